@@ -1,0 +1,246 @@
+"""Settings: one pydantic-settings model, read from a TOML file and ``SYNCD_*`` environment variables.
+
+Precedence (highest first): keyword arguments, environment (``SYNCD_`` prefix, nested keys joined by
+``__``, e.g. ``SYNCD_CROSSREF__MAILTO``), the TOML config file, the defaults below.
+
+The config file is the first of: ``--config PATH`` (passed to :func:`load_settings`), ``$SYNCD_CONFIG``,
+``$XDG_CONFIG_HOME/syncd/syncd.toml`` (``~/.config/syncd/syncd.toml``), ``/etc/syncd/syncd.toml``.
+A missing file is not an error, except when it was named explicitly.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, Field, SecretStr
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from syncd.errors import InvalidInput
+
+__all__ = [
+    "POOLS",
+    "BudgetSettings",
+    "CrossrefSettings",
+    "DoiSettings",
+    "HttpSettings",
+    "PoolLimits",
+    "PoolSettings",
+    "Settings",
+    "TtlSettings",
+    "ZenodoSettings",
+    "config_file_candidates",
+    "default_database_url",
+    "load_settings",
+]
+
+PoolName = Literal["crossref_single", "crossref_list", "zenodo_general", "zenodo_search", "doi"]
+POOLS: tuple[PoolName, ...] = ("crossref_single", "crossref_list", "zenodo_general", "zenodo_search", "doi")
+
+DAY = 86_400.0
+
+
+def default_database_url() -> str:
+    """The embedded SQLite default: ``$XDG_DATA_HOME/syncd/syncd.db`` (``~/.local/share/syncd/syncd.db``).
+
+    Under systemd (``$STATE_DIRECTORY`` set by ``StateDirectory=``) it is ``$STATE_DIRECTORY/syncd.db``.
+    """
+    state_dir = os.environ.get("STATE_DIRECTORY")
+    if state_dir:
+        base = Path(state_dir.split(":")[0])
+    else:
+        xdg = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+        base = Path(xdg) / "syncd"
+    return f"sqlite:///{base / 'syncd.db'}"
+
+
+class CrossrefSettings(BaseModel):
+    """Crossref REST API (``https://api.crossref.org``)."""
+
+    base_url: str = Field("https://api.crossref.org", description="Crossref REST API base URL.")
+    mailto: str | None = Field(
+        None,
+        description="Contact address sent in the User-Agent; puts syncd in Crossref's polite pool.",
+    )
+
+
+class ZenodoSettings(BaseModel):
+    """Zenodo REST API (``https://zenodo.org/api``)."""
+
+    base_url: str = Field("https://zenodo.org/api", description="Zenodo REST API base URL.")
+    token: SecretStr | None = Field(None, description="Zenodo personal access token (never logged).")
+
+
+class DoiSettings(BaseModel):
+    """doi.org proxy (registration-agency lookups ``/ra/{doi}``)."""
+
+    base_url: str = Field("https://doi.org", description="doi.org base URL.")
+
+
+class HttpSettings(BaseModel):
+    """The daemon's Streamable HTTP MCP endpoint (``http://host:port/mcp``)."""
+
+    host: str = Field("127.0.0.1", description="Bind address; loopback by default.")
+    port: int = Field(8765, ge=0, le=65535, description="TCP port.")
+
+
+class TtlSettings(BaseModel):
+    """Freshness lifetimes in seconds, per kind of stored entry."""
+
+    crossref_work: float = Field(7 * DAY, gt=0, description="Crossref works (seconds).")
+    zenodo_record: float = Field(1 * DAY, gt=0, description="Zenodo records (seconds).")
+    search: float = Field(1 * DAY, gt=0, description="Cached search pages (seconds).")
+    entity: float = Field(7 * DAY, gt=0, description="Journals, funders, members, prefixes (seconds).")
+    miss: float = Field(3600.0, gt=0, description="Misses: 404s, tombstones, other agencies (seconds).")
+
+
+class PoolSettings(BaseModel):
+    """Overrides for one budget pool; unset values take the published defaults (see PoolLimits)."""
+
+    per_s: float | None = Field(None, gt=0, description="Sustained requests per second.")
+    burst: float | None = Field(None, ge=1, description="Bucket size: requests allowed at once.")
+    in_flight: int | None = Field(None, ge=1, description="Concurrent requests across all processes.")
+
+
+class PoolLimits(BaseModel):
+    """Effective limits of one pool: ``per_s`` requests/second, ``burst`` tokens, ``in_flight`` leases."""
+
+    per_s: float
+    burst: float
+    in_flight: int
+
+
+class BudgetSettings(BaseModel):
+    """The shared request budget: one token bucket per pool, stored in the database."""
+
+    crossref_single: PoolSettings = Field(default_factory=PoolSettings)
+    crossref_list: PoolSettings = Field(default_factory=PoolSettings)
+    zenodo_general: PoolSettings = Field(default_factory=PoolSettings)
+    zenodo_search: PoolSettings = Field(default_factory=PoolSettings)
+    doi: PoolSettings = Field(default_factory=PoolSettings)
+    daemon_reserve: float = Field(
+        0.3, ge=0, lt=1, description="Share of each bucket the daemon leaves for interactive calls."
+    )
+
+
+class Settings(BaseSettings):
+    """All syncd settings. Field names and environment variables are fixed by DESIGN.md."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="SYNCD_",
+        env_nested_delimiter="__",
+        extra="ignore",
+        validate_default=True,
+    )
+    _toml_file: ClassVar[Path | None] = None
+
+    database_url: str = Field(default_factory=default_database_url, description="SQLAlchemy URL.")
+    crossref: CrossrefSettings = Field(default_factory=CrossrefSettings)
+    zenodo: ZenodoSettings = Field(default_factory=ZenodoSettings)
+    doi: DoiSettings = Field(default_factory=DoiSettings)
+    http: HttpSettings = Field(default_factory=HttpSettings)
+    ttl: TtlSettings = Field(default_factory=TtlSettings)
+    deadline_s: float = Field(5.0, gt=0, le=300, description="Whole tool call deadline, upstream included.")
+    budget: BudgetSettings = Field(default_factory=BudgetSettings)
+    revalidate_interval_s: float = Field(
+        300.0, gt=0, description="Daemon: seconds between revalidation sweeps."
+    )
+    revalidate_batch: int = Field(200, ge=1, description="Daemon: most entries revalidated per sweep.")
+    log_level: str = Field("INFO", description="Logging level of the daemon and CLI.")
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Order: init kwargs > environment > TOML file > defaults."""
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        if cls._toml_file is not None:
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=cls._toml_file))
+        return tuple(sources)
+
+    def pool_limits(self, pool: PoolName) -> PoolLimits:
+        """Effective limits of ``pool``: configured values over the published defaults.
+
+        Defaults (DESIGN.md budget table): Crossref single 10/s, 3 in flight with ``mailto``
+        (polite pool), else 5/s, 1; Crossref list 3/s, 3 polite, else 1/s, 1; Zenodo general
+        ~2,000/h sustained with bursts kept under 60/min (100/min, 5,000/h with a token);
+        Zenodo search 30/min; doi.org 10/s.
+        """
+        polite = bool(self.crossref.mailto)
+        token = self.zenodo.token is not None
+        defaults: dict[str, PoolLimits] = {
+            "crossref_single": PoolLimits(per_s=10, burst=10, in_flight=3)
+            if polite
+            else PoolLimits(per_s=5, burst=5, in_flight=1),
+            "crossref_list": PoolLimits(per_s=3, burst=3, in_flight=3)
+            if polite
+            else PoolLimits(per_s=1, burst=1, in_flight=1),
+            "zenodo_general": PoolLimits(per_s=1.38, burst=15, in_flight=4)
+            if token
+            else PoolLimits(per_s=0.55, burst=25, in_flight=4),
+            "zenodo_search": PoolLimits(per_s=0.45, burst=3, in_flight=2),
+            "doi": PoolLimits(per_s=10, burst=10, in_flight=5),
+        }
+        base = defaults[pool]
+        over: PoolSettings = getattr(self.budget, pool)
+        return PoolLimits(
+            per_s=over.per_s if over.per_s is not None else base.per_s,
+            burst=over.burst if over.burst is not None else base.burst,
+            in_flight=over.in_flight if over.in_flight is not None else base.in_flight,
+        )
+
+    def ttl_for(self, kind: str) -> float:
+        """Freshness lifetime in seconds of an entry of ``kind`` with status ``ok``."""
+        return {
+            "crossref_work": self.ttl.crossref_work,
+            "zenodo_record": self.ttl.zenodo_record,
+        }.get(kind, self.ttl.entity)
+
+
+def config_file_candidates(explicit: str | os.PathLike[str] | None = None) -> list[Path]:
+    """The config file lookup order: explicit path, ``$SYNCD_CONFIG``, XDG config dir, ``/etc``."""
+    if explicit:
+        return [Path(explicit)]
+    env = os.environ.get("SYNCD_CONFIG")
+    if env:
+        return [Path(env)]
+    xdg = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return [Path(xdg) / "syncd" / "syncd.toml", Path("/etc/syncd/syncd.toml")]
+
+
+def load_settings(config: str | os.PathLike[str] | None = None, **overrides: Any) -> Settings:
+    """Build the settings from the first config file found, the environment and ``overrides``.
+
+    Raises:
+        InvalidInput: a config file named explicitly (``--config`` or ``$SYNCD_CONFIG``) does not exist,
+            or a file or variable holds an invalid value (reason ``invalid_config``).
+    """
+    from pydantic import ValidationError
+
+    candidates = config_file_candidates(config)
+    explicit = bool(config) or bool(os.environ.get("SYNCD_CONFIG"))
+    found = next((p for p in candidates if p.is_file()), None)
+    if explicit and found is None:
+        raise InvalidInput(f"config file not found: {candidates[0]}", reason="invalid_config")
+
+    class _Loaded(Settings):
+        _toml_file: ClassVar[Path | None] = found
+
+    try:
+        loaded = _Loaded(**overrides)
+    except ValidationError as exc:
+        raise InvalidInput(f"invalid settings: {exc}", reason="invalid_config") from exc
+    except Exception as exc:  # a TOML syntax error surfaces as tomllib.TOMLDecodeError
+        raise InvalidInput(f"cannot read config file {found}: {exc}", reason="invalid_config") from exc
+    return loaded

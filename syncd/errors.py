@@ -1,0 +1,153 @@
+"""The one exception family of syncd, mapped once to the contracts' ``reason`` codes.
+
+Every failure a tool, the daemon or the CLI can meet is one of these. Each class carries the
+contract ``reason`` it stands for (``error.data.reason`` in a tool result) and a ``data`` dict of
+extra fields for that envelope (``retry_after_s``, ``agency``, ...)::
+
+    SyncdError                      base; ``reason`` = "internal_error"
+    ├── InvalidInput                bad tool/CLI input, refused before any request
+    │                               (reason chosen per call: invalid_parameter, invalid_identifier,
+    │                               invalid_cursor, ...)
+    ├── NotFound                    upstream says the thing does not exist (doi_not_found, ...)
+    ├── BudgetExhausted             the shared request budget has no token for this pool in time
+    │                               (rate_limited; ``retry_after_s``)
+    ├── StoreError                  the local SQLite store failed (store_unavailable)
+    └── UpstreamError               an upstream call failed; nothing was written
+        ├── UpstreamRateLimited     HTTP 429 (rate_limited; ``retry_after_s``)
+        ├── UpstreamUnavailable     connection refused/reset, 5xx, HTML or empty body
+        │   │                       (upstream_unavailable)
+        │   └── UpstreamOffline     the pool's breaker is open: upstream skipped
+        ├── UpstreamTimeout         no complete answer within the deadline (request_timeout)
+        ├── MalformedResponse       2xx whose body is not the JSON shape expected
+        │                           (malformed_response)
+        └── UpstreamRejected        upstream refused the request as invalid, HTTP 400
+                                    (invalid_parameter)
+
+The tool layer (``syncd.tools.errors``) turns any of these into the MCP error envelope; a tool may
+rename an upstream reason where its contract declares another (Zenodo's ``record_unavailable``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+__all__ = [
+    "BudgetExhausted",
+    "InvalidInput",
+    "MalformedResponse",
+    "NotFound",
+    "StoreError",
+    "SyncdError",
+    "UpstreamError",
+    "UpstreamOffline",
+    "UpstreamRateLimited",
+    "UpstreamRejected",
+    "UpstreamTimeout",
+    "UpstreamUnavailable",
+]
+
+
+class SyncdError(Exception):
+    """Base of every syncd error.
+
+    Attributes:
+        reason: the contract ``reason`` code (``error.data.reason``).
+        data: extra JSON-serialisable fields for ``error.data`` (never secrets, never raw bodies).
+        hint: one-line recovery hint for the caller.
+    """
+
+    default_reason: ClassVar[str] = "internal_error"
+    default_hint: ClassVar[str] = "Retry later; if it persists, report it with the syncd logs."
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        reason: str | None = None,
+        hint: str | None = None,
+        **data: Any,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.reason: str = reason or self.default_reason
+        self.hint: str = hint or self.default_hint
+        self.data: dict[str, Any] = {k: v for k, v in data.items() if v is not None}
+
+
+class InvalidInput(SyncdError):
+    """Input refused before any upstream request (reason given per call)."""
+
+    default_reason = "invalid_parameter"
+    default_hint = "Correct the input; it was refused before any request was made."
+
+
+class NotFound(SyncdError):
+    """Upstream (or the stored miss) says the identifier does not exist."""
+
+    default_reason = "not_found"
+    default_hint = "Check the identifier; it may never have existed or be held elsewhere."
+
+
+class BudgetExhausted(SyncdError):
+    """No request token for the pool within the call's deadline.
+
+    ``data["retry_after_s"]`` holds the wait in seconds until a token is available.
+    """
+
+    default_reason = "rate_limited"
+    default_hint = "The shared request budget is spent; retry after retry_after_s seconds."
+
+
+class StoreError(SyncdError):
+    """The local store could not be read or written."""
+
+    default_reason = "store_unavailable"
+    default_hint = "Check that the database file is readable and writable (syncd cache stats)."
+
+
+class UpstreamError(SyncdError):
+    """An upstream call failed. Nothing was written to the store."""
+
+    default_reason = "upstream_unavailable"
+    default_hint = "Upstream could not be used; retry later."
+
+
+class UpstreamRateLimited(UpstreamError):
+    """HTTP 429. ``data["retry_after_s"]`` is the wait that blocks the pool for every process."""
+
+    default_reason = "rate_limited"
+    default_hint = "Upstream is rate limiting; wait retry_after_s seconds before retrying."
+
+
+class UpstreamUnavailable(UpstreamError):
+    """Network failure, 5xx, an HTML page or an empty body where JSON was expected."""
+
+    default_reason = "upstream_unavailable"
+    default_hint = "Upstream is unreachable or failing; retry later."
+
+
+class UpstreamOffline(UpstreamUnavailable):
+    """The pool's circuit breaker is open after repeated failures; upstream was not called."""
+
+    default_hint = "Upstream is marked offline after repeated failures; a probe will reopen it."
+
+
+class UpstreamTimeout(UpstreamError):
+    """No complete response within the deadline (seconds), or HTTP 408/504."""
+
+    default_reason = "request_timeout"
+    default_hint = "Upstream did not answer in time; retry later."
+
+
+class MalformedResponse(UpstreamError):
+    """A 2xx response whose body is not valid JSON of the expected shape."""
+
+    default_reason = "malformed_response"
+    default_hint = "Upstream sent a body that is not the expected JSON; retrying will not help now."
+
+
+class UpstreamRejected(UpstreamError):
+    """Upstream refused the request as invalid (HTTP 400 validation failure)."""
+
+    default_reason = "invalid_parameter"
+    default_hint = "Upstream rejected the parameters; correct them."

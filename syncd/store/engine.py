@@ -1,0 +1,140 @@
+"""Engine setup and schema upgrades.
+
+SQLite runs in WAL mode with ``busy_timeout``, ``synchronous=NORMAL`` and foreign keys on. Every
+transaction opened through :meth:`Engine.begin` starts with ``BEGIN IMMEDIATE`` (the write lock is
+taken up front, so several processes never deadlock on a lock upgrade); read-only work uses
+:func:`reader`, which starts ``BEGIN DEFERRED``. Alembic owns the schema: :func:`upgrade_to_head`
+runs on every start and from ``syncd db upgrade``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
+
+from syncd.errors import StoreError
+
+__all__ = ["BUSY_TIMEOUT_MS", "current_revision", "head_revision", "make_engine", "reader", "upgrade_to_head"]
+
+BUSY_TIMEOUT_MS = 10_000
+
+
+def _migrations_dir() -> Path:
+    """The Alembic script directory: installed beside the package, or ``migrations/`` in a checkout."""
+    here = Path(__file__).resolve().parent.parent
+    for candidate in (here / "migrations", here.parent / "migrations"):
+        if (candidate / "env.py").is_file():
+            return candidate
+    raise StoreError("Alembic migrations directory not found; reinstall syncd")
+
+
+def _alembic_config() -> Config:
+    cfg = Config()
+    cfg.set_main_option("script_location", str(_migrations_dir()))
+    cfg.attributes["configure_logger"] = False
+    return cfg
+
+
+def make_engine(database_url: str, **kwargs: Any) -> Engine:
+    """Create the engine for ``database_url`` (an SQLAlchemy URL).
+
+    For SQLite the parent directory is created (mode 0o750) and each connection is set up with WAL,
+    ``busy_timeout`` (:data:`BUSY_TIMEOUT_MS` milliseconds), ``synchronous=NORMAL`` and
+    ``foreign_keys=ON``; transactions begin ``IMMEDIATE`` unless the ``sqlite_begin`` execution
+    option says otherwise (see :func:`reader`).
+
+    Raises:
+        StoreError: the database directory cannot be created.
+    """
+    url = make_url(database_url)
+    if url.get_backend_name() != "sqlite":
+        return create_engine(url, pool_pre_ping=True, **kwargs)
+    if url.database and url.database != ":memory:":
+        path = Path(url.database).expanduser()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o750)
+        except OSError as exc:
+            raise StoreError(f"cannot create database directory {path.parent}: {exc}") from exc
+        url = url.set(database=str(path))
+    engine = create_engine(url, connect_args={"check_same_thread": False}, **kwargs)
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        dbapi_conn.isolation_level = None  # no implicit deferred BEGIN from the sqlite3 module
+        cursor = dbapi_conn.cursor()
+        for pragma in (
+            "journal_mode=WAL",
+            f"busy_timeout={BUSY_TIMEOUT_MS}",
+            "synchronous=NORMAL",
+            "foreign_keys=ON",
+            "journal_size_limit=67108864",
+        ):
+            cursor.execute(f"PRAGMA {pragma}")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Any) -> None:
+        conn.exec_driver_sql("BEGIN " + conn.get_execution_options().get("sqlite_begin", "IMMEDIATE"))
+
+    return engine
+
+
+def reader(engine: Engine) -> Engine:
+    """The same engine for read-only transactions (``BEGIN DEFERRED`` on SQLite: no write lock)."""
+    if engine.dialect.name != "sqlite":
+        return engine
+    return engine.execution_options(sqlite_begin="DEFERRED")
+
+
+def head_revision() -> str | None:
+    """The newest migration revision shipped with this syncd."""
+    return ScriptDirectory.from_config(_alembic_config()).get_current_head()
+
+
+def current_revision(engine: Engine) -> str | None:
+    """The revision the database is at (None for an empty database)."""
+    with reader(engine).connect() as conn:
+        return MigrationContext.configure(conn).get_current_revision()
+
+
+def upgrade_to_head(engine: Engine) -> str | None:
+    """Upgrade the schema to the newest revision; a no-op when already there. Returns the revision.
+
+    Runs inside one ``BEGIN IMMEDIATE`` transaction, so processes starting together serialize.
+
+    Raises:
+        StoreError: the database cannot be opened or migrated.
+    """
+    try:
+        head = head_revision()
+        if current_revision(engine) == head:
+            return head
+        cfg = _alembic_config()
+        with engine.begin() as conn:
+            cfg.attributes["connection"] = conn
+            command.upgrade(cfg, "head")
+        if engine.dialect.name == "sqlite" and engine.url.database not in (None, "", ":memory:"):
+            _restrict_permissions(Path(str(engine.url.database)))
+        return head
+    except StoreError:
+        raise
+    except Exception as exc:
+        raise StoreError(f"cannot open or migrate the store at {engine.url!r}: {exc}") from exc
+
+
+def _restrict_permissions(path: Path) -> None:
+    """Keep the database to its owner and group (0o660); ignore what the filesystem refuses."""
+    for candidate in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+        try:
+            if candidate.exists():
+                os.chmod(candidate, 0o660)
+        except OSError:
+            pass

@@ -1,0 +1,125 @@
+"""SQLAlchemy 2 models of the store. Alembic (``migrations/``) owns the schema; these mirror it.
+
+Tables:
+    entries       one row per stored upstream object (Crossref work, Zenodo record, their misses):
+                  the raw upstream body as received and the keys to find it. Rewritten only when
+                  upstream content really changed.
+    validations   freshness of each entry: when it was last confirmed against upstream, the
+                  validators upstream sent (ETag, Last-Modified), counters and the last error.
+                  Revalidation that finds no change writes here only.
+    concepts      Zenodo concept record id -> latest version record id.
+    budget_pools  the shared request budget: one token bucket per pool, 429 block and breaker state.
+    budget_leases in-flight requests per pool (expiring leases, so a crashed holder frees its slot).
+    entries_fts   FTS5 index over ``entries.title`` and ``entries.search_text`` (created by migration,
+                  kept in sync by triggers; not mapped here).
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import Float, ForeignKey, Index, Integer, MetaData, String, Text, UniqueConstraint
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+__all__ = ["Base", "BudgetLease", "BudgetPool", "Concept", "Entry", "Validation"]
+
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    """Declarative base with a naming convention (named constraints for Alembic batch mode)."""
+
+    metadata = MetaData(naming_convention=NAMING)
+
+
+class Entry(Base):
+    """One stored upstream object.
+
+    ``kind`` is ``crossref_work`` (``key`` = ASCII-lowercased DOI) or ``zenodo_record``
+    (``key`` = record id). ``status`` is ``ok`` (``body`` holds the upstream JSON text exactly as
+    received), ``not_found`` (upstream 404), ``gone`` (Zenodo 410; ``body`` holds the tombstone
+    JSON) or ``restricted`` (Zenodo 403). Times are Unix epoch seconds (UTC).
+    """
+
+    __tablename__ = "entries"
+    __table_args__ = (
+        UniqueConstraint("kind", "key", name="uq_entries_kind_key"),
+        Index("ix_entries_kind_doi", "kind", "doi"),
+        Index("ix_entries_kind_concept_key", "kind", "concept_key"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(32))
+    key: Mapped[str] = mapped_column(String(1024))
+    status: Mapped[str] = mapped_column(String(16))
+    body: Mapped[str | None] = mapped_column(Text, nullable=True)
+    content_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    upstream_version: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    doi: Mapped[str | None] = mapped_column(String(1024), nullable=True)
+    concept_key: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    title: Mapped[str | None] = mapped_column(Text, nullable=True)
+    search_text: Mapped[str | None] = mapped_column(Text, nullable=True)
+    fetched_at: Mapped[float] = mapped_column(Float)
+    created_at: Mapped[float] = mapped_column(Float)
+
+
+class Validation(Base):
+    """Freshness state of one entry (one row per entry).
+
+    ``validated_at`` is the last time upstream confirmed the stored content (epoch seconds);
+    ``etag``/``last_modified`` are upstream's validators as sent, replayed as
+    ``If-None-Match``/``If-Modified-Since``.
+    """
+
+    __tablename__ = "validations"
+
+    entry_id: Mapped[int] = mapped_column(ForeignKey("entries.id", ondelete="CASCADE"), primary_key=True)
+    validated_at: Mapped[float] = mapped_column(Float, index=True)
+    etag: Mapped[str | None] = mapped_column(String(256), nullable=True)
+    last_modified: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    checks: Mapped[int] = mapped_column(Integer, default=0)
+    changes: Mapped[int] = mapped_column(Integer, default=0)
+    last_error: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    last_error_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+
+
+class Concept(Base):
+    """Zenodo concept record id -> the latest version's record id, as last seen upstream."""
+
+    __tablename__ = "concepts"
+
+    concept_recid: Mapped[str] = mapped_column(String(64), primary_key=True)
+    latest_recid: Mapped[str] = mapped_column(String(64))
+    validated_at: Mapped[float] = mapped_column(Float)
+
+
+class BudgetPool(Base):
+    """Token bucket of one pool, shared by every process through the database.
+
+    ``tokens`` at ``updated_at`` (epoch seconds), refilled at the pool's rate (requests/second) up
+    to its burst. ``blocked_until``: a 429 blocks the pool for everyone until then. ``failures``
+    counts consecutive connection failures; ``offline_until`` is the open breaker's end.
+    """
+
+    __tablename__ = "budget_pools"
+
+    pool: Mapped[str] = mapped_column(String(32), primary_key=True)
+    tokens: Mapped[float] = mapped_column(Float)
+    updated_at: Mapped[float] = mapped_column(Float)
+    blocked_until: Mapped[float] = mapped_column(Float, default=0.0)
+    failures: Mapped[int] = mapped_column(Integer, default=0)
+    offline_until: Mapped[float] = mapped_column(Float, default=0.0)
+
+
+class BudgetLease(Base):
+    """One in-flight upstream request of a pool; expires so a killed process frees its slot."""
+
+    __tablename__ = "budget_leases"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    pool: Mapped[str] = mapped_column(String(32), index=True)
+    expires_at: Mapped[float] = mapped_column(Float)

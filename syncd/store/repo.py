@@ -1,0 +1,407 @@
+"""Repository functions over the store: read entries, write new content, record revalidations.
+
+Writes follow DESIGN.md's "nothing lost" rule: a body is replaced only by a newer valid body from
+upstream (:meth:`Store.put_content`); a revalidation that finds the same content writes the
+``validations`` row only (:meth:`Store.mark_validated`), so the entry row and its FTS index rows stay
+untouched; an upstream failure is recorded beside the entry (:meth:`Store.mark_error`) and never
+touches the body.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, Engine, and_, func, or_, select, text, update
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.exc import SQLAlchemyError
+
+from syncd.errors import StoreError
+from syncd.store.engine import make_engine, reader, upgrade_to_head
+from syncd.store.models import Concept, Entry, Validation
+
+__all__ = ["EntryContent", "Store", "StoredEntry"]
+
+KINDS = ("crossref_work", "zenodo_record")
+STATUSES = ("ok", "not_found", "gone", "restricted")
+
+
+@dataclass(frozen=True)
+class StoredEntry:
+    """One stored entry joined with its freshness row (times in epoch seconds, UTC)."""
+
+    id: int
+    kind: str
+    key: str
+    status: str
+    body: str | None
+    content_hash: str | None
+    upstream_version: str | None
+    doi: str | None
+    concept_key: str | None
+    title: str | None
+    fetched_at: float
+    validated_at: float
+    etag: str | None
+    last_modified: str | None
+    checks: int
+    changes: int
+    last_error: str | None
+    last_error_at: float | None
+
+
+@dataclass(frozen=True)
+class EntryContent:
+    """What upstream answered for one object, ready to store.
+
+    ``body`` is the upstream JSON text exactly as received (for ``gone``: the tombstone JSON;
+    ``None`` for ``not_found``). ``content_hash`` is the hash of the normalized content with the
+    volatile parts left out; it alone decides whether the stored body changes.
+    """
+
+    kind: str
+    key: str
+    status: str
+    body: str | None
+    content_hash: str | None
+    upstream_version: str | None = None
+    doi: str | None = None
+    concept_key: str | None = None
+    title: str | None = None
+    search_text: str | None = None
+    etag: str | None = None
+    last_modified: str | None = None
+
+
+_COLUMNS = (
+    Entry.id,
+    Entry.kind,
+    Entry.key,
+    Entry.status,
+    Entry.body,
+    Entry.content_hash,
+    Entry.upstream_version,
+    Entry.doi,
+    Entry.concept_key,
+    Entry.title,
+    Entry.fetched_at,
+    Validation.validated_at,
+    Validation.etag,
+    Validation.last_modified,
+    Validation.checks,
+    Validation.changes,
+    Validation.last_error,
+    Validation.last_error_at,
+)
+
+
+def _row_to_entry(row: Any) -> StoredEntry:
+    return StoredEntry(**row._mapping)
+
+
+def _select_entries() -> Any:
+    return select(*_COLUMNS).join(Validation, Validation.entry_id == Entry.id)
+
+
+class Store:
+    """The local store: one database (SQLite by default) shared by every syncd process.
+
+    Args:
+        engine: an engine from :func:`syncd.store.engine.make_engine`.
+
+    All methods raise :class:`~syncd.errors.StoreError` when the database fails.
+    """
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._reader = reader(engine)
+
+    @classmethod
+    def open(cls, database_url: str, *, upgrade: bool = True) -> Store:
+        """Open (and by default upgrade to the newest schema) the store at ``database_url``."""
+        engine = make_engine(database_url)
+        if upgrade:
+            upgrade_to_head(engine)
+        return cls(engine)
+
+    def close(self) -> None:
+        """Release every pooled connection."""
+        self.engine.dispose()
+
+    @contextmanager
+    def write(self) -> Iterator[Connection]:
+        """A write transaction (``BEGIN IMMEDIATE`` on SQLite), committed on success."""
+        try:
+            with self.engine.begin() as conn:
+                yield conn
+        except SQLAlchemyError as exc:
+            raise StoreError(f"store write failed: {exc.__class__.__name__}: {exc}") from exc
+
+    @contextmanager
+    def read(self) -> Iterator[Connection]:
+        """A read-only transaction (no write lock)."""
+        try:
+            with self._reader.begin() as conn:
+                yield conn
+        except SQLAlchemyError as exc:
+            raise StoreError(f"store read failed: {exc.__class__.__name__}: {exc}") from exc
+
+    # --- reads -----------------------------------------------------------------------------------
+
+    def get(self, kind: str, key: str) -> StoredEntry | None:
+        """The entry of ``kind`` with ``key`` (a lowercased DOI or a Zenodo record id), or None."""
+        with self.read() as conn:
+            row = conn.execute(_select_entries().where(Entry.kind == kind, Entry.key == key)).first()
+        return _row_to_entry(row) if row else None
+
+    def get_by_id(self, entry_id: int) -> StoredEntry | None:
+        """The entry with primary key ``entry_id``, or None."""
+        with self.read() as conn:
+            row = conn.execute(_select_entries().where(Entry.id == entry_id)).first()
+        return _row_to_entry(row) if row else None
+
+    def find_by_doi(self, kind: str, doi_key: str) -> StoredEntry | None:
+        """The entry of ``kind`` whose DOI (lowercased) is ``doi_key``; the newest record first."""
+        with self.read() as conn:
+            row = conn.execute(
+                _select_entries().where(Entry.kind == kind, Entry.doi == doi_key).order_by(Entry.id.desc())
+            ).first()
+        return _row_to_entry(row) if row else None
+
+    def concept_latest(self, concept_recid: str) -> tuple[str, float] | None:
+        """Latest version record id of a Zenodo concept and when that was last seen, or None."""
+        with self.read() as conn:
+            row = conn.execute(
+                select(Concept.latest_recid, Concept.validated_at).where(
+                    Concept.concept_recid == concept_recid
+                )
+            ).first()
+        return (row[0], row[1]) if row else None
+
+    def stale(self, ttls: Mapping[tuple[str, str], float], now: float, limit: int) -> list[StoredEntry]:
+        """Entries past their lifetime, oldest ``validated_at`` first.
+
+        Args:
+            ttls: lifetime in seconds per ``(kind, status)``; pairs not listed are never stale.
+            now: the current time (epoch seconds).
+            limit: most entries returned.
+        """
+        if not ttls:
+            return []
+        clauses = [
+            and_(Entry.kind == kind, Entry.status == status, Validation.validated_at < now - ttl)
+            for (kind, status), ttl in ttls.items()
+        ]
+        query = _select_entries().where(or_(*clauses)).order_by(Validation.validated_at).limit(limit)
+        with self.read() as conn:
+            return [_row_to_entry(r) for r in conn.execute(query)]
+
+    def counts(self, ttls: Mapping[tuple[str, str], float], now: float) -> list[dict[str, Any]]:
+        """Per ``(kind, status)``: number of entries and how many are stale at ``now``."""
+        result: list[dict[str, Any]] = []
+        with self.read() as conn:
+            rows = conn.execute(
+                select(Entry.kind, Entry.status, func.count(), func.min(Validation.validated_at))
+                .join(Validation, Validation.entry_id == Entry.id)
+                .group_by(Entry.kind, Entry.status)
+                .order_by(Entry.kind, Entry.status)
+            ).all()
+            for kind, status, count, _oldest in rows:
+                ttl = ttls.get((kind, status))
+                stale = 0
+                if ttl is not None:
+                    stale = conn.execute(
+                        select(func.count())
+                        .select_from(Entry)
+                        .join(Validation, Validation.entry_id == Entry.id)
+                        .where(
+                            Entry.kind == kind, Entry.status == status, Validation.validated_at < now - ttl
+                        )
+                    ).scalar_one()
+                result.append(
+                    {"kind": kind, "status": status, "entries": count, "stale": stale, "fresh": count - stale}
+                )
+        return result
+
+    def size_bytes(self) -> int | None:
+        """Database size in bytes (SQLite: page_count x page_size), or None on other backends."""
+        if self.engine.dialect.name != "sqlite":
+            return None
+        with self.read() as conn:
+            pages = conn.exec_driver_sql("PRAGMA page_count").scalar_one()
+            size = conn.exec_driver_sql("PRAGMA page_size").scalar_one()
+        return int(pages) * int(size)
+
+    def search(self, query: str, kind: str | None = None, limit: int = 20) -> list[StoredEntry]:
+        """Full-text search over stored titles and text (FTS5 syntax neutralised: terms are quoted)."""
+        terms = [t.replace('"', '""') for t in query.split() if t.strip()]
+        if not terms:
+            return []
+        match = " ".join(f'"{t}"' for t in terms)
+        sql = text(
+            "SELECT rowid FROM entries_fts WHERE entries_fts MATCH :m ORDER BY bm25(entries_fts) LIMIT :n"
+        )
+        with self.read() as conn:
+            ids = [r[0] for r in conn.execute(sql, {"m": match, "n": limit * 4})]
+            if not ids:
+                return []
+            q = _select_entries().where(Entry.id.in_(ids))
+            if kind:
+                q = q.where(Entry.kind == kind)
+            by_id = {r.id: _row_to_entry(r) for r in conn.execute(q)}
+        return [by_id[i] for i in ids if i in by_id][:limit]
+
+    # --- writes ----------------------------------------------------------------------------------
+
+    def put_content(self, content: EntryContent, now: float | None = None) -> tuple[StoredEntry, bool]:
+        """Store what upstream answered, in one transaction. Returns ``(entry, changed)``.
+
+        When an entry with the same ``(kind, key)``, status and ``content_hash`` exists, only its
+        validation row is bumped (``validated_at``, validators, ``checks``): the entry row, its body
+        and its index rows are not rewritten and ``changed`` is False. Otherwise the body and its
+        search columns are written together and ``changed`` is True.
+
+        A ``not_found`` answer never replaces a stored ``ok`` body (index lag, BC-09): the entry keeps
+        its body and gets ``last_error = "not_found"`` instead; ``changed`` is False.
+        """
+        now = time.time() if now is None else now
+        with self.write() as conn:
+            existing = conn.execute(
+                _select_entries().where(Entry.kind == content.kind, Entry.key == content.key)
+            ).first()
+            if existing is not None:
+                old = _row_to_entry(existing)
+                if content.status == "not_found" and old.status == "ok":
+                    conn.execute(
+                        update(Validation)
+                        .where(Validation.entry_id == old.id)
+                        .values(last_error="not_found", last_error_at=now)
+                    )
+                    changed = False
+                elif old.status == content.status and old.content_hash == content.content_hash:
+                    self._bump(conn, old.id, now, content.etag, content.last_modified)
+                    if content.upstream_version != old.upstream_version:
+                        conn.execute(
+                            update(Entry)
+                            .where(Entry.id == old.id)
+                            .values(upstream_version=content.upstream_version)
+                        )
+                    changed = False
+                else:
+                    conn.execute(
+                        update(Entry)
+                        .where(Entry.id == old.id)
+                        .values(
+                            status=content.status,
+                            body=content.body,
+                            content_hash=content.content_hash,
+                            upstream_version=content.upstream_version,
+                            doi=content.doi,
+                            concept_key=content.concept_key,
+                            title=content.title,
+                            search_text=content.search_text,
+                            fetched_at=now,
+                        )
+                    )
+                    conn.execute(
+                        update(Validation)
+                        .where(Validation.entry_id == old.id)
+                        .values(
+                            validated_at=now,
+                            etag=content.etag,
+                            last_modified=content.last_modified,
+                            checks=Validation.checks + 1,
+                            changes=Validation.changes + 1,
+                            last_error=None,
+                            last_error_at=None,
+                        )
+                    )
+                    changed = True
+                entry_id = old.id
+            else:
+                entry_id = conn.execute(
+                    Entry.__table__.insert().values(
+                        kind=content.kind,
+                        key=content.key,
+                        status=content.status,
+                        body=content.body,
+                        content_hash=content.content_hash,
+                        upstream_version=content.upstream_version,
+                        doi=content.doi,
+                        concept_key=content.concept_key,
+                        title=content.title,
+                        search_text=content.search_text,
+                        fetched_at=now,
+                        created_at=now,
+                    )
+                ).inserted_primary_key[0]
+                conn.execute(
+                    Validation.__table__.insert().values(
+                        entry_id=entry_id,
+                        validated_at=now,
+                        etag=content.etag,
+                        last_modified=content.last_modified,
+                        checks=1,
+                        changes=1,
+                    )
+                )
+                changed = True
+            row = conn.execute(_select_entries().where(Entry.id == entry_id)).one()
+        return _row_to_entry(row), changed
+
+    @staticmethod
+    def _bump(
+        conn: Connection, entry_id: int, now: float, etag: str | None, last_modified: str | None
+    ) -> None:
+        values: dict[str, Any] = {
+            "validated_at": now,
+            "checks": Validation.checks + 1,
+            "last_error": None,
+            "last_error_at": None,
+        }
+        if etag is not None:
+            values["etag"] = etag
+        if last_modified is not None:
+            values["last_modified"] = last_modified
+        conn.execute(update(Validation).where(Validation.entry_id == entry_id).values(**values))
+
+    def mark_validated(
+        self,
+        entry_id: int,
+        now: float | None = None,
+        etag: str | None = None,
+        last_modified: str | None = None,
+    ) -> None:
+        """Record that upstream confirmed the stored content (a 304, or an unchanged 200).
+
+        Writes the ``validations`` row only.
+        """
+        now = time.time() if now is None else now
+        with self.write() as conn:
+            self._bump(conn, entry_id, now, etag, last_modified)
+
+    def mark_error(self, entry_id: int, reason: str, now: float | None = None) -> None:
+        """Record a failed revalidation (``reason`` code) beside the entry; the body is untouched."""
+        now = time.time() if now is None else now
+        with self.write() as conn:
+            conn.execute(
+                update(Validation)
+                .where(Validation.entry_id == entry_id)
+                .values(last_error=reason, last_error_at=now)
+            )
+
+    def set_concept(self, concept_recid: str, latest_recid: str, now: float | None = None) -> None:
+        """Remember that the latest version of Zenodo concept ``concept_recid`` is ``latest_recid``."""
+        now = time.time() if now is None else now
+        stmt = sqlite_insert(Concept).values(
+            concept_recid=concept_recid, latest_recid=latest_recid, validated_at=now
+        )
+        stmt = stmt.on_conflict_do_update(
+            index_elements=[Concept.concept_recid],
+            set_={"latest_recid": latest_recid, "validated_at": now},
+        )
+        with self.write() as conn:
+            conn.execute(stmt)

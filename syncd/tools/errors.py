@@ -1,0 +1,65 @@
+"""The one place where syncd exceptions become the contracts' MCP error results.
+
+A failed call is a ``CallToolResult`` with ``is_error=True`` whose structured content is
+``{"error": {"code", "message", "data": {"reason", "recovery": {"hint"}, "retryable", ...}}}`` and
+whose text is the message plus a ``Recovery:`` line. Codes follow the anchors' framework:
+NotFound -32001, ServiceUnavailable -32000, RateLimited -32003, Timeout -32004,
+ValidationError -32007, SerializationError -32070, InternalError -32603.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+
+from mcp.types import CallToolResult, TextContent
+
+from syncd.contracts.common import ErrorData, ErrorInfo, Recovery
+from syncd.errors import SyncdError
+
+__all__ = ["CODES", "error_result", "to_error_info"]
+
+log = logging.getLogger("syncd.tools")
+
+CODES: dict[str, int] = {
+    "doi_not_found": -32001,
+    "not_found": -32001,
+    "not_on_zenodo": -32001,
+    "upstream_unavailable": -32000,
+    "record_unavailable": -32000,
+    "store_unavailable": -32000,
+    "rate_limited": -32003,
+    "request_timeout": -32004,
+    "malformed_response": -32070,
+    "invalid_parameter": -32007,
+    "invalid_identifier": -32007,
+    "invalid_cursor": -32007,
+    "internal_error": -32603,
+}
+RETRYABLE = {"upstream_unavailable", "record_unavailable", "rate_limited", "request_timeout", "store_unavailable"}
+
+
+def to_error_info(exc: SyncdError, rename: Mapping[str, str] | None = None) -> ErrorInfo:
+    """The envelope for ``exc``; ``rename`` maps generic reasons to a tool's declared ones."""
+    reason = (rename or {}).get(exc.reason, exc.reason)
+    data = ErrorData(
+        reason=reason,
+        recovery=Recovery(hint=exc.hint),
+        retryable=reason in RETRYABLE,
+        **{k: v for k, v in exc.data.items() if k not in ("reason", "recovery", "retryable")},
+    )
+    return ErrorInfo(code=CODES.get(reason, -32603), message=exc.message, data=data)
+
+
+def error_result(exc: Exception, rename: Mapping[str, str] | None = None) -> CallToolResult:
+    """A tool error result for any exception (unexpected ones are logged and become internal_error)."""
+    if not isinstance(exc, SyncdError):
+        log.exception("event=tool_internal_error error=%s", exc.__class__.__name__)
+        exc = SyncdError(f"internal error: {exc.__class__.__name__}")
+    info = to_error_info(exc, rename)
+    text = f"Error ({info.data.reason}): {info.message}\nRecovery: {exc.hint}"
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)],
+        structured_content={"error": info.to_dict()},
+        is_error=True,
+    )

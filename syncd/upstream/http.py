@@ -1,0 +1,275 @@
+"""One budgeted, bounded HTTP GET: budget token -> request -> classification -> bounded retries.
+
+Every upstream request of syncd goes through :meth:`UpstreamHTTP.get`. It takes a token from the
+shared budget for each attempt, sends the request with a timeout cut to the call's deadline, turns
+every failure into a typed :mod:`syncd.errors` exception, and retries transient failures (connection
+errors, 5xx, 408/504, 429 with a wait that fits) with exponential backoff and jitter that honours
+``Retry-After``, through tenacity. A 429 blocks the pool for every process. Connection failures
+feed the pool's breaker.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import logging
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
+
+from syncd import __version__
+from syncd.budget import Budget
+from syncd.errors import (
+    MalformedResponse,
+    UpstreamError,
+    UpstreamOffline,
+    UpstreamRateLimited,
+    UpstreamRejected,
+    UpstreamTimeout,
+    UpstreamUnavailable,
+)
+
+__all__ = ["DEFAULT_RETRY_AFTER_S", "Deadline", "Response", "UpstreamHTTP", "parse_retry_after"]
+
+log = logging.getLogger("syncd.upstream")
+
+DEFAULT_RETRY_AFTER_S = 5.0
+"""Seconds a pool is blocked after a 429 that names no wait (Crossref sends no Retry-After)."""
+MAX_ATTEMPTS = 3
+
+
+class Deadline:
+    """A point in monotonic time by which a call must be done (``seconds`` from creation)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self._end = time.monotonic() + seconds
+
+    def remaining(self) -> float:
+        """Seconds left (never negative)."""
+        return max(0.0, self._end - time.monotonic())
+
+    def expired(self) -> bool:
+        """True once no time is left."""
+        return self.remaining() <= 0.0
+
+
+@dataclass(frozen=True)
+class Response:
+    """An upstream answer whose status was accepted by the caller.
+
+    ``json`` is the parsed body (None for a 304 or a status whose body is not read), ``text`` the
+    body as received (decoded), ``headers`` the response headers (lowercased names), ``url`` the
+    final URL after redirects.
+    """
+
+    status: int
+    json: Any
+    text: str
+    headers: Mapping[str, str]
+    url: str
+
+
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header: delta-seconds or an HTTP-date; None if absent/bad."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    now = time.time() if now is None else now
+    return max(0.0, when.timestamp() - now)
+
+
+def _looks_like_html(body: bytes, content_type: str) -> bool:
+    head = body[:512].lstrip().lower()
+    return "html" in content_type or head.startswith((b"<!doctype", b"<html", b"<"))
+
+
+class UpstreamHTTP:
+    """Budgeted GETs against one upstream service.
+
+    Args:
+        name: the service name used in logs and errors (``crossref``, ``zenodo``, ``doi``).
+        base_url: the service base URL (e.g. ``https://api.crossref.org``).
+        budget: the shared budget.
+        headers: headers sent with every request (User-Agent, Authorization).
+        transport: an httpx transport (tests may inject one); default: real network with one
+            connect retry.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        base_url: str,
+        budget: Budget,
+        headers: Mapping[str, str] | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.name = name
+        self.budget = budget
+        self.client = httpx.Client(
+            base_url=base_url.rstrip("/"),
+            headers={"User-Agent": f"syncd/{__version__}", **(headers or {})},
+            transport=transport or httpx.HTTPTransport(retries=0),
+            follow_redirects=True,
+            timeout=httpx.Timeout(10.0),
+        )
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self.client.close()
+
+    def get(
+        self,
+        pool: str,
+        path: str,
+        *,
+        deadline: Deadline,
+        params: Mapping[str, str] | None = None,
+        headers: Mapping[str, str] | None = None,
+        accept: tuple[int, ...] = (200,),
+        parse_json: tuple[int, ...] = (200,),
+    ) -> Response:
+        """GET ``path`` within ``deadline`` through the budget of ``pool``.
+
+        Args:
+            pool: budget pool name.
+            path: path under the base URL, already percent-encoded.
+            deadline: the call's deadline; no attempt starts or waits past it.
+            params: query parameters (encoded by httpx).
+            headers: extra request headers (``If-None-Match``, ``Accept``...).
+            accept: statuses returned to the caller as outcomes (e.g. 404, 410, 304).
+            parse_json: accepted statuses whose body must be JSON.
+
+        Raises:
+            BudgetExhausted: no token before the deadline.
+            UpstreamOffline: the pool's breaker is open.
+            UpstreamRateLimited: 429 (the pool is blocked for every process).
+            UpstreamTimeout: no complete answer in time, or 408/504.
+            UpstreamUnavailable: connection failure, 5xx, HTML or empty body.
+            MalformedResponse: a body that is not valid JSON.
+            UpstreamRejected: HTTP 400 or another status not in ``accept``.
+        """
+
+        def attempt() -> Response:
+            lease = self.budget.acquire(pool, max_wait_s=deadline.remaining())
+            try:
+                return self._send(pool, path, deadline, params, headers, accept, parse_json)
+            finally:
+                self.budget.release(lease)
+
+        retrying = Retrying(
+            stop=stop_after_attempt(MAX_ATTEMPTS),
+            retry=retry_if_exception(lambda e: self._retryable(e, deadline)),
+            wait=self._wait,
+            sleep=time.sleep,
+            reraise=True,
+        )
+        return retrying(attempt)
+
+    @staticmethod
+    def _retryable(exc: BaseException, deadline: Deadline) -> bool:
+        if isinstance(exc, UpstreamOffline) or not isinstance(exc, UpstreamError):
+            return False
+        if isinstance(exc, MalformedResponse | UpstreamRejected):
+            return False
+        if isinstance(exc, UpstreamTimeout) and exc.data.get("deadline"):
+            return False
+        wait = float(exc.data.get("retry_after_s", 0.0) or 0.0)
+        return deadline.remaining() > max(wait, 0.05)
+
+    @staticmethod
+    def _wait(state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        retry_after = float(getattr(exc, "data", {}).get("retry_after_s", 0.0) or 0.0)
+        backoff = min(4.0, 0.25 * 2 ** (state.attempt_number - 1))
+        return max(retry_after, backoff)
+
+    def _send(
+        self,
+        pool: str,
+        path: str,
+        deadline: Deadline,
+        params: Mapping[str, str] | None,
+        headers: Mapping[str, str] | None,
+        accept: tuple[int, ...],
+        parse_json: tuple[int, ...],
+    ) -> Response:
+        remaining = deadline.remaining()
+        if remaining <= 0:
+            raise UpstreamTimeout(f"{self.name}: deadline reached before the request", deadline=True)
+        timeout = httpx.Timeout(remaining)
+        started = time.monotonic()
+        try:
+            with self.client.stream("GET", path, params=params, headers=headers, timeout=timeout) as resp:
+                body = self._read_body(resp, deadline)
+        except httpx.TimeoutException as exc:
+            self.budget.record_failure(pool)
+            raise UpstreamTimeout(
+                f"{self.name}: no answer within {remaining:.1f} s", deadline=deadline.expired()
+            ) from exc
+        except (httpx.TransportError, httpx.StreamError) as exc:
+            self.budget.record_failure(pool)
+            raise UpstreamUnavailable(f"{self.name}: connection failed ({exc.__class__.__name__})") from exc
+        elapsed = time.monotonic() - started
+        status = resp.status_code
+        hdrs = {k.lower(): v for k, v in resp.headers.items()}
+        log.debug("event=upstream_get service=%s status=%s path=%s elapsed_s=%.3f", self.name, status, path, elapsed)
+        ctype = hdrs.get("content-type", "").lower()
+
+        if status == 429:
+            wait = parse_retry_after(hdrs.get("retry-after"))
+            blocked = DEFAULT_RETRY_AFTER_S if wait is None else wait
+            self.budget.block(pool, blocked)
+            self.budget.record_success(pool)
+            raise UpstreamRateLimited(
+                f"{self.name}: rate limited (HTTP 429)", retry_after_s=round(blocked, 3), pool=pool
+            )
+        if status in (408, 504):
+            self.budget.record_success(pool)
+            raise UpstreamTimeout(f"{self.name}: upstream timed out (HTTP {status})")
+        if status >= 500:
+            self.budget.record_success(pool)
+            raise UpstreamUnavailable(f"{self.name}: upstream error (HTTP {status})", status=status)
+        self.budget.record_success(pool)
+        if status not in accept:
+            if status == 400:
+                raise UpstreamRejected(f"{self.name}: request rejected (HTTP 400)", status=status)
+            raise UpstreamUnavailable(f"{self.name}: unexpected HTTP {status}", status=status)
+
+        text = body.decode("utf-8", errors="replace")
+        parsed: Any = None
+        if status in parse_json:
+            if not body.strip():
+                raise UpstreamUnavailable(f"{self.name}: empty body (HTTP {status})")
+            if _looks_like_html(body, ctype):
+                raise UpstreamUnavailable(f"{self.name}: an HTML page instead of JSON (HTTP {status})")
+            try:
+                parsed = json.loads(body)
+            except (ValueError, UnicodeDecodeError) as exc:
+                raise MalformedResponse(f"{self.name}: body is not valid JSON (HTTP {status})") from exc
+        return Response(status=status, json=parsed, text=text, headers=hdrs, url=str(resp.url))
+
+    @staticmethod
+    def _read_body(resp: httpx.Response, deadline: Deadline, limit: int = 64 * 1024 * 1024) -> bytes:
+        chunks: list[bytes] = []
+        size = 0
+        for chunk in resp.iter_bytes():
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                raise httpx.RemoteProtocolError(f"body larger than {limit} bytes")
+            if deadline.expired():
+                raise httpx.ReadTimeout("deadline reached while reading the body")
+        return b"".join(chunks)

@@ -1,0 +1,120 @@
+"""Zenodo REST API client: ``GET {base}/records/{id}`` (RDM JSON) and the DOI search.
+
+A concept record id answers with a redirect to its latest version, which is followed; the caller
+compares the returned record's ``parent.id`` with the id it asked for. 403 (restricted), 404 and
+410 (a tombstone body) are outcomes, not errors. Zenodo's weak ``ETag: W/"<revision>"`` is kept and
+sent back as ``If-None-Match``; it does not track content, so "changed" is decided by the content
+hash (DESIGN.md "Freshness").
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from syncd import __version__
+from syncd.budget import Budget
+from syncd.config import Settings
+from syncd.errors import MalformedResponse
+from syncd.upstream.http import Deadline, UpstreamHTTP
+
+__all__ = ["RDM_JSON", "RecordAnswer", "ZenodoClient"]
+
+RDM_JSON = "application/vnd.inveniordm.v1+json"
+
+
+@dataclass(frozen=True)
+class RecordAnswer:
+    """Zenodo's answer for one record id.
+
+    ``status``: ``ok`` (``body`` parsed, ``text`` raw), ``not_modified`` (304), ``restricted`` (403),
+    ``not_found`` (404) or ``gone`` (410; ``body`` = the tombstone JSON when readable).
+    """
+
+    status: str
+    body: dict[str, Any] | None
+    text: str | None
+    etag: str | None
+    last_modified: str | None
+
+
+class ZenodoClient:
+    """Zenodo client for the ``zenodo_general`` and ``zenodo_search`` pools.
+
+    Args:
+        settings: ``zenodo.base_url`` and ``zenodo.token`` are used (the token only as a header).
+        budget: the shared budget.
+        transport: optional httpx transport (tests).
+    """
+
+    def __init__(self, settings: Settings, budget: Budget, transport: httpx.BaseTransport | None = None) -> None:
+        headers = {"User-Agent": f"syncd/{__version__} (https://pypi.org/project/syncd/)"}
+        if settings.zenodo.token is not None:
+            headers["Authorization"] = f"Bearer {settings.zenodo.token.get_secret_value()}"
+        self.http = UpstreamHTTP("zenodo", settings.zenodo.base_url, budget, headers=headers, transport=transport)
+
+    def close(self) -> None:
+        """Close connections."""
+        self.http.close()
+
+    def get_record(self, recid: str, deadline: Deadline, *, etag: str | None = None) -> RecordAnswer:
+        """``GET /records/{recid}`` with ``Accept: application/vnd.inveniordm.v1+json``.
+
+        Raises:
+            MalformedResponse: a 200 body that is not a record.
+            UpstreamError: any other failure (see :meth:`UpstreamHTTP.get`).
+            BudgetExhausted: no token before the deadline.
+        """
+        headers = {"Accept": RDM_JSON}
+        if etag:
+            headers["If-None-Match"] = etag
+        resp = self.http.get(
+            "zenodo_general",
+            f"/records/{recid}",
+            deadline=deadline,
+            headers=headers,
+            accept=(200, 304, 403, 404, 410),
+            parse_json=(200,),
+        )
+        etag_out, last_modified = resp.headers.get("etag"), resp.headers.get("last-modified")
+        if resp.status == 410:
+            try:
+                tomb = json.loads(resp.text)
+            except ValueError:
+                tomb = None
+            return RecordAnswer("gone", tomb if isinstance(tomb, dict) else None, resp.text, None, None)
+        if resp.status in (403, 404):
+            return RecordAnswer("restricted" if resp.status == 403 else "not_found", None, None, None, None)
+        if resp.status == 304:
+            return RecordAnswer("not_modified", None, None, etag_out, last_modified)
+        body = resp.json
+        if not (isinstance(body, dict) and ("id" in body or "recid" in body) and "metadata" in body):
+            raise MalformedResponse("zenodo: the answer is not a record")
+        return RecordAnswer("ok", body, resp.text, etag_out, last_modified)
+
+    def find_doi(self, doi: str, deadline: Deadline) -> str | None:
+        """Record id of the Zenodo record that holds ``doi`` (any version), or None.
+
+        ``GET /records?q=doi:"<doi>"&all_versions=true&size=2`` in the ``zenodo_search`` pool; the
+        hit whose DOI matches case-insensitively wins, else the first hit.
+        """
+        resp = self.http.get(
+            "zenodo_search",
+            "/records",
+            deadline=deadline,
+            params={"q": f'doi:"{doi}"', "all_versions": "true", "size": "2"},
+            headers={"Accept": RDM_JSON},
+        )
+        hits = (resp.json or {}).get("hits", {}).get("hits") if isinstance(resp.json, dict) else None
+        if not isinstance(hits, list):
+            raise MalformedResponse("zenodo: the search answer has no hits list")
+        if not hits:
+            return None
+        for hit in hits:
+            pid = ((hit.get("pids") or {}).get("doi") or {}).get("identifier") or hit.get("doi")
+            if isinstance(pid, str) and pid.lower() == doi.lower():
+                return str(hit.get("id"))
+        return str(hits[0].get("id"))

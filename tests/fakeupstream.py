@@ -1,0 +1,1193 @@
+"""A real HTTP fake of Crossref, Zenodo and doi.org, replaying the recorded upstream corpus.
+
+The fake listens on ``127.0.0.1`` (random free port) in a background thread and mounts three services:
+
+* ``fake.crossref_url`` = ``http://127.0.0.1:PORT/crossref`` (Crossref REST API paths),
+* ``fake.zenodo_url`` = ``http://127.0.0.1:PORT/zenodo/api`` (Zenodo REST API paths),
+* ``fake.doi_url`` = ``http://127.0.0.1:PORT/doi`` (doi.org, only ``/ra/{doi}``).
+
+Bodies come from ``/work/shared/upstream-corpus`` (override with ``SYNCD_UPSTREAM_CORPUS`` or the
+``corpus_dir`` argument) and are served byte for byte with the recorded status and headers, minus the wire
+headers (``content-encoding``, ``content-length``, ``transfer-encoding``) and hop-by-hop ones. ``Date`` is
+the current time, ``Content-Length`` is computed. Validators (``ETag``/``Last-Modified``) are only sent when
+``fake.etags`` / ``fake.last_modified`` is switched on.
+
+Routing (``path`` is relative to the service base, percent-decoded once, ``//`` collapsed, lower-cased for
+Crossref and doi.org; the query is compared as a multiset of pairs, ignoring ``mailto`` and
+``access_token``), first hit wins:
+
+1. overrides from :meth:`FakeUpstream.set_body` (exact query, then any query);
+2. :meth:`FakeUpstream.serve_history` for Zenodo ``/records/{id}``;
+3. ``Accept`` variants recorded as non-JSON exchanges (Zenodo BibTeX / formatted citation);
+4. the recorded request URL (``index.json``, exchange files, a few routes derived from file names or
+   ``links.self``), then the same path with the trailing slash toggled;
+5. Crossref cursor chains: a ``cursor`` token equal to a recorded page's ``next-cursor`` gets the next page;
+6. Crossref ``/works/{doi}`` from every ``crossref/work/*.json`` by the DOI in the body (URL forms such as
+   ``/works/https://doi.org/10.1/x`` and ``doi:`` are accepted), ``/works/{doi}/agency`` synthesised for
+   DOIs whose agency is known; Zenodo ``/records/{id}`` from ``zenodo/record`` (and ``record-history``,
+   newest preferred) by the id in the body, concept ids answer ``302`` to the highest corpus version,
+   ``/records/{id}/versions/latest`` likewise, tombstones answer ``410``; doi.org ``/ra/{doi}[,{doi}...]``;
+7. single-record paths (not a collection such as ``/works`` or ``/records``) ignore the query;
+8. otherwise the service's real "not found": Crossref ``404 text/plain`` ``Resource not found.``, Zenodo
+   ``404`` JSON ``{"status": 404, "message": "The persistent identifier does not exist."}``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import email.utils
+import hashlib
+import itertools
+import json
+import mimetypes
+import os
+import re
+import socket
+import struct
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from functools import lru_cache
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, quote, unquote, urlsplit
+
+__all__ = ["CORPUS_DIR", "FAULT_KINDS", "SERVICES", "FakeUpstream", "RecordedRequest", "quote_doi"]
+
+CORPUS_DIR = Path(os.environ.get("SYNCD_UPSTREAM_CORPUS", "/work/shared/upstream-corpus"))
+"""Default location of the recorded corpus."""
+
+SERVICES: dict[str, str] = {"crossref": "/crossref", "zenodo": "/zenodo/api", "doi": "/doi"}
+"""Service name -> mount point on the fake server."""
+
+FAULT_KINDS = frozenset(
+    {
+        "refuse",
+        "reset",
+        "hang",
+        "slow",
+        "status",
+        "rate_limit",
+        "html",
+        "text",
+        "empty",
+        "truncated",
+        "wrong_shape",
+        "latency",
+    }
+)
+"""Fault kinds accepted by :meth:`FakeUpstream.fault`."""
+
+_WIRE_HEADERS = frozenset(
+    {"content-encoding", "content-length", "transfer-encoding", "connection", "keep-alive", "status", "date"}
+)
+_VALIDATORS = frozenset({"etag", "last-modified"})
+_IGNORED_QUERY = frozenset({"mailto", "access_token"})
+_JSON_CT = "application/json"
+_DEFAULT_LAST_MODIFIED = "Mon, 01 Jan 2024 00:00:00 GMT"
+_CROSSREF_COLLECTIONS = frozenset(
+    {"works", "journals", "funders", "members", "prefixes", "types", "licenses"}
+)
+_ZENODO_COLLECTIONS = frozenset(
+    {"records", "versions", "communities", "funders", "awards", "licenses", "depositions", "subjects"}
+)
+_URL_DOI = re.compile(r"^(?:https?:/{1,2}(?:dx\.)?doi\.org/|doi:)", re.IGNORECASE)
+_RA_LABELS = {"crossref": "Crossref", "datacite": "DataCite", "medra": "mEDRA"}
+# doi.org RA for a few well-known non-Crossref prefixes (everything else: corpus, then "does not exist").
+_RA_PREFIXES = {
+    "10.5281": "DataCite",
+    "10.48550": "DataCite",
+    "10.6084": "DataCite",
+    "10.5061": "DataCite",
+    "10.17605": "DataCite",
+    "10.1430": "mEDRA",
+}
+# Files that index.json lacks and whose request URL is not recorded: (file, service, relative URL).
+# The URLs are reconstructed from the file names, so they are a best guess at what a client sends.
+_DERIVED_ROUTES: tuple[tuple[str, str, str], ...] = (
+    ("crossref/work-list/funders-100000001-works_rows-30_cursor-star.json", "crossref",
+     "/funders/100000001/works?rows=30&cursor=*"),
+    ("crossref/work-list/funders-100000001-works_rows-30_cursor-star.json", "crossref",
+     "/funders/10.13039/100000001/works?rows=30&cursor=*"),
+    ("crossref/work-list/works_filter-from-created-date-2019-06-01-container-title-Physical-Review-C_cursor-star"
+     ".json", "crossref",
+     "/works?filter=from-created-date:2019-06-01,container-title:Physical Review C&cursor=*"),
+    ("zenodo/versions/records-22705923-versions_page-1_size-3.json", "zenodo",
+     "/records/22705923/versions?page=1&size=3"),
+    ("zenodo/versions/records-22705923-versions_page-3_size-25_past-end.json", "zenodo",
+     "/records/22705923/versions?page=3&size=25"),
+    ("zenodo/vocabulary/awards_q-SYMBA_page-1_size-10.json", "zenodo", "/awards?q=SYMBA&page=1&size=10"),
+    ("zenodo/vocabulary/communities_q-astronomy_page-1_size-2.json", "zenodo",
+     "/communities?q=astronomy&page=1&size=2"),
+    ("zenodo/vocabulary/funders_q-wellcome_page-1_size-3.json", "zenodo",
+     "/funders?q=wellcome&page=1&size=3"),
+    ("zenodo/vocabulary/funders_q-identifiers.identifier-10.13039-100000002_size-1.json", "zenodo",
+     "/funders?q=identifiers.identifier:10.13039/100000002&size=1"),
+    ("zenodo/vocabulary/vocabularies-licenses_q-mit_page-1_size-3.json", "zenodo",
+     "/vocabularies/licenses?q=mit&page=1&size=3"),
+    ("zenodo/search/records_q-climate_size-2_sort-bestmatch_new-api.json", "zenodo",
+     "/records?q=climate&size=2&sort=bestmatch"),
+    ("zenodo/community/communities-symbaproject.json", "zenodo", "/communities/symbaproject"),
+    ("zenodo/funder/funders-01cwqze88.json", "zenodo", "/funders/01cwqze88"),
+    ("zenodo/error/funders-0zzzzzz00_404.json", "zenodo", "/funders/0zzzzzz00"),
+    ("zenodo/container/records-7614815_files_monthly_shapes_0_20.zip_container.json", "zenodo",
+     "/records/7614815/files/monthly_shapes_0_20.zip/container"),
+)  # fmt: skip
+# Cursor chains: file-name stem -> pages in order (the star page's next-cursor is page 2's cursor ...).
+_CURSOR_CHAIN = re.compile(r"^(?P<stem>.+)_cursor-(?P<page>star|page(?P<n>\d+))")
+
+_BC15_HTML = (
+    b"<html><body><h1>429 Too Many Requests</h1>\n"
+    b"You have sent too many requests in a given amount of time.\n</body></html>\n"
+)
+_DEFAULT_HTML = (
+    b"<!DOCTYPE html>\n<html><head><title>Service maintenance</title></head>\n"
+    b"<body><h1>We'll be back soon</h1><p>The service is undergoing maintenance.</p></body></html>\n"
+)
+
+
+# --------------------------------------------------------------------------------------------- data types
+@dataclass(frozen=True)
+class RecordedRequest:
+    """One request as the fake received it.
+
+    ``path`` is the raw path as sent (from the server root, without the query, e.g.
+    ``/crossref/works/10.1002%2Fjor.1100150407``); ``query`` maps each parameter to its (last) decoded value;
+    header names are lower-cased. ``service`` is ``crossref``/``zenodo``/``doi`` (``""`` outside the mounts)
+    and ``service_path`` the percent-decoded path relative to the service base (not lower-cased).
+    """
+
+    method: str
+    path: str
+    query: dict[str, str]
+    headers: dict[str, str]
+    service: str = ""
+    service_path: str = ""
+    body: bytes = b""
+    at: float = 0.0
+
+
+@dataclass(frozen=True)
+class _Canned:
+    """A response ready to send (before validator handling)."""
+
+    status: int
+    headers: tuple[tuple[str, str], ...]
+    body: bytes
+    source: str = ""
+
+    def header(self, name: str) -> str | None:
+        """Return the first value of header ``name`` (case-insensitive) or None."""
+        lname = name.lower()
+        for key, value in self.headers:
+            if key.lower() == lname:
+                return value
+        return None
+
+
+@dataclass
+class _Fault:
+    kind: str
+    path_prefix: str | None
+    service: str | None
+    remaining: int | None
+    params: dict[str, Any]
+
+
+@dataclass
+class _History:
+    bodies: list[_Canned]
+    served: int = 0
+
+
+@dataclass
+class _Request:
+    """What the resolver needs to know about one incoming request."""
+
+    method: str
+    raw_path: str
+    raw_query: str
+    headers: dict[str, str]
+    body: bytes
+    service: str = ""
+    raw_rel: str = ""
+    npath: str = ""
+    qkey: tuple[tuple[str, str], ...] = ()
+    query: dict[str, str] = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------------------------- helpers
+def _norm_path(service: str, raw_rel_path: str) -> str:
+    """Percent-decode once, collapse repeated slashes, lower-case for case-insensitive services."""
+    path = re.sub(r"/{2,}", "/", unquote(raw_rel_path)) or "/"
+    if not path.startswith("/"):
+        path = "/" + path
+    return path.lower() if service in ("crossref", "doi") else path
+
+
+def _query_key(raw_query: str) -> tuple[tuple[str, str], ...]:
+    """Order-insensitive key of a query string, without the parameters the fake ignores."""
+    pairs = parse_qsl(raw_query, keep_blank_values=True)
+    return tuple(sorted((k, v) for k, v in pairs if k not in _IGNORED_QUERY))
+
+
+def _split_target(service: str, url_path_and_query: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """Route key parts of a service-relative ``path?query``."""
+    path, _, query = url_path_and_query.partition("?")
+    return _norm_path(service, path), _query_key(query)
+
+
+def _is_collection(service: str, npath: str) -> bool:
+    """Whether ``npath`` names a list endpoint whose query matters."""
+    segments = [s for s in npath.split("/") if s]
+    if not segments:
+        return True
+    if service == "crossref":
+        return segments[-1] in _CROSSREF_COLLECTIONS
+    if service == "zenodo":
+        return segments[-1] in _ZENODO_COLLECTIONS or (segments[0] == "vocabularies" and len(segments) <= 2)
+    return False
+
+
+def _clean_headers(raw: Mapping[str, Any] | None) -> tuple[tuple[str, str], ...]:
+    """Drop wire/hop-by-hop headers; list values become repeated headers."""
+    out: list[tuple[str, str]] = []
+    for name, value in (raw or {}).items():
+        if name.lower() in _WIRE_HEADERS:
+            continue
+        for item in value if isinstance(value, list) else [value]:
+            out.append((name, str(item)))
+    return tuple(out)
+
+
+def _recorded_ts(recorded: str | None) -> float:
+    """Sort key from index.json's ``recorded`` (HTTP date or ``file last changed YYYY-MM-DD``)."""
+    if not recorded:
+        return 0.0
+    match = re.search(r"(\d{4}-\d{2}-\d{2})", recorded)
+    try:
+        if match and "GMT" not in recorded:
+            return datetime.fromisoformat(match.group(1)).replace(tzinfo=UTC).timestamp()
+        return email.utils.parsedate_to_datetime(recorded).timestamp()
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def _json_bytes(body: Any) -> bytes:
+    return json.dumps(body, ensure_ascii=False).encode("utf-8")
+
+
+def _to_bytes(body: bytes | str | Any) -> bytes:
+    if isinstance(body, bytes):
+        return body
+    if isinstance(body, str):
+        return body.encode("utf-8")
+    return _json_bytes(body)
+
+
+def _http_date(ts: float | None = None) -> str:
+    return email.utils.formatdate(ts if ts is not None else time.time(), usegmt=True)
+
+
+def _strip_weak(tag: str) -> str:
+    tag = tag.strip()
+    return tag[2:] if tag[:2] in ("W/", "w/") else tag
+
+
+def _etag_matches(if_none_match: str, etag: str) -> bool:
+    """Weak comparison of an ``If-None-Match`` list against ``etag``."""
+    if if_none_match.strip() == "*":
+        return True
+    wanted = _strip_weak(etag)
+    return any(_strip_weak(candidate) == wanted for candidate in if_none_match.split(","))
+
+
+def _derived_last_modified(body: bytes) -> str:
+    """Derive a Last-Modified when none was recorded: the body's own update stamp, else a fixed date."""
+    try:
+        doc = json.loads(body)
+    except ValueError:
+        return _DEFAULT_LAST_MODIFIED
+    if isinstance(doc, dict):
+        stamp = doc.get("updated") or doc.get("modified")
+        message = doc.get("message")
+        if not stamp and isinstance(message, dict):
+            stamp = (message.get("indexed") or {}).get("date-time")
+        if isinstance(stamp, str):
+            try:
+                return _http_date(datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp())
+            except ValueError:
+                pass
+    return _DEFAULT_LAST_MODIFIED
+
+
+# --------------------------------------------------------------------------------------------- corpus
+class _Corpus:
+    """Routing tables built once from the corpus directory."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._routes: dict[
+            tuple[str, str, tuple[tuple[str, str], ...]], tuple[tuple[int, float], _Canned]
+        ] = {}
+        self.accept_variants: dict[tuple[str, str, str], _Canned] = {}
+        self.cursor_next: dict[str, _Canned] = {}
+        self.works: dict[str, _Canned] = {}
+        self.records: dict[str, _Canned] = {}
+        self.concepts: dict[str, str] = {}
+        self.tombstones: dict[str, _Canned] = {}
+        self.agencies: dict[str, str] = {}
+        self.by_file: dict[str, _Canned] = {}
+        self._index: list[dict[str, Any]] = []
+        self.crossref_404 = _Canned(404, (("content-type", "text/plain"),), b"Resource not found.")
+        self.zenodo_404 = _Canned(
+            404,
+            (("content-type", _JSON_CT),),
+            b'{"status": 404, "message": "The persistent identifier does not exist."}',
+        )
+        self._load()
+
+    # -- loading
+    def canned_for_file(self, rel_file: str, status: int | None = None) -> _Canned:
+        """Build the response for a body file: recorded headers when it has them, else a JSON content type."""
+        path = Path(rel_file) if Path(rel_file).is_absolute() else self.root / rel_file
+        if path.is_relative_to(self.root):
+            rel_file = str(path.relative_to(self.root))
+        if rel_file in self.by_file and status is None:
+            return self.by_file[rel_file]
+        headers_path = path.with_name(path.name[: -len(".json")] + ".headers.json")
+        headers: tuple[tuple[str, str], ...] = (("content-type", _JSON_CT),)
+        rec_status = 200
+        if headers_path.exists():
+            meta = json.loads(headers_path.read_text(encoding="utf-8"))
+            headers = _clean_headers(meta.get("headers"))
+            rec_status = int(meta.get("status") or 200)
+            if not any(k.lower() == "content-type" for k, _ in headers):
+                headers = (*headers, ("content-type", _JSON_CT))
+        canned = _Canned(status or rec_status, headers, path.read_bytes(), rel_file)
+        if status is None:
+            self.by_file[rel_file] = canned
+        return canned
+
+    def _add(self, service: str, target: str, canned: _Canned, priority: tuple[int, float]) -> None:
+        npath, qkey = _split_target(service, target)
+        key = (service, npath, qkey)
+        current = self._routes.get(key)
+        if current is None or priority > current[0]:
+            self._routes[key] = (priority, canned)
+
+    @staticmethod
+    def _service_target(service: str, url: str) -> str | None:
+        parts = urlsplit(url)
+        path = parts.path
+        if service == "zenodo":
+            if not path.startswith("/api"):
+                return None
+            path = path[len("/api") :]
+        return path + ("?" + parts.query if parts.query else "")
+
+    def _load(self) -> None:
+        self._index = json.loads((self.root / "index.json").read_text(encoding="utf-8"))
+        for entry in self._index:
+            rel_file = entry["file"]
+            if rel_file.endswith(".exchange.json"):
+                continue  # loaded with every other exchange below
+            url = entry.get("url") or ""
+            canned = self.canned_for_file(rel_file)
+            if canned.status != entry["status"]:
+                canned = self.canned_for_file(rel_file, status=entry["status"])
+            if " " in url or "..." in url:
+                continue  # request URL not recorded exactly
+            target = self._service_target(entry["service"], url)
+            if target is None:
+                continue
+            rank = 0 if entry["kind"] == "record-history" else 2
+            self._add(entry["service"], target, canned, (rank, _recorded_ts(entry.get("recorded"))))
+        self._load_exchanges()
+        for rel_file, service, target in _DERIVED_ROUTES:
+            if (self.root / rel_file).exists():
+                self._add(service, target, self.canned_for_file(rel_file), (1, 0.0))
+        self._load_self_links()
+        self._load_cursor_chains()
+        self._load_works()
+        self._load_records()
+
+    def _load_exchanges(self) -> None:
+        for path in sorted(self.root.glob("*/non-json/*.exchange.json")):
+            service = path.parent.parent.name
+            doc = json.loads(path.read_text(encoding="utf-8"))
+            request = doc.get("request") or {}
+            uri = request.get("uri", "")
+            if urlsplit(uri).scheme != "https":
+                continue  # the recorded http->https 301: the https route is served instead
+            target = self._service_target(service, uri)
+            if target is None:
+                continue
+            body = doc.get("body_text", "").encode("utf-8")
+            req_headers = {k.lower(): v for k, v in (request.get("headers") or {}).items()}
+            accept = req_headers.get("accept", "")
+            headers = _clean_headers(doc.get("headers"))
+            if not any(k.lower() == "content-type" for k, _ in headers):
+                if accept and accept != _JSON_CT:
+                    ctype = f"{accept}; charset=utf-8"
+                else:
+                    guessed = mimetypes.guess_type(target.split("?")[0].removesuffix("/content"))[0]
+                    ctype = f"{guessed or 'text/plain'}; charset=utf-8"
+                headers = (*headers, ("content-type", ctype))
+            if doc["status"] == 206 and "range" in req_headers:
+                total = re.search(r"of an? ([\d,]+)-byte", doc.get("_note", ""))
+                size = total.group(1).replace(",", "") if total else "*"
+                headers = (*headers, ("content-range", f"bytes 0-{len(body) - 1}/{size}"))
+            rel_file = str(path.relative_to(self.root))
+            canned = _Canned(int(doc["status"]), headers, body, rel_file)
+            if accept and accept != _JSON_CT:
+                npath, _ = _split_target(service, target)
+                self.accept_variants[(service, npath, accept.split(";")[0].strip().lower())] = canned
+            else:
+                self._add(service, target, canned, (1, 0.0))
+
+    def _load_self_links(self) -> None:
+        """Route Zenodo lists, communities and versions pages by their ``links.self`` too (lowest rank)."""
+        for kind in ("search", "versions", "vocabulary", "community"):
+            for path in sorted(self.root.glob(f"zenodo/{kind}/*.json")):
+                if path.name.endswith(".headers.json"):
+                    continue
+                doc = json.loads(path.read_bytes())
+                links = doc.get("links") if isinstance(doc, dict) else None
+                self_url = links.get("self") if isinstance(links, dict) else None
+                target = self._service_target("zenodo", self_url) if isinstance(self_url, str) else None
+                if target is not None:
+                    canned = self.canned_for_file(str(path.relative_to(self.root)))
+                    self._add("zenodo", target, canned, (0, -1.0))
+
+    def _load_cursor_chains(self) -> None:
+        chains: dict[str, list[tuple[int, str]]] = {}
+        for path in self.root.glob("crossref/work-list/*.json"):
+            if path.name.endswith(".headers.json"):
+                continue
+            match = _CURSOR_CHAIN.match(path.stem)
+            if match:
+                order = 1 if match.group("page") == "star" else int(match.group("n"))
+                chains.setdefault(match.group("stem"), []).append((order, str(path.relative_to(self.root))))
+        for pages in chains.values():
+            pages.sort()
+            for (_, current), (_, following) in itertools.pairwise(pages):
+                message = json.loads((self.root / current).read_bytes()).get("message") or {}
+                token = message.get("next-cursor")
+                if token:
+                    self.cursor_next[token] = self.canned_for_file(following)
+
+    def _load_works(self) -> None:
+        for path in sorted(self.root.glob("crossref/work/*.json")):
+            if path.name.endswith(".headers.json"):
+                continue
+            doc = json.loads(path.read_bytes())
+            doi = ((doc.get("message") or {}) if "message" in doc else doc).get("DOI")
+            if isinstance(doi, str):
+                self.works[doi.lower()] = self.canned_for_file(str(path.relative_to(self.root)))
+        for path in self.root.glob("crossref/work-agency/*.json"):
+            if path.name.endswith(".headers.json"):
+                continue
+            message = json.loads(path.read_bytes()).get("message") or {}
+            agency = (message.get("agency") or {}).get("label")
+            if message.get("DOI") and agency:
+                self.agencies[message["DOI"].lower()] = agency
+        for doi in self.works:
+            self.agencies.setdefault(doi, "Crossref")
+
+    def _load_records(self) -> None:
+        ranked: dict[str, tuple[tuple[int, float], _Canned]] = {}
+        stamps = {e["file"]: _recorded_ts(e.get("recorded")) for e in self._index}
+        versions: dict[str, set[int]] = {}
+        for kind, rank in (("record-history", 0), ("record", 1)):
+            for path in sorted(self.root.glob(f"zenodo/{kind}/*.json")):
+                if path.name.endswith(".headers.json"):
+                    continue
+                doc = json.loads(path.read_bytes())
+                recid = str(doc.get("id", ""))
+                if not recid.isdigit():
+                    continue
+                rel_file = str(path.relative_to(self.root))
+                priority = (rank, stamps.get(rel_file, 0.0))
+                if recid not in ranked or priority > ranked[recid][0]:
+                    ranked[recid] = (priority, self.canned_for_file(rel_file))
+                concept = (doc.get("parent") or {}).get("id") or doc.get("conceptrecid")
+                if concept:
+                    versions.setdefault(str(concept), set()).add(int(recid))
+        self.records = {recid: canned for recid, (_, canned) in ranked.items()}
+        self.concepts = {
+            concept: str(max(ids)) for concept, ids in versions.items() if concept not in self.records
+        }
+        for path in self.root.glob("zenodo/error/records-*_410_tombstone.json"):
+            recid = path.name.split("-", 1)[1].split("_", 1)[0]
+            self.tombstones[recid] = _Canned(
+                410, (("content-type", _JSON_CT),), path.read_bytes(), str(path.relative_to(self.root))
+            )
+        for path in self.root.glob("zenodo/error/records-*_404*.json"):
+            if not path.name.endswith(".headers.json"):
+                recid = path.name.split("-", 1)[1].split("_", 1)[0]
+                canned = self.canned_for_file(str(path.relative_to(self.root)), status=404)
+                self._add("zenodo", f"/records/{recid}", canned, (1, 0.0))
+        new_404 = self.root / "zenodo/error/records-68358988_404_new-api.json"
+        if new_404.exists():
+            self.zenodo_404 = self.canned_for_file(str(new_404.relative_to(self.root)), status=404)
+        crossref_404 = self.root / "crossref/non-json/works-10.1371-notarealdoi_404_text-plain.exchange.json"
+        if crossref_404.exists():
+            doc = json.loads(crossref_404.read_text(encoding="utf-8"))
+            self.crossref_404 = _Canned(404, _clean_headers(doc["headers"]), doc["body_text"].encode("utf-8"))
+
+    # -- lookups
+    def route(self, service: str, npath: str, qkey: tuple[tuple[str, str], ...]) -> _Canned | None:
+        """Exact recorded route, then with the trailing slash toggled."""
+        for candidate in (npath, npath[:-1] if npath.endswith("/") else npath + "/"):
+            hit = self._routes.get((service, candidate, qkey))
+            if hit:
+                return hit[1]
+        return None
+
+    def route_any_query(self, service: str, npath: str) -> _Canned | None:
+        """Find a recorded route for ``npath`` regardless of its query (the query-less one preferred)."""
+        best: tuple[tuple[int, int, float], _Canned] | None = None
+        for (svc, path, qkey), (priority, canned) in self._routes.items():
+            if svc == service and path == npath:
+                rank = (int(not qkey), *priority)
+                if best is None or rank > best[0]:
+                    best = (rank, canned)
+        return best[1] if best else None
+
+    def ra_for(self, doi: str) -> str | None:
+        """Registration agency of a DOI or prefix, as far as the corpus and the prefix table know."""
+        doi = doi.lower()
+        prefix = doi.split("/", 1)[0]
+        if doi in self.agencies:
+            return self.agencies[doi]
+        if prefix in _RA_PREFIXES:
+            return _RA_PREFIXES[prefix]
+        if "/" not in doi and any(known.split("/", 1)[0] == doi for known in self.works):
+            return "Crossref"
+        return None
+
+
+@lru_cache(maxsize=4)
+def _corpus(root: str) -> _Corpus:
+    return _Corpus(Path(root))
+
+
+# --------------------------------------------------------------------------------------------- server
+class _Server(ThreadingHTTPServer):
+    allow_reuse_address = True
+    daemon_threads = True
+    block_on_close = False
+
+    def __init__(self, address: tuple[str, int], owner: FakeUpstream) -> None:
+        self.owner = owner
+        self.stop_event = threading.Event()
+        self.connections: set[socket.socket] = set()
+        self.abort: set[socket.socket] = set()
+        self.conn_lock = threading.Lock()
+        super().__init__(address, _Handler)
+
+    def server_bind(self) -> None:
+        """Bind without the reverse DNS lookup HTTPServer does."""
+        import socketserver
+
+        socketserver.TCPServer.server_bind(self)
+        host, port = self.server_address[:2]
+        self.server_name, self.server_port = str(host), int(port)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """Track the connection so that stop() can cut it."""
+        with self.conn_lock:
+            self.connections.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        """Close a connection; aborted ones are closed with SO_LINGER 0 (TCP RST)."""
+        with self.conn_lock:
+            self.connections.discard(request)
+            abort = request in self.abort
+            self.abort.discard(request)
+        if abort:
+            with contextlib.suppress(OSError):
+                request.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.close_request(request)
+            return
+        super().shutdown_request(request)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Stay quiet: resets and aborted clients are part of the job."""
+
+    def cut_all(self) -> None:
+        """Shut down every open connection (keep-alive ones included)."""
+        with self.conn_lock:
+            connections = list(self.connections)
+        for conn in connections:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "fakeupstream"
+    timeout = 30
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Silence the default stderr access log."""
+
+    def _handle(self) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        body = self.rfile.read(length) if length else b""
+        raw_path, _, raw_query = self.path.partition("?")
+        request = _Request(
+            method=self.command,
+            raw_path=raw_path,
+            raw_query=raw_query,
+            headers={k.lower(): v for k, v in self.headers.items()},
+            body=body,
+        )
+        self.server.owner._serve(self, request)
+
+    do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = _handle
+
+    # -- writing helpers used by FakeUpstream._serve
+    def write_response(
+        self, status: int, headers: Sequence[tuple[str, str]], body: bytes, *, length: int | None = None
+    ) -> None:
+        """Send status, headers (plus Date and Content-Length) and the body."""
+        self.send_response_only(status)
+        for name, value in headers:
+            self.send_header(name, value)
+        self.send_header("Date", _http_date())
+        if status != 304:
+            self.send_header("Content-Length", str(len(body) if length is None else length))
+        self.end_headers()
+        if self.command != "HEAD" and status != 304 and body:
+            self.wfile.write(body)
+
+    def abort(self) -> None:
+        """End this connection with a TCP reset once the handler returns."""
+        self.close_connection = True
+        with self.server.conn_lock:
+            self.server.abort.add(self.connection)
+
+    def finish(self) -> None:
+        """Tolerate clients that went away."""
+        with contextlib.suppress(OSError):
+            super().finish()
+
+
+# --------------------------------------------------------------------------------------------- public API
+class FakeUpstream:
+    """Fake Crossref + Zenodo + doi.org server replaying the recorded corpus; see the module docstring.
+
+    Use as ``with FakeUpstream() as fake:`` or call :meth:`start` / :meth:`stop`. All configuration
+    (overrides, faults, validator modes) may change while the server runs; it is guarded by a lock.
+    """
+
+    def __init__(self, corpus_dir: str | os.PathLike[str] | None = None, *, port: int = 0) -> None:
+        self.corpus = _corpus(str(Path(corpus_dir or CORPUS_DIR).resolve()))
+        self.etags = False
+        self.last_modified = False
+        self.requests: list[RecordedRequest] = []
+        self._lock = threading.RLock()
+        self._overrides: dict[tuple[str, str, tuple[tuple[str, str], ...] | None], _Canned] = {}
+        self._histories: dict[str, _History] = {}
+        self._faults: list[_Fault] = []
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+        self._port = port
+
+    # -- lifecycle
+    def start(self, port: int | None = None) -> FakeUpstream:
+        """Start listening; after a stop() the previous port is reused when it is free."""
+        if self._server is not None:
+            return self
+        wanted = self._port if port is None else port
+        try:
+            server = _Server(("127.0.0.1", wanted), self)
+        except OSError:
+            if port is not None:
+                raise
+            server = _Server(("127.0.0.1", 0), self)
+        self._server = server
+        self._port = server.server_port
+        self._thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="fakeupstream", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving, close the listening socket and cut open connections (later connects are refused)."""
+        server, thread = self._server, self._thread
+        if server is None:
+            return
+        self._server = self._thread = None
+        server.stop_event.set()
+        server.shutdown()
+        server.server_close()
+        server.cut_all()
+        if thread is not None:
+            thread.join(timeout=5)
+
+    def restart(self, *, timeout_s: float = 2.0) -> None:
+        """Stop and start again on the same port (the same URLs), retrying briefly while it is busy."""
+        port = self._port
+        self.stop()
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                self.start(port=port)
+                return
+            except OSError:
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.05)
+
+    @property
+    def running(self) -> bool:
+        """Whether the server is listening."""
+        return self._server is not None
+
+    def __enter__(self) -> FakeUpstream:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- URLs
+    @property
+    def port(self) -> int:
+        """The TCP port (the last one bound, also while stopped)."""
+        return self._port
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:PORT``."""
+        return f"http://127.0.0.1:{self._port}"
+
+    @property
+    def crossref_url(self) -> str:
+        """Base URL to configure as ``crossref.base_url``."""
+        return self.base_url + SERVICES["crossref"]
+
+    @property
+    def zenodo_url(self) -> str:
+        """Base URL to configure as ``zenodo.base_url``."""
+        return self.base_url + SERVICES["zenodo"]
+
+    @property
+    def doi_url(self) -> str:
+        """Base URL to configure as ``doi.base_url``."""
+        return self.base_url + SERVICES["doi"]
+
+    def url(self, service: str, path: str) -> str:
+        """Absolute URL of a service-relative ``path`` (e.g. ``url("zenodo", "/records/1")``)."""
+        return self.base_url + SERVICES[service] + path
+
+    # -- request log
+    def count(self, path_prefix: str | None = None, service: str | None = None) -> int:
+        """Count logged requests (faulted ones included) matching ``service`` and ``path_prefix``.
+
+        ``path_prefix`` matches the raw or decoded path, from the server root (``/crossref/works``) or
+        relative to the service base (``/works/10.1002/jor``).
+        """
+        with self._lock:
+            logged = list(self.requests)
+        return sum(
+            1
+            for r in logged
+            if (service is None or r.service == service)
+            and _prefix_matches(path_prefix, r.path, r.service, r.service_path)
+        )
+
+    def reset_log(self) -> None:
+        """Forget the logged requests."""
+        with self._lock:
+            self.requests.clear()
+
+    # -- overrides
+    def set_body(
+        self,
+        service: str,
+        path: str,
+        body: bytes | str | dict[str, Any] | list[Any],
+        status: int = 200,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        """Serve ``body`` at a service-relative ``path`` (``?query`` optional: then only that query).
+
+        ``dict``/``list`` bodies are JSON-encoded; the content type defaults to ``application/json``.
+        With ``etags`` on, the ETag is a hash of the new body unless ``headers`` gives one.
+        """
+        if service not in SERVICES:
+            raise ValueError(f"unknown service {service!r}")
+        npath, qkey = _split_target(service, path)
+        header_items = dict(headers or {})
+        if not any(k.lower() == "content-type" for k in header_items):
+            header_items["content-type"] = _JSON_CT
+        if not any(k.lower() == "last-modified" for k in header_items):
+            header_items["last-modified"] = _http_date()
+        canned = _Canned(status, tuple(header_items.items()), _to_bytes(body), "override")
+        with self._lock:
+            self._overrides[(service, npath, qkey if "?" in path else None)] = canned
+
+    def serve_history(self, recid: str | int, files: Sequence[str | os.PathLike[str]]) -> None:
+        """Answer successive requests for Zenodo ``/records/{recid}`` with successive files.
+
+        The last file repeats once the sequence is used up.
+
+        ``files`` are corpus-relative (``zenodo/record-history/records-5244404__2024-01-14.json``) or
+        absolute; each is served with its recorded headers when it has a ``.headers.json`` sibling.
+        """
+        bodies = [self.corpus.canned_for_file(str(f)) for f in files]
+        if not bodies:
+            raise ValueError("serve_history needs at least one file")
+        with self._lock:
+            self._histories[str(recid)] = _History(bodies)
+
+    def clear_overrides(self) -> None:
+        """Drop every set_body() override and serve_history() sequence."""
+        with self._lock:
+            self._overrides.clear()
+            self._histories.clear()
+
+    # -- faults
+    def fault(
+        self,
+        kind: str,
+        *,
+        path_prefix: str | None = None,
+        times: int | None = None,
+        service: str | None = None,
+        **params: Any,
+    ) -> None:
+        """Inject a fault on matching requests (``times=None``: until clear_faults()).
+
+        Kinds and params: ``refuse`` (``rst=False``), ``reset`` (``fraction=0.5``), ``hang`` (``max_s=30``),
+        ``slow`` (``delay_s=0.2``, ``chunk_size=256``), ``status`` (``status=503``, ``body``, ``html=False``,
+        ``content_type``, ``headers``, ``retry_after``), ``rate_limit`` (``retry_after`` seconds or HTTP date
+        or None, ``html=False``, ``body``, ``headers``), ``html`` / ``text`` (``body``), ``empty``,
+        ``truncated`` (``fraction=0.5``), ``wrong_shape`` (``body``), ``latency`` (``delay_s=0.5``).
+        """
+        if kind not in FAULT_KINDS:
+            raise ValueError(f"unknown fault kind {kind!r}; expected one of {sorted(FAULT_KINDS)}")
+        with self._lock:
+            self._faults.append(_Fault(kind, path_prefix, service, times, params))
+
+    def clear_faults(self) -> None:
+        """Remove every injected fault."""
+        with self._lock:
+            self._faults.clear()
+
+    # -- request handling (called from handler threads)
+    def _serve(self, handler: _Handler, request: _Request) -> None:
+        self._classify(request)
+        record = RecordedRequest(
+            method=request.method,
+            path=request.raw_path,
+            query=request.query,
+            headers=request.headers,
+            service=request.service,
+            service_path=unquote(request.raw_rel) if request.service else "",
+            body=request.body,
+            at=time.time(),
+        )
+        with self._lock:
+            self.requests.append(record)
+            fault = self._take_fault(request)
+        if fault is None:
+            self._send(handler, request, self._respond(request))
+            return
+        self._apply_fault(handler, request, fault)
+
+    def _classify(self, request: _Request) -> None:
+        for service, mount in SERVICES.items():
+            if request.raw_path == mount or request.raw_path.startswith(mount + "/"):
+                request.service = service
+                request.raw_rel = request.raw_path[len(mount) :] or "/"
+                break
+        request.query = dict(parse_qsl(request.raw_query, keep_blank_values=True))
+        if request.service:
+            request.npath = _norm_path(request.service, request.raw_rel)
+            request.qkey = _query_key(request.raw_query)
+
+    def _take_fault(self, request: _Request) -> _Fault | None:
+        for fault in self._faults:
+            if fault.service is not None and fault.service != request.service:
+                continue
+            rel = unquote(request.raw_rel) if request.service else ""
+            if not _prefix_matches(fault.path_prefix, request.raw_path, request.service, rel):
+                continue
+            if fault.remaining is not None:
+                if fault.remaining <= 0:
+                    continue
+                fault.remaining -= 1
+            return fault
+        return None
+
+    def _respond(self, request: _Request) -> _Canned:
+        """Resolve a request to a response (validators not yet applied)."""
+        service, npath, qkey = request.service, request.npath, request.qkey
+        if not service:
+            return _Canned(404, (("content-type", "text/plain"),), b"No such service mount.")
+        with self._lock:
+            hit = self._overrides.get((service, npath, qkey)) or self._overrides.get((service, npath, None))
+            if hit is None and service == "zenodo":
+                match = re.fullmatch(r"/records/(\d+)", npath)
+                history = self._histories.get(match.group(1)) if match else None
+                if history is not None:
+                    hit = history.bodies[min(history.served, len(history.bodies) - 1)]
+                    history.served += 1
+        if hit is not None:
+            return hit
+        accept = request.headers.get("accept", "")
+        for media in (m.split(";")[0].strip().lower() for m in accept.split(",") if m.strip()):
+            variant = self.corpus.accept_variants.get((service, npath, media))
+            if variant is not None:
+                return variant
+        recorded = self.corpus.route(service, npath, qkey)
+        if recorded is not None:
+            return recorded
+        cursor = request.query.get("cursor")
+        if cursor and cursor != "*" and cursor in self.corpus.cursor_next:
+            return self.corpus.cursor_next[cursor]
+        dynamic = {"crossref": self._crossref, "zenodo": self._zenodo, "doi": self._doi}[service](request)
+        if dynamic is not None:
+            return dynamic
+        if not _is_collection(service, npath):
+            any_query = self.corpus.route_any_query(service, npath)
+            if any_query is not None:
+                return any_query
+        return self.corpus.crossref_404 if service == "crossref" else self._not_found(service)
+
+    def _not_found(self, service: str) -> _Canned:
+        if service == "zenodo":
+            return self.corpus.zenodo_404
+        return _Canned(404, (("content-type", "text/plain"),), b"Not found.")
+
+    def _crossref(self, request: _Request) -> _Canned | None:
+        decoded = re.sub(r"/{2,}", "/", unquote(request.raw_rel))
+        match = re.match(r"^/works/(.+)$", decoded, re.IGNORECASE)
+        if not match:
+            return None
+        rest = _URL_DOI.sub("", unquote(request.raw_rel)[len("/works/") :].lstrip("/")).lower()
+        if rest.endswith("/agency"):
+            doi = rest[: -len("/agency")]
+            agency = self.corpus.ra_for(doi) if doi.count("/") >= 1 else None
+            if agency is None:
+                return None
+            message = {
+                "DOI": doi,
+                "agency": {"id": agency.lower(), "label": _RA_LABELS.get(agency.lower(), agency)},
+            }
+            body = {
+                "status": "ok",
+                "message-type": "work-agency",
+                "message-version": "1.0.0",
+                "message": message,
+            }
+            return _Canned(200, (("content-type", _JSON_CT),), _json_bytes(body), "synthesised agency")
+        return self.corpus.works.get(rest)
+
+    def _zenodo(self, request: _Request) -> _Canned | None:
+        npath = request.npath.rstrip("/")
+        match = re.fullmatch(r"/records/(\d+)(/versions/latest)?", npath)
+        if not match:
+            return None
+        recid, latest = match.group(1), match.group(2)
+        if recid in self.corpus.tombstones and not latest:
+            return self.corpus.tombstones[recid]
+        target = self.corpus.concepts.get(recid)
+        if latest and target is None and recid in self.corpus.records:
+            target = recid
+        if target is not None:
+            location = f"{self.zenodo_url}/records/{target}"
+            return _Canned(302, (("location", location), ("content-type", _JSON_CT)), b"", "concept redirect")
+        return None if latest else self.corpus.records.get(recid)
+
+    def _doi(self, request: _Request) -> _Canned | None:
+        raw = unquote(request.raw_rel)
+        if not raw.lower().startswith("/ra/"):
+            return None
+        answers: list[dict[str, str]] = []
+        for doi in (d.strip() for d in raw[len("/ra/") :].split(",")):
+            if not doi.startswith("10."):
+                answers.append({"DOI": doi, "status": "Invalid DOI"})
+                continue
+            agency = self.corpus.ra_for(doi)
+            answers.append(
+                {"DOI": doi, "RA": agency} if agency else {"DOI": doi, "status": "DOI does not exist"}
+            )
+        return _Canned(200, (("content-type", "application/json;charset=UTF-8"),), _json_bytes(answers), "ra")
+
+    # -- validators
+    def _finalize(self, request: _Request, canned: _Canned) -> tuple[int, list[tuple[str, str]], bytes]:
+        """Apply the ETag / Last-Modified modes; may turn the answer into a 304."""
+        headers = [(k, v) for k, v in canned.headers if k.lower() not in _VALIDATORS]
+        validated = canned.status == 200 and not _is_collection(request.service, request.npath)
+        if not validated:
+            return canned.status, headers, canned.body
+        with self._lock:
+            etags, last_modified = self.etags, self.last_modified
+        not_modified = False
+        if etags:
+            etag = canned.header("etag") or '"' + hashlib.sha256(canned.body).hexdigest()[:32] + '"'
+            headers.append(("ETag", etag))
+            inm = request.headers.get("if-none-match")
+            not_modified = inm is not None and _etag_matches(inm, etag)
+        if last_modified:
+            stamp = canned.header("last-modified") or _derived_last_modified(canned.body)
+            headers.append(("Last-Modified", stamp))
+            ims = request.headers.get("if-modified-since")
+            if ims and not (etags and "if-none-match" in request.headers):
+                with contextlib.suppress(TypeError, ValueError):
+                    modified = email.utils.parsedate_to_datetime(stamp)
+                    not_modified = modified <= email.utils.parsedate_to_datetime(ims)
+        if not_modified:
+            return 304, headers, b""
+        return canned.status, headers, canned.body
+
+    def _send(self, handler: _Handler, request: _Request, canned: _Canned) -> None:
+        status, headers, body = self._finalize(request, canned)
+        range_header = request.headers.get("range", "")
+        match = re.fullmatch(r"bytes=(\d+)-(\d+)", range_header.strip())
+        if status == 206 and match and int(match.group(2)) < len(body):
+            start, end = int(match.group(1)), int(match.group(2))
+            body = body[start : end + 1]
+            total = (canned.header("content-range") or "/*").rsplit("/", 1)[1]
+            headers = [(k, v) for k, v in headers if k.lower() != "content-range"]
+            headers.append(("Content-Range", f"bytes {start}-{end}/{total}"))
+        handler.write_response(status, headers, body)
+
+    # -- faults
+    def _apply_fault(self, handler: _Handler, request: _Request, fault: _Fault) -> None:
+        params, kind = fault.params, fault.kind
+        stop_event = handler.server.stop_event
+        if kind == "refuse":
+            handler.close_connection = True
+            if params.get("rst"):
+                handler.abort()
+            return
+        if kind == "hang":
+            stop_event.wait(float(params.get("max_s", 30.0)))
+            handler.close_connection = True
+            return
+        if kind == "latency":
+            if stop_event.wait(float(params.get("delay_s", 0.5))):
+                handler.close_connection = True
+                return
+            self._send(handler, request, self._respond(request))
+            return
+        if kind in ("slow", "reset"):
+            status, headers, body = self._finalize(request, self._respond(request))
+            handler.send_response_only(status)
+            for name, value in headers:
+                handler.send_header(name, value)
+            handler.send_header("Date", _http_date())
+            handler.send_header("Content-Length", str(len(body)))
+            handler.end_headers()
+            if kind == "reset":
+                cut = max(1, int(len(body) * float(params.get("fraction", 0.5)))) if body else 0
+                handler.wfile.write(body[:cut])
+                handler.wfile.flush()
+                handler.abort()
+                return
+            delay, size = float(params.get("delay_s", 0.2)), max(1, int(params.get("chunk_size", 256)))
+            try:
+                for start in range(0, len(body), size):
+                    if stop_event.wait(delay):
+                        handler.close_connection = True
+                        return
+                    handler.wfile.write(body[start : start + size])
+                    handler.wfile.flush()
+            except OSError:
+                handler.close_connection = True
+            return
+        status, headers, body = self._fault_response(request, kind, params)
+        handler.write_response(status, headers, body)
+
+    def _fault_response(
+        self, request: _Request, kind: str, params: Mapping[str, Any]
+    ) -> tuple[int, list[tuple[str, str]], bytes]:
+        extra = list((params.get("headers") or {}).items())
+        if kind == "status":
+            code = int(params.get("status", 503))
+            reason = HTTPStatus(code).phrase if code in HTTPStatus._value2member_map_ else "Error"
+            if params.get("body") is not None:
+                body = _to_bytes(params["body"])
+                ctype = params.get("content_type") or (
+                    _JSON_CT if not isinstance(params["body"], str | bytes) else "text/plain"
+                )
+            elif params.get("html"):
+                body = (
+                    f"<html>\r\n<head><title>{code} {reason}</title></head>\r\n<body>\r\n"
+                    f"<center><h1>{code} {reason}</h1></center>\r\n</body>\r\n</html>\r\n"
+                ).encode()
+                ctype = params.get("content_type") or "text/html"
+            else:
+                body = _json_bytes({"status": "error", "message-type": "exception", "message": reason})
+                ctype = params.get("content_type") or _JSON_CT
+            headers = [("Content-Type", ctype), *extra]
+            if params.get("retry_after") is not None:
+                headers.append(("Retry-After", str(params["retry_after"])))
+            return code, headers, body
+        if kind == "rate_limit":
+            if params.get("body") is not None:
+                body = _to_bytes(params["body"])
+                ctype = _JSON_CT if not isinstance(params["body"], str | bytes) else "text/html"
+            elif params.get("html"):
+                body, ctype = _BC15_HTML, "text/html"
+            else:
+                body = _json_bytes({"status": 429, "message": "Too Many Requests"})
+                ctype = _JSON_CT
+            headers = [("Content-Type", ctype), *extra]
+            retry_after = params.get("retry_after")
+            if retry_after is not None:
+                value = retry_after if isinstance(retry_after, str) else str(int(retry_after))
+                headers.append(("Retry-After", value))
+            return 429, headers, body
+        if kind == "html":
+            return (
+                200,
+                [("Content-Type", "text/html; charset=utf-8"), *extra],
+                _to_bytes(params.get("body", _DEFAULT_HTML)),
+            )
+        if kind == "text":
+            body = _to_bytes(params.get("body", "This is not JSON.\n"))
+            return 200, [("Content-Type", "text/plain; charset=utf-8"), *extra], body
+        if kind == "empty":
+            return 200, [("Content-Type", _JSON_CT), *extra], b""
+        if kind == "truncated":
+            _, _, full = self._finalize(request, self._respond(request))
+            if len(full) < 4:
+                full = _json_bytes({"status": "ok", "message-type": "work", "message": {"DOI": "10.0/x"}})
+            cut = max(1, min(len(full) - 1, int(len(full) * float(params.get("fraction", 0.5)))))
+            return 200, [("Content-Type", _JSON_CT), *extra], full[:cut]
+        if kind == "wrong_shape":
+            default: Any = (
+                {"status": "ok", "message-type": "work-list", "message": {"items": []}}
+                if request.service == "crossref"
+                else []
+            )
+            return 200, [("Content-Type", _JSON_CT), *extra], _to_bytes(params.get("body", default))
+        raise AssertionError(f"unhandled fault kind {kind}")  # pragma: no cover
+
+
+def _prefix_matches(prefix: str | None, raw_path: str, service: str, service_path: str) -> bool:
+    """Whether ``prefix`` starts the raw/decoded full path or the decoded service-relative path."""
+    if prefix is None:
+        return True
+    raw_rel = raw_path[len(SERVICES[service]) :] if service else ""
+    candidates = [raw_path, unquote(raw_path), raw_rel, service_path]
+    return any(c.startswith(prefix) for c in candidates if c)
+
+
+def quote_doi(doi: str) -> str:
+    """Percent-encode a DOI for a path segment the way syncd is expected to (slashes included)."""
+    return quote(doi, safe="")

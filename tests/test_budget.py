@@ -1,0 +1,153 @@
+"""The shared request budget: token buckets in the database, 429 blocks, in-flight slots, breaker."""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+from datetime import timedelta
+
+import pytest
+from freezegun import freeze_time
+
+from syncd.budget import BREAKER_COOLDOWN_S, BREAKER_THRESHOLD, Budget
+from syncd.config import Settings
+from syncd.errors import BudgetExhausted, UpstreamOffline
+from syncd.store.repo import Store
+
+
+def _settings(db_url: str, **pool: float) -> Settings:
+    return Settings(
+        database_url=db_url,
+        budget={"crossref_single": {"per_s": 1.0, "burst": 3, "in_flight": 2, **pool}},
+        crossref={"mailto": "ci@example.org"},
+    )
+
+
+@pytest.fixture
+def two_stores(db_url: str):
+    a, b = Store.open(db_url), Store.open(db_url)
+    yield a, b
+    a.close()
+    b.close()
+
+
+def test_bucket_allows_burst_then_refills_at_rate(db_url: str, two_stores) -> None:
+    """Burst 3 at 1/s: three grants at once, the fourth must wait ~1 s, and one more token after 1 s."""
+    store, _ = two_stores
+    with freeze_time("2026-11-29 12:00:00") as clock:
+        budget = Budget(store, _settings(db_url))
+        leases = [budget.try_acquire("crossref_single") for _ in range(2)]
+        for g in leases:
+            budget.release(g.lease)
+        third = budget.try_acquire("crossref_single")
+        assert third.lease is not None
+        budget.release(third.lease)
+        fourth = budget.try_acquire("crossref_single")
+        assert fourth.lease is None
+        assert fourth.wait_s == pytest.approx(1.0)
+        clock.tick(timedelta(seconds=1))
+        assert budget.try_acquire("crossref_single").lease is not None
+
+
+def test_tokens_are_shared_between_store_instances(db_url: str, two_stores) -> None:
+    """Two Budget objects on separate engines (as two processes) draw from one bucket."""
+    a, b = two_stores
+    with freeze_time("2026-11-29 12:00:00"):
+        settings = _settings(db_url, in_flight=10)
+        first, second = Budget(a, settings), Budget(b, settings)
+        assert first.try_acquire("crossref_single").lease is not None
+        assert second.try_acquire("crossref_single").lease is not None
+        assert first.try_acquire("crossref_single").lease is not None
+        assert second.try_acquire("crossref_single").lease is None
+        assert first.state("crossref_single").tokens == pytest.approx(0.0)
+
+
+def test_429_block_is_seen_by_every_process_and_acquire_does_not_hang(db_url: str, two_stores) -> None:
+    """A block set by one process makes another's acquire fail fast with rate_limited and the wait."""
+    a, b = two_stores
+    settings = _settings(db_url)
+    Budget(a, settings).block("crossref_single", 30)
+    started = time.monotonic()
+    with pytest.raises(BudgetExhausted) as err:
+        Budget(b, settings).acquire("crossref_single", max_wait_s=0.5)
+    assert time.monotonic() - started < 0.5
+    assert err.value.reason == "rate_limited"
+    assert 29 < err.value.data["retry_after_s"] <= 30
+
+
+def test_daemon_leaves_the_interactive_reserve(db_url: str, two_stores) -> None:
+    """With burst 10 and reserve 0.3 the daemon takes 7 tokens; interactive calls still get the last 3."""
+    store, _ = two_stores
+    with freeze_time("2026-11-29 12:00:00"):
+        settings = _settings(db_url, burst=10, in_flight=20)
+        daemon = Budget(store, settings, interactive=False)
+        got = sum(1 for _ in range(10) if daemon.try_acquire("crossref_single").lease is not None)
+        assert got == 7
+        interactive = Budget(store, settings)
+        assert sum(1 for _ in range(5) if interactive.try_acquire("crossref_single").lease is not None) == 3
+
+
+def test_in_flight_limit_and_release(db_url: str, two_stores) -> None:
+    """in_flight=2: a third concurrent request waits for a slot; releasing one frees it."""
+    store, _ = two_stores
+    with freeze_time("2026-11-29 12:00:00"):
+        budget = Budget(store, _settings(db_url, burst=10))
+        first = budget.try_acquire("crossref_single").lease
+        second = budget.try_acquire("crossref_single").lease
+        assert first and second
+        blocked = budget.try_acquire("crossref_single")
+        assert blocked.lease is None and blocked.wait_s < 0.1
+        budget.release(first)
+        assert budget.try_acquire("crossref_single").lease is not None
+
+
+def test_breaker_opens_after_repeated_failures_and_lets_one_probe_through(db_url: str, two_stores) -> None:
+    """After BREAKER_THRESHOLD failures nobody may call; after the cooldown exactly one probe is granted."""
+    a, b = two_stores
+    with freeze_time("2026-11-29 12:00:00") as clock:
+        settings = _settings(db_url, burst=10, in_flight=10)
+        one, other = Budget(a, settings), Budget(b, settings)
+        for _ in range(BREAKER_THRESHOLD):
+            one.record_failure("crossref_single")
+        with pytest.raises(UpstreamOffline):
+            other.try_acquire("crossref_single")
+        clock.tick(timedelta(seconds=BREAKER_COOLDOWN_S + 1))
+        probe = one.try_acquire("crossref_single")
+        assert probe.lease is not None and probe.probe
+        with pytest.raises(UpstreamOffline):
+            other.try_acquire("crossref_single")
+        one.record_success("crossref_single")
+        assert other.try_acquire("crossref_single").lease is not None
+
+
+def _hammer(db_url: str, seconds: float, out: multiprocessing.Queue) -> None:  # pragma: no cover - child
+    store = Store.open(db_url)
+    budget = Budget(store, _settings(db_url, per_s=10.0, burst=5, in_flight=50))
+    granted = 0
+    end = time.time() + seconds
+    while time.time() < end:
+        grant = budget.try_acquire("crossref_single")
+        if grant.lease is not None:
+            granted += 1
+            budget.release(grant.lease)
+        else:
+            time.sleep(min(grant.wait_s, 0.01))
+    out.put(granted)
+    store.close()
+
+
+def test_three_processes_never_exceed_the_bucket(db_url: str) -> None:
+    """3 processes x 1.5 s on a 10/s, burst-5 pool get at most burst + rate x elapsed tokens in total."""
+    Store.open(db_url).close()
+    ctx = multiprocessing.get_context("spawn")
+    out: multiprocessing.Queue = ctx.Queue()
+    started = time.time()
+    procs = [ctx.Process(target=_hammer, args=(db_url, 1.5, out)) for _ in range(3)]
+    for p in procs:
+        p.start()
+    totals = [out.get(timeout=30) for _ in procs]
+    for p in procs:
+        p.join(timeout=30)
+    elapsed = time.time() - started
+    assert sum(totals) <= 5 + 10.0 * elapsed + 1
+    assert sum(totals) >= 10  # the bucket really granted tokens to the contenders
