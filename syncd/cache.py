@@ -238,9 +238,11 @@ class Cache:
         last_modified: str | None = None,
     ) -> EntryContent:
         """Build the stored form of a Crossref work ``message`` (raw body kept as received)."""
-        view = crossref_norm.work_view(message, offset=0, limit=1000)
+        view = crossref_norm.work_view(message, offset=0, limit=1)
         names = " ".join(
-            " ".join(filter(None, (a.given, a.family, a.name))) for a in (view.authors or [])
+            " ".join(str(a.get(k)) for k in ("given", "family", "name") if a.get(k))
+            for a in message.get("author") or []
+            if isinstance(a, dict)
         )
         search_text = " ".join(filter(None, (view.containerTitle, names, view.abstract, view.publisher)))
         indexed = (message.get("indexed") or {}).get("date-time")

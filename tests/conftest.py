@@ -68,3 +68,9 @@ def cache(settings: Settings, store: Store) -> Iterator[Cache]:
     c = Cache(settings, store)
     yield c
     c.close()
+
+
+@pytest.fixture
+def corpus_message() -> dict[str, Any]:
+    """The `message` of the recorded Crossref work 10.1101/598821 (24 authors)."""
+    return corpus_json("crossref/work/10.1101_598821.json")["message"]
