@@ -123,7 +123,11 @@ class Budget:
             conn.execute(
                 sqlite_insert(BudgetPool)
                 .values(
-                    pool=pool, tokens=limits.burst, updated_at=now, blocked_until=0.0, failures=0,
+                    pool=pool,
+                    tokens=limits.burst,
+                    updated_at=now,
+                    blocked_until=0.0,
+                    failures=0,
                     offline_until=0.0,
                 )
                 .on_conflict_do_nothing()
@@ -202,7 +206,9 @@ class Budget:
             if in_flight >= limits.in_flight:
                 return Grant(None, 0.05)
             lease = Lease(id=uuid.uuid4().hex, pool=pool)
-            conn.execute(BudgetLease.__table__.insert().values(id=lease.id, pool=pool, expires_at=now + LEASE_TTL_S))
+            conn.execute(
+                BudgetLease.__table__.insert().values(id=lease.id, pool=pool, expires_at=now + LEASE_TTL_S)
+            )
             values: dict[str, Any] = {"tokens": tokens - 1.0, "updated_at": now}
             if probe:
                 values["offline_until"] = now + BREAKER_COOLDOWN_S
@@ -244,7 +250,11 @@ class Budget:
         with self.store.write() as conn:
             row = self._row(conn, pool, now)
             until = max(row.blocked_until, now + max(0.0, seconds))
-            conn.execute(update(BudgetPool).where(BudgetPool.pool == pool).values(blocked_until=until, tokens=0.0, updated_at=now))
+            conn.execute(
+                update(BudgetPool)
+                .where(BudgetPool.pool == pool)
+                .values(blocked_until=until, tokens=0.0, updated_at=now)
+            )
 
     def record_success(self, pool: str) -> None:
         """Upstream answered: close the breaker and reset the failure count."""

@@ -85,7 +85,9 @@ class Provenance:
 
 @dataclass(frozen=True)
 class Lookup:
-    """One answered lookup: the stored ``entry``, its ``provenance`` and, for Zenodo, how the
+    """One answered lookup.
+
+    ``entry`` is the stored entry, ``provenance`` where it came from and, for Zenodo, how the
     requested id led to it (``resolved_from``: ``version``, ``concept_to_latest``, ``external_doi``).
     """
 
@@ -163,7 +165,11 @@ class Cache:
             return entry, Provenance("store", entry.fetched_at, entry.validated_at, stale=False)
         if decision.action is Action.SERVE_STALE and entry is not None:
             return entry, Provenance(
-                "store-stale", entry.fetched_at, entry.validated_at, stale=True, upstream_error=decision.reason
+                "store-stale",
+                entry.fetched_at,
+                entry.validated_at,
+                stale=True,
+                upstream_error=decision.reason,
             )
         if decision.action is Action.ERROR:
             raise _error_for(decision, pool)
@@ -172,9 +178,7 @@ class Cache:
         except (UpstreamError, BudgetExhausted) as exc:
             if entry is None:
                 raise
-            log.info(
-                "event=serve_stale kind=%s key=%s reason=%s", entry.kind, entry.key, exc.reason
-            )
+            log.info("event=serve_stale kind=%s key=%s reason=%s", entry.kind, entry.key, exc.reason)
             self.store.mark_error(entry.id, exc.reason)
             return entry, Provenance(
                 "store-stale",
@@ -183,10 +187,19 @@ class Cache:
                 stale=decision.stale,
                 upstream_error=exc.reason,
             )
-        if fresh.last_error and entry is not None and fresh.status == "ok" and fresh.validated_at == entry.validated_at:
+        if (
+            fresh.last_error
+            and entry is not None
+            and fresh.status == "ok"
+            and fresh.validated_at == entry.validated_at
+        ):
             # upstream said 404 for a work we hold: keep serving the stored body, flagged (BC-09)
             return fresh, Provenance(
-                "store-stale", fresh.fetched_at, fresh.validated_at, stale=True, upstream_error=fresh.last_error
+                "store-stale",
+                fresh.fetched_at,
+                fresh.validated_at,
+                stale=True,
+                upstream_error=fresh.last_error,
             )
         return fresh, Provenance("upstream", fresh.fetched_at, fresh.validated_at, stale=False)
 
@@ -201,7 +214,9 @@ class Cache:
         """
         deadline = deadline or Deadline(self.settings.deadline_s)
         entry = self.store.get(CROSSREF_WORK, doi.key)
-        stored, prov = self._run(entry, "crossref_single", deadline, force, lambda e: self._fetch_work(doi, e, deadline))
+        stored, prov = self._run(
+            entry, "crossref_single", deadline, force, lambda e: self._fetch_work(doi, e, deadline)
+        )
         if stored.status != "ok":
             raise NotFound(
                 f"no Crossref record for DOI {doi.doi}",
@@ -224,7 +239,9 @@ class Cache:
         if answer.status != "ok" or answer.message is None:
             content = EntryContent(CROSSREF_WORK, doi.key, "not_found", None, None, doi=doi.key)
         else:
-            content = self.work_content(doi.key, answer.message, answer.text, answer.etag, answer.last_modified)
+            content = self.work_content(
+                doi.key, answer.message, answer.text, answer.etag, answer.last_modified
+            )
         stored, changed = self.store.put_content(content)
         log.debug("event=stored kind=crossref_work key=%s changed=%s", doi.key, changed)
         return stored
@@ -250,7 +267,9 @@ class Cache:
             kind=CROSSREF_WORK,
             key=key,
             status="ok",
-            body=raw if raw is not None else json.dumps({"status": "ok", "message-type": "work", "message": message}),
+            body=raw
+            if raw is not None
+            else json.dumps({"status": "ok", "message-type": "work", "message": message}),
             content_hash=content_hash(crossref_norm.content_hash_projection(message)),
             upstream_version=str(indexed) if indexed else None,
             doi=key,
@@ -282,7 +301,9 @@ class Cache:
             else:
                 recid = self.zenodo.find_doi(ref.doi, deadline)
                 if recid is None:
-                    raise NotFound(f"no Zenodo record holds DOI {ref.doi}", reason="not_on_zenodo", doi=ref.doi)
+                    raise NotFound(
+                        f"no Zenodo record holds DOI {ref.doi}", reason="not_on_zenodo", doi=ref.doi
+                    )
         assert recid is not None
         concept = self.store.concept_latest(recid)
         target = recid
@@ -303,14 +324,18 @@ class Cache:
             resolved_from = "concept_to_latest"
         return Lookup(stored, prov, resolved_from=resolved_from)
 
-    def _fetch_record(self, recid: str, entry: StoredEntry | None, deadline: Deadline) -> tuple[StoredEntry, str]:
+    def _fetch_record(
+        self, recid: str, entry: StoredEntry | None, deadline: Deadline
+    ) -> tuple[StoredEntry, str]:
         answer = self.zenodo.get_record(recid, deadline, etag=entry.etag if entry else None)
         if answer.status == "not_modified" and entry is not None:
             self.store.mark_validated(entry.id, etag=answer.etag, last_modified=answer.last_modified)
             return self._reload(entry), "version"
         if answer.status != "ok" or answer.body is None:
             body = answer.text if answer.status == "gone" else None
-            content = EntryContent(ZENODO_RECORD, recid, answer.status, body, content_hash(body) if body else None)
+            content = EntryContent(
+                ZENODO_RECORD, recid, answer.status, body, content_hash(body) if body else None
+            )
             stored, _ = self.store.put_content(content)
             return stored, "version"
         keys = zenodo_norm.record_keys(answer.body)

@@ -241,7 +241,7 @@ def _stored(cache_obj: Any, which: str, parsed: Any) -> Any:
 @handle_errors
 def cache_stats(ctx: click.Context, as_json: bool) -> None:
     """Entries per kind and status, fresh/stale counts, database size and budget per pool."""
-    settings, store, cache_obj = _open(ctx)
+    _, store, cache_obj = _open(ctx)
     try:
         now = time.time()
         counts = store.counts(cache_obj.ttls(), now)
@@ -301,7 +301,7 @@ def cache_stats(ctx: click.Context, as_json: bool) -> None:
 def cache_show(ctx: click.Context, ident: str, kind: str, as_json: bool) -> None:
     """Show one stored entry (a DOI or a Zenodo id): key, status, validators, ages. No upstream request."""
     which, parsed = _resolve_id(ident, kind)
-    _settings_, store, cache_obj = _open(ctx)
+    _, store, cache_obj = _open(ctx)
     try:
         entry = _stored(cache_obj, which, parsed)
         if entry is None:
@@ -334,18 +334,27 @@ def cache_get(ctx: click.Context, ident: str, kind: str, as_json: bool, refresh:
     from syncd.normalize.zenodo import record_view
 
     which, parsed = _resolve_id(ident, kind)
-    _settings_, store, cache_obj = _open(ctx)
+    _, store, cache_obj = _open(ctx)
     try:
         if which == "crossref":
             lookup = cache_obj.get_work(parsed, force=refresh)
             body = json.loads(lookup.entry.body or "{}")
-            view: dict[str, Any] = work_view(body.get("message", body)).model_dump(mode="json", exclude_none=True)
+            view: dict[str, Any] = work_view(body.get("message", body)).model_dump(
+                mode="json", exclude_none=True
+            )
         else:
             lookup = cache_obj.get_record(parsed, force=refresh)
             if lookup.entry.status != "ok":
                 raise NotFound(f"{ident}: {lookup.entry.status}", reason=lookup.entry.status)
-            view = record_view(json.loads(lookup.entry.body or "{}")).model_dump(mode="json", exclude_none=True)
-        data = {"kind": lookup.entry.kind, "key": lookup.entry.key, "cache": lookup.provenance.as_dict(), **view}
+            view = record_view(json.loads(lookup.entry.body or "{}")).model_dump(
+                mode="json", exclude_none=True
+            )
+        data = {
+            "kind": lookup.entry.kind,
+            "key": lookup.entry.key,
+            "cache": lookup.provenance.as_dict(),
+            **view,
+        }
     finally:
         cache_obj.close()
         store.close()

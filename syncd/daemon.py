@@ -13,6 +13,8 @@ import asyncio
 import contextlib
 import datetime as dt
 import logging
+import signal
+from collections.abc import Iterator
 
 import uvicorn
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
@@ -59,8 +61,10 @@ async def _serve(settings: Settings, store: Store) -> None:
     config = uvicorn.Config(
         app, host=settings.http.host, port=settings.http.port, log_level="warning", lifespan="on"
     )
-    web = uvicorn.Server(config)
+    web = _Server(config)
     loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, _request_exit, web, sig)
     running: set[asyncio.Future[object]] = set()
 
     async def sweep_job() -> None:
@@ -68,19 +72,21 @@ async def _serve(settings: Settings, store: Store) -> None:
         running.add(fut)
         try:
             report = await fut
-            notify(f"STATUS=last sweep: {report.checked} checked, {report.changed} changed, {report.failed} failed")
+            counts = f"{report.checked} checked, {report.changed} changed, {report.failed} failed"
+            notify(f"STATUS=last sweep: {counts}")
         finally:
             running.discard(fut)
 
     scheduler = AsyncIOScheduler(
         timezone=dt.UTC, job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": 300}
     )
+    first_run = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=min(5.0, settings.revalidate_interval_s))
     scheduler.add_job(
         sweep_job,
         "interval",
         seconds=settings.revalidate_interval_s,
         id="revalidate",
-        next_run_time=dt.datetime.now(dt.UTC) + dt.timedelta(seconds=5),
+        next_run_time=first_run,
         replace_existing=True,
     )
     wd = watchdog_interval_s()
@@ -117,6 +123,20 @@ async def _serve(settings: Settings, store: Store) -> None:
         tools_cache.close()
         sweep_cache.close()
         log.info("event=stopped")
+
+
+class _Server(uvicorn.Server):
+    """uvicorn without its own signal capture: the daemon handles SIGTERM/SIGINT and drains itself."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+def _request_exit(web: uvicorn.Server, sig: int) -> None:
+    log.info("event=signal signal=%s", signal.Signals(sig).name)
+    notify("STOPPING=1")
+    web.should_exit = True
 
 
 def _redact_url(url: str) -> str:

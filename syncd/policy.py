@@ -58,8 +58,10 @@ class UpstreamFacts:
 
 @dataclass(frozen=True)
 class Decision:
-    """The outcome: ``action``, whether the answer will be flagged ``stale``, and for SERVE_STALE
-    and ERROR the ``reason`` code (``upstream_unavailable``, ``rate_limited``, ``request_timeout``)
+    """The outcome of :func:`decide`.
+
+    ``action``, whether the answer will be flagged ``stale``, and for SERVE_STALE and ERROR the
+    ``reason`` code (``upstream_unavailable``, ``rate_limited``, ``request_timeout``)
     with ``retry_after_s`` when a wait is known.
     """
 

@@ -56,7 +56,9 @@ def sweep(cache: Cache, limit: int, now: float | None = None) -> SweepReport:
             report.failed += 1
             reason = outcome.partition(":")[2]
             report.failures[reason] = report.failures.get(reason, 0) + 1
-            if reason == "rate_limited" or (reason in STOP_REASONS and cache.budget.offline(_pool(entry.kind))):
+            if reason == "rate_limited" or (
+                reason in STOP_REASONS and cache.budget.offline(_pool(entry.kind))
+            ):
                 report.stopped = reason
                 break
     report.elapsed_s = round(time.monotonic() - started, 3)

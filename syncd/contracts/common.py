@@ -36,7 +36,9 @@ class ErrorData(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    reason: str = Field(description="Declared failure mode, e.g. doi_not_found, invalid_identifier, rate_limited.")
+    reason: str = Field(
+        description="Declared failure mode, e.g. doi_not_found, invalid_identifier, rate_limited."
+    )
     recovery: Recovery | None = Field(None, description="Recovery hint.")
     retryable: bool | None = Field(None, description="Whether retrying the same call may succeed.")
 

@@ -1,0 +1,1 @@
+"""Local store: SQLAlchemy models, engine setup and migrations, repository functions."""

@@ -36,7 +36,13 @@ CODES: dict[str, int] = {
     "invalid_cursor": -32007,
     "internal_error": -32603,
 }
-RETRYABLE = {"upstream_unavailable", "record_unavailable", "rate_limited", "request_timeout", "store_unavailable"}
+RETRYABLE = {
+    "upstream_unavailable",
+    "record_unavailable",
+    "rate_limited",
+    "request_timeout",
+    "store_unavailable",
+}
 
 
 def to_error_info(exc: SyncdError, rename: Mapping[str, str] | None = None) -> ErrorInfo:

@@ -68,7 +68,9 @@ def render_record(data: dict[str, Any]) -> str:
     cache = data.get("cache") or {}
     if cache:
         flag = f", upstream_error={cache['upstream_error']}" if cache.get("upstream_error") else ""
-        lines.append(f"[cache: {cache['source']}, validated {cache['validated_at']}, stale={cache['stale']}{flag}]")
+        lines.append(
+            f"[cache: {cache['source']}, validated {cache['validated_at']}, stale={cache['stale']}{flag}]"
+        )
     lines.append("")
     lines.append("```json")
     slim = {k: v for k, v in data.items() if k != "record"}
@@ -95,7 +97,7 @@ def _miss(kind: str, input_kind: str, ident: str, tombstone_body: str | None = N
 
 def get_record(
     cache: Cache,
-    id: Annotated[str, Field(min_length=1, max_length=500, description=ID_DESCRIPTION)],  # noqa: A002
+    id: Annotated[str, Field(min_length=1, max_length=500, description=ID_DESCRIPTION)],
 ) -> Annotated[CallToolResult, GetRecordResult]:
     """Resolve one Zenodo deposit and return its full metadata, from the local store first.
 
@@ -142,11 +144,15 @@ def get_record(
                         else "Files are restricted; metadata only."
                     )
                 elif total is not None and total > shown:
-                    data["notice"] = f"Showing {shown} of {total} files; page the rest with zenodo_list_files."
+                    data["notice"] = (
+                        f"Showing {shown} of {total} files; page the rest with zenodo_list_files."
+                    )
             else:
                 kind = {"gone": "deleted", "not_found": "not_found", "restricted": "restricted"}[entry.status]
                 data = _miss(kind, ref.input_kind, entry.key, entry.body)
             data["cache"] = lookup.provenance.as_dict()
     except Exception as exc:
         return error_result(exc, RENAME)
-    return CallToolResult(content=[TextContent(type="text", text=render_record(data))], structured_content=data)
+    return CallToolResult(
+        content=[TextContent(type="text", text=render_record(data))], structured_content=data
+    )

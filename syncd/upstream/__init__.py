@@ -1,0 +1,1 @@
+"""Upstream HTTP clients (Crossref, Zenodo), all budgeted through one GET path."""

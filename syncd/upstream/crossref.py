@@ -58,7 +58,9 @@ class CrossrefClient:
         transport: optional httpx transport (tests).
     """
 
-    def __init__(self, settings: Settings, budget: Budget, transport: httpx.BaseTransport | None = None) -> None:
+    def __init__(
+        self, settings: Settings, budget: Budget, transport: httpx.BaseTransport | None = None
+    ) -> None:
         self.http = UpstreamHTTP(
             "crossref",
             settings.crossref.base_url,

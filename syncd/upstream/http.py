@@ -225,7 +225,9 @@ class UpstreamHTTP:
         elapsed = time.monotonic() - started
         status = resp.status_code
         hdrs = {k.lower(): v for k, v in resp.headers.items()}
-        log.debug("event=upstream_get service=%s status=%s path=%s elapsed_s=%.3f", self.name, status, path, elapsed)
+        log.debug(
+            "event=upstream_get service=%s status=%s path=%s elapsed_s=%.3f", self.name, status, path, elapsed
+        )
         ctype = hdrs.get("content-type", "").lower()
 
         if status == 429:

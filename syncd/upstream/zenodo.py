@@ -50,11 +50,15 @@ class ZenodoClient:
         transport: optional httpx transport (tests).
     """
 
-    def __init__(self, settings: Settings, budget: Budget, transport: httpx.BaseTransport | None = None) -> None:
+    def __init__(
+        self, settings: Settings, budget: Budget, transport: httpx.BaseTransport | None = None
+    ) -> None:
         headers = {"User-Agent": f"syncd/{__version__} (https://pypi.org/project/syncd/)"}
         if settings.zenodo.token is not None:
             headers["Authorization"] = f"Bearer {settings.zenodo.token.get_secret_value()}"
-        self.http = UpstreamHTTP("zenodo", settings.zenodo.base_url, budget, headers=headers, transport=transport)
+        self.http = UpstreamHTTP(
+            "zenodo", settings.zenodo.base_url, budget, headers=headers, transport=transport
+        )
 
     def close(self) -> None:
         """Close connections."""

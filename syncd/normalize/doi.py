@@ -1,0 +1,171 @@
+r"""Pure DOI input parsing: the canonical ``doi_key`` of real-user-cases convention 1.
+
+A DOI argument is taken whole (never regex-extracted from prose), cleaned of the wrappers people paste
+around it, decoded at most once and validated against ``^10\.[0-9]{4,9}/\S+$``::
+
+    parse_doi(" https://doi.org/10.1175/1520-0477(1996)077%3C0935:WOTWSM%3E2.0.CO;2 ")
+    -> ParsedDOI(doi="10.1175/1520-0477(1996)077<0935:WOTWSM>2.0.CO;2",
+                 key="10.1175/1520-0477(1996)077<0935:wotwsm>2.0.co;2",
+                 input_form="url")
+
+``doi`` keeps the caller's case (it is what goes upstream, through :func:`doi_path_segment`); ``key`` is
+the cache key, lowercased for ASCII letters only as the DOI Handbook prescribes.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+import urllib.parse
+from dataclasses import dataclass
+from typing import Literal
+
+from syncd.errors import InvalidInput
+
+__all__ = ["MAX_DOI_INPUT_LENGTH", "InputForm", "ParsedDOI", "doi_path_segment", "is_zenodo_doi", "parse_doi"]
+
+MAX_DOI_INPUT_LENGTH = 1000
+"""Inputs longer than this (in characters, before cleaning) are refused outright."""
+
+InputForm = Literal["bare", "doi_prefix", "url", "percent_encoded"]
+
+# Zero-width characters that copy/paste from PDFs and web pages smuggle in. They are never part of a DOI,
+# so they are removed wherever they occur (NBSP, being whitespace, is only trimmed at the ends).
+_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"))
+_TRIM = " \t\r\n\f\v\u00a0\u2007\u202f\u3000"
+
+_RESOLVER_URL = re.compile(r"^(?:https?://)?(?:dx\.|www\.)?doi\.org/", re.IGNORECASE)
+_OTHER_URL = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
+_DOI_PREFIX_WRAPPER = re.compile(r"^(?:info:doi/|doi:\s*|doi\s+)", re.IGNORECASE)
+_DOI = re.compile(r"^10\.[0-9]{4,9}/\S+$")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_ZENODO = re.compile(r"^10\.5281/zenodo\.([0-9]+)$", re.IGNORECASE)
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+@dataclass(frozen=True)
+class ParsedDOI:
+    """A cleaned, validated DOI.
+
+    Attributes:
+        doi: the cleaned DOI as given (case kept), e.g. ``10.31219/osf.io/f7txY``. Send this upstream.
+        key: the canonical cache key: ``doi`` with ASCII letters lowercased only, e.g.
+            ``10.31219/osf.io/f7txy``. Crossref's ``message.DOI`` equals it for Crossref DOIs.
+        input_form: how the DOI arrived: ``"url"`` (a doi.org resolver URL, decoded once),
+            ``"percent_encoded"`` (a fully encoded bare DOI such as ``10.1175%2F...``, decoded once),
+            ``"doi_prefix"`` (``doi:``, ``DOI``, ``info:doi/`` wrapper) or ``"bare"``.
+    """
+
+    doi: str
+    key: str
+    input_form: InputForm
+
+
+def _refuse(raw: str, why: str) -> InvalidInput:
+    shown = raw if len(raw) <= 120 else raw[:117] + "..."
+    return InvalidInput(
+        f"Not a DOI: {shown!r} ({why}). Expected a DOI such as 10.1038/nature12373, bare or as "
+        "https://doi.org/10.1038/nature12373 or doi:10.1038/nature12373.",
+        reason="invalid_parameter",
+        hint="Pass the DOI itself (10.NNNN/suffix); publisher landing-page URLs are not accepted.",
+    )
+
+
+def _strip_unbalanced_closer(doi: str) -> str:
+    """Drop one trailing ``)`` or ``]`` when the suffix has more closers than openers of that kind."""
+    if not doi or doi[-1] not in ")]":
+        return doi
+    closer = doi[-1]
+    opener = "(" if closer == ")" else "["
+    suffix = doi.partition("/")[2]
+    if suffix.count(closer) > suffix.count(opener):
+        return doi[:-1]
+    return doi
+
+
+def parse_doi(raw: str) -> ParsedDOI:
+    r"""Clean and validate a DOI argument (real-user-cases convention 1).
+
+    Steps, in order: trim whitespace/NBSP and remove zero-width characters (U+200B, U+200C, U+200D,
+    U+2060, U+FEFF); unwrap ``https?://(dx.|www.)?doi.org/`` (query string and fragment dropped), else
+    ``doi:``, ``DOI `` or ``info:doi/``; percent-decode exactly once when the input was a resolver URL or
+    is a fully encoded bare DOI (``%2F`` and no literal ``/``); Unicode NFC; drop one trailing sentence
+    ``.`` or ``,``; drop a trailing ``)``/``]`` only when it is unbalanced within the suffix. Every other
+    character (``< > ; ( ) [ ] # :``) is kept.
+
+    Args:
+        raw: the caller's DOI string (a tool argument or CLI value), at most 1000 characters.
+
+    Returns:
+        The :class:`ParsedDOI` (cleaned ``doi``, ASCII-lowercased ``key``, ``input_form``).
+
+    Raises:
+        InvalidInput: ``reason="invalid_parameter"`` when the input is not a string, is too long, is a
+            non-doi.org URL (publisher landing pages are not DOIs), contains control characters, or does
+            not match ``^10\.[0-9]{4,9}/\S+$`` after cleaning. Raised before any request is made.
+    """
+    if not isinstance(raw, str):
+        raise _refuse(repr(raw), "not a string")
+    if len(raw) > MAX_DOI_INPUT_LENGTH:
+        raise _refuse(raw, f"longer than {MAX_DOI_INPUT_LENGTH} characters")
+    s = raw.translate(_INVISIBLE).strip(_TRIM)
+    form: InputForm = "bare"
+
+    url = _RESOLVER_URL.match(s)
+    if url:
+        form = "url"
+        s = s[url.end() :]
+        s = s.split("?", 1)[0].split("#", 1)[0]
+        s = urllib.parse.unquote(s, errors="replace")
+    elif _OTHER_URL.match(s):
+        raise _refuse(raw, "a URL that is not a doi.org resolver URL; publisher URLs are not DOIs")
+    else:
+        wrapper = _DOI_PREFIX_WRAPPER.match(s)
+        if wrapper:
+            form = "doi_prefix"
+            s = s[wrapper.end() :]
+        if "/" not in s and "%2f" in s.lower():
+            form = "percent_encoded"
+            s = urllib.parse.unquote(s, errors="replace")
+
+    s = unicodedata.normalize("NFC", s.strip(_TRIM))
+    if s.endswith((".", ",")):
+        s = s[:-1]
+    s = _strip_unbalanced_closer(s)
+
+    if _CONTROL.search(s):
+        raise _refuse(raw, "contains control characters")
+    if not _DOI.match(s):
+        raise _refuse(raw, 'must be "10." + 4-9 digits + "/" + a suffix without spaces')
+    return ParsedDOI(doi=s, key=s.translate(_ASCII_LOWER), input_form=form)
+
+
+def doi_path_segment(doi: str) -> str:
+    """Encode a cleaned DOI for the ``/works/{doi}`` (and ``/agency``) request path (convention 2).
+
+    ``urllib.parse.quote(doi, safe="/")``: ``/`` stays literal; ``< > ; ( ) : # [ ] ? % space`` and every
+    non-ASCII character are percent-encoded (``<`` -> ``%3C``, ``;`` -> ``%3B``, ``#`` -> ``%23``).
+
+    Args:
+        doi: a cleaned DOI, normally :attr:`ParsedDOI.doi`.
+
+    Returns:
+        The path-safe string to append after ``/works/``.
+    """
+    return urllib.parse.quote(doi, safe="/")
+
+
+def is_zenodo_doi(key: str) -> str | None:
+    """Return the Zenodo record id of a Zenodo (DataCite) DOI, else ``None``.
+
+    Zenodo mints ``10.5281/zenodo.<record id>``; such a DOI never resolves at Crossref (BC-08), so the
+    Crossref tool short-circuits with a pointer to ``zenodo_get_record(<id>)``.
+
+    Args:
+        key: a DOI key (:attr:`ParsedDOI.key`); ASCII case is ignored.
+
+    Returns:
+        The record id digits (e.g. ``"13225792"`` for ``10.5281/zenodo.13225792``) or ``None``.
+    """
+    m = _ZENODO.match(key)
+    return m.group(1) if m else None
