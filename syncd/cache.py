@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,12 +35,46 @@ from syncd.upstream.crossref import CrossrefClient
 from syncd.upstream.http import Deadline
 from syncd.upstream.zenodo import ZenodoClient
 
-__all__ = ["Cache", "Lookup", "Provenance", "content_hash", "iso"]
+__all__ = ["KIND_TTL", "Cache", "Lookup", "Provenance", "content_hash", "document", "iso", "volatile_json"]
 
 log = logging.getLogger("syncd.cache")
 
 CROSSREF_WORK = "crossref_work"
 ZENODO_RECORD = "zenodo_record"
+
+KIND_TTL: dict[str, str] = {
+    CROSSREF_WORK: "crossref_work",
+    ZENODO_RECORD: "zenodo_record",
+}
+"""Stored kinds and the ``ttl.*`` setting that gives their lifetime (others: ``ttl.entity``).
+
+Modules that store new kinds register them here (e.g. ``KIND_TTL["crossref_search"] = "search"``).
+"""
+
+
+def volatile_json(kind: str, body: dict[str, Any]) -> str | None:
+    """The volatile upstream fields of ``body`` as JSON (Crossref counters and stamps, Zenodo stats)."""
+    if kind == CROSSREF_WORK:
+        part = {k: body[k] for k in crossref_norm.VOLATILE_FIELDS if k in body}
+    elif kind == ZENODO_RECORD:
+        part = {"stats": body["stats"]} if "stats" in body else {}
+    else:
+        return None
+    return json.dumps(part, sort_keys=True, separators=(",", ":")) if part else None
+
+
+def document(entry: StoredEntry) -> dict[str, Any]:
+    """The stored upstream object of ``entry`` with its refreshed volatile fields laid over it.
+
+    For a Crossref work this is the ``message``; for a Zenodo record the record body. Raises
+    ``ValueError`` when the stored body is not JSON (it always is: only parsed JSON is stored).
+    """
+    body: Any = json.loads(entry.body or "{}")
+    if entry.kind == CROSSREF_WORK and isinstance(body, dict) and isinstance(body.get("message"), dict):
+        body = body["message"]
+    if entry.volatile and isinstance(body, dict):
+        body.update(json.loads(entry.volatile))
+    return body if isinstance(body, dict) else {}
 
 
 def content_hash(projection: Any) -> str:
@@ -119,6 +154,14 @@ class Cache:
         self.budget = Budget(store, settings, interactive=interactive)
         self.crossref = CrossrefClient(settings, self.budget, transport=transport)
         self.zenodo = ZenodoClient(settings, self.budget, transport=transport)
+        self._locks: dict[tuple[str, str], threading.Lock] = {}
+        self._locks_guard = threading.Lock()
+
+    def _lock(self, kind: str, key: str) -> threading.Lock:
+        with self._locks_guard:
+            if len(self._locks) > 4096:
+                self._locks = {k: v for k, v in self._locks.items() if v.locked()}
+            return self._locks.setdefault((kind, key), threading.Lock())
 
     def close(self) -> None:
         """Close upstream connections (the store is closed by its owner)."""
@@ -129,13 +172,15 @@ class Cache:
 
     def ttl(self, kind: str, status: str) -> float:
         """Lifetime in seconds of an entry: per-kind TTL for ``ok``, the miss TTL otherwise."""
-        return self.settings.ttl_for(kind) if status == "ok" else self.settings.ttl.miss
+        if status != "ok":
+            return self.settings.ttl.miss
+        return float(getattr(self.settings.ttl, KIND_TTL.get(kind, "entity")))
 
     def ttls(self) -> dict[tuple[str, str], float]:
-        """Lifetime per ``(kind, status)`` for every kind and status the store holds."""
+        """Lifetime per ``(kind, status)`` for every registered kind and every status."""
         return {
             (kind, status): self.ttl(kind, status)
-            for kind in (CROSSREF_WORK, ZENODO_RECORD)
+            for kind in KIND_TTL
             for status in ("ok", "not_found", "gone", "restricted")
         }
 
@@ -152,15 +197,49 @@ class Cache:
         )
         return decide(facts, now, upstream, force_refresh=force)
 
-    def _run(
+    def local_first(
+        self,
+        kind: str,
+        key: str,
+        pool: str,
+        deadline: Deadline,
+        force: bool,
+        fetch: Callable[[StoredEntry | None], StoredEntry],
+        *,
+        lock_key: str | None = None,
+    ) -> tuple[StoredEntry, Provenance]:
+        """Answer the entry ``(kind, key)`` local-first; ``fetch(stored_or_None)`` asks upstream and stores.
+
+        Identical lookups in this process are coalesced: while one caller fetches, the others wait
+        and then answer from what it stored (one upstream request, one row).
+
+        Raises:
+            UpstreamError, BudgetExhausted: nothing stored and upstream could not be used.
+        """
+        entry = self.store.get(kind, key)
+        decision = self._decide(entry, pool, deadline, force)
+        if decision.action in (Action.FETCH, Action.REVALIDATE):
+            with self._lock(kind, lock_key or key):
+                again = self.store.get(kind, key)
+                if (
+                    again is not None
+                    and (entry is None or again.validated_at > entry.validated_at)
+                    and again.validated_at >= time.time() - deadline.seconds
+                ):
+                    return again, Provenance("upstream", again.fetched_at, again.validated_at, stale=False)
+                return self._act(entry, pool, deadline, force, fetch)
+        return self._act(entry, pool, deadline, force, fetch, decision)
+
+    def _act(
         self,
         entry: StoredEntry | None,
         pool: str,
         deadline: Deadline,
         force: bool,
         fetch: Callable[[StoredEntry | None], StoredEntry],
+        decision: Decision | None = None,
     ) -> tuple[StoredEntry, Provenance]:
-        decision = self._decide(entry, pool, deadline, force)
+        decision = decision or self._decide(entry, pool, deadline, force)
         if decision.action is Action.SERVE and entry is not None:
             return entry, Provenance("store", entry.fetched_at, entry.validated_at, stale=False)
         if decision.action is Action.SERVE_STALE and entry is not None:
@@ -213,9 +292,13 @@ class Cache:
             UpstreamError, BudgetExhausted: nothing stored and upstream could not be used.
         """
         deadline = deadline or Deadline(self.settings.deadline_s)
-        entry = self.store.get(CROSSREF_WORK, doi.key)
-        stored, prov = self._run(
-            entry, "crossref_single", deadline, force, lambda e: self._fetch_work(doi, e, deadline)
+        stored, prov = self.local_first(
+            CROSSREF_WORK,
+            doi.key,
+            "crossref_single",
+            deadline,
+            force,
+            lambda e: self._fetch_work(doi, e, deadline),
         )
         if stored.status != "ok":
             raise NotFound(
@@ -277,6 +360,7 @@ class Cache:
             search_text=search_text or None,
             etag=etag,
             last_modified=last_modified,
+            volatile=volatile_json(CROSSREF_WORK, message),
         )
 
     # --- Zenodo --------------------------------------------------------------------------------
@@ -310,7 +394,6 @@ class Cache:
         if concept is not None:
             target = concept[0]
             resolved_from = "concept_to_latest"
-        entry = self.store.get(ZENODO_RECORD, target)
         holder: dict[str, str] = {}
 
         def fetch(e: StoredEntry | None) -> StoredEntry:
@@ -319,7 +402,7 @@ class Cache:
             holder["via"] = via
             return stored
 
-        stored, prov = self._run(entry, "zenodo_general", deadline, force, fetch)
+        stored, prov = self.local_first(ZENODO_RECORD, target, "zenodo_general", deadline, force, fetch)
         if holder.get("via") == "concept_to_latest" or (concept is not None and stored.key != recid):
             resolved_from = "concept_to_latest"
         return Lookup(stored, prov, resolved_from=resolved_from)
@@ -378,6 +461,7 @@ class Cache:
             search_text=search_text or None,
             etag=etag,
             last_modified=last_modified,
+            volatile=volatile_json(ZENODO_RECORD, body),
         )
 
     # --- daemon / CLI --------------------------------------------------------------------------

@@ -221,7 +221,7 @@ def _resolve_id(ident: str, kind: str) -> tuple[str, Any]:
         ref = parse_record_ref(ident)
     except InvalidInput:
         return "crossref", parse_doi(ident)
-    if ref.input_kind == "external_doi":
+    if ref.recid is None:  # a DOI (bare or doi.org URL) that is not a Zenodo DOI
         return "crossref", parse_doi(ident)
     return "zenodo", ref
 
@@ -330,6 +330,7 @@ def cache_show(ctx: click.Context, ident: str, kind: str, as_json: bool) -> None
 @handle_errors
 def cache_get(ctx: click.Context, ident: str, kind: str, as_json: bool, refresh: bool) -> None:
     """Look an ID up through the local-first path (store first, upstream within the budget)."""
+    from syncd.cache import document
     from syncd.normalize.crossref import work_view
     from syncd.normalize.zenodo import record_view
 
@@ -338,17 +339,14 @@ def cache_get(ctx: click.Context, ident: str, kind: str, as_json: bool, refresh:
     try:
         if which == "crossref":
             lookup = cache_obj.get_work(parsed, force=refresh)
-            body = json.loads(lookup.entry.body or "{}")
-            view: dict[str, Any] = work_view(body.get("message", body)).model_dump(
+            view: dict[str, Any] = work_view(document(lookup.entry)).model_dump(
                 mode="json", exclude_none=True
             )
         else:
             lookup = cache_obj.get_record(parsed, force=refresh)
             if lookup.entry.status != "ok":
                 raise NotFound(f"{ident}: {lookup.entry.status}", reason=lookup.entry.status)
-            view = record_view(json.loads(lookup.entry.body or "{}")).model_dump(
-                mode="json", exclude_none=True
-            )
+            view = record_view(document(lookup.entry)).model_dump(mode="json", exclude_none=True)
         data = {
             "kind": lookup.entry.kind,
             "key": lookup.entry.key,

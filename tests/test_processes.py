@@ -66,7 +66,7 @@ async def test_stdio_server_answers_from_store_on_second_call(
 async def test_daemon_serves_http_refuses_foreign_host_and_sweeps(
     fake: FakeUpstream, db_url: str, tmp_path: Path
 ) -> None:
-    """`syncd daemon`: tools over HTTP on loopback, a foreign Host refused, stale entries swept, clean SIGTERM."""
+    """`syncd daemon`: HTTP tools on loopback, foreign Host refused, stale entries swept, clean SIGTERM."""
     port = _free_port()
     env = _env(
         fake,
@@ -99,7 +99,11 @@ async def test_daemon_serves_http_refuses_foreign_host_and_sweeps(
         assert res.structured_content["title"] == RAPTOR_TITLE
         foreign = httpx.post(
             f"http://127.0.0.1:{port}/mcp",
-            headers={"Host": "evil.example", "Content-Type": "application/json", "Accept": "application/json"},
+            headers={
+                "Host": "evil.example",
+                "Content-Type": "application/json",
+                "Accept": "application/json",
+            },
             content=b"{}",
         )
         assert foreign.status_code in (400, 403, 421)

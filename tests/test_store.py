@@ -17,7 +17,12 @@ WORK = "crossref/work/10.1101_598821.json"
 
 def _fts_rows(store: Store, word: str) -> list[int]:
     with store.read() as conn:
-        return [r[0] for r in conn.execute(text("SELECT rowid FROM entries_fts WHERE entries_fts MATCH :w"), {"w": word})]
+        return [
+            r[0]
+            for r in conn.execute(
+                text("SELECT rowid FROM entries_fts WHERE entries_fts MATCH :w"), {"w": word}
+            )
+        ]
 
 
 def test_upgrade_is_idempotent_and_sets_wal(tmp_path: Path) -> None:
@@ -47,7 +52,9 @@ def test_unchanged_content_bumps_validation_only(store: Store) -> None:
     content = Cache.work_content("10.1101/598821", message, None)
     first, changed = store.put_content(content, now=1000.0)
     assert changed is True
-    assert first.title == "Raptor genomes reveal evolutionary signatures of predatory and nocturnal lifestyles"
+    assert (
+        first.title == "Raptor genomes reveal evolutionary signatures of predatory and nocturnal lifestyles"
+    )
     assert _fts_rows(store, "raptor") == [first.id]
     with store.read() as conn:
         fts_before = conn.execute(text("SELECT count(*) FROM entries_fts_data")).scalar_one()
@@ -97,3 +104,17 @@ def test_stale_listing_is_oldest_first(store: Store) -> None:
         store.put_content(EntryContent("crossref_work", key, "not_found", None, None), now=100.0 * (3 - i))
     rows = store.stale({("crossref_work", "not_found"): 50.0}, now=320.0, limit=10)
     assert [r.key for r in rows] == ["10.1/c", "10.1/b"]
+
+
+def test_volatile_counters_refreshed_in_place(store: Store) -> None:
+    """A new citation count is laid over the stored body without rewriting it (DESIGN: counters in place)."""
+    from syncd.cache import document
+
+    message = corpus_json(WORK)["message"]
+    first, _ = store.put_content(Cache.work_content("10.1101/598821", message, None), now=1000.0)
+    assert document(first)["is-referenced-by-count"] == message["is-referenced-by-count"]
+    cited = dict(message, **{"is-referenced-by-count": 42})
+    again, changed = store.put_content(Cache.work_content("10.1101/598821", cited, None), now=2000.0)
+    assert changed is False
+    assert again.body == first.body and again.fetched_at == 1000.0
+    assert document(again)["is-referenced-by-count"] == 42

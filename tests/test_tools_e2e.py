@@ -66,7 +66,9 @@ async def test_upstream_down_serves_stored_entry_flagged(cache: Cache, fake: Fak
     assert data["cache"]["upstream_error"] == "upstream_unavailable"
 
 
-async def test_unknown_doi_with_upstream_down_is_a_declared_error_fast(cache: Cache, fake: FakeUpstream) -> None:
+async def test_unknown_doi_with_upstream_down_is_a_declared_error_fast(
+    cache: Cache, fake: FakeUpstream
+) -> None:
     """Nothing stored and upstream down: a tool error with reason upstream_unavailable in under 5 s."""
     fake.stop()
     started = time.monotonic()
@@ -111,11 +113,17 @@ async def test_stale_entry_revalidated_unchanged_leaves_row(cache: Cache, fake: 
     assert after.validated_at > before.validated_at
 
 
-async def test_stale_entry_changed_upstream_is_replaced(cache: Cache, fake: FakeUpstream, corpus_message) -> None:
+async def test_stale_entry_changed_upstream_is_replaced(
+    cache: Cache, fake: FakeUpstream, corpus_message
+) -> None:
     """When upstream's title changed, revalidation stores the new body and the tool shows it."""
     await call(cache, "crossref_get_work", {"doi": RAPTOR_DOI})
-    changed = {"status": "ok", "message-type": "work", "message-version": "1.0.0",
-               "message": dict(corpus_message, title=["Raptor genomes, revised"])}
+    changed = {
+        "status": "ok",
+        "message-type": "work",
+        "message-version": "1.0.0",
+        "message": dict(corpus_message, title=["Raptor genomes, revised"]),
+    }
     fake.set_body("crossref", f"/works/{RAPTOR_DOI}", changed)
     cache.settings.ttl.crossref_work = 0.001
     time.sleep(0.01)
@@ -198,3 +206,24 @@ async def test_tools_listed_with_output_schema(cache: Cache) -> None:
     assert work.annotations.read_only_hint is True
     assert "cache" in work.output_schema["properties"]
     assert work.input_schema["properties"]["limit"]["maximum"] == 500
+
+
+def test_concurrent_case_variants_make_one_request(cache: Cache, fake: FakeUpstream) -> None:
+    """Two concurrent lookups of one DOI in different case: one upstream request, one row (BC-05)."""
+    import threading
+
+    from syncd.normalize.doi import parse_doi
+
+    fake.fault("latency", delay_s=0.3, times=1)
+    results: list[str] = []
+
+    def look(raw: str) -> None:
+        results.append(cache.get_work(parse_doi(raw)).entry.key)
+
+    threads = [threading.Thread(target=look, args=(d,)) for d in ("10.1101/598821", "10.1101/598821".upper())]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == ["10.1101/598821", "10.1101/598821"]
+    assert fake.count("/works", service="crossref") == 1

@@ -61,6 +61,7 @@ def upgrade() -> None:
         sa.Column("changes", sa.Integer(), nullable=False),
         sa.Column("last_error", sa.String(length=64), nullable=True),
         sa.Column("last_error_at", sa.Float(), nullable=True),
+        sa.Column("volatile", sa.Text(), nullable=True),
         sa.ForeignKeyConstraint(
             ["entry_id"], ["entries.id"], name=op.f("fk_validations_entry_id_entries"), ondelete="CASCADE"
         ),
@@ -92,6 +93,39 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id", name=op.f("pk_budget_leases")),
     )
     op.create_index(op.f("ix_budget_leases_pool"), "budget_leases", ["pool"])
+    op.create_table(
+        "watches",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("kind", sa.String(length=32), nullable=False),
+        sa.Column("spec", sa.Text(), nullable=False),
+        sa.Column("label", sa.Text(), nullable=True),
+        sa.Column("created_at", sa.Float(), nullable=False),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_watches")),
+        sa.UniqueConstraint("kind", "spec", name="uq_watches_kind_spec"),
+    )
+    op.create_table(
+        "sync_state",
+        sa.Column("name", sa.String(length=128), nullable=False),
+        sa.Column("cursor", sa.Text(), nullable=True),
+        sa.Column("checkpoint", sa.Text(), nullable=True),
+        sa.Column("status", sa.String(length=32), nullable=True),
+        sa.Column("started_at", sa.Float(), nullable=True),
+        sa.Column("updated_at", sa.Float(), nullable=False),
+        sa.Column("last_success_at", sa.Float(), nullable=True),
+        sa.PrimaryKeyConstraint("name", name=op.f("pk_sync_state")),
+    )
+    op.create_table(
+        "blobs",
+        sa.Column("kind", sa.String(length=32), nullable=False),
+        sa.Column("key", sa.String(length=1024), nullable=False),
+        sa.Column("data", sa.LargeBinary(), nullable=False),
+        sa.Column("size", sa.Integer(), nullable=False),
+        sa.Column("content_type", sa.String(length=128), nullable=True),
+        sa.Column("fetched_at", sa.Float(), nullable=False),
+        sa.Column("accessed_at", sa.Float(), nullable=False),
+        sa.PrimaryKeyConstraint("kind", "key", name=op.f("pk_blobs")),
+    )
+    op.create_index(op.f("ix_blobs_accessed_at"), "blobs", ["accessed_at"])
     if op.get_bind().dialect.name == "sqlite":
         for statement in FTS_SQLITE:
             op.execute(statement)
@@ -102,6 +136,10 @@ def downgrade() -> None:
         for name in ("entries_fts_au", "entries_fts_ad", "entries_fts_ai"):
             op.execute(f"DROP TRIGGER IF EXISTS {name}")
         op.execute("DROP TABLE IF EXISTS entries_fts")
+    op.drop_index(op.f("ix_blobs_accessed_at"), table_name="blobs")
+    op.drop_table("blobs")
+    op.drop_table("sync_state")
+    op.drop_table("watches")
     op.drop_index(op.f("ix_budget_leases_pool"), table_name="budget_leases")
     op.drop_table("budget_leases")
     op.drop_table("budget_pools")

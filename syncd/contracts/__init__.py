@@ -1,0 +1,1 @@
+"""Pydantic models of the tool contracts (inputs, outputs, shared envelopes)."""

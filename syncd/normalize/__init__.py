@@ -1,0 +1,1 @@
+"""Pure functions: identifier parsing, text normalization, contract shapes from upstream bodies."""

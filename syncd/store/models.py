@@ -10,16 +10,42 @@ Tables:
     concepts      Zenodo concept record id -> latest version record id.
     budget_pools  the shared request budget: one token bucket per pool, 429 block and breaker state.
     budget_leases in-flight requests per pool (expiring leases, so a crashed holder frees its slot).
+    watches       what the daemon keeps mirrored: DOIs, Crossref queries/filters, Zenodo
+                  communities and queries (``spec`` is JSON).
+    sync_state    durable progress of a sync walk: volatile ``cursor`` within a run, monotonic
+                  ``checkpoint`` advanced only on success.
+    blobs         bounded binary payloads kept for offline use (Zenodo file previews), LRU by
+                  ``accessed_at``.
     entries_fts   FTS5 index over ``entries.title`` and ``entries.search_text`` (created by migration,
                   kept in sync by triggers; not mapped here).
 """
 
 from __future__ import annotations
 
-from sqlalchemy import Float, ForeignKey, Index, Integer, MetaData, String, Text, UniqueConstraint
+from sqlalchemy import (
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-__all__ = ["Base", "BudgetLease", "BudgetPool", "Concept", "Entry", "Validation"]
+__all__ = [
+    "Base",
+    "Blob",
+    "BudgetLease",
+    "BudgetPool",
+    "Concept",
+    "Entry",
+    "SyncState",
+    "Validation",
+    "Watch",
+]
 
 NAMING = {
     "ix": "ix_%(column_0_label)s",
@@ -72,7 +98,9 @@ class Validation(Base):
 
     ``validated_at`` is the last time upstream confirmed the stored content (epoch seconds);
     ``etag``/``last_modified`` are upstream's validators as sent, replayed as
-    ``If-None-Match``/``If-Modified-Since``.
+    ``If-None-Match``/``If-Modified-Since``. ``volatile`` is a JSON object of the upstream fields
+    that move without the content changing (Crossref ``is-referenced-by-count``, ``indexed``; Zenodo
+    ``stats``), refreshed in place on every revalidation and laid over the stored body when read.
     """
 
     __tablename__ = "validations"
@@ -85,6 +113,7 @@ class Validation(Base):
     changes: Mapped[int] = mapped_column(Integer, default=0)
     last_error: Mapped[str | None] = mapped_column(String(64), nullable=True)
     last_error_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    volatile: Mapped[str | None] = mapped_column(Text, nullable=True)
 
 
 class Concept(Base):
@@ -123,3 +152,48 @@ class BudgetLease(Base):
     id: Mapped[str] = mapped_column(String(36), primary_key=True)
     pool: Mapped[str] = mapped_column(String(32), index=True)
     expires_at: Mapped[float] = mapped_column(Float)
+
+
+class Watch(Base):
+    """One watched item the daemon keeps mirrored.
+
+    ``kind`` is ``doi``, ``crossref_query``, ``zenodo_community`` or ``zenodo_query``; ``spec`` its
+    JSON description (e.g. ``{"filter": {"orcid": "..."}}``).
+    """
+
+    __tablename__ = "watches"
+    __table_args__ = (UniqueConstraint("kind", "spec", name="uq_watches_kind_spec"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(32))
+    spec: Mapped[str] = mapped_column(Text)
+    label: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_at: Mapped[float] = mapped_column(Float)
+
+
+class SyncState(Base):
+    """Progress of one named sync walk (e.g. ``watch:3``), so a restart resumes where it stopped."""
+
+    __tablename__ = "sync_state"
+
+    name: Mapped[str] = mapped_column(String(128), primary_key=True)
+    cursor: Mapped[str | None] = mapped_column(Text, nullable=True)
+    checkpoint: Mapped[str | None] = mapped_column(Text, nullable=True)
+    status: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    started_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    updated_at: Mapped[float] = mapped_column(Float)
+    last_success_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+
+
+class Blob(Base):
+    """A bounded binary payload kept for offline use (``size`` bytes), keyed by ``(kind, key)``."""
+
+    __tablename__ = "blobs"
+
+    kind: Mapped[str] = mapped_column(String(32), primary_key=True)
+    key: Mapped[str] = mapped_column(String(1024), primary_key=True)
+    data: Mapped[bytes] = mapped_column(LargeBinary)
+    size: Mapped[int] = mapped_column(Integer)
+    content_type: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    fetched_at: Mapped[float] = mapped_column(Float)
+    accessed_at: Mapped[float] = mapped_column(Float, index=True)

@@ -51,6 +51,7 @@ class StoredEntry:
     changes: int
     last_error: str | None
     last_error_at: float | None
+    volatile: str | None
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,7 @@ class EntryContent:
     search_text: str | None = None
     etag: str | None = None
     last_modified: str | None = None
+    volatile: str | None = None
 
 
 _COLUMNS = (
@@ -95,6 +97,7 @@ _COLUMNS = (
     Validation.changes,
     Validation.last_error,
     Validation.last_error_at,
+    Validation.volatile,
 )
 
 
@@ -282,7 +285,7 @@ class Store:
                     )
                     changed = False
                 elif old.status == content.status and old.content_hash == content.content_hash:
-                    self._bump(conn, old.id, now, content.etag, content.last_modified)
+                    self._bump(conn, old.id, now, content.etag, content.last_modified, content.volatile)
                     if content.upstream_version != old.upstream_version:
                         conn.execute(
                             update(Entry)
@@ -317,6 +320,7 @@ class Store:
                             changes=Validation.changes + 1,
                             last_error=None,
                             last_error_at=None,
+                            volatile=content.volatile,
                         )
                     )
                     changed = True
@@ -346,6 +350,7 @@ class Store:
                         last_modified=content.last_modified,
                         checks=1,
                         changes=1,
+                        volatile=content.volatile,
                     )
                 )
                 changed = True
@@ -354,7 +359,12 @@ class Store:
 
     @staticmethod
     def _bump(
-        conn: Connection, entry_id: int, now: float, etag: str | None, last_modified: str | None
+        conn: Connection,
+        entry_id: int,
+        now: float,
+        etag: str | None,
+        last_modified: str | None,
+        volatile: str | None = None,
     ) -> None:
         values: dict[str, Any] = {
             "validated_at": now,
@@ -366,6 +376,8 @@ class Store:
             values["etag"] = etag
         if last_modified is not None:
             values["last_modified"] = last_modified
+        if volatile is not None:
+            values["volatile"] = volatile
         conn.execute(update(Validation).where(Validation.entry_id == entry_id).values(**values))
 
     def mark_validated(

@@ -6,20 +6,22 @@ Contract: ``../shared/spec/anchors.md`` §1a (same name, parameters, bounds, out
 
 from __future__ import annotations
 
+import inspect
 import json
 from typing import Annotated, Any
 
-from mcp.types import CallToolResult, TextContent
+from mcp.server import MCPServer
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from syncd.cache import Cache, Lookup
+from syncd.cache import Cache, Lookup, document
 from syncd.contracts.common import CacheInfo
 from syncd.contracts.crossref import WorkView
 from syncd.normalize.crossref import work_view
 from syncd.normalize.doi import parse_doi
 from syncd.tools.errors import error_result
 
-__all__ = ["GetWorkResult", "get_work", "render_work"]
+__all__ = ["GetWorkResult", "get_work", "register", "render_work"]
 
 DOI_DESCRIPTION = (
     "The DOI to resolve: bare (10.1038/nphys1170), with a doi: prefix, or as a https://doi.org/ or "
@@ -68,9 +70,7 @@ def render_work(data: dict[str, Any]) -> str:
 
 
 def _work_data(lookup: Lookup, offset: int, limit: int) -> dict[str, Any]:
-    body = json.loads(lookup.entry.body or "{}")
-    message = body.get("message", body)
-    view = work_view(message, offset=offset, limit=limit)
+    view = work_view(document(lookup.entry), offset=offset, limit=limit)
     data = view.model_dump(mode="json", exclude_none=True)
     data["cache"] = lookup.provenance.as_dict()
     return data
@@ -99,3 +99,20 @@ def get_work(
     except Exception as exc:
         return error_result(exc)
     return CallToolResult(content=[TextContent(type="text", text=render_work(data))], structured_content=data)
+
+
+def register(server: MCPServer, cache: Cache, annotations: ToolAnnotations) -> None:
+    """Register the Crossref tools on ``server``, answering through ``cache``."""
+
+    @server.tool(
+        name="crossref_get_work",
+        title="Get a Crossref work by DOI",
+        description=inspect.cleandoc(get_work.__doc__ or ""),
+        annotations=annotations,
+    )
+    def crossref_get_work(
+        doi: Annotated[str, Field(min_length=1, max_length=2000, description=DOI_DESCRIPTION)],
+        offset: Annotated[int, Field(ge=0, description="Authors to skip (pages the author list only).")] = 0,
+        limit: Annotated[int, Field(ge=1, le=500, description="Authors per page (1-500).")] = 25,
+    ) -> Annotated[CallToolResult, GetWorkResult]:
+        return get_work(cache, doi, offset, limit)

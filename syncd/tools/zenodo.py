@@ -8,13 +8,15 @@ with ``found: false``, not errors.
 
 from __future__ import annotations
 
+import inspect
 import json
 from typing import Annotated, Any
 
-from mcp.types import CallToolResult, TextContent
+from mcp.server import MCPServer
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from syncd.cache import Cache
+from syncd.cache import Cache, document
 from syncd.contracts.common import CacheInfo
 from syncd.contracts.zenodo import GetRecordView
 from syncd.errors import NotFound
@@ -22,7 +24,7 @@ from syncd.normalize.zenodo import miss_guidance, record_view, tombstone_view
 from syncd.normalize.zenodo_id import parse_record_ref
 from syncd.tools.errors import error_result
 
-__all__ = ["GetRecordResult", "get_record", "render_record"]
+__all__ = ["GetRecordResult", "get_record", "register", "render_record"]
 
 ID_DESCRIPTION = (
     "The deposit to resolve: a record id (22705923), a Zenodo DOI (10.5281/zenodo.22705923, doi: prefix "
@@ -120,7 +122,7 @@ def get_record(
         else:
             entry = lookup.entry
             if entry.status == "ok":
-                view = record_view(json.loads(entry.body or "{}"))
+                view = record_view(document(entry))
                 record = view.model_dump(mode="json", exclude_none=True)
                 data = {
                     "found": True,
@@ -156,3 +158,18 @@ def get_record(
     return CallToolResult(
         content=[TextContent(type="text", text=render_record(data))], structured_content=data
     )
+
+
+def register(server: MCPServer, cache: Cache, annotations: ToolAnnotations) -> None:
+    """Register the Zenodo tools on ``server``, answering through ``cache``."""
+
+    @server.tool(
+        name="zenodo_get_record",
+        title="Get a Zenodo record",
+        description=inspect.cleandoc(get_record.__doc__ or ""),
+        annotations=annotations,
+    )
+    def zenodo_get_record(
+        id: Annotated[str, Field(min_length=1, max_length=500, description=ID_DESCRIPTION)],
+    ) -> Annotated[CallToolResult, GetRecordResult]:
+        return get_record(cache, id)
