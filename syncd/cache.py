@@ -24,43 +24,56 @@ import httpx
 
 from syncd.budget import Budget
 from syncd.config import Settings
-from syncd.errors import BudgetExhausted, NotFound, UpstreamError
-from syncd.normalize import crossref as crossref_norm
-from syncd.normalize import zenodo as zenodo_norm
-from syncd.normalize.doi import ParsedDOI
-from syncd.normalize.zenodo_id import RecordRef
+from syncd.errors import BudgetExhausted, UpstreamError
 from syncd.policy import Action, Decision, EntryFacts, UpstreamFacts, decide
-from syncd.store.repo import EntryContent, Store, StoredEntry
+from syncd.store.repo import Store, StoredEntry
 from syncd.upstream.crossref import CrossrefClient
 from syncd.upstream.http import Deadline
 from syncd.upstream.zenodo import ZenodoClient
 
-__all__ = ["KIND_TTL", "Cache", "Lookup", "Provenance", "content_hash", "document", "iso", "volatile_json"]
+__all__ = [
+    "CROSSREF_WORK",
+    "KIND_TTL",
+    "REFETCHERS",
+    "ZENODO_RECORD",
+    "Cache",
+    "Lookup",
+    "Provenance",
+    "content_hash",
+    "document",
+    "iso",
+    "register_kind",
+    "volatile_json",
+]
 
 log = logging.getLogger("syncd.cache")
 
 CROSSREF_WORK = "crossref_work"
 ZENODO_RECORD = "zenodo_record"
 
-KIND_TTL: dict[str, str] = {
-    CROSSREF_WORK: "crossref_work",
-    ZENODO_RECORD: "zenodo_record",
-}
-"""Stored kinds and the ``ttl.*`` setting that gives their lifetime (others: ``ttl.entity``).
-
-Modules that store new kinds register them here (e.g. ``KIND_TTL["crossref_search"] = "search"``).
+KIND_TTL: dict[str, str] = {}
+"""Stored kinds and the ``ttl.*`` setting that gives their lifetime (unlisted kinds: ``ttl.entity``);
+filled by :func:`register_kind`.
 """
 
 
-def volatile_json(kind: str, body: dict[str, Any]) -> str | None:
-    """The volatile upstream fields of ``body`` as JSON (Crossref counters and stamps, Zenodo stats)."""
-    if kind == CROSSREF_WORK:
-        part = {k: body[k] for k in crossref_norm.VOLATILE_FIELDS if k in body}
-    elif kind == ZENODO_RECORD:
-        part = {"stats": body["stats"]} if "stats" in body else {}
-    else:
-        return None
-    return json.dumps(part, sort_keys=True, separators=(",", ":")) if part else None
+Refetcher = Callable[["Cache", StoredEntry, Deadline], StoredEntry]
+REFETCHERS: dict[str, Refetcher] = {}
+"""Per kind: how to ask upstream again for a stored entry and store the answer (registered by the
+``syncd.lookups`` modules; used by :meth:`Cache.revalidate`, the daemon and ``syncd cache refresh``).
+"""
+
+
+def register_kind(kind: str, ttl_setting: str, refetch: Refetcher | None = None) -> None:
+    """Declare a stored ``kind``: its ``ttl.*`` setting name and, if it can be revalidated, how."""
+    KIND_TTL[kind] = ttl_setting
+    if refetch is not None:
+        REFETCHERS[kind] = refetch
+
+
+def volatile_json(fields: dict[str, Any]) -> str | None:
+    """JSON of the volatile upstream fields to refresh in place (None when there are none)."""
+    return json.dumps(fields, sort_keys=True, separators=(",", ":")) if fields else None
 
 
 def document(entry: StoredEntry) -> dict[str, Any]:
@@ -282,212 +295,30 @@ class Cache:
             )
         return fresh, Provenance("upstream", fresh.fetched_at, fresh.validated_at, stale=False)
 
-    # --- Crossref ------------------------------------------------------------------------------
-
-    def get_work(self, doi: ParsedDOI, deadline: Deadline | None = None, *, force: bool = False) -> Lookup:
-        """The Crossref work for ``doi``: from the store when fresh, else from ``/works/{doi}``.
-
-        Raises:
-            NotFound: Crossref holds no record (reason ``doi_not_found``), stored or just fetched.
-            UpstreamError, BudgetExhausted: nothing stored and upstream could not be used.
-        """
-        deadline = deadline or Deadline(self.settings.deadline_s)
-        stored, prov = self.local_first(
-            CROSSREF_WORK,
-            doi.key,
-            "crossref_single",
-            deadline,
-            force,
-            lambda e: self._fetch_work(doi, e, deadline),
-        )
-        if stored.status != "ok":
-            raise NotFound(
-                f"no Crossref record for DOI {doi.doi}",
-                reason="doi_not_found",
-                doi=doi.doi,
-                cache=prov.as_dict(),
-            )
-        return Lookup(stored, prov)
-
-    def _fetch_work(self, doi: ParsedDOI, entry: StoredEntry | None, deadline: Deadline) -> StoredEntry:
-        answer = self.crossref.get_work(
-            doi.doi,
-            deadline,
-            etag=entry.etag if entry else None,
-            last_modified=entry.last_modified if entry else None,
-        )
-        if answer.status == "not_modified" and entry is not None:
-            self.store.mark_validated(entry.id, etag=answer.etag, last_modified=answer.last_modified)
-            return self._reload(entry)
-        if answer.status != "ok" or answer.message is None:
-            content = EntryContent(CROSSREF_WORK, doi.key, "not_found", None, None, doi=doi.key)
-        else:
-            content = self.work_content(
-                doi.key, answer.message, answer.text, answer.etag, answer.last_modified
-            )
-        stored, changed = self.store.put_content(content)
-        log.debug("event=stored kind=crossref_work key=%s changed=%s", doi.key, changed)
-        return stored
-
-    @staticmethod
-    def work_content(
-        key: str,
-        message: dict[str, Any],
-        raw: str | None,
-        etag: str | None = None,
-        last_modified: str | None = None,
-    ) -> EntryContent:
-        """Build the stored form of a Crossref work ``message`` (raw body kept as received)."""
-        view = crossref_norm.work_view(message, offset=0, limit=1)
-        names = " ".join(
-            " ".join(str(a.get(k)) for k in ("given", "family", "name") if a.get(k))
-            for a in message.get("author") or []
-            if isinstance(a, dict)
-        )
-        search_text = " ".join(filter(None, (view.containerTitle, names, view.abstract, view.publisher)))
-        indexed = (message.get("indexed") or {}).get("date-time")
-        return EntryContent(
-            kind=CROSSREF_WORK,
-            key=key,
-            status="ok",
-            body=raw
-            if raw is not None
-            else json.dumps({"status": "ok", "message-type": "work", "message": message}),
-            content_hash=content_hash(crossref_norm.content_hash_projection(message)),
-            upstream_version=str(indexed) if indexed else None,
-            doi=key,
-            title=view.title,
-            search_text=search_text or None,
-            etag=etag,
-            last_modified=last_modified,
-            volatile=volatile_json(CROSSREF_WORK, message),
-        )
-
-    # --- Zenodo --------------------------------------------------------------------------------
-
-    def get_record(self, ref: RecordRef, deadline: Deadline | None = None, *, force: bool = False) -> Lookup:
-        """The Zenodo record for ``ref`` (record id, concept id, Zenodo DOI or another DOI).
-
-        Misses (404, 410 tombstone, 403) are answered as stored entries whose ``status`` says so.
-
-        Raises:
-            NotFound: ``ref`` is a DOI that no Zenodo record holds (reason ``not_on_zenodo``).
-            UpstreamError, BudgetExhausted: nothing stored and upstream could not be used.
-        """
-        deadline = deadline or Deadline(self.settings.deadline_s)
-        resolved_from = "version"
-        recid = ref.recid
-        if recid is None and ref.doi is not None:
-            resolved_from = "external_doi"
-            found = self.store.find_by_doi(ZENODO_RECORD, ref.doi)
-            if found is not None:
-                recid = found.key
-            else:
-                recid = self.zenodo.find_doi(ref.doi, deadline)
-                if recid is None:
-                    raise NotFound(
-                        f"no Zenodo record holds DOI {ref.doi}", reason="not_on_zenodo", doi=ref.doi
-                    )
-        assert recid is not None
-        concept = self.store.concept_latest(recid)
-        target = recid
-        if concept is not None:
-            target = concept[0]
-            resolved_from = "concept_to_latest"
-        holder: dict[str, str] = {}
-
-        def fetch(e: StoredEntry | None) -> StoredEntry:
-            asked = recid if concept is not None else (e.key if e else recid)
-            stored, via = self._fetch_record(asked, e if asked == target else None, deadline)
-            holder["via"] = via
-            return stored
-
-        stored, prov = self.local_first(ZENODO_RECORD, target, "zenodo_general", deadline, force, fetch)
-        if holder.get("via") == "concept_to_latest" or (concept is not None and stored.key != recid):
-            resolved_from = "concept_to_latest"
-        return Lookup(stored, prov, resolved_from=resolved_from)
-
-    def _fetch_record(
-        self, recid: str, entry: StoredEntry | None, deadline: Deadline
-    ) -> tuple[StoredEntry, str]:
-        answer = self.zenodo.get_record(recid, deadline, etag=entry.etag if entry else None)
-        if answer.status == "not_modified" and entry is not None:
-            self.store.mark_validated(entry.id, etag=answer.etag, last_modified=answer.last_modified)
-            return self._reload(entry), "version"
-        if answer.status != "ok" or answer.body is None:
-            body = answer.text if answer.status == "gone" else None
-            content = EntryContent(
-                ZENODO_RECORD, recid, answer.status, body, content_hash(body) if body else None
-            )
-            stored, _ = self.store.put_content(content)
-            return stored, "version"
-        keys = zenodo_norm.record_keys(answer.body)
-        content = self.record_content(answer.body, answer.text, answer.etag, answer.last_modified)
-        stored, changed = self.store.put_content(content)
-        log.debug("event=stored kind=zenodo_record key=%s changed=%s", keys.recid, changed)
-        via = "version"
-        if keys.recid != recid:
-            # asked for a concept record id: Zenodo redirected to its latest version
-            self.store.set_concept(recid, keys.recid)
-            via = "concept_to_latest"
-        elif keys.concept_recid and keys.is_latest:
-            self.store.set_concept(keys.concept_recid, keys.recid)
-        return stored, via
-
-    @staticmethod
-    def record_content(
-        body: dict[str, Any],
-        raw: str | None,
-        etag: str | None = None,
-        last_modified: str | None = None,
-    ) -> EntryContent:
-        """Build the stored form of a Zenodo record ``body`` (either JSON shape; raw text kept)."""
-        keys = zenodo_norm.record_keys(body)
-        view = zenodo_norm.record_view(body)
-        names = " ".join(c.name for c in (view.creators or []) if c.name)
-        search_text = " ".join(
-            filter(None, (names, view.description, " ".join(view.keywords or []), view.doi))
-        )
-        return EntryContent(
-            kind=ZENODO_RECORD,
-            key=keys.recid,
-            status="ok",
-            body=raw if raw is not None else json.dumps(body),
-            content_hash=content_hash(zenodo_norm.content_hash_projection(body)),
-            upstream_version=str(keys.revision) if keys.revision is not None else None,
-            doi=keys.doi,
-            concept_key=keys.concept_recid,
-            title=view.title,
-            search_text=search_text or None,
-            etag=etag,
-            last_modified=last_modified,
-            volatile=volatile_json(ZENODO_RECORD, body),
-        )
-
     # --- daemon / CLI --------------------------------------------------------------------------
 
     def revalidate(self, entry: StoredEntry, deadline: Deadline | None = None) -> str:
-        """Revalidate one stored entry against upstream now.
+        """Revalidate one stored entry against upstream now (through its kind's registered refetcher).
 
         Returns ``unchanged``, ``changed`` or ``failed:<reason>``; a failure is recorded beside the
         entry and never touches its body.
         """
         deadline = deadline or Deadline(max(self.settings.deadline_s, 10.0))
+        refetch = REFETCHERS.get(entry.kind)
+        if refetch is None:
+            return "failed:unsupported_kind"
         before = entry.content_hash, entry.status
         try:
-            if entry.kind == CROSSREF_WORK:
-                doi = ParsedDOI(doi=entry.doi or entry.key, key=entry.key, input_form="bare")
-                stored = self._fetch_work(doi, entry, deadline)
-            else:
-                stored, _ = self._fetch_record(entry.key, entry, deadline)
+            stored = refetch(self, entry, deadline)
         except (UpstreamError, BudgetExhausted) as exc:
             self.store.mark_error(entry.id, exc.reason)
             return f"failed:{exc.reason}"
-        if stored.last_error == "not_found" and stored.validated_at == entry.validated_at:
-            return "failed:not_found"
+        if stored.last_error and stored.validated_at == entry.validated_at:
+            return f"failed:{stored.last_error}"
         return "unchanged" if (stored.content_hash, stored.status) == before else "changed"
 
-    def _reload(self, entry: StoredEntry) -> StoredEntry:
+    def reload(self, entry: StoredEntry) -> StoredEntry:
+        """The current stored state of ``entry`` (itself if it vanished)."""
         fresh = self.store.get_by_id(entry.id)
         return fresh if fresh is not None else entry
 

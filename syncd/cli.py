@@ -330,6 +330,7 @@ def cache_show(ctx: click.Context, ident: str, kind: str, as_json: bool) -> None
 @handle_errors
 def cache_get(ctx: click.Context, ident: str, kind: str, as_json: bool, refresh: bool) -> None:
     """Look an ID up through the local-first path (store first, upstream within the budget)."""
+    from syncd import lookups
     from syncd.cache import document
     from syncd.normalize.crossref import work_view
     from syncd.normalize.zenodo import record_view
@@ -338,12 +339,12 @@ def cache_get(ctx: click.Context, ident: str, kind: str, as_json: bool, refresh:
     _, store, cache_obj = _open(ctx)
     try:
         if which == "crossref":
-            lookup = cache_obj.get_work(parsed, force=refresh)
+            lookup = lookups.crossref.get_work(cache_obj, parsed, force=refresh)
             view: dict[str, Any] = work_view(document(lookup.entry)).model_dump(
                 mode="json", exclude_none=True
             )
         else:
-            lookup = cache_obj.get_record(parsed, force=refresh)
+            lookup = lookups.zenodo.get_record(cache_obj, parsed, force=refresh)
             if lookup.entry.status != "ok":
                 raise NotFound(f"{ident}: {lookup.entry.status}", reason=lookup.entry.status)
             view = record_view(document(lookup.entry)).model_dump(mode="json", exclude_none=True)

@@ -9,6 +9,7 @@ import logging
 import time
 from dataclasses import asdict, dataclass, field
 
+import syncd.lookups  # noqa: F401  (registers the refetcher of every stored kind)
 from syncd.cache import Cache
 
 __all__ = ["SweepReport", "sweep"]

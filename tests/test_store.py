@@ -7,7 +7,7 @@ from pathlib import Path
 
 from sqlalchemy import text
 
-from syncd.cache import Cache
+from syncd.lookups.crossref import work_content
 from syncd.store.engine import current_revision, head_revision, make_engine, upgrade_to_head
 from syncd.store.repo import EntryContent, Store
 from tests.conftest import corpus_json
@@ -49,7 +49,7 @@ def test_database_file_is_kept_to_owner_and_group(tmp_path: Path) -> None:
 def test_unchanged_content_bumps_validation_only(store: Store) -> None:
     """Same content hash: the entry row (body, fetched_at) and its FTS rows stay; validated_at moves."""
     message = corpus_json(WORK)["message"]
-    content = Cache.work_content("10.1101/598821", message, None)
+    content = work_content("10.1101/598821", message, None)
     first, changed = store.put_content(content, now=1000.0)
     assert changed is True
     assert (
@@ -70,18 +70,18 @@ def test_unchanged_content_bumps_validation_only(store: Store) -> None:
 def test_volatile_fields_do_not_count_as_change(store: Store) -> None:
     """A re-indexed work (new `indexed` stamp, new score) hashes the same: no rewrite."""
     message = corpus_json(WORK)["message"]
-    store.put_content(Cache.work_content("10.1101/598821", message, None), now=1000.0)
+    store.put_content(work_content("10.1101/598821", message, None), now=1000.0)
     reindexed = dict(message, indexed={"date-time": "2027-01-01T00:00:00Z", "timestamp": 1798761600000})
-    _, changed = store.put_content(Cache.work_content("10.1101/598821", reindexed, None), now=2000.0)
+    _, changed = store.put_content(work_content("10.1101/598821", reindexed, None), now=2000.0)
     assert changed is False
 
 
 def test_changed_content_replaces_body_and_index(store: Store) -> None:
     """A new title is stored with its index rows in one transaction; the old title no longer matches."""
     message = corpus_json(WORK)["message"]
-    first, _ = store.put_content(Cache.work_content("10.1101/598821", message, None), now=1000.0)
+    first, _ = store.put_content(work_content("10.1101/598821", message, None), now=1000.0)
     renamed = dict(message, title=["Falcon genomes"])
-    second, changed = store.put_content(Cache.work_content("10.1101/598821", renamed, None), now=2000.0)
+    second, changed = store.put_content(work_content("10.1101/598821", renamed, None), now=2000.0)
     assert changed is True
     assert second.id == first.id and second.title == "Falcon genomes" and second.fetched_at == 2000.0
     assert _fts_rows(store, "title:raptor") == []
@@ -91,7 +91,7 @@ def test_changed_content_replaces_body_and_index(store: Store) -> None:
 def test_not_found_never_replaces_a_stored_body(store: Store) -> None:
     """A later 404 (index lag, BC-09) keeps the stored work and records not_found beside it."""
     message = corpus_json(WORK)["message"]
-    first, _ = store.put_content(Cache.work_content("10.1101/598821", message, None), now=1000.0)
+    first, _ = store.put_content(work_content("10.1101/598821", message, None), now=1000.0)
     miss = EntryContent("crossref_work", "10.1101/598821", "not_found", None, None)
     kept, changed = store.put_content(miss, now=2000.0)
     assert changed is False
@@ -111,10 +111,10 @@ def test_volatile_counters_refreshed_in_place(store: Store) -> None:
     from syncd.cache import document
 
     message = corpus_json(WORK)["message"]
-    first, _ = store.put_content(Cache.work_content("10.1101/598821", message, None), now=1000.0)
+    first, _ = store.put_content(work_content("10.1101/598821", message, None), now=1000.0)
     assert document(first)["is-referenced-by-count"] == message["is-referenced-by-count"]
     cited = dict(message, **{"is-referenced-by-count": 42})
-    again, changed = store.put_content(Cache.work_content("10.1101/598821", cited, None), now=2000.0)
+    again, changed = store.put_content(work_content("10.1101/598821", cited, None), now=2000.0)
     assert changed is False
     assert again.body == first.body and again.fetched_at == 1000.0
     assert document(again)["is-referenced-by-count"] == 42

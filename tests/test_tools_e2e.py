@@ -212,13 +212,14 @@ def test_concurrent_case_variants_make_one_request(cache: Cache, fake: FakeUpstr
     """Two concurrent lookups of one DOI in different case: one upstream request, one row (BC-05)."""
     import threading
 
+    from syncd.lookups.crossref import get_work
     from syncd.normalize.doi import parse_doi
 
     fake.fault("latency", delay_s=0.3, times=1)
     results: list[str] = []
 
     def look(raw: str) -> None:
-        results.append(cache.get_work(parse_doi(raw)).entry.key)
+        results.append(get_work(cache, parse_doi(raw)).entry.key)
 
     threads = [threading.Thread(target=look, args=(d,)) for d in ("10.1101/598821", "10.1101/598821".upper())]
     for t in threads:

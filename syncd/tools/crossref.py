@@ -17,6 +17,7 @@ from pydantic import Field
 from syncd.cache import Cache, Lookup, document
 from syncd.contracts.common import CacheInfo
 from syncd.contracts.crossref import WorkView
+from syncd.lookups import crossref as lookups_crossref
 from syncd.normalize.crossref import work_view
 from syncd.normalize.doi import parse_doi
 from syncd.tools.errors import error_result
@@ -94,7 +95,7 @@ def get_work(
     """
     try:
         parsed = parse_doi(doi)
-        lookup = cache.get_work(parsed)
+        lookup = lookups_crossref.get_work(cache, parsed)
         data = _work_data(lookup, offset, limit)
     except Exception as exc:
         return error_result(exc)

@@ -20,6 +20,7 @@ from syncd.cache import Cache, document
 from syncd.contracts.common import CacheInfo
 from syncd.contracts.zenodo import GetRecordView
 from syncd.errors import NotFound
+from syncd.lookups import zenodo as lookups_zenodo
 from syncd.normalize.zenodo import miss_guidance, record_view, tombstone_view
 from syncd.normalize.zenodo_id import parse_record_ref
 from syncd.tools.errors import error_result
@@ -114,7 +115,7 @@ def get_record(
     try:
         ref = parse_record_ref(id)
         try:
-            lookup = cache.get_record(ref)
+            lookup = lookups_zenodo.get_record(cache, ref)
         except NotFound as exc:
             if exc.reason != "not_on_zenodo":
                 raise
