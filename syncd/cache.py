@@ -162,6 +162,8 @@ class Cache:
         interactive: bool = True,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
+        import syncd.lookups  # noqa: F401  (registers every stored kind; imported late: it imports us)
+
         self.settings = settings
         self.store = store
         self.budget = Budget(store, settings, interactive=interactive)
