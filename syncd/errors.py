@@ -72,6 +72,11 @@ class SyncdError(Exception):
         self.reason: str = reason or self.default_reason
         self.hint: str = hint or self.default_hint
         self.data: dict[str, Any] = {k: v for k, v in data.items() if v is not None}
+        self.body: Any = None
+        """The upstream error body, parsed (UpstreamRejected: Crossref's validation-failure JSON).
+
+        For callers that map upstream rejections to declared reasons; never sent to clients as is.
+        """
 
 
 class InvalidInput(SyncdError):

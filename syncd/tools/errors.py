@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from mcp.types import CallToolResult, TextContent
 
 from syncd.contracts.common import ErrorData, ErrorInfo, Recovery
-from syncd.errors import SyncdError
+from syncd.errors import SyncdError, UpstreamError, UpstreamRejected
 
 __all__ = ["CODES", "error_result", "to_error_info"]
 
@@ -48,13 +48,31 @@ RETRYABLE = {
 def to_error_info(exc: SyncdError, rename: Mapping[str, str] | None = None) -> ErrorInfo:
     """The envelope for ``exc``; ``rename`` maps generic reasons to a tool's declared ones."""
     reason = (rename or {}).get(exc.reason, exc.reason)
+    code = CODES.get(reason) or _class_code(exc)
     data = ErrorData(
         reason=reason,
         recovery=Recovery(hint=exc.hint),
         retryable=reason in RETRYABLE,
         **{k: v for k, v in exc.data.items() if k not in ("reason", "recovery", "retryable")},
     )
-    return ErrorInfo(code=CODES.get(reason, -32603), message=exc.message, data=data)
+    return ErrorInfo(code=code, message=exc.message, data=data)
+
+
+def _class_code(exc: SyncdError) -> int:
+    """Default code for reasons not in CODES, from the exception's place in the tree."""
+    from syncd.errors import BudgetExhausted, InvalidInput, NotFound, UpstreamRateLimited, UpstreamTimeout
+
+    if isinstance(exc, InvalidInput | UpstreamRejected):
+        return -32007
+    if isinstance(exc, NotFound):
+        return -32001
+    if isinstance(exc, BudgetExhausted | UpstreamRateLimited):
+        return -32003
+    if isinstance(exc, UpstreamTimeout):
+        return -32004
+    if isinstance(exc, UpstreamError):
+        return -32000
+    return -32603
 
 
 def error_result(exc: Exception, rename: Mapping[str, str] | None = None) -> CallToolResult:

@@ -103,6 +103,42 @@ class CrossrefClient:
         )
         return self._answer(doi, resp)
 
+    def get_json(
+        self,
+        path: str,
+        deadline: Deadline,
+        *,
+        params: dict[str, str] | None = None,
+        pool: str = "crossref_list",
+        accept: tuple[int, ...] = (200,),
+    ) -> Response:
+        """GET any Crossref route (``/works?...``, ``/journals/{issn}``, ``/members/{id}``...) in ``pool``.
+
+        ``path`` must already be percent-encoded; ``params`` are encoded by httpx. Single-record routes
+        belong to ``crossref_single``, queries/filters/cursors to ``crossref_list``. A 404 (when in
+        ``accept``) is returned unparsed: Crossref's 404 is plain text, except a bad cursor.
+
+        Raises:
+            UpstreamRejected: HTTP 400 (``exc.body`` holds Crossref's ``validation-failure`` JSON).
+            UpstreamError, BudgetExhausted: see :meth:`UpstreamHTTP.get`.
+        """
+        return self.http.get(pool, path, deadline=deadline, params=params, accept=accept, parse_json=(200,))
+
+    def list_works(self, params: dict[str, str], deadline: Deadline) -> dict[str, Any]:
+        """``GET /works?{params}`` in the list pool; returns the ``message`` of a ``work-list`` answer.
+
+        Raises:
+            MalformedResponse: the body is not a ``work-list``.
+            UpstreamRejected, UpstreamError, BudgetExhausted: see :meth:`get_json`.
+        """
+        body = self.get_json("/works", deadline, params=params).json
+        if not (isinstance(body, dict) and body.get("message-type") == "work-list"):
+            raise MalformedResponse("crossref: the answer is not a work list")
+        message = body.get("message")
+        if not isinstance(message, dict) or not isinstance(message.get("items"), list):
+            raise MalformedResponse("crossref: the work list has no items")
+        return message
+
     @staticmethod
     def _answer(doi: str, resp: Response) -> WorkAnswer:
         if resp.status == 404:

@@ -91,6 +91,14 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
     return max(0.0, when.timestamp() - now)
 
 
+def _json_or_none(body: bytes) -> Any:
+    """The body parsed as JSON, or None (kept on the exception for callers, never sent to clients)."""
+    try:
+        return json.loads(body) if body.strip() else None
+    except (ValueError, UnicodeDecodeError):
+        return None
+
+
 def _looks_like_html(body: bytes, content_type: str) -> bool:
     head = body[:512].lstrip().lower()
     return "html" in content_type or head.startswith((b"<!doctype", b"<html", b"<"))
@@ -247,8 +255,12 @@ class UpstreamHTTP:
         self.budget.record_success(pool)
         if status not in accept:
             if status == 400:
-                raise UpstreamRejected(f"{self.name}: request rejected (HTTP 400)", status=status)
-            raise UpstreamUnavailable(f"{self.name}: unexpected HTTP {status}", status=status)
+                rejected = UpstreamRejected(f"{self.name}: request rejected (HTTP 400)", status=status)
+                rejected.body = _json_or_none(body)
+                raise rejected
+            unexpected = UpstreamUnavailable(f"{self.name}: unexpected HTTP {status}", status=status)
+            unexpected.body = _json_or_none(body)
+            raise unexpected
 
         text = body.decode("utf-8", errors="replace")
         parsed: Any = None

@@ -19,7 +19,7 @@ from syncd import __version__
 from syncd.budget import Budget
 from syncd.config import Settings
 from syncd.errors import MalformedResponse
-from syncd.upstream.http import Deadline, UpstreamHTTP
+from syncd.upstream.http import Deadline, Response, UpstreamHTTP
 
 __all__ = ["RDM_JSON", "RecordAnswer", "ZenodoClient"]
 
@@ -98,6 +98,49 @@ class ZenodoClient:
         if not (isinstance(body, dict) and ("id" in body or "recid" in body) and "metadata" in body):
             raise MalformedResponse("zenodo: the answer is not a record")
         return RecordAnswer("ok", body, resp.text, etag_out, last_modified)
+
+    def get_json(
+        self,
+        path: str,
+        deadline: Deadline,
+        *,
+        params: dict[str, str] | None = None,
+        pool: str = "zenodo_general",
+        accept: tuple[int, ...] = (200,),
+        accept_header: str = RDM_JSON,
+        parse_json: tuple[int, ...] = (200,),
+    ) -> Response:
+        """GET any Zenodo API route (``/records/{id}/versions``, ``/communities/{x}``...) in ``pool``.
+
+        ``path`` must already be percent-encoded (file keys one segment at a time). Searches
+        (``/records?q=``) belong to ``zenodo_search``, everything else to ``zenodo_general``. File
+        endpoints refuse the RDM ``Accept`` (406): pass ``accept_header="application/json"`` there.
+
+        Raises:
+            UpstreamError, BudgetExhausted: see :meth:`UpstreamHTTP.get`.
+        """
+        return self.http.get(
+            pool,
+            path,
+            deadline=deadline,
+            params=params,
+            headers={"Accept": accept_header},
+            accept=accept,
+            parse_json=parse_json,
+        )
+
+    def search(self, params: dict[str, str], deadline: Deadline) -> dict[str, Any]:
+        """``GET /records?{params}`` in the ``zenodo_search`` pool; returns the body (``hits``, ...).
+
+        Raises:
+            MalformedResponse: the body has no ``hits.hits`` list.
+            UpstreamError, BudgetExhausted: see :meth:`UpstreamHTTP.get`.
+        """
+        body = self.get_json("/records", deadline, params=params, pool="zenodo_search").json
+        hits = body.get("hits") if isinstance(body, dict) else None
+        if not (isinstance(hits, dict) and isinstance(hits.get("hits"), list)):
+            raise MalformedResponse("zenodo: the search answer has no hits list")
+        return body
 
     def find_doi(self, doi: str, deadline: Deadline) -> str | None:
         """Record id of the Zenodo record that holds ``doi`` (any version), or None.
