@@ -194,6 +194,8 @@ class UpstreamHTTP:
             return False
         if isinstance(exc, UpstreamTimeout) and exc.data.get("deadline"):
             return False
+        if 400 <= int(exc.data.get("status", 0) or 0) < 500:
+            return False  # an unexpected 4xx answer will not change on retry
         wait = float(exc.data.get("retry_after_s", 0.0) or 0.0)
         return deadline.remaining() > max(wait, 0.05)
 

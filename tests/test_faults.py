@@ -1,0 +1,158 @@
+"""Fault matrix: every injected upstream fault x both lookup tools x (stored-stale, missing).
+
+A stored entry is always answered (flagged stale with the upstream_error reason) within the per-call
+deadline and its body is never replaced; a missing entry gets the tool's declared reason; nothing hangs.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from syncd.cache import Cache
+from syncd.config import Settings
+from syncd.store.repo import Store
+from syncd.tools.server import build_server
+from tests.conftest import make_settings
+from tests.fakeupstream import FakeUpstream
+
+pytestmark = pytest.mark.anyio
+
+DEADLINE_S = 1.5
+# (fault kind, params, crossref reason when nothing is stored, zenodo reason when nothing is stored)
+FAULTS: list[tuple[str, dict[str, Any], str, str]] = [
+    ("refuse", {}, "upstream_unavailable", "record_unavailable"),
+    ("reset", {}, "upstream_unavailable", "record_unavailable"),
+    ("hang", {"max_s": 10}, "request_timeout", "record_unavailable"),
+    ("slow", {"delay_s": 0.5, "chunk_size": 64}, "request_timeout", "record_unavailable"),
+    ("rate_limit", {"retry_after": 30}, "rate_limited", "rate_limited"),
+    ("rate_limit", {"retry_after": None, "html": True}, "rate_limited", "rate_limited"),
+    ("rate_limit", {"retry_after": "DATE+30"}, "rate_limited", "rate_limited"),
+    ("status", {"status": 500}, "upstream_unavailable", "record_unavailable"),
+    ("status", {"status": 502, "html": True}, "upstream_unavailable", "record_unavailable"),
+    ("status", {"status": 503}, "upstream_unavailable", "record_unavailable"),
+    ("status", {"status": 504, "html": True}, "request_timeout", "record_unavailable"),
+    ("html", {}, "upstream_unavailable", "record_unavailable"),
+    ("text", {}, "malformed_response", "record_unavailable"),
+    ("empty", {}, "upstream_unavailable", "record_unavailable"),
+    ("truncated", {}, "malformed_response", "record_unavailable"),
+    ("wrong_shape", {}, "malformed_response", "record_unavailable"),
+]
+IDS = [f"{k}-{i}" for i, (k, *_rest) in enumerate(FAULTS)]
+TOOLS = {
+    "crossref_get_work": ("crossref", {"doi": "10.1101/598821"}, ("crossref_work", "10.1101/598821")),
+    "zenodo_get_record": ("zenodo", {"id": "5244404"}, ("zenodo_record", "5244404")),
+}
+
+
+@pytest.fixture
+def quick(fake: FakeUpstream, db_url: str) -> Iterator[tuple[Settings, Store, Cache]]:
+    settings = make_settings(fake, db_url, deadline_s=DEADLINE_S)
+    store = Store.open(db_url)
+    cache = Cache(settings, store)
+    yield settings, store, cache
+    cache.close()
+    store.close()
+
+
+def _inject(fake: FakeUpstream, service: str, kind: str, params: dict[str, Any]) -> None:
+    params = dict(params)
+    if params.get("retry_after") == "DATE+30":
+        params["retry_after"] = email.utils.formatdate(time.time() + 30, usegmt=True)
+    fake.fault(kind, service=service, **params)
+
+
+async def _call(cache: Cache, tool: str, args: dict[str, Any]) -> tuple[Any, float]:
+    async with Client(build_server(cache)) as client:
+        started = time.monotonic()
+        res = await client.call_tool(tool, args)
+        return res, time.monotonic() - started
+
+
+@pytest.mark.parametrize("tool", sorted(TOOLS))
+@pytest.mark.parametrize(("kind", "params", "crossref_reason", "zenodo_reason"), FAULTS, ids=IDS)
+async def test_stored_entry_survives_fault(
+    quick: tuple[Settings, Store, Cache],
+    fake: FakeUpstream,
+    tool: str,
+    kind: str,
+    params: dict[str, Any],
+    crossref_reason: str,
+    zenodo_reason: str,
+) -> None:
+    """A stale stored entry is answered within the deadline, flagged, and its body is untouched."""
+    settings, store, cache = quick
+    service, args, (entry_kind, key) = TOOLS[tool]
+    first, _ = await _call(cache, tool, args)
+    assert first.is_error is False
+    before = store.get(entry_kind, key)
+    settings.ttl.crossref_work = settings.ttl.zenodo_record = 0.001
+    time.sleep(0.01)
+    _inject(fake, service, kind, params)
+    res, elapsed = await _call(cache, tool, args)
+    assert res.is_error is False, res.content[0].text
+    data = res.structured_content
+    assert data["cache"]["source"] == "store-stale"
+    assert data["cache"]["stale"] is True
+    assert data["cache"]["upstream_error"] in {crossref_reason, zenodo_reason, "upstream_unavailable"}
+    assert elapsed < DEADLINE_S + 1.0
+    after = store.get(entry_kind, key)
+    assert (after.body, after.content_hash, after.fetched_at) == (
+        before.body,
+        before.content_hash,
+        before.fetched_at,
+    )
+    title = data.get("title") or data["record"]["title"]
+    assert title in (
+        "Raptor genomes reveal evolutionary signatures of predatory and nocturnal lifestyles",
+        "The Origins of SARS-CoV-2: A Critical Review",
+    )
+
+
+@pytest.mark.parametrize("tool", sorted(TOOLS))
+@pytest.mark.parametrize(("kind", "params", "crossref_reason", "zenodo_reason"), FAULTS, ids=IDS)
+async def test_missing_entry_gets_declared_reason(
+    quick: tuple[Settings, Store, Cache],
+    fake: FakeUpstream,
+    tool: str,
+    kind: str,
+    params: dict[str, Any],
+    crossref_reason: str,
+    zenodo_reason: str,
+) -> None:
+    """Nothing stored: the fault becomes the tool's declared reason within the deadline; nothing is stored."""
+    _settings, store, cache = quick
+    service, args, (entry_kind, key) = TOOLS[tool]
+    _inject(fake, service, kind, params)
+    res, elapsed = await _call(cache, tool, args)
+    assert res.is_error is True
+    reason = res.structured_content["error"]["data"]["reason"]
+    assert reason == (crossref_reason if service == "crossref" else zenodo_reason)
+    if reason == "rate_limited":
+        assert res.structured_content["error"]["data"]["retry_after_s"] > 0
+    assert elapsed < DEADLINE_S + 1.0
+    assert store.get(entry_kind, key) is None
+
+
+async def test_breaker_opens_after_repeated_failures_and_answers_at_once(
+    quick: tuple[Settings, Store, Cache], fake: FakeUpstream
+) -> None:
+    """After repeated connection failures the pool is offline: stale answers come at once, no request."""
+    settings, _store, cache = quick
+    await _call(cache, "crossref_get_work", {"doi": "10.1101/598821"})
+    settings.ttl.crossref_work = 0.001
+    time.sleep(0.01)
+    fake.fault("refuse", service="crossref")
+    for _ in range(3):
+        await _call(cache, "crossref_get_work", {"doi": "10.1101/598821"})
+    assert cache.budget.offline("crossref_single")
+    fake.reset_log()
+    res, elapsed = await _call(cache, "crossref_get_work", {"doi": "10.1101/598821"})
+    assert res.structured_content["cache"]["upstream_error"] == "upstream_unavailable"
+    assert fake.count(service="crossref") == 0
+    assert elapsed < 0.5
