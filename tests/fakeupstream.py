@@ -694,6 +694,10 @@ class FakeUpstream:
         self.etags = False
         self.last_modified = False
         self.requests: list[RecordedRequest] = []
+        self.in_flight = 0
+        """Requests being answered right now."""
+        self.max_in_flight = 0
+        """Most requests answered at the same time since start or :meth:`reset_log`."""
         self._lock = threading.RLock()
         self._overrides: dict[tuple[str, str, tuple[tuple[str, str], ...] | None], _Canned] = {}
         self._histories: dict[str, _History] = {}
@@ -807,9 +811,10 @@ class FakeUpstream:
         )
 
     def reset_log(self) -> None:
-        """Forget the logged requests."""
+        """Forget the logged requests (and the in-flight high-water mark)."""
         with self._lock:
             self.requests.clear()
+            self.max_in_flight = self.in_flight
 
     # -- overrides
     def set_body(
@@ -901,10 +906,16 @@ class FakeUpstream:
         with self._lock:
             self.requests.append(record)
             fault = self._take_fault(request)
-        if fault is None:
-            self._send(handler, request, self._respond(request))
-            return
-        self._apply_fault(handler, request, fault)
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            if fault is None:
+                self._send(handler, request, self._respond(request))
+                return
+            self._apply_fault(handler, request, fault)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
 
     def _classify(self, request: _Request) -> None:
         for service, mount in SERVICES.items():

@@ -1,0 +1,108 @@
+"""Budget under concurrency: several real processes share one pool against the fake upstream."""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+from pathlib import Path
+
+from syncd.cache import Cache
+from syncd.errors import SyncdError
+from syncd.lookups.crossref import get_work
+from syncd.normalize.doi import parse_doi
+from syncd.store.repo import Store
+from tests.conftest import make_settings
+from tests.fakeupstream import FakeUpstream
+
+PER_S = 4.0
+BURST = 2.0
+IN_FLIGHT = 2
+
+
+def _worker(
+    urls: dict[str, str], db_url: str, start: int, n: int, out: multiprocessing.Queue
+) -> None:  # pragma: no cover
+    from syncd.config import Settings
+
+    settings = Settings(
+        database_url=db_url,
+        crossref={"base_url": urls["crossref"], "mailto": "ci@example.org"},
+        zenodo={"base_url": urls["zenodo"]},
+        deadline_s=20.0,
+        budget={"crossref_single": {"per_s": PER_S, "burst": BURST, "in_flight": IN_FLIGHT}},
+    )
+    outcomes: dict[str, int] = {}
+    try:
+        store = Store.open(db_url)
+        cache = Cache(settings, store)
+        for i in range(start, start + n):
+            try:
+                get_work(cache, parse_doi(f"10.5555/load-{i}"))
+                outcomes["ok"] = outcomes.get("ok", 0) + 1
+            except SyncdError as exc:
+                outcomes[exc.reason] = outcomes.get(exc.reason, 0) + 1
+    except BaseException:
+        import traceback
+
+        outcomes["crash: " + traceback.format_exc()] = 1
+        out.put(outcomes)
+        raise
+    out.put(outcomes)
+    cache.close()
+    store.close()
+
+
+def test_processes_never_exceed_rate_or_in_flight(fake: FakeUpstream, tmp_path: Path) -> None:
+    """3 processes x 6 misses on a 4/s, burst-2, 2-in-flight pool: upstream never sees more than allowed."""
+    db_url = f"sqlite:///{tmp_path / 'load.db'}"
+    Store.open(db_url).close()
+    fake.fault("latency", delay_s=0.15)  # requests overlap, so the in-flight limit is exercised
+    ctx = multiprocessing.get_context("spawn")
+    out: multiprocessing.Queue = ctx.Queue()
+    urls = {"crossref": fake.crossref_url, "zenodo": fake.zenodo_url}
+    procs = [ctx.Process(target=_worker, args=(urls, db_url, k * 100, 6, out)) for k in range(3)]
+    for p in procs:
+        p.start()
+    results = [out.get(timeout=120) for _ in procs]
+    for p in procs:
+        p.join(timeout=30)
+    assert sum(r.get("doi_not_found", 0) for r in results) == 18  # every miss got its declared answer
+    stamps = sorted(r.at for r in fake.requests if r.service == "crossref")
+    assert len(stamps) == 18
+    # any window of 1 s holds at most burst + rate x 1 s requests
+    worst = max(sum(1 for t in stamps if s <= t < s + 1.0) for s in stamps)
+    assert worst <= BURST + PER_S
+    assert fake.max_in_flight <= IN_FLIGHT
+    assert stamps[-1] - stamps[0] >= (18 - BURST) / PER_S - 0.5
+
+
+def test_429_pauses_every_process(fake: FakeUpstream, tmp_path: Path) -> None:
+    """One 429 with Retry-After blocks the pool for all processes: the others get rate_limited, no request."""
+    db_url = f"sqlite:///{tmp_path / 'block.db'}"
+    Store.open(db_url).close()
+    fake.fault("rate_limit", retry_after=30, times=1, service="crossref")
+    settings = make_settings(fake, db_url)
+    store = Store.open(db_url)
+    cache = Cache(settings, store)
+    try:
+        try:
+            get_work(cache, parse_doi("10.5555/first"))
+        except SyncdError as exc:
+            assert exc.reason == "rate_limited"
+        ctx = multiprocessing.get_context("spawn")
+        out: multiprocessing.Queue = ctx.Queue()
+        urls = {"crossref": fake.crossref_url, "zenodo": fake.zenodo_url}
+        fake.reset_log()
+        started = time.monotonic()
+        procs = [ctx.Process(target=_worker, args=(urls, db_url, k * 10, 2, out)) for k in range(2)]
+        for p in procs:
+            p.start()
+        results = [out.get(timeout=120) for _ in procs]
+        for p in procs:
+            p.join(timeout=30)
+    finally:
+        cache.close()
+        store.close()
+    assert all(r == {"rate_limited": 2} for r in results), results
+    assert fake.count(service="crossref") == 0
+    assert time.monotonic() - started < 20
