@@ -75,6 +75,12 @@ class ZenodoSettings(BaseModel):
 
     base_url: str = Field("https://zenodo.org/api", description="Zenodo REST API base URL.")
     token: SecretStr | None = Field(None, description="Zenodo personal access token (never logged).")
+    preview_bytes_per_file: int = Field(
+        65_536, ge=0, description="File preview bytes kept per file for offline reads (0: keep none)."
+    )
+    preview_total_bytes: int = Field(
+        64 * 1024 * 1024, ge=0, description="Total bytes of kept file previews; least recently read go first."
+    )
 
 
 class DoiSettings(BaseModel):
@@ -88,6 +94,34 @@ class HttpSettings(BaseModel):
 
     host: str = Field("127.0.0.1", description="Bind address; loopback by default.")
     port: int = Field(8765, ge=0, le=65535, description="TCP port.")
+    token: SecretStr | None = Field(
+        None,
+        description="Bearer token clients must send; required when binding beyond loopback (never logged).",
+    )
+    token_file: str | None = Field(None, description="File holding the bearer token (first line), e.g. 0600.")
+    max_request_bytes: int = Field(
+        1_048_576, ge=1024, description="Largest accepted MCP request body in bytes (1 MiB)."
+    )
+
+    def bearer_token(self) -> str | None:
+        """The configured bearer token: ``token``, else the first line of ``token_file``, else None.
+
+        Raises:
+            InvalidInput: ``token_file`` cannot be read or is empty (reason ``invalid_config``).
+        """
+        if self.token is not None:
+            return self.token.get_secret_value()
+        if not self.token_file:
+            return None
+        try:
+            value = Path(self.token_file).expanduser().read_text(encoding="utf-8").splitlines()[0].strip()
+        except (OSError, IndexError) as exc:
+            raise InvalidInput(
+                f"cannot read http.token_file {self.token_file}: {exc}", reason="invalid_config"
+            ) from exc
+        if not value:
+            raise InvalidInput(f"http.token_file {self.token_file} is empty", reason="invalid_config")
+        return value
 
 
 class TtlSettings(BaseModel):
@@ -129,6 +163,31 @@ class BudgetSettings(BaseModel):
     )
 
 
+class CrossrefWatchSettings(BaseModel):
+    """One watched Crossref query (``[[watch.crossref]]``): filters/query on a works route."""
+
+    route: str | None = Field(
+        None, description="Works route, e.g. /journals/1932-6203/works (default /works)."
+    )
+    filter: list[str] = Field(default_factory=list, description="Crossref filters, name:value.")
+    query: str | None = Field(None, description="Free-text query.")
+    orcid: str | None = None
+    funder: str | None = None
+    issn: str | None = None
+    member: str | None = None
+    rows: int | None = Field(1000, ge=1, le=1000, description="Page size of the cursor walk.")
+
+
+class WatchSettings(BaseModel):
+    """Watch lists the daemon keeps mirrored (added to ``syncd watch ls`` at start, label ``config``)."""
+
+    dois: list[str] = Field(default_factory=list, description="DOIs (Crossref or Zenodo).")
+    doi_files: list[str] = Field(default_factory=list, description="Files of DOIs, one per line.")
+    crossref: list[CrossrefWatchSettings] = Field(default_factory=list)
+    zenodo_communities: list[str] = Field(default_factory=list, description="Zenodo community ids.")
+    zenodo_queries: list[str] = Field(default_factory=list, description="Zenodo search queries.")
+
+
 class Settings(BaseSettings):
     """All syncd settings. Field names and environment variables are fixed by DESIGN.md."""
 
@@ -153,6 +212,9 @@ class Settings(BaseSettings):
     )
     revalidate_batch: int = Field(200, ge=1, description="Daemon: most entries revalidated per sweep.")
     log_level: str = Field("INFO", description="Logging level of the daemon and CLI.")
+    # daemon: watch lists and their sync (syncd/watch.py, syncd/sync.py)
+    watch: WatchSettings = Field(default_factory=WatchSettings)
+    sync_interval_s: float = Field(3600.0, gt=0, description="Daemon: seconds between watch-list syncs.")
 
     @classmethod
     def settings_customise_sources(
