@@ -70,7 +70,12 @@ def test_sigkill_at_random_points_loses_nothing(tmp_path: Path) -> None:
         buf = bytearray()
         _read_available(rfd, buf, time.monotonic() + 10, stop=b"ready\n")
         assert buf.startswith(b"ready\n")
-        _read_available(rfd, buf, time.monotonic() + rng.uniform(0.0, 0.1))
+        # let a random number of commits land, then kill at a random instant (often mid-transaction)
+        wanted = rng.randint(0, 4)
+        deadline = time.monotonic() + 10
+        while buf.count(b"\n") < 1 + wanted and time.monotonic() < deadline:
+            _read_available(rfd, buf, time.monotonic() + 0.05)
+        time.sleep(rng.uniform(0.0, 0.01))
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
         _read_available(rfd, buf, time.monotonic() + 0.2)
