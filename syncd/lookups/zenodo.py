@@ -1,24 +1,56 @@
-"""Zenodo lookups through the local-first path: records by id, concept id or DOI (``/records/{id}``).
+"""Zenodo lookups through the local-first path: records, searches, versions, vocabularies, files.
 
 Records are stored as entries of kind ``zenodo_record`` (key: the record id; body: the raw record
 JSON, either shape); misses as ``not_found`` / ``gone`` (the tombstone JSON) / ``restricted``;
 concept record id -> latest version in the ``concepts`` table.
+
+JSON pages are entries too, keyed by the canonical JSON of the request (:func:`page_key`):
+``zenodo_search`` (``/records?q=...``, ``ttl.search``, search pool), ``zenodo_versions``
+(``/records/{id}/versions``, ``ttl.search``), ``zenodo_vocab`` (communities, funders, awards,
+licenses; ``ttl.entity``), ``zenodo_entity`` (one community or funder, used to validate search
+filters; ``ttl.entity``) and ``zenodo_container`` (a ZIP listing; ``ttl.zenodo_record``). A 404 is
+stored as a ``not_found`` miss with ``ttl.miss``. Search and version pages upsert their hits as
+records. File previews are kept in the ``blobs`` table (kind ``zenodo_preview``).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
+from dataclasses import dataclass
 from typing import Any
 
-from syncd.cache import ZENODO_RECORD, Cache, Lookup, content_hash, register_kind, volatile_json
-from syncd.errors import NotFound
+from sqlalchemy import select
+
+from syncd.cache import ZENODO_RECORD, Cache, Lookup, Provenance, content_hash, register_kind, volatile_json
+from syncd.errors import BudgetExhausted, MalformedResponse, NotFound
 from syncd.normalize import zenodo as zenodo_norm
 from syncd.normalize.zenodo_id import RecordRef
+from syncd.store import blobs
+from syncd.store.models import Entry
 from syncd.store.repo import EntryContent, StoredEntry
 from syncd.upstream.http import Deadline
+from syncd.upstream.zenodo import RDM_JSON
 
-__all__ = ["fetch_record", "get_record", "record_content"]
+__all__ = [
+    "ZENODO_CONTAINER",
+    "ZENODO_ENTITY",
+    "ZENODO_PREVIEW",
+    "ZENODO_SEARCH",
+    "ZENODO_VERSIONS",
+    "ZENODO_VOCAB",
+    "PageLookup",
+    "fetch_page",
+    "fetch_record",
+    "get_page",
+    "get_record",
+    "local_search",
+    "page_key",
+    "preview_key",
+    "read_preview",
+    "record_content",
+]
 
 log = logging.getLogger("syncd.lookups.zenodo")
 
@@ -136,3 +168,264 @@ def _refetch(cache: Cache, entry: StoredEntry, deadline: Deadline) -> StoredEntr
 
 
 register_kind(ZENODO_RECORD, "zenodo_record", _refetch)
+
+
+# --------------------------------------------------------------------------------------------------
+# JSON pages: searches, version lists, vocabularies, entities (community/funder), ZIP listings.
+
+ZENODO_SEARCH = "zenodo_search"
+ZENODO_VERSIONS = "zenodo_versions"
+ZENODO_VOCAB = "zenodo_vocab"
+ZENODO_ENTITY = "zenodo_entity"
+ZENODO_CONTAINER = "zenodo_container"
+ZENODO_PREVIEW = "zenodo_preview"
+"""Blob kind of kept file previews (``blobs`` table)."""
+
+_PAGE_POOL = {ZENODO_SEARCH: "zenodo_search"}
+
+
+@dataclass(frozen=True)
+class PageLookup:
+    """One answered JSON page: ``body`` (parsed; None for a stored 404), its entry and provenance."""
+
+    entry: StoredEntry
+    provenance: Provenance
+    body: dict[str, Any] | None
+
+
+def page_key(path: str, params: dict[str, str], accept: str = RDM_JSON) -> str:
+    """The store key of a page: canonical JSON of the request (path, normalized params, Accept)."""
+    return json.dumps({"a": accept, "p": path, "q": params}, sort_keys=True, separators=(",", ":"))
+
+
+def _page_projection(kind: str, body: Any) -> Any:
+    """What decides "this page changed": hits without usage stats and links (volatile)."""
+    if not isinstance(body, dict):
+        return body
+    out = {k: v for k, v in body.items() if k not in ("links", "aggregations")}
+    hits = out.get("hits")
+    if isinstance(hits, dict) and isinstance(hits.get("hits"), list):
+        out["hits"] = dict(
+            hits,
+            hits=[zenodo_norm.content_hash_projection(h) if isinstance(h, dict) else h for h in hits["hits"]],
+        )
+    return out
+
+
+def _upsert_hits(cache: Cache, hits: list[Any]) -> int:
+    """Store search/version hits as records; returns how many were written.
+
+    New ones are inserted, stored ones replaced only by a newer revision (a record GET stays the
+    authority). Concept -> latest is refreshed from ``is_latest``.
+    """
+    written = 0
+    for hit in hits:
+        if not isinstance(hit, dict):
+            continue
+        try:
+            keys = zenodo_norm.record_keys(hit)
+            content = record_content(hit, None)
+        except Exception:  # a malformed hit is skipped, never fatal for the page
+            log.debug("event=skip_hit reason=malformed")
+            continue
+        stored = cache.store.get(ZENODO_RECORD, keys.recid)
+        newer = (
+            stored is not None
+            and stored.status == "ok"
+            and keys.revision is not None
+            and stored.upstream_version is not None
+            and stored.upstream_version.isdigit()
+            and keys.revision > int(stored.upstream_version)
+        )
+        if stored is None or newer:
+            cache.store.put_content(content)
+            written += 1
+        if keys.concept_recid and keys.is_latest:
+            cache.store.set_concept(keys.concept_recid, keys.recid)
+    return written
+
+
+def fetch_page(cache: Cache, kind: str, key: str, deadline: Deadline) -> StoredEntry:
+    """Ask Zenodo for the page ``key`` (see :func:`page_key`) now and store the answer.
+
+    A 404 is stored as ``not_found`` (miss TTL). Search and version pages upsert their hits as
+    records (:func:`_upsert_hits`).
+
+    Raises:
+        MalformedResponse: a 200 body that is not a JSON object.
+        UpstreamError, BudgetExhausted: upstream could not be used; nothing was written.
+    """
+    spec = json.loads(key)
+    resp = cache.zenodo.get_json(
+        spec["p"],
+        deadline,
+        params=spec["q"] or None,
+        pool=_PAGE_POOL.get(kind, "zenodo_general"),
+        accept=(200, 404),
+        accept_header=spec["a"],
+        parse_json=(200,),
+    )
+    if resp.status == 404:
+        stored, _ = cache.store.put_content(EntryContent(kind, key, "not_found", None, None))
+        return stored
+    body = resp.json
+    if not isinstance(body, dict):
+        raise MalformedResponse(f"zenodo: {spec['p']} did not answer a JSON object")
+    hits = body.get("hits")
+    if kind in (ZENODO_SEARCH, ZENODO_VERSIONS) and not (
+        isinstance(hits, dict) and isinstance(hits.get("hits"), list)
+    ):
+        raise MalformedResponse("zenodo: the answer has no hits list")
+    content = EntryContent(kind, key, "ok", resp.text, content_hash(_page_projection(kind, body)))
+    stored, changed = cache.store.put_content(content)
+    if kind in (ZENODO_SEARCH, ZENODO_VERSIONS) and changed:
+        _upsert_hits(cache, hits["hits"])
+    return stored
+
+
+def get_page(
+    cache: Cache,
+    kind: str,
+    path: str,
+    params: dict[str, str],
+    deadline: Deadline | None = None,
+    *,
+    accept: str = RDM_JSON,
+    force: bool = False,
+) -> PageLookup:
+    """A Zenodo JSON page (search, versions, vocabulary, community, funder, ZIP listing), local-first.
+
+    Args:
+        cache: the local-first cache.
+        kind: one of the registered page kinds (``zenodo_search`` pages use the search pool).
+        path: the API path, percent-encoded (``/records``, ``/records/1/versions``...).
+        params: normalized query parameters (their canonical JSON is the store key).
+        deadline: the call's deadline (default ``deadline_s``).
+        accept: the ``Accept`` header (RDM JSON; ``application/json`` for file and vocabulary routes).
+        force: revalidate even when fresh.
+
+    Raises:
+        UpstreamError, BudgetExhausted: nothing stored and upstream could not be used.
+    """
+    deadline = deadline or Deadline(cache.settings.deadline_s)
+    key = page_key(path, params, accept)
+    pool = _PAGE_POOL.get(kind, "zenodo_general")
+    entry, prov = cache.local_first(
+        kind, key, pool, deadline, force, lambda _e: fetch_page(cache, kind, key, deadline)
+    )
+    body = json.loads(entry.body) if entry.status == "ok" and entry.body else None
+    return PageLookup(entry, prov, body if isinstance(body, dict) else None)
+
+
+def _refetch_page(cache: Cache, entry: StoredEntry, deadline: Deadline) -> StoredEntry:
+    return fetch_page(cache, entry.kind, entry.key, deadline)
+
+
+register_kind(ZENODO_SEARCH, "search", _refetch_page)
+register_kind(ZENODO_VERSIONS, "search", _refetch_page)
+register_kind(ZENODO_VOCAB, "entity", _refetch_page)
+register_kind(ZENODO_ENTITY, "entity", _refetch_page)
+register_kind(ZENODO_CONTAINER, "zenodo_record", _refetch_page)
+
+
+# --------------------------------------------------------------------------------------------------
+# Offline search over stored records
+
+
+def local_search(cache: Cache, query: str, limit: int = 200) -> list[StoredEntry]:
+    """Stored ``ok`` records matching ``query`` in the full-text index, best first.
+
+    The index covers title, creators, description, keywords and DOI. With no usable terms, the most
+    recently fetched records are returned.
+    """
+    terms = re.findall(r"\w+", re.sub(r"\b[\w.]+:", " ", query or ""), flags=re.UNICODE)
+    terms = [t for t in terms if t.upper() not in ("AND", "OR", "NOT")]
+    if terms:
+        found = cache.store.search(" ".join(terms), kind=ZENODO_RECORD, limit=limit)
+        if not found and len(terms) > 1:  # Zenodo ORs bare terms: fall back to any term
+            seen: dict[int, StoredEntry] = {}
+            for term in terms:
+                for e in cache.store.search(term, kind=ZENODO_RECORD, limit=limit):
+                    seen.setdefault(e.id, e)
+            found = list(seen.values())[:limit]
+        return [e for e in found if e.status == "ok"]
+    with cache.store.read() as conn:
+        ids = [
+            r[0]
+            for r in conn.execute(
+                select(Entry.id)
+                .where(Entry.kind == ZENODO_RECORD, Entry.status == "ok")
+                .order_by(Entry.fetched_at.desc())
+                .limit(limit)
+            )
+        ]
+    return [e for e in (cache.store.get_by_id(i) for i in ids) if e is not None]
+
+
+# --------------------------------------------------------------------------------------------------
+# File previews (blobs)
+
+
+def preview_key(recid: str, key: str, md5: str | None, member: str | None = None) -> str:
+    """Blob key of a file's kept preview; the MD5 makes a replaced file never serve old bytes."""
+    return json.dumps([recid, key, md5 or "", member or ""], separators=(",", ":"))
+
+
+def read_preview(
+    cache: Cache,
+    recid: str,
+    path: str,
+    blob_key: str,
+    *,
+    offset: int,
+    length: int,
+    file_size: int | None,
+    ranged: bool,
+    deadline: Deadline | None = None,
+) -> tuple[bytes, int | None, str, str | None]:
+    """Bytes ``[offset, offset+length)`` of a file, from the kept preview when it covers them.
+
+    Returns ``(data, total_size, source, upstream_error)`` with ``source`` ``store`` or ``upstream``.
+    A read from offset 0 keeps its first ``zenodo.preview_bytes_per_file`` bytes as the preview
+    (LRU-bounded by ``zenodo.preview_total_bytes``). When upstream fails, whatever part of the range
+    the kept preview holds is answered (``store`` with the reason).
+
+    Raises:
+        NotFound: ``file_not_found`` (404) or ``restricted`` is signalled by the status in data (see
+            the tool); ``offset_out_of_range`` (416) as InvalidInput.
+        UpstreamError, BudgetExhausted: nothing kept covers the range and upstream failed.
+    """
+    from syncd.errors import InvalidInput, UpstreamError
+
+    deadline = deadline or Deadline(cache.settings.deadline_s)
+    kept = blobs.get_blob(cache.store, ZENODO_PREVIEW, blob_key)
+    if kept is not None:
+        whole = file_size is not None and kept.size >= file_size
+        if whole or offset + length <= kept.size:
+            return kept.data[offset : offset + length], file_size, "store", None
+    try:
+        answer = cache.zenodo.read_bytes(path, deadline, start=offset if ranged else None, length=length)
+    except (UpstreamError, BudgetExhausted) as exc:
+        if kept is not None and offset < kept.size:
+            return kept.data[offset : offset + length], file_size, "store", exc.reason
+        raise
+    if answer.status == 404:
+        raise NotFound(f"file not found in record {recid}", reason="file_not_found")
+    if answer.status == 403:
+        raise NotFound(f"file access restricted in record {recid}", reason="restricted")
+    if answer.status == 416:
+        raise InvalidInput("offset_bytes is past the end of the file", reason="offset_out_of_range")
+    total = answer.total_size if answer.total_size is not None else file_size
+    per_file = cache.settings.zenodo.preview_bytes_per_file
+    if offset == 0 and per_file > 0 and answer.data:
+        keep = answer.data[:per_file]
+        if kept is None or len(keep) > kept.size:
+            blobs.put_blob(
+                cache.store,
+                ZENODO_PREVIEW,
+                blob_key,
+                keep,
+                answer.content_type,
+                cache.settings.zenodo.preview_total_bytes,
+            )
+    return answer.data, total, "upstream", None

@@ -64,11 +64,14 @@ __all__ = [
     "LIST_CAP",
     "PEOPLE_CAP",
     "RecordKeys",
+    "RecordParts",
+    "cap_additional",
     "content_hash_projection",
     "detect_shape",
     "download_url",
     "miss_guidance",
     "record_keys",
+    "record_parts",
     "record_url",
     "record_view",
     "tombstone_view",
@@ -312,15 +315,23 @@ def _legacy_stats(body: dict[str, Any]) -> RecordStats | None:
 
 
 def _additional(type_label: str | None, html: Any) -> AdditionalDescription | None:
+    """One additional description with its **full** text (:func:`cap_additional` cuts it for display)."""
     text = html_to_text(html) if isinstance(html, str) else ""
     if not text:
         return None
     return AdditionalDescription(
         type=type_label,
-        text=text[:ADDITIONAL_DESCRIPTION_TEXT_CAP],
+        text=text,
         length=len(text),
         truncated=len(text) > ADDITIONAL_DESCRIPTION_TEXT_CAP,
     )
+
+
+def cap_additional(entry: AdditionalDescription) -> AdditionalDescription:
+    """``entry`` with its text cut at 1,000 characters (``length``/``truncated`` describe the full text)."""
+    if len(entry.text) <= ADDITIONAL_DESCRIPTION_TEXT_CAP:
+        return entry
+    return entry.model_copy(update={"text": entry.text[:ADDITIONAL_DESCRIPTION_TEXT_CAP]})
 
 
 def _strings(values: Iterable[Any]) -> list[str]:
@@ -609,6 +620,26 @@ def _legacy_parts(body: dict[str, Any]) -> _Parts:
     )
 
 
+RecordParts = _Parts
+"""The uncapped, shape-independent pieces of a record (see :func:`record_parts`)."""
+
+
+def record_parts(body: dict[str, Any]) -> tuple[_Parts, str]:
+    """The full, uncapped pieces of a record body of either shape, and its full description text.
+
+    Used where the display caps of :func:`record_view` must be undone: continuation windows,
+    citations, the file manifest. Additional descriptions carry their full text here.
+
+    Raises:
+        MalformedResponse: the body is not an object or has no record id.
+    """
+    if not isinstance(body, dict):
+        raise MalformedResponse("Zenodo record body is not a JSON object.", reason="malformed_response")
+    parts = _rdm_parts(body) if detect_shape(body) == "rdm" else _legacy_parts(body)
+    description = html_to_text(parts.description_html) if isinstance(parts.description_html, str) else ""
+    return parts, description
+
+
 def record_view(body: dict[str, Any]) -> ZenodoRecord:
     """Build the ``record`` of a ``zenodo_get_record`` answer from a record body of either shape.
 
@@ -670,7 +701,7 @@ def record_view(body: dict[str, Any]) -> ZenodoRecord:
         description=description[:DESCRIPTION_CAP] if description else None,
         description_truncated=len(description) > DESCRIPTION_CAP if description else None,
         description_length=len(description) if description else None,
-        additional_descriptions=additional[:ADDITIONAL_DESCRIPTIONS_CAP],
+        additional_descriptions=[cap_additional(a) for a in additional[:ADDITIONAL_DESCRIPTIONS_CAP]],
         additional_description_count=len(additional),
         creators=creators[:PEOPLE_CAP],
         creator_count=len(creators),

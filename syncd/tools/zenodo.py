@@ -1,31 +1,84 @@
-"""Zenodo MCP tools, local-first: ``zenodo_get_record``.
+"""Zenodo MCP tools, local-first: the six tools of the Zenodo anchor server.
 
-Contract: ``../shared/seeds/zenodo_get_record.txt`` and ``../shared/spec/anchors.md`` §1b (same
-name, id forms, output fields, caps and ``reason`` codes), plus the ``cache`` provenance block.
-Misses (unknown id, deleted record with its tombstone, restricted, DOI not on Zenodo) are answers
-with ``found: false``, not errors.
+``zenodo_get_record``, ``zenodo_search_records``, ``zenodo_list_versions``, ``zenodo_list_files``,
+``zenodo_read_file``, ``zenodo_lookup_vocabulary``. Contracts: ``../shared/seeds/zenodo_get_record.txt``
+and ``../shared/spec/anchors.md`` §1b (names, inputs, output fields, caps and ``reason`` codes), plus
+the ``cache`` provenance block. ``zenodo_get_record`` and ``zenodo_list_versions`` answer misses
+(unknown id, deleted record with its tombstone, restricted, DOI not on Zenodo) with
+``found: false``; the file tools raise ``record_not_found`` / ``record_deleted``.
+
+Offline behaviour: every page is a stored entry served local-first; a search Zenodo cannot answer
+is answered from the full-text index over stored records (``local: true`` and a notice); file
+previews read once are kept in the ``blobs`` table and serve offline; citations are rendered
+locally from the stored record.
 """
 
 from __future__ import annotations
 
 import inspect
 import json
+import re
+import time
 from typing import Annotated, Any
+from urllib.parse import quote
 
 from mcp.server import MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from syncd.cache import Cache, document
+from syncd.cache import Cache, document, iso
 from syncd.contracts.common import CacheInfo
-from syncd.contracts.zenodo import GetRecordView
-from syncd.errors import NotFound
+from syncd.contracts.zenodo import (
+    GetRecordView,
+    ListFilesView,
+    ListVersionsView,
+    LookupVocabularyView,
+    ReadFileView,
+    SearchRecordsView,
+)
+from syncd.errors import (
+    BudgetExhausted,
+    InvalidInput,
+    MalformedResponse,
+    NotFound,
+    UpstreamError,
+    UpstreamRejected,
+)
 from syncd.lookups import zenodo as lookups_zenodo
-from syncd.normalize.zenodo import miss_guidance, record_view, tombstone_view
-from syncd.normalize.zenodo_id import parse_record_ref
+from syncd.lookups.zenodo import (
+    ZENODO_CONTAINER,
+    ZENODO_ENTITY,
+    ZENODO_SEARCH,
+    ZENODO_VERSIONS,
+    ZENODO_VOCAB,
+)
+from syncd.normalize import zenodo_lists as lists
+from syncd.normalize.zenodo import (
+    download_url,
+    miss_guidance,
+    record_parts,
+    record_url,
+    record_view,
+    tombstone_view,
+)
+from syncd.normalize.zenodo_citation import render_citation, resolve_style
+from syncd.normalize.zenodo_cursor import continuations_for_record, decode_cursor, window_for
+from syncd.normalize.zenodo_id import RecordRef, parse_record_ref
+from syncd.store.repo import StoredEntry
 from syncd.tools.errors import error_result
+from syncd.upstream.zenodo import LEGACY_JSON
 
-__all__ = ["GetRecordResult", "get_record", "register", "render_record"]
+__all__ = [
+    "GetRecordResult",
+    "get_record",
+    "list_files",
+    "list_versions",
+    "lookup_vocabulary",
+    "read_file",
+    "register",
+    "render_record",
+    "search_records",
+]
 
 ID_DESCRIPTION = (
     "The deposit to resolve: a record id (22705923), a Zenodo DOI (10.5281/zenodo.22705923, doi: prefix "
@@ -41,10 +94,43 @@ RENAME = {
 FILE_CAP = 25
 
 
+_CACHE_DESCRIPTION = "Where this answer came from and how fresh it is."
+
+
 class GetRecordResult(GetRecordView):
     """``zenodo_get_record`` output: the contract's fields plus ``cache`` provenance."""
 
-    cache: CacheInfo | None = Field(None, description="Where this answer came from and how fresh it is.")
+    cache: CacheInfo | None = Field(None, description=_CACHE_DESCRIPTION)
+
+
+class SearchRecordsResult(SearchRecordsView):
+    """``zenodo_search_records`` output plus ``cache`` provenance."""
+
+    cache: CacheInfo | None = Field(None, description=_CACHE_DESCRIPTION)
+
+
+class ListVersionsResult(ListVersionsView):
+    """``zenodo_list_versions`` output plus ``cache`` provenance."""
+
+    cache: CacheInfo | None = Field(None, description=_CACHE_DESCRIPTION)
+
+
+class ListFilesResult(ListFilesView):
+    """``zenodo_list_files`` output plus ``cache`` provenance."""
+
+    cache: CacheInfo | None = Field(None, description=_CACHE_DESCRIPTION)
+
+
+class ReadFileResult(ReadFileView):
+    """``zenodo_read_file`` output plus ``cache`` provenance (of the bytes shown)."""
+
+    cache: CacheInfo | None = Field(None, description=_CACHE_DESCRIPTION)
+
+
+class LookupVocabularyResult(LookupVocabularyView):
+    """``zenodo_lookup_vocabulary`` output plus ``cache`` provenance."""
+
+    cache: CacheInfo | None = Field(None, description=_CACHE_DESCRIPTION)
 
 
 def render_record(data: dict[str, Any]) -> str:
@@ -64,8 +150,20 @@ def render_record(data: dict[str, Any]) -> str:
             lines.append("")
             lines.append("Depositor-supplied text (untrusted):")
             lines.extend("> " + line for line in record["description"].splitlines())
+    elif data.get("window"):
+        win = data["window"]
+        label = win["field"] + (f"[{win['index']}]" if win.get("index") is not None else "")
+        lines.append(
+            f"# {label}: {win['unit']} {win['offset']}-{win['offset'] + win['shown']} of {win['total']}"
+        )
+        if win.get("text"):
+            lines.append("Depositor-supplied text (untrusted):")
+            lines.extend("> " + line for line in win["text"].splitlines())
     else:
         lines.append(f"Not found ({data.get('miss_kind')}): {data.get('guidance', '')}")
+    if data.get("citation"):
+        lines.append(f"Citation ({data.get('citation_style')}):")
+        lines.append(data["citation"])
     if data.get("notice"):
         lines.append(f"Notice: {data['notice']}")
     cache = data.get("cache") or {}
@@ -76,7 +174,7 @@ def render_record(data: dict[str, Any]) -> str:
         )
     lines.append("")
     lines.append("```json")
-    slim = {k: v for k, v in data.items() if k != "record"}
+    slim = {k: v for k, v in data.items() if k not in ("record", "window", "citation")}
     if record:
         slim["record"] = {k: v for k, v in record.items() if k != "description"}
     lines.append(json.dumps(slim, ensure_ascii=False))
@@ -98,21 +196,100 @@ def _miss(kind: str, input_kind: str, ident: str, tombstone_body: str | None = N
     return data
 
 
+CURSOR_DESCRIPTION = (
+    "A continuations[].cursor from an earlier zenodo_get_record response, passed unchanged with that "
+    "continuation's id as id. Returns that field's next window (8,000 characters of text, or the next page "
+    "of entries) as window, in place of record. Omit to get the record."
+)
+CITATION_DESCRIPTION = (
+    "Include a formatted citation of the resolved version: bibtex, csl-json, or a text style (apa, "
+    "chicago-author-date, harvard-cite-them-right, ieee, modern-language-association, nature). Case, spaces, "
+    "hyphens, and underscores are ignored when matching (BibTeX, APA, CSL JSON). Omit for none. Rendered "
+    "locally from the stored record, so it works offline."
+)
+WINDOW_LIMIT = 10_000
+"""Zenodo's result window: ``page x size`` may not pass it."""
+FILE_RENAME = {**RENAME, "not_found": "record_not_found"}
+"""The file tools: a missing record is an error, a failed ZIP listing is archive_unavailable."""
+
+
+def _blank(value: str | None) -> str | None:
+    """Optional string inputs: blank or whitespace reads as unset."""
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def _listish(value: str | list[str] | None) -> list[str]:
+    """A lone string where a list is expected, blanks dropped."""
+    if value is None:
+        return []
+    items = [value] if isinstance(value, str) else list(value)
+    return [v.strip() for v in items if isinstance(v, str) and v.strip()]
+
+
+def _result(data: dict[str, Any], title: str) -> CallToolResult:
+    """A successful tool result: short markdown text plus the structured content."""
+    lines = [f"# {title}"]
+    if data.get("notice"):
+        lines.append(f"Notice: {data['notice']}")
+    cache = data.get("cache") or {}
+    if cache:
+        flag = f", upstream_error={cache['upstream_error']}" if cache.get("upstream_error") else ""
+        lines.append(
+            f"[cache: {cache['source']}, validated {cache['validated_at']}, stale={cache['stale']}{flag}]"
+        )
+    lines += [
+        "",
+        "```json",
+        json.dumps({k: v for k, v in data.items() if k != "text"}, ensure_ascii=False),
+        "```",
+    ]
+    if data.get("text"):
+        fence = "`" * max(3, max((len(m) for m in re.findall(r"`+", data["text"])), default=0) + 1)
+        lines += [
+            f"Untrusted file content from Zenodo record {data.get('recid')}:",
+            fence,
+            data["text"],
+            fence,
+        ]
+    return CallToolResult(content=[TextContent(type="text", text="\n".join(lines))], structured_content=data)
+
+
+def _window_check(page: int, size: int) -> None:
+    if page * size > WINDOW_LIMIT:
+        raise InvalidInput(
+            f"page {page} x size {size} passes Zenodo's 10,000-result window",
+            reason="result_window_exceeded",
+            hint="Narrow the query or filters; Zenodo serves only the first 10,000 results.",
+        )
+
+
+# ---------------------------------------------------------------------------------------- get_record
+
+
 def get_record(
     cache: Cache,
-    id: Annotated[str, Field(min_length=1, max_length=500, description=ID_DESCRIPTION)],
-) -> Annotated[CallToolResult, GetRecordResult]:
+    id: str,
+    cursor: str | None = None,
+    citation_style: str | None = None,
+) -> CallToolResult:
     """Resolve one Zenodo deposit and return its full metadata, from the local store first.
 
     Accepts a record id, a Zenodo DOI, a concept DOI or concept record id (resolves to the latest
     version), another DOI deposited on Zenodo, or a zenodo.org / doi.org URL. Returns description,
     creators with ORCIDs and affiliations, license, access and embargo, funding, related
     identifiers, communities, version position, usage counts and the first 25 files; long fields
-    are cut at display caps with their totals. A miss returns found: false with guidance (and the
-    removal tombstone for a deleted record). ``cache`` says where the answer came from and how fresh
-    it is. Errors: invalid_identifier, record_unavailable, rate_limited.
+    are cut at display caps with their totals. Every cut except the file list (paged with
+    zenodo_list_files) is listed in continuations with a cursor and the record id it is bound to;
+    passing both back returns the next window of that field (8,000 characters of text, or the next
+    page of entries) in place of the record. Optionally includes a formatted citation (bibtex,
+    csl-json, apa, chicago-author-date, harvard-cite-them-right, ieee, modern-language-association,
+    nature), rendered locally. A miss returns found: false with guidance (and the removal tombstone
+    for a deleted record). ``cache`` says where the answer came from and how fresh it is. Errors:
+    invalid_identifier, invalid_cursor, invalid_parameter, record_unavailable, rate_limited.
     """
     try:
+        style = resolve_style(citation_style) if _blank(citation_style) else None
+        state = decode_cursor(cursor) if _blank(cursor) else None
         ref = parse_record_ref(id)
         try:
             lookup = lookups_zenodo.get_record(cache, ref)
@@ -123,33 +300,25 @@ def get_record(
         else:
             entry = lookup.entry
             if entry.status == "ok":
-                view = record_view(document(entry))
-                record = view.model_dump(mode="json", exclude_none=True)
+                body = document(entry)
+                binding = (entry.content_hash or "")[:16]
+                parts, description = record_parts(body)
                 data = {
                     "found": True,
                     "input_kind": ref.input_kind,
                     "resolved_from": lookup.resolved_from or "version",
-                    "record": record,
                 }
-                files = record.get("files") or {}
-                total = files.get("count")
-                shown = files.get("shown", len(files.get("entries") or []))
-                data["shown"], data["cap"] = shown, FILE_CAP
-                data["truncated"] = bool(
-                    (total is not None and total > shown) or record.get("description_truncated")
-                )
-                access = record.get("access") or {}
-                if access.get("files") in ("restricted",) or access.get("embargo_active"):
-                    until = access.get("embargo_until")
-                    data["notice"] = (
-                        f"Files are embargoed until {until}; metadata only."
-                        if access.get("embargo_active") and until
-                        else "Files are restricted; metadata only."
-                    )
-                elif total is not None and total > shown:
-                    data["notice"] = (
-                        f"Showing {shown} of {total} files; page the rest with zenodo_list_files."
-                    )
+                if state is not None:
+                    window, conts, cap = window_for(state, parts, description, binding)
+                    data["window"] = window.model_dump(mode="json", exclude_none=True)
+                    data["shown"], data["cap"], data["truncated"] = window.shown, cap, bool(conts)
+                    if conts:
+                        data["continuations"] = [c.model_dump(mode="json", exclude_none=True) for c in conts]
+                else:
+                    _record_answer(data, body, parts, description, binding)
+                if style is not None:
+                    data["citation"] = render_citation(body, style)
+                    data["citation_style"] = style
             else:
                 kind = {"gone": "deleted", "not_found": "not_found", "restricted": "restricted"}[entry.status]
                 data = _miss(kind, ref.input_kind, entry.key, entry.body)
@@ -161,8 +330,894 @@ def get_record(
     )
 
 
+def _record_answer(
+    data: dict[str, Any], body: dict[str, Any], parts: Any, description: str, binding: str
+) -> None:
+    view = record_view(body)
+    record = view.model_dump(mode="json", exclude_none=True)
+    data["record"] = record
+    files = record.get("files") or {}
+    total = files.get("count")
+    shown = files.get("shown", len(files.get("entries") or []))
+    conts = continuations_for_record(parts, description, binding)
+    data["shown"], data["cap"] = shown, FILE_CAP
+    data["truncated"] = bool((total is not None and total > shown) or conts)
+    if conts:
+        data["continuations"] = [c.model_dump(mode="json", exclude_none=True) for c in conts]
+    access = record.get("access") or {}
+    if access.get("files") in ("restricted",) or access.get("embargo_active"):
+        until = access.get("embargo_until")
+        data["notice"] = (
+            f"Files are embargoed until {until}; metadata only."
+            if access.get("embargo_active") and until
+            else "Files are restricted; metadata only."
+        )
+    elif total is not None and total > shown:
+        data["notice"] = f"Showing {shown} of {total} files; page the rest with zenodo_list_files."
+
+
+# ------------------------------------------------------------------------------------ search_records
+
+_ROR = re.compile(r"^0[a-z0-9]{6}\d{2}$")
+_ORCID = re.compile(r"^\d{4}-\d{4}-\d{4}-\d{3}[\dX]$")
+_FILE_TYPE = re.compile(r"^[a-z0-9]{1,16}$")
+_LICENSE = re.compile(r"^[a-z0-9][a-z0-9.+-]{0,63}$")
+_COMMUNITY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$")
+
+
+def _orcid(raw: str) -> str:
+    value = re.sub(r"^(?:https?://)?(?:www\.)?orcid\.org/", "", raw.strip(), flags=re.IGNORECASE).upper()
+    total = 0
+    if _ORCID.match(value):
+        digits = value.replace("-", "")
+        for ch in digits[:-1]:
+            total = (total + int(ch)) * 2
+        check = (12 - total % 11) % 11
+        if digits[-1] == ("X" if check == 10 else str(check)):
+            return value
+    raise InvalidInput(f"creator_orcid {raw!r} is not a valid ORCID iD", reason="invalid_parameter")
+
+
+def _resource_type(raw: str) -> str:
+    value = raw.split("::", 1)[1] if "::" in raw else raw
+    folded = lists.fold(value)
+    for rid, (_t, _s, label) in lists.RESOURCE_TYPE_IDS.items():
+        if folded in (lists.fold(rid), lists.fold(label)):
+            return rid
+    raise InvalidInput(
+        f"unknown resource_type {raw!r}",
+        reason="invalid_parameter",
+        hint="List the accepted ids with zenodo_lookup_vocabulary vocabulary=resource_types.",
+    )
+
+
+def _query_checks(query: str) -> None:
+    try:
+        ref = parse_record_ref(query)
+    except InvalidInput:
+        ref = None
+    if ref is not None and ref.input_kind != "record_id":
+        raise InvalidInput(
+            "query is a single identifier; Zenodo answers a bare identifier in q with an error",
+            reason="query_is_identifier",
+            hint=f'Use zenodo_get_record with id={query!r}, or search doi:"<doi>".',
+        )
+    unquoted = re.sub(r'"(?:[^"\\]|\\.)*"', "", query)
+    if len(re.findall(r"(?<!\\)/", unquoted)) % 2:
+        raise InvalidInput(
+            "query has an unpaired / (Zenodo reads / as a regular-expression delimiter)",
+            reason="query_syntax",
+            hint='Quote the term holding the slash ("a/b") or escape it as \\/.',
+        )
+
+
+def _community_uuid(cache: Cache, raw: str) -> str:
+    slug = re.sub(r"^(?:https?://)?(?:www\.)?zenodo\.org/communities/", "", raw.strip()).strip("/")
+    if not _COMMUNITY.match(slug):
+        raise InvalidInput(
+            f"community {raw!r} is not a slug, UUID or community URL", reason="invalid_parameter"
+        )
+    for candidate in dict.fromkeys((slug, slug.lower())):
+        page = lookups_zenodo.get_page(
+            cache, ZENODO_ENTITY, f"/communities/{quote(candidate)}", {}, accept=LEGACY_JSON
+        )
+        if page.body and page.body.get("id"):
+            return str(page.body["id"])
+    raise InvalidInput(
+        f"no Zenodo community {raw!r}",
+        reason="unknown_community",
+        hint="Find the slug with zenodo_lookup_vocabulary vocabulary=communities.",
+    )
+
+
+def _funder_ror(cache: Cache, raw: str) -> str:
+    value = raw.strip()
+    ror = re.sub(r"^(?:https?://)?(?:www\.)?ror\.org/", "", value, flags=re.IGNORECASE).lower()
+    if _ROR.match(ror):
+        page = lookups_zenodo.get_page(cache, ZENODO_ENTITY, f"/funders/{ror}", {}, accept=LEGACY_JSON)
+        if page.body and page.body.get("id"):
+            return str(page.body["id"])
+    else:
+        doi = re.sub(r"^(?:doi:|https?://(?:dx\.)?doi\.org/)", "", value, flags=re.IGNORECASE).lower()
+        if not doi.startswith("10.13039/"):
+            raise InvalidInput(
+                f"funder {raw!r} is not a ROR id, ROR URL or Crossref Funder DOI", reason="invalid_parameter"
+            )
+        page = lookups_zenodo.get_page(
+            cache,
+            ZENODO_VOCAB,
+            "/funders",
+            {"q": f"identifiers.identifier:{doi}", "size": "1"},
+            accept=LEGACY_JSON,
+        )
+        hits = ((page.body or {}).get("hits") or {}).get("hits") or []
+        if hits and hits[0].get("id"):
+            return str(hits[0]["id"])
+    raise InvalidInput(
+        f"no Zenodo funder {raw!r}",
+        reason="unknown_funder",
+        hint="Find the funder with zenodo_lookup_vocabulary vocabulary=funders "
+        "(names are never auto-picked).",
+    )
+
+
+def _total(body: dict[str, Any]) -> int:
+    total = (body.get("hits") or {}).get("total", 0)
+    if isinstance(total, dict):
+        total = total.get("value", 0)
+    return int(total) if isinstance(total, int | float) else 0
+
+
+def search_records(
+    cache: Cache,
+    query: str | None = None,
+    resource_type: str | list[str] | None = None,
+    community: str | None = None,
+    funder: str | None = None,
+    award: str | None = None,
+    creator_orcid: str | None = None,
+    file_type: str | list[str] | None = None,
+    license: str | None = None,
+    access_status: str | None = None,
+    published_from: str | None = None,
+    published_to: str | None = None,
+    all_versions: bool = False,
+    sort: str | None = None,
+    page: int = 1,
+    size: int = 10,
+) -> CallToolResult:
+    """Search Zenodo records, local-first; offline, from the local mirror's full-text index.
+
+    Filters are composed into Zenodo's ``q`` (so totals agree with them): resource_type (ids such as
+    dataset, software, publication-article), community (slug, UUID or URL; checked), funder (ROR id
+    or Funder DOI; checked), award (<ror>::<number> or a number), creator_orcid, file_type,
+    license, access_status, published_from/published_to (YYYY, YYYY-MM or YYYY-MM-DD; partial dates
+    expanded). Up to 25 hits per page; page x size may not pass 10,000. Pages are cached by their
+    canonical parameters (``ttl.search``) and their records stored. When Zenodo cannot be used, the
+    answer comes from the full-text index over stored records (title, creators, description,
+    keywords) with ``local: true`` and a notice. Errors: query_is_identifier, query_syntax,
+    invalid_parameter, invalid_date_range, result_window_exceeded, unknown_community,
+    unknown_funder, rate_limited (only when nothing local can answer).
+    """
+    try:
+        query = _blank(query)
+        if query:
+            _query_checks(query)
+        types = [_resource_type(t) for t in _listish(resource_type)][:10]
+        ftypes = [t.lower().lstrip(".") for t in _listish(file_type)][:10]
+        for t in ftypes:
+            if not _FILE_TYPE.match(t):
+                raise InvalidInput(f"file_type {t!r} is not a file extension", reason="invalid_parameter")
+        lic = _blank(license)
+        lic = lic.lower() if lic else None
+        if lic and not _LICENSE.match(lic):
+            raise InvalidInput(f"license {lic!r} is not a license id", reason="invalid_parameter")
+        access = _blank(access_status)
+        if access:
+            access = next((a for a in lists.ACCESS_STATUSES if lists.fold(a) == lists.fold(access)), None)
+            if access is None:
+                raise InvalidInput(
+                    f"access_status must be one of {', '.join(lists.ACCESS_STATUSES)}",
+                    reason="invalid_parameter",
+                )
+        pf = (
+            lists.expand_date(published_from, end=False, name="published_from")
+            if _blank(published_from)
+            else None
+        )
+        pt = lists.expand_date(published_to, end=True, name="published_to") if _blank(published_to) else None
+        if pf and pt and pf > pt:
+            raise InvalidInput(f"published_from {pf} is after published_to {pt}", reason="invalid_date_range")
+        orcid = _orcid(creator_orcid) if _blank(creator_orcid) else None
+        sort_name = _blank(sort) or ("bestmatch" if query else "newest")
+        sort_value = next((s for s in lists.SORTS if lists.fold(s) == lists.fold(sort_name)), None)
+        if sort_value is None:
+            raise InvalidInput(f"sort must be one of {', '.join(lists.SORTS)}", reason="invalid_parameter")
+        _window_check(page, size)
+        award_value = _blank(award)
+        q = lists.compose_query(
+            query,
+            resource_types=types,
+            award=award_value,
+            creator_orcid=orcid,
+            file_types=ftypes,
+            license=lic,
+            access_status=access,
+            published_from=pf,
+            published_to=pt,
+        )
+        try:
+            funder_id = _funder_ror(cache, funder) if _blank(funder) else None
+            if funder_id:
+                q = lists.compose_query(
+                    query,
+                    resource_types=types,
+                    funder=funder_id,
+                    award=award_value,
+                    creator_orcid=orcid,
+                    file_types=ftypes,
+                    license=lic,
+                    access_status=access,
+                    published_from=pf,
+                    published_to=pt,
+                )
+            params = {"sort": sort_value, "page": str(page), "size": str(size)}
+            if q:
+                params["q"] = q
+            if all_versions:
+                params["all_versions"] = "true"
+            if _blank(community):
+                params["communities"] = _community_uuid(cache, community or "")
+            found = lookups_zenodo.get_page(cache, ZENODO_SEARCH, "/records", params)
+        except (UpstreamError, BudgetExhausted) as exc:
+            if isinstance(exc, UpstreamRejected | MalformedResponse):
+                raise
+            data = _local_search(
+                cache, exc, query, types, lic, access, pf, pt, all_versions, sort_value, page, size
+            )
+            return _result(data, f"Zenodo search (local mirror): {query or 'all stored records'}")
+        body = found.body or {}
+        raw_hits = (body.get("hits") or {}).get("hits") or []
+        hits = [
+            lists.search_hit(h).model_dump(mode="json", exclude_none=True)
+            for h in raw_hits
+            if isinstance(h, dict)
+        ]
+        total = _total(body)
+        data = _page_fields(total, page, size, hits, "hits")
+        data.update(appliedSort=sort_value, allVersions=bool(all_versions))
+        if q:
+            data["effectiveQuery"] = q
+        data["notice"] = _search_notice(total, page, size, len(hits), q)
+        if not data["notice"]:
+            del data["notice"]
+        data["cache"] = found.provenance.as_dict()
+    except Exception as exc:
+        return error_result(exc, {**RENAME, "upstream_unavailable": "query_failed"})
+    return _result(data, f"Zenodo search: {q or 'all records'}")
+
+
+def _page_fields(total: int, page: int, size: int, items: list[Any], name: str) -> dict[str, Any]:
+    reachable = min(total, WINDOW_LIMIT)
+    has_more = page * size < reachable
+    data: dict[str, Any] = {
+        "total": total,
+        "reachable": reachable,
+        "page": page,
+        "size": size,
+        "has_more": has_more,
+    }
+    if has_more:
+        data["next_page"] = page + 1
+    data[name] = items
+    data.update(truncated=has_more, shown=len(items), cap=size, totalCount=total)
+    return data
+
+
+def _search_notice(total: int, page: int, size: int, shown: int, q: str | None) -> str | None:
+    if total == 0:
+        return (
+            "No record matched. Drop narrowing filters, loosen AND/quotes, widen dates, or set all_versions; "
+            "check filter ids with zenodo_lookup_vocabulary."
+        )
+    if shown == 0:
+        return f"Page {page} is past the last page ({-(-min(total, WINDOW_LIMIT) // size)})."
+    notes = []
+    if total > WINDOW_LIMIT:
+        notes.append(f"Only the first 10,000 of {total} hits are reachable; narrow the query.")
+    if page * size < min(total, WINDOW_LIMIT):
+        notes.append(f"Showing {shown} of {total}; call again with page {page + 1}.")
+    return " ".join(notes) or None
+
+
+def _local_search(
+    cache: Cache,
+    exc: UpstreamError | BudgetExhausted,
+    query: str | None,
+    types: list[str],
+    lic: str | None,
+    access: str | None,
+    pf: str | None,
+    pt: str | None,
+    all_versions: bool,
+    sort_value: str,
+    page: int,
+    size: int,
+) -> dict[str, Any]:
+    """The offline answer: stored records from the full-text index, filtered locally, paged."""
+    matched: list[tuple[StoredEntry, dict[str, Any]]] = []
+    for entry in lookups_zenodo.local_search(cache, query or ""):
+        try:
+            body = document(entry)
+            hit = lists.search_hit(body)
+        except Exception:  # a stored body that does not normalize is skipped
+            continue
+        if not all_versions and hit.is_latest is False:
+            continue
+        rid = hit.resource_type.id if hit.resource_type else ""
+        if types and not any(rid == t or rid.startswith(t + "-") for t in types):
+            continue
+        if lic and lic not in hit.license_ids:
+            continue
+        if access and hit.access.status != access:
+            continue
+        date = hit.publication_date or ""
+        if (pf and date[:10] < pf) or (pt and date[:10] > pt):
+            continue
+        matched.append((entry, hit.model_dump(mode="json", exclude_none=True)))
+    if sort_value in ("newest", "oldest"):
+        matched.sort(key=lambda m: m[1].get("publication_date") or "", reverse=sort_value == "newest")
+    window = matched[(page - 1) * size : page * size]
+    data = _page_fields(len(matched), page, size, [h for _, h in window], "hits")
+    data.update(appliedSort=sort_value, allVersions=bool(all_versions), local=True)
+    data["notice"] = (
+        f"Zenodo could not be used ({exc.reason}); these are {len(matched)} matching records from "
+        "syncd's local mirror (full-text index over stored titles, creators, descriptions and "
+        "keywords), not Zenodo's search. "
+        "Community, funder, award, ORCID and file-type filters are not applied offline."
+    )
+    now = time.time()
+    validated = min((e.validated_at for e, _ in window), default=now)
+    fetched = min((e.fetched_at for e, _ in window), default=now)
+    data["cache"] = {
+        "source": "store-stale",
+        "fetched_at": iso(fetched),
+        "validated_at": iso(validated),
+        "age_s": round(max(0.0, now - validated), 3),
+        "stale": True,
+        "upstream_error": exc.reason,
+    }
+    return data
+
+
+# ------------------------------------------------------------------------------------- list_versions
+
+
+def _resolve_ok(cache: Cache, ref: RecordRef) -> tuple[StoredEntry, Any]:
+    """The stored record for ``ref`` or NotFound (record_not_found / record_deleted) for the file tools."""
+    lookup = lookups_zenodo.get_record(cache, ref)
+    entry = lookup.entry
+    if entry.status == "gone":
+        raise NotFound(f"record {entry.key} was deleted from Zenodo", reason="record_deleted")
+    if entry.status != "ok":
+        raise NotFound(f"no readable Zenodo record {entry.key} ({entry.status})", reason="record_not_found")
+    return entry, lookup
+
+
+def list_versions(cache: Cache, id: str, page: int = 1, size: int = 25) -> CallToolResult:
+    """List every version of a Zenodo record's series, newest first, from the local store first.
+
+    ``id`` takes any form zenodo_get_record takes (a concept id lists its series). Returns the
+    concept id and DOI, total versions, the latest version's id and one page (size 1-25) of versions
+    with their DOIs, labels, dates, file counts and this version's unique views/downloads. Version
+    pages are cached (``ttl.search``) and their records stored; the concept -> latest mapping is
+    refreshed from them. A miss returns found: false with guidance (tombstone for a deleted
+    record). Errors: invalid_identifier, result_window_exceeded, record_unavailable, rate_limited.
+    """
+    try:
+        ref = parse_record_ref(id)
+        _window_check(page, size)
+        params = {"page": str(page), "size": str(size), "sort": "version"}
+        recid = ref.recid
+        concept = cache.store.concept_latest(recid) if recid else None
+        target = concept[0] if concept else recid
+        listing = None
+        if target is not None:
+            listing = lookups_zenodo.get_page(cache, ZENODO_VERSIONS, f"/records/{target}/versions", params)
+        if listing is None or listing.body is None or _total(listing.body) == 0:
+            try:
+                lookup = lookups_zenodo.get_record(cache, ref)
+            except NotFound as exc:
+                if exc.reason != "not_on_zenodo":
+                    raise
+                data = _miss("not_on_zenodo", ref.input_kind, ref.doi or id)
+                data.update(_page_fields(0, page, size, [], "versions"))
+                for k in ("total", "reachable"):
+                    data.pop(k)
+                return _result(data, f"Versions of {id}: not on Zenodo")
+            entry = lookup.entry
+            if entry.status != "ok":
+                kind = {"gone": "deleted", "not_found": "not_found", "restricted": "restricted"}[entry.status]
+                data = _miss(kind, ref.input_kind, entry.key, entry.body)
+                data.update(_page_fields(0, page, size, [], "versions"))
+                for k in ("total", "reachable"):
+                    data.pop(k)
+                data["cache"] = lookup.provenance.as_dict()
+                return _result(data, f"Versions of {id}: {kind}")
+            if entry.key != target or listing is None or listing.body is None:
+                listing = lookups_zenodo.get_page(
+                    cache, ZENODO_VERSIONS, f"/records/{entry.key}/versions", params
+                )
+        body = listing.body or {}
+        raw = [h for h in (body.get("hits") or {}).get("hits") or [] if isinstance(h, dict)]
+        versions = [lists.version_entry(h) for h in raw]
+        total = _total(body)
+        data = {"found": True, "input_kind": ref.input_kind}
+        if raw:
+            parts, _ = record_parts(raw[0])
+            if parts.concept_recid:
+                data["concept_recid"] = parts.concept_recid
+            if parts.concept_doi:
+                data["concept_doi"] = parts.concept_doi
+        data["total_versions"] = total
+        latest = next((v.recid for v in versions if v.is_latest), None)
+        if latest is None and page == 1 and versions:
+            latest = versions[0].recid
+        if latest is None and data.get("concept_recid"):
+            known = cache.store.concept_latest(str(data["concept_recid"]))
+            latest = known[0] if known else None
+        if latest:
+            data["latest_recid"] = latest
+        paged = _page_fields(
+            total, page, size, [v.model_dump(mode="json", exclude_none=True) for v in versions], "versions"
+        )
+        paged.pop("total")
+        paged.pop("reachable")
+        data.update(paged)
+        if not versions and total:
+            data["notice"] = f"Page {page} is past the last page ({-(-total // size)})."
+        elif data["has_more"]:
+            data["notice"] = f"Showing {len(versions)} of {total} versions; call again with page {page + 1}."
+        data["cache"] = listing.provenance.as_dict()
+    except Exception as exc:
+        return error_result(exc, RENAME)
+    return _result(data, f"Versions of {id}")
+
+
+# ---------------------------------------------------------------------------------------- list_files
+
+
+def _file_by_key(parts: Any, key: str) -> Any:
+    found = next((f for f in parts.files or [] if f.key == key), None)
+    if found is None:
+        raise NotFound(
+            f"record {parts.recid} has no file {key!r}",
+            reason="file_not_found",
+            hint="List the exact keys with zenodo_list_files.",
+        )
+    return found
+
+
+def _container(cache: Cache, recid: str, key: str) -> Any:
+    path = download_url(recid, key).split("/api", 1)[1].removesuffix("/content") + "/container"
+    try:
+        page = lookups_zenodo.get_page(cache, ZENODO_CONTAINER, path, {}, accept=LEGACY_JSON)
+    except UpstreamError as exc:
+        if exc.reason in ("rate_limited",):
+            raise
+        raise UpstreamError(
+            f"Zenodo could not list the archive {key!r} ({exc.reason}); "
+            f"download it from {download_url(recid, key)}",
+            reason="archive_unavailable",
+        ) from exc
+    if page.body is None:
+        raise NotFound(f"Zenodo has no listing of {key!r}", reason="file_not_found")
+    return page
+
+
+def list_files(
+    cache: Cache,
+    id: str,
+    archive_key: str | None = None,
+    key_contains: str | None = None,
+    offset: int = 0,
+    limit: int = 50,
+) -> CallToolResult:
+    """List a Zenodo record's files (the full manifest, paged locally) or the members of one ZIP.
+
+    The manifest comes from the stored record (no extra request); each entry says whether
+    zenodo_read_file can preview it (previewable) and whether it is a ZIP (listable). With
+    archive_key (the exact key of a .zip), lists the archive's members from Zenodo's container
+    listing (cached, capped upstream at 1,000 nodes). key_contains filters keys case-insensitively
+    before paging (offset, limit 1-200). Errors: invalid_identifier, record_not_found,
+    record_deleted, file_not_found, not_an_archive, archive_unavailable, record_unavailable,
+    rate_limited.
+    """
+    try:
+        ref = parse_record_ref(id)
+        entry, lookup = _resolve_ok(cache, ref)
+        parts, _ = record_parts(document(entry))
+        access = parts.access
+        needle = (_blank(key_contains) or "").lower()
+        data: dict[str, Any] = {
+            "recid": parts.recid,
+            "kind": "archive" if _blank(archive_key) else "manifest",
+            "access_status": access.status if access else "unknown",
+        }
+        if access and access.files:
+            data["files_access"] = access.files
+        if access and access.embargo_until:
+            data["embargo_until"] = access.embargo_until
+        data["files_enabled"] = parts.files_enabled
+        if needle:
+            data["key_contains"] = key_contains
+        notes: list[str] = []
+        provenance = lookup.provenance
+        if _blank(archive_key):
+            key = _blank(archive_key) or ""
+            file = _file_by_key(parts, key)
+            if not lists.is_listable(file.key, file.mimetype):
+                raise InvalidInput(f"{key!r} is not a ZIP archive", reason="not_an_archive")
+            page = _container(cache, parts.recid, key)
+            provenance = page.provenance
+            listing = page.body or {}
+            members_all = [m for m in listing.get("entries") or [] if isinstance(m, dict) and m.get("key")]
+            matched = [m for m in members_all if needle in str(m["key"]).lower()]
+            window = matched[offset : offset + limit]
+            data["archive"] = {
+                "key": key,
+                **({"size": file.size} if file.size is not None else {}),
+                "download_url": file.download_url,
+                "listed_members": len(members_all),
+                "upstream_truncated": bool(listing.get("truncated")),
+                "directory_count": len(listing.get("directories") or []),
+            }
+            data["members"] = [
+                {
+                    k: v
+                    for k, v in {
+                        "path": m["key"],
+                        "size": m.get("size"),
+                        "compressed_size": m.get("compressed_size"),
+                        "mimetype": m.get("mimetype"),
+                        "previewable": lists.preview_mode(str(m["key"]), m.get("mimetype")) != "binary",
+                    }.items()
+                    if v is not None
+                }
+                for m in window
+            ]
+            if listing.get("truncated"):
+                notes.append(
+                    "Zenodo lists at most 1,000 entries of an archive; read a member by its path directly "
+                    "with zenodo_read_file archive_member."
+                )
+        else:
+            if parts.files_count is not None:
+                data["file_count"] = parts.files_count
+            if parts.files_total_bytes is not None:
+                data["total_bytes"] = parts.files_total_bytes
+            matched = [f for f in parts.files or [] if needle in f.key.lower()]
+            window = matched[offset : offset + limit]
+            data["entries"] = [lists.file_entry(f).model_dump(mode="json", exclude_none=True) for f in window]
+            if access and (access.files == "restricted" or access.embargo_active):
+                notes.append(
+                    f"Files are embargoed until {access.embargo_until}; only their names may be listed."
+                    if access.embargo_active and access.embargo_until
+                    else "Files are restricted; their content cannot be read anonymously."
+                )
+            elif not parts.files_enabled:
+                notes.append("This is a metadata-only deposit: it has no files.")
+        has_more = offset + len(window) < len(matched)
+        data.update(offset=offset, limit=limit, matched=len(matched), has_more=has_more)
+        if has_more:
+            data["next_offset"] = offset + len(window)
+            notes.append(
+                f"Showing {len(window)} of {len(matched)}; call again with offset {offset + len(window)}."
+            )
+        if needle and not matched:
+            notes.append(f"No key contains {key_contains!r}.")
+        elif matched and offset >= len(matched):
+            notes.append(f"offset {offset} is past the last entry ({len(matched)}).")
+        data.update(truncated=has_more, shown=len(window), cap=limit, totalCount=len(matched))
+        if notes:
+            data["notice"] = " ".join(notes)
+        data["cache"] = provenance.as_dict()
+    except Exception as exc:
+        return error_result(exc, FILE_RENAME)
+    return _result(data, f"Files of record {data['recid']}")
+
+
+# ------------------------------------------------------------------------------------------ read_file
+
+
+def read_file(
+    cache: Cache,
+    id: str,
+    key: str,
+    archive_member: str | None = None,
+    offset_bytes: int = 0,
+    max_bytes: int = 16_384,
+) -> CallToolResult:
+    """Read a text preview of one file of a Zenodo record (or of one member of a ZIP), by byte range.
+
+    Text files (text/* and structured MIME types, ~45 text extensions, extensionless files that
+    decode as UTF-8) are returned as text; binaries are refused without being read (not_text). The
+    excerpt ends at the last line break (or complete UTF-8 character) when more follows;
+    next_offset continues it. Previews read once are kept locally (up to
+    ``zenodo.preview_bytes_per_file`` bytes per file, ``zenodo.preview_total_bytes`` in total, least
+    recently read evicted) and serve offline. Errors: invalid_identifier, record_not_found,
+    record_deleted, file_not_found, not_an_archive, member_not_found, member_offset_unsupported,
+    offset_out_of_range, archive_unavailable, record_unavailable, rate_limited.
+    """
+    try:
+        ref = parse_record_ref(id)
+        entry, lookup = _resolve_ok(cache, ref)
+        parts, _ = record_parts(document(entry))
+        file = _file_by_key(parts, key)
+        member = _blank(archive_member)
+        access = parts.access
+        data: dict[str, Any] = {"recid": parts.recid, "key": key}
+        if member:
+            data["archive_member"] = member
+        rights = [{k: v for k, v in {"id": r.id, "title": r.title}.items() if v} for r in parts.rights or []]
+        base = {
+            "rights": rights,
+            "record_url": record_url(parts.recid),
+            "download_url": file.download_url,
+        }
+        if access and access.files:
+            base["files_access"] = access.files
+        size, mimetype, md5 = file.size, file.mimetype, file.md5
+        path = file.download_url.split("/api", 1)[1]
+        if member:
+            if offset_bytes:
+                raise InvalidInput(
+                    "offset_bytes must be 0 with archive_member", reason="member_offset_unsupported"
+                )
+            if not lists.is_listable(file.key, file.mimetype):
+                raise InvalidInput(f"{key!r} is not a ZIP archive", reason="not_an_archive")
+            listing = _container(cache, parts.recid, key).body or {}
+            found = next((m for m in listing.get("entries") or [] if m.get("key") == member), None)
+            if found is None and not listing.get("truncated"):
+                raise NotFound(f"{key!r} has no member {member!r}", reason="member_not_found")
+            size = found.get("size") if found else None
+            mimetype = found.get("mimetype") if found else None
+            md5 = None
+            path = (
+                path.removesuffix("/content")
+                + "/container/"
+                + "/".join(quote(s, safe="") for s in member.split("/"))
+            )
+        if md5:
+            data["md5"] = md5
+        if mimetype:
+            data["mimetype"] = mimetype
+        if size is not None:
+            data["file_size"] = size
+        provenance = lookup.provenance.as_dict()
+        mode = lists.preview_mode(member or key, mimetype)
+        restricted = access is not None and (access.files == "restricted" or access.embargo_active)
+        status, notice, text, kept, replacement = "text", None, None, 0, 0
+        if restricted:
+            status, notice = (
+                "restricted",
+                "File access is restricted or embargoed; its content cannot be read.",
+            )
+        elif mode == "binary":
+            status, notice = (
+                "not_text",
+                f"{member or key} is not a text file ({mimetype or 'unknown type'}); download it.",
+            )
+        elif size == 0:
+            status, notice = "empty", "The file is empty."
+        elif size is not None and offset_bytes >= size:
+            raise InvalidInput(
+                f"offset_bytes {offset_bytes} is at or past the file size {size}",
+                reason="offset_out_of_range",
+            )
+        if status == "text":
+            blob_key = lookups_zenodo.preview_key(parts.recid, key, file.md5, member)
+            try:
+                raw, total, source, upstream_error = lookups_zenodo.read_preview(
+                    cache,
+                    parts.recid,
+                    path,
+                    blob_key,
+                    offset=offset_bytes,
+                    length=max_bytes,
+                    file_size=size,
+                    ranged=not member,
+                )
+            except NotFound as exc:
+                if exc.reason != "restricted":
+                    raise
+                raw, total, source, upstream_error = b"", size, "upstream", None
+                status, notice = "restricted", "Zenodo refused the file (HTTP 403)."
+            if status == "text":
+                if total is not None and "file_size" not in data:
+                    data["file_size"] = total
+                end = offset_bytes + len(raw)
+                more = end < total if total is not None else len(raw) >= max_bytes
+                if mode == "sniff" and offset_bytes == 0 and not lists.sniff_is_text(raw):
+                    status, notice = (
+                        "not_text",
+                        "The file has no text extension and does not decode as UTF-8.",
+                    )
+                else:
+                    text, kept, replacement = lists.decode_excerpt(raw, offset_bytes, more)
+                    if text is None:
+                        status, notice = "not_text", "The file holds NUL bytes: it is binary."
+                    elif not raw:
+                        status = "empty"
+                if source == "upstream":
+                    now = time.time()
+                    provenance = dict(
+                        provenance, source="upstream", fetched_at=iso(now), validated_at=iso(now)
+                    )
+                    provenance.update(age_s=0.0, stale=False)
+                    provenance.pop("upstream_error", None)
+                else:
+                    provenance = dict(provenance, source="store")
+                    if upstream_error:
+                        provenance.update(source="store-stale", stale=True, upstream_error=upstream_error)
+                        notice = (
+                            "Served from the locally kept preview; Zenodo could not be used "
+                            f"({upstream_error})."
+                        )
+                if status == "text" and more:
+                    hint = (
+                        f"The member is {total} bytes; pass max_bytes {min(total, 65_536)} or download it."
+                        if member and total
+                        else f"More follows; call again with offset_bytes {offset_bytes + kept}."
+                    )
+                    notice = f"{notice} {hint}" if notice else hint
+        data["status"] = status
+        if text is not None and status == "text":
+            data["text"] = text
+        data["offset_bytes"] = offset_bytes
+        data["bytes_returned"] = kept
+        has_more = (
+            status == "text"
+            and kept > 0
+            and (data.get("file_size") is not None and offset_bytes + kept < data["file_size"])
+        )
+        if has_more and not member:
+            data["next_offset"] = offset_bytes + kept
+        data["has_more"] = bool(has_more)
+        data["replacement_chars"] = replacement
+        data.update(base)
+        if notice:
+            data["notice"] = notice
+        data["cache"] = provenance
+    except Exception as exc:
+        return error_result(exc, FILE_RENAME)
+    return _result(data, f"{key}{' :: ' + member if member else ''} (record {data['recid']})")
+
+
+# ----------------------------------------------------------------------------------- lookup_vocabulary
+
+_VOCABS = {
+    "communities": "communities",
+    "community": "communities",
+    "funders": "funders",
+    "funder": "funders",
+    "awards": "awards",
+    "award": "awards",
+    "grants": "awards",
+    "grant": "awards",
+    "licenses": "licenses",
+    "license": "licenses",
+    "licences": "licenses",
+    "licence": "licenses",
+    "resourcetypes": "resource_types",
+    "resourcetype": "resource_types",
+}
+_VOCAB_PATHS = {
+    "communities": "/communities",
+    "funders": "/funders",
+    "awards": "/awards",
+    "licenses": "/vocabularies/licenses",
+}
+_ESCAPE = re.compile(r"([\\/:\[\]{}()^~!?])")
+
+
+def lookup_vocabulary(
+    cache: Cache,
+    vocabulary: str,
+    query: str | None = None,
+    funder: str | None = None,
+    page: int = 1,
+    size: int = 10,
+) -> CallToolResult:
+    """Look up the ids that zenodo_search_records filters take.
+
+    Vocabularies: communities, funders, awards, licenses or resource_types (singular forms and
+    grant/grants accepted).
+
+    Each entry names the search parameter it feeds (filter_param) and the value to pass
+    (filter_value), with a label and per-vocabulary details (slug/uuid; ROR, Funder DOI, country;
+    award number, acronym, funder, dates; license URL, OSI approval; resource type parent and
+    search value). Pages are cached (``ttl.entity``); resource_types is a static table and makes no
+    request. Errors: invalid_parameter, funder_only_for_awards, unknown_funder,
+    result_window_exceeded, rate_limited.
+    """
+    try:
+        vocab = _VOCABS.get(lists.fold(vocabulary))
+        if vocab is None:
+            raise InvalidInput(
+                "vocabulary must be communities, funders, awards, licenses or resource_types",
+                reason="invalid_parameter",
+            )
+        query = _blank(query)
+        if _blank(funder) and vocab != "awards":
+            raise InvalidInput("funder narrows awards only", reason="funder_only_for_awards")
+        _window_check(page, size)
+        data: dict[str, Any] = {"vocabulary": vocab}
+        if query:
+            data["query"] = query
+        if vocab == "resource_types":
+            tokens = [lists.fold(t) for t in re.findall(r"\w+", query or "")]
+            rows = []
+            for rid, (kind, sub, label) in lists.RESOURCE_TYPE_IDS.items():
+                hay = {lists.fold(x) for x in re.findall(r"\w+", f"{rid} {label} {kind} {sub or ''}")}
+                if all(any(t in h for h in hay) for t in tokens):
+                    row = {"filter_param": "resource_type", "filter_value": rid, "label": label}
+                    if sub:
+                        row["parent_type"] = kind
+                    row["search_value"] = f"{kind}::{rid}"
+                    rows.append(row)
+            total, entries = len(rows), rows[(page - 1) * size : page * size]
+            now = time.time()
+            provenance = {
+                "source": "store",
+                "fetched_at": iso(now),
+                "validated_at": iso(now),
+                "age_s": 0.0,
+                "stale": False,
+            }
+        else:
+            params = {"page": str(page), "size": str(size)}
+            if query:
+                params["q"] = _ESCAPE.sub(r"\\\1", query)
+            if _blank(funder):
+                params["funders"] = _funder_ror(cache, funder or "")
+            found = lookups_zenodo.get_page(
+                cache, ZENODO_VOCAB, _VOCAB_PATHS[vocab], params, accept=LEGACY_JSON
+            )
+            body = found.body or {}
+            hits = [h for h in (body.get("hits") or {}).get("hits") or [] if isinstance(h, dict)]
+            total = _total(body)
+            entries = [lists.vocabulary_entry(vocab, h) for h in hits]
+            provenance = found.provenance.as_dict()
+        paged = _page_fields(total, page, size, entries, "entries")
+        paged.pop("reachable")
+        data.update(paged)
+        if total == 0:
+            data["notice"] = {
+                "communities": "No community matched; try a shorter name or its zenodo.org slug.",
+                "funders": "No funder matched; try the acronym, another spelling, or the ROR id.",
+                "awards": "No award matched; try the grant number or acronym, or narrow by funder.",
+                "licenses": "No license matched; try the SPDX id (cc-by-4.0, mit).",
+                "resource_types": "No resource type matched; omit query to list all 43.",
+            }[vocab]
+        elif vocab == "funders" and total > 1 and query:
+            data["notice"] = "Several funders share names across countries; check country before filtering."
+        if data["has_more"]:
+            more = f"Showing {len(entries)} of {total}; call again with page {page + 1}."
+            data["notice"] = f"{data['notice']} {more}" if data.get("notice") else more
+        data["cache"] = provenance
+    except Exception as exc:
+        return error_result(exc, RENAME)
+    return _result(data, f"Zenodo {data.get('vocabulary', vocabulary)}: {query or 'browse'}")
+
+
+# ------------------------------------------------------------------------------------------ register
+
+OptStr = Annotated[str | None, Field(None, max_length=1000)]
+
+
 def register(server: MCPServer, cache: Cache, annotations: ToolAnnotations) -> None:
-    """Register the Zenodo tools on ``server``, answering through ``cache``."""
+    """Register the six Zenodo tools on ``server``, answering through ``cache``."""
 
     @server.tool(
         name="zenodo_get_record",
@@ -172,5 +1227,167 @@ def register(server: MCPServer, cache: Cache, annotations: ToolAnnotations) -> N
     )
     def zenodo_get_record(
         id: Annotated[str, Field(min_length=1, max_length=500, description=ID_DESCRIPTION)],
+        cursor: Annotated[str | None, Field(max_length=500, description=CURSOR_DESCRIPTION)] = None,
+        citation_style: Annotated[str | None, Field(max_length=64, description=CITATION_DESCRIPTION)] = None,
     ) -> Annotated[CallToolResult, GetRecordResult]:
-        return get_record(cache, id)
+        return get_record(cache, id, cursor, citation_style)
+
+    @server.tool(
+        name="zenodo_search_records",
+        title="Search Zenodo records",
+        description=inspect.cleandoc(search_records.__doc__ or ""),
+        annotations=annotations,
+    )
+    def zenodo_search_records(
+        query: Annotated[
+            str | None,
+            Field(
+                max_length=1000,
+                description="Search terms (OR-ed unless joined by AND; quote phrases; field syntax such as "
+                'metadata.title:"..." works). Omit to browse.',
+            ),
+        ] = None,
+        resource_type: Annotated[
+            str | list[str] | None,
+            Field(description="Resource type ids (dataset, software, publication-article, ...); up to 10."),
+        ] = None,
+        community: Annotated[
+            str | None, Field(max_length=200, description="Community slug, UUID or URL.")
+        ] = None,
+        funder: Annotated[
+            str | None, Field(max_length=200, description="Funder ROR id, ROR URL or Funder DOI.")
+        ] = None,
+        award: Annotated[
+            str | None, Field(max_length=200, description="Award id <ror>::<number>, or a grant number.")
+        ] = None,
+        creator_orcid: Annotated[
+            str | None, Field(max_length=100, description="A creator's ORCID iD.")
+        ] = None,
+        file_type: Annotated[
+            str | list[str] | None, Field(description="File extensions (csv, pdf, ...); up to 10.")
+        ] = None,
+        license: Annotated[
+            str | None, Field(max_length=64, description="License id (cc-by-4.0, mit).")
+        ] = None,
+        access_status: Annotated[
+            str | None, Field(max_length=32, description="open, restricted, embargoed or metadata-only.")
+        ] = None,
+        published_from: Annotated[
+            str | None, Field(max_length=10, description="YYYY, YYYY-MM or YYYY-MM-DD.")
+        ] = None,
+        published_to: Annotated[
+            str | None, Field(max_length=10, description="YYYY, YYYY-MM or YYYY-MM-DD.")
+        ] = None,
+        all_versions: Annotated[
+            bool, Field(description="Search every version, not only the latest.")
+        ] = False,
+        sort: Annotated[
+            str | None,
+            Field(
+                max_length=32,
+                description="bestmatch (default with a query), newest (default without), oldest, mostviewed, "
+                "mostdownloaded, updated-desc, updated-asc.",
+            ),
+        ] = None,
+        page: Annotated[int, Field(ge=1, description="Page (1-based); page x size <= 10,000.")] = 1,
+        size: Annotated[int, Field(ge=1, le=25, description="Hits per page (1-25).")] = 10,
+    ) -> Annotated[CallToolResult, SearchRecordsResult]:
+        return search_records(
+            cache,
+            query,
+            resource_type,
+            community,
+            funder,
+            award,
+            creator_orcid,
+            file_type,
+            license,
+            access_status,
+            published_from,
+            published_to,
+            all_versions,
+            sort,
+            page,
+            size,
+        )
+
+    @server.tool(
+        name="zenodo_list_versions",
+        title="List a Zenodo record's versions",
+        description=inspect.cleandoc(list_versions.__doc__ or ""),
+        annotations=annotations,
+    )
+    def zenodo_list_versions(
+        id: Annotated[str, Field(min_length=1, max_length=500, description=ID_DESCRIPTION)],
+        page: Annotated[int, Field(ge=1, description="Page (1-based); page x size <= 10,000.")] = 1,
+        size: Annotated[int, Field(ge=1, le=25, description="Versions per page (1-25).")] = 25,
+    ) -> Annotated[CallToolResult, ListVersionsResult]:
+        return list_versions(cache, id, page, size)
+
+    @server.tool(
+        name="zenodo_list_files",
+        title="List a Zenodo record's files",
+        description=inspect.cleandoc(list_files.__doc__ or ""),
+        annotations=annotations,
+    )
+    def zenodo_list_files(
+        id: Annotated[str, Field(min_length=1, max_length=500, description=ID_DESCRIPTION)],
+        archive_key: Annotated[
+            str | None, Field(max_length=1000, description="Exact key of a .zip file: list its members.")
+        ] = None,
+        key_contains: Annotated[
+            str | None, Field(max_length=200, description="Case-insensitive substring filter on keys.")
+        ] = None,
+        offset: Annotated[int, Field(ge=0, description="Entries to skip.")] = 0,
+        limit: Annotated[int, Field(ge=1, le=200, description="Most entries returned (1-200).")] = 50,
+    ) -> Annotated[CallToolResult, ListFilesResult]:
+        return list_files(cache, id, archive_key, key_contains, offset, limit)
+
+    @server.tool(
+        name="zenodo_read_file",
+        title="Read a text preview of a Zenodo file",
+        description=inspect.cleandoc(read_file.__doc__ or ""),
+        annotations=annotations,
+    )
+    def zenodo_read_file(
+        id: Annotated[str, Field(min_length=1, max_length=500, description=ID_DESCRIPTION)],
+        key: Annotated[str, Field(min_length=1, max_length=1000, description="Exact file key.")],
+        archive_member: Annotated[
+            str | None, Field(max_length=1000, description="Path of a member inside the ZIP named by key.")
+        ] = None,
+        offset_bytes: Annotated[
+            int, Field(ge=0, description="Byte offset to start at (0 with archive_member).")
+        ] = 0,
+        max_bytes: Annotated[
+            int, Field(ge=256, le=65_536, description="Most bytes read (256-65,536).")
+        ] = 16_384,
+    ) -> Annotated[CallToolResult, ReadFileResult]:
+        return read_file(cache, id, key, archive_member, offset_bytes, max_bytes)
+
+    @server.tool(
+        name="zenodo_lookup_vocabulary",
+        title="Look up Zenodo filter ids",
+        description=inspect.cleandoc(lookup_vocabulary.__doc__ or ""),
+        annotations=annotations,
+    )
+    def zenodo_lookup_vocabulary(
+        vocabulary: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=32,
+                description="communities, funders, awards, licenses or resource_types (singular and "
+                "grant/grants accepted).",
+            ),
+        ],
+        query: Annotated[
+            str | None, Field(max_length=200, description="Search terms; omit to browse.")
+        ] = None,
+        funder: Annotated[
+            str | None,
+            Field(max_length=200, description="Awards only: funder ROR id, ROR URL or Funder DOI."),
+        ] = None,
+        page: Annotated[int, Field(ge=1, description="Page (1-based); page x size <= 10,000.")] = 1,
+        size: Annotated[int, Field(ge=1, le=25, description="Entries per page (1-25).")] = 10,
+    ) -> Annotated[CallToolResult, LookupVocabularyResult]:
+        return lookup_vocabulary(cache, vocabulary, query, funder, page, size)

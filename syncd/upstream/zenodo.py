@@ -10,6 +10,7 @@ hash (DESIGN.md "Freshness").
 from __future__ import annotations
 
 import json
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,9 +22,56 @@ from syncd.config import Settings
 from syncd.errors import MalformedResponse
 from syncd.upstream.http import Deadline, Response, UpstreamHTTP
 
-__all__ = ["RDM_JSON", "RecordAnswer", "ZenodoClient"]
+__all__ = ["LEGACY_JSON", "RDM_JSON", "BytesAnswer", "RecordAnswer", "ZenodoClient"]
 
 RDM_JSON = "application/vnd.inveniordm.v1+json"
+LEGACY_JSON = "application/json"
+"""The ``Accept`` file endpoints and vocabularies need (the RDM one gets a 406 there)."""
+
+
+@dataclass(frozen=True)
+class BytesAnswer:
+    """A file read.
+
+    ``status`` (200, 206, 403, 404, 416), the raw ``data`` (at most the cap), the ``content-type``
+    and the total file size from ``Content-Range`` (None when not sent).
+    """
+
+    status: int
+    data: bytes
+    content_type: str | None
+    total_size: int | None
+
+
+class _RawHTTP(UpstreamHTTP):
+    """UpstreamHTTP that also keeps the raw body bytes of the last answer on this thread.
+
+    :class:`~syncd.upstream.http.Response` carries only the decoded text; file previews need the
+    bytes (UTF-8 cuts, NUL detection). ``cap`` (per thread) stops reading a body after that many
+    bytes, closing the stream: how a ZIP member (which ignores ``Range``) is read.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.local = threading.local()
+
+    def _read_body(self, resp: httpx.Response, deadline: Deadline, limit: int = 64 * 1024 * 1024) -> bytes:  # type: ignore[override]
+        cap = getattr(self.local, "cap", None)
+        if cap is None:
+            body = UpstreamHTTP._read_body(resp, deadline, limit)
+        else:
+            chunks: list[bytes] = []
+            size = 0
+            for chunk in resp.iter_bytes():
+                chunks.append(chunk)
+                size += len(chunk)
+                if size >= cap:
+                    break
+                if deadline.expired():
+                    raise httpx.ReadTimeout("deadline reached while reading the body")
+            body = b"".join(chunks)[:cap]
+        self.local.body = body
+        return body
 
 
 @dataclass(frozen=True)
@@ -56,9 +104,7 @@ class ZenodoClient:
         headers = {"User-Agent": f"syncd/{__version__} (https://pypi.org/project/syncd/)"}
         if settings.zenodo.token is not None:
             headers["Authorization"] = f"Bearer {settings.zenodo.token.get_secret_value()}"
-        self.http = UpstreamHTTP(
-            "zenodo", settings.zenodo.base_url, budget, headers=headers, transport=transport
-        )
+        self.http = _RawHTTP("zenodo", settings.zenodo.base_url, budget, headers=headers, transport=transport)
 
     def close(self) -> None:
         """Close connections."""
@@ -165,3 +211,50 @@ class ZenodoClient:
             if isinstance(pid, str) and pid.lower() == doi.lower():
                 return str(hit.get("id"))
         return str(hits[0].get("id"))
+
+    def read_bytes(
+        self,
+        path: str,
+        deadline: Deadline,
+        *,
+        start: int | None = None,
+        length: int,
+    ) -> BytesAnswer:
+        """GET a file route (``.../files/{key}/content`` or ``.../container/{member}``) as bytes.
+
+        With ``start``, sends ``Range: bytes=start-(start+length-1)`` and expects a 206 (a 200 is
+        tolerated: the body is read from its start and cut at ``start + length``). Reading stops after
+        the bytes needed, so a whole file is never downloaded. 403, 404 and 416 are outcomes.
+
+        Raises:
+            UpstreamError, BudgetExhausted: see :meth:`UpstreamHTTP.get`.
+        """
+        headers = {"Accept": LEGACY_JSON}
+        if start is not None:
+            headers["Range"] = f"bytes={start}-{start + length - 1}"
+        need = length + (start or 0)
+        self.http.local.cap = need
+        try:
+            resp = self.http.get(
+                "zenodo_general",
+                path,
+                deadline=deadline,
+                headers=headers,
+                accept=(200, 206, 403, 404, 416),
+                parse_json=(),
+            )
+            raw: bytes = getattr(self.http.local, "body", b"")
+        finally:
+            self.http.local.cap = None
+        total: int | None = None
+        content_range = resp.headers.get("content-range", "")
+        if "/" in content_range:
+            tail = content_range.rsplit("/", 1)[1].strip()
+            total = int(tail) if tail.isdigit() else None
+        if resp.status == 200 and start:
+            raw = raw[start : start + length]
+        elif resp.status in (200, 206):
+            raw = raw[:length]
+        else:
+            raw = b""
+        return BytesAnswer(resp.status, raw, resp.headers.get("content-type"), total)
