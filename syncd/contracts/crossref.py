@@ -8,18 +8,45 @@ MCP tool's output JSON schema (``WorkView.model_json_schema()``).
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
     "Affiliation",
     "Contributor",
+    "CountsInfo",
+    "CoverageEntry",
+    "FacetCounts",
+    "FacetValue",
     "Funder",
+    "FunderRecord",
+    "GetMemberInput",
+    "GetPrefixInput",
+    "GetReferencesInput",
+    "JournalRecord",
+    "JournalSubject",
     "License",
     "Link",
+    "ListWork",
+    "MemberView",
+    "PrefixView",
     "PublishedDate",
+    "Reference",
+    "ReferencesView",
     "Relation",
+    "SearchFundersInput",
+    "SearchFundersView",
+    "SearchJournalsInput",
+    "SearchJournalsView",
+    "SearchWorksInput",
+    "SearchWorksView",
+    "SummaryAuthor",
+    "TypeCount",
     "Update",
+    "WorkSummary",
     "WorkView",
+    "YearCount",
 ]
 
 
@@ -251,4 +278,377 @@ class WorkView(_Model):
         None,
         description="Guidance for the caller: the update notice (when updatedBy exists) first, then author "
         "paging guidance or an offset-past-end explanation.",
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# crossref_search_works
+# --------------------------------------------------------------------------------------------------
+
+SORT_FIELDS = (
+    "relevance",
+    "score",
+    "is-referenced-by-count",
+    "published",
+    "published-print",
+    "published-online",
+    "deposited",
+    "indexed",
+    "created",
+    "updated",
+    "references-count",
+)
+"""Sort names ``crossref_search_works`` accepts (anchors §1a)."""
+
+SELECT_FIELDS = (
+    "DOI",
+    "title",
+    "type",
+    "author",
+    "published",
+    "published-print",
+    "published-online",
+    "container-title",
+    "publisher",
+    "is-referenced-by-count",
+    "score",
+    "abstract",
+    "volume",
+    "issue",
+    "page",
+    "article-number",
+    "ISSN",
+    "updated-by",
+    "update-to",
+)
+"""Crossref ``select`` names ``fields`` accepts: the anchor's 17 plus the update links."""
+
+
+class SearchWorksInput(_Model):
+    """Normalized input of ``crossref_search_works`` (blank terms already dropped, aliases resolved)."""
+
+    query: str | None = Field(None, description="Free-text query (Crossref query=).")
+    queryBibliographic: str | None = Field(None, description="Whole-citation match (query.bibliographic=).")
+    queryTitle: str | None = Field(None, description="Title-only match (query.title=).")
+    queryAuthor: str | None = Field(None, description="Author-name match (query.author=).")
+    queryContainerTitle: str | None = Field(
+        None, description="Container-title match (query.container-title=)."
+    )
+    filter: dict[str, str] | None = Field(
+        None, description="Crossref filters, hyphenated keys, string values."
+    )
+    fields: list[str] | None = Field(None, description="Crossref select names; DOI always included.")
+    rows: int = Field(20, ge=0, le=100, description="Works per page (0 = counts/facets only).")
+    authorLimit: int = Field(25, ge=1, le=500, description="Authors kept per work.")
+    offset: int = Field(0, ge=0, description="Offset paging start (0-based).")
+    cursor: str | None = Field(None, description='Cursor token ("*" starts a walk).')
+    sort: str | None = Field(None, description="Sort field.")
+    order: Literal["asc", "desc"] | None = Field(None, description="Sort direction.")
+    facets: dict[str, str] | None = Field(None, description='Facet name -> "*" or a count.')
+
+
+class SummaryAuthor(_Model):
+    """One author of a work summary (names only)."""
+
+    given: str | None = Field(None, description="Given name(s).")
+    family: str | None = Field(None, description="Family name.")
+    name: str | None = Field(None, description="Name when no given/family split is deposited.")
+
+
+class WorkSummary(_Model):
+    """One work of a ``crossref_search_works`` page (``fields`` may narrow it)."""
+
+    doi: str = Field(description="DOI as Crossref returns it; pass to crossref_get_work for the full record.")
+    title: str | None = Field(None, description="Title (title[0]), markup stripped.")
+    type: str | None = Field(None, description="Work type, e.g. journal-article.")
+    authors: list[SummaryAuthor] | None = Field(None, description="Authors, cut at authorLimit.")
+    authorCount: int | None = Field(None, description="Full number of deposited authors.")
+    published: PublishedDate | None = Field(
+        None, description="First of published, published-print, published-online naming a date (no issued)."
+    )
+    containerTitle: str | None = Field(None, description="Journal/book title (container-title[0]).")
+    volume: str | None = Field(None, description="Volume, as deposited.")
+    issue: str | None = Field(None, description="Issue, as deposited.")
+    page: str | None = Field(None, description="Page range, as deposited.")
+    articleNumber: str | None = Field(None, description="Article number, as deposited.")
+    issn: list[str] | None = Field(None, description="ISSNs of the container, as deposited.")
+    publisher: str | None = Field(None, description="Publisher name.")
+    isReferencedByCount: int | None = Field(None, description="Incoming citation count known to Crossref.")
+    score: float | None = Field(None, description="Crossref relevance score (query searches only).")
+    abstract: str | None = Field(None, description="Abstract as plain text (JATS removed).")
+    updatedBy: list[Update] | None = Field(
+        None, description="Corrections/retractions recorded against this work (screen a page for them)."
+    )
+    updateTo: list[Update] | None = Field(None, description="Works this record is an update notice for.")
+
+
+class FacetValue(_Model):
+    """One value of a facet and how many matching works carry it."""
+
+    value: str = Field(description="Facet value as Crossref names it.")
+    count: int = Field(description="Matching works with this value (over the whole result set).")
+
+
+class FacetCounts(_Model):
+    """Counts of one facet, highest first."""
+
+    name: str = Field(description="Facet name (e.g. publisher-name, type-name, published).")
+    valueCount: int | None = Field(None, description="Number of values Crossref returned for this facet.")
+    values: list[FacetValue] = Field(description="Values ordered by count, highest first.")
+
+
+class SearchWorksView(_Model):
+    """``structuredContent`` of ``crossref_search_works``."""
+
+    works: list[WorkSummary] = Field(
+        description="Matching works. Empty when nothing matched, when an offset runs past the end, or on the "
+        "page that ends a cursor walk: the notice says which."
+    )
+    totalResults: int = Field(description="Total matching records in Crossref (local matches when mirrored).")
+    returned: int = Field(description="Number of records returned in this response.")
+    nextCursor: str | None = Field(
+        None, description="Cursor for the next page; present only on a cursor page that returned records."
+    )
+    facets: list[FacetCounts] | None = Field(None, description="Facet counts, when facets were requested.")
+    truncated: bool | None = Field(None, description="True when authorLimit cut at least one author list.")
+    cap: int | None = Field(
+        None, description="The per-work author cap applied; present only when a list was cut."
+    )
+    notice: str | None = Field(
+        None,
+        description="Why a page is empty (nothing matched / offset past end / cursor walk complete), the "
+        "author-cap disclosure, the unfiltered-listing warning, and the local-mirror disclosure.",
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# crossref_get_references
+# --------------------------------------------------------------------------------------------------
+
+
+class GetReferencesInput(_Model):
+    """Input of ``crossref_get_references``."""
+
+    doi: str = Field(description="Citing work's DOI, bare or resolver-wrapped.")
+    offset: int = Field(0, ge=0, description="References to skip.")
+    limit: int = Field(100, ge=1, le=500, description="References per page.")
+
+
+class Reference(_Model):
+    """One deposited reference (``reference[]``); identifiers byte-exact, text normalized."""
+
+    key: str | None = Field(None, description="Publisher's key for the reference.")
+    doi: str | None = Field(None, description="DOI of the cited work when deposited or matched by Crossref.")
+    doiAssertedBy: str | None = Field(None, description="'publisher' (deposited) or 'crossref' (matched).")
+    unstructured: str | None = Field(None, description="Citation string, markup stripped, entities decoded.")
+    author: str | None = Field(None, description="First author as deposited.")
+    year: str | None = Field(None, description="Year as deposited.")
+    journalTitle: str | None = Field(None, description="Journal title as deposited.")
+    articleTitle: str | None = Field(None, description="Article title as deposited.")
+    volumeTitle: str | None = Field(None, description="Title of a cited book or volume.")
+    seriesTitle: str | None = Field(None, description="Series title.")
+    volume: str | None = Field(None, description="Volume.")
+    issue: str | None = Field(None, description="Issue.")
+    firstPage: str | None = Field(None, description="First page.")
+    edition: str | None = Field(None, description="Edition.")
+    issn: str | None = Field(None, description="ISSN as deposited.")
+
+
+class ReferencesView(_Model):
+    """``structuredContent`` of ``crossref_get_references``."""
+
+    doi: str = Field(description="The citing work's DOI.")
+    referenceCount: int = Field(description="Full number of deposited references (all pages).")
+    offset: int = Field(description="Index of the first reference on this page.")
+    references: list[Reference] = Field(description="This page of the reference list.")
+    nextOffset: int | None = Field(None, description="Offset of the next page; present when more remain.")
+    truncated: bool | None = Field(None, description="True when references remain past this page.")
+    shown: int | None = Field(None, description="References on this page; present when more remain.")
+    cap: int | None = Field(None, description="Page size applied; present when more remain.")
+    notice: str | None = Field(
+        None, description="No reference list indexed (coverage caveat), or offset past the end of the list."
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# journals, funders, members, prefixes
+# --------------------------------------------------------------------------------------------------
+
+
+class CountsInfo(_Model):
+    """DOI counts of a member or journal."""
+
+    totalDois: int | None = Field(None, description="All registered DOIs.")
+    currentDois: int | None = Field(None, description="DOIs of the current (last ~2 years) period.")
+    backfileDois: int | None = Field(None, description="DOIs older than the current period.")
+
+
+class CoverageEntry(_Model):
+    """Metadata deposit coverage of one category, as fractions 0-1."""
+
+    category: str = Field(description="Category: abstracts, references, orcids, funders, licenses, ...")
+    current: float | None = Field(None, description="Fraction of current DOIs carrying it (0-1).")
+    backfile: float | None = Field(None, description="Fraction of backfile DOIs carrying it (0-1).")
+
+
+class JournalSubject(_Model):
+    """A subject area of a journal."""
+
+    name: str = Field(description="Subject name (ASJC).")
+
+
+class YearCount(_Model):
+    """DOIs issued in one year."""
+
+    year: int = Field(description="Issued year.")
+    count: int = Field(description="DOIs issued that year.")
+
+
+class JournalRecord(_Model):
+    """One Crossref journal record (``/journals``)."""
+
+    title: str | None = Field(None, description="Journal title.")
+    issnL: str | None = Field(None, description="Linking ISSN, when Crossref sends one.")
+    issn: list[str] | None = Field(None, description="ISSNs, as deposited.")
+    issnType: list[dict[str, str]] | None = Field(
+        None, description="ISSNs with their form (print/electronic)."
+    )
+    publisher: str | None = Field(None, description="Publisher name.")
+    subjects: list[JournalSubject] | None = Field(None, description="Subject areas.")
+    totalDois: int | None = Field(None, description="Total registered DOIs.")
+    counts: CountsInfo | None = Field(None, description="DOI counts (total/current/backfile).")
+    coverage: list[CoverageEntry] | None = Field(None, description="Deposit coverage per category.")
+    doisByYear: list[YearCount] | None = Field(
+        None, description="DOIs by issued year, ascending (issn lookups only)."
+    )
+
+
+class ListWork(_Model):
+    """A work of a journal's or funder's works list."""
+
+    doi: str = Field(description="DOI; pass to crossref_get_work for the full record.")
+    title: str | None = Field(None, description="Title, markup stripped.")
+    type: str | None = Field(None, description="Work type.")
+    published: PublishedDate | None = Field(None, description="Publication year and month (day omitted).")
+    isReferencedByCount: int | None = Field(None, description="Incoming citation count.")
+
+
+class SearchJournalsInput(_Model):
+    """Input of ``crossref_search_journals``."""
+
+    query: str | None = Field(None, description="Title search.")
+    issn: str | None = Field(None, description="Exact ISSN lookup (supersedes query).")
+    include_works: bool = Field(False, description="Also return a page of the journal's works.")
+    rows: int = Field(10, ge=1, le=100, description="Journals (or works) per page.")
+    offset: int = Field(0, ge=0, description="Title-search offset.")
+    works_offset: int = Field(0, ge=0, description="Works-list offset.")
+    works_cursor: str | None = Field(None, description='Works-list cursor ("*" starts).')
+
+
+class SearchJournalsView(_Model):
+    """``structuredContent`` of ``crossref_search_journals``."""
+
+    journals: list[JournalRecord] = Field(description="Matching journals.")
+    journalCount: int = Field(description="Journals on this page.")
+    journalsTotal: int = Field(description="Total journals matching (1 for an ISSN lookup).")
+    nextOffset: int | None = Field(None, description="Offset of the next journals page.")
+    recentWorks: list[ListWork] | None = Field(None, description="Works page (include_works).")
+    worksTotal: int | None = Field(None, description="Total works of the journal.")
+    nextWorksOffset: int | None = Field(None, description="works_offset of the next works page.")
+    nextWorksCursor: str | None = Field(None, description="works_cursor of the next works page.")
+    notice: str | None = Field(None, description="No match, offset past end, ceiling reached, works skipped.")
+
+
+class FunderRecord(_Model):
+    """One Open Funder Registry record (``/funders``)."""
+
+    id: str | None = Field(None, description="Registry id (e.g. 100000001); the DOI is 10.13039/<id>.")
+    name: str | None = Field(None, description="Funder name.")
+    altNames: list[str] | None = Field(None, description="Alternate names.")
+    country: str | None = Field(None, description="Location, free text.")
+    uri: str | None = Field(None, description="Funder DOI URI as Crossref sends it.")
+    worksCount: int | None = Field(None, description="Works crediting this funder id (Registry count).")
+    descendantWorksCount: int | None = Field(None, description="Works including registry descendants.")
+    replacedBy: list[str] | None = Field(
+        None, description="Successor ids (deprecated entry); never followed."
+    )
+    replaces: list[str] | None = Field(None, description="Ids this entry replaces.")
+    descendants: list[str] | None = Field(
+        None, description="Registry descendant ids, every depth (id lookups)."
+    )
+
+
+class SearchFundersInput(_Model):
+    """Input of ``crossref_search_funders``."""
+
+    query: str | None = Field(None, description="Name search.")
+    funder_doi: str | None = Field(None, description="Registry id or funder DOI.")
+    include_works: bool = Field(False, description="Also return a page of funded works.")
+    rows: int = Field(10, ge=1, le=100, description="Funders (or works) per page.")
+    offset: int = Field(0, ge=0, description="Name-search offset.")
+    works_offset: int = Field(0, ge=0, description="Works-list offset.")
+    works_cursor: str | None = Field(None, description='Works-list cursor ("*" starts).')
+
+
+class SearchFundersView(_Model):
+    """``structuredContent`` of ``crossref_search_funders``."""
+
+    funders: list[FunderRecord] = Field(description="Matching funders.")
+    funderCount: int = Field(description="Funders on this page.")
+    fundersTotal: int = Field(description="Total funders matching (1 for an id lookup).")
+    nextOffset: int | None = Field(None, description="Offset of the next funders page.")
+    fundedWorks: list[ListWork] | None = Field(None, description="Funded works page (include_works).")
+    fundedWorksTotal: int | None = Field(
+        None, description="Total funded works, registry descendants included."
+    )
+    nextWorksOffset: int | None = Field(None, description="works_offset of the next works page.")
+    nextWorksCursor: str | None = Field(None, description="works_cursor of the next works page.")
+    notice: str | None = Field(
+        None, description="Deprecation (replacedBy), no match, offset past end, ceiling."
+    )
+
+
+class TypeCount(_Model):
+    """Works of one type."""
+
+    type: str = Field(description="Work type.")
+    count: int = Field(description="Number of works.")
+
+
+class GetMemberInput(_Model):
+    """Input of ``crossref_get_member``."""
+
+    member_id: int = Field(ge=1, description="Crossref member id (e.g. 98 Hindawi, 297 Springer).")
+
+
+class MemberView(_Model):
+    """``structuredContent`` of ``crossref_get_member``."""
+
+    id: int = Field(description="Member id.")
+    primaryName: str | None = Field(None, description="Primary name.")
+    names: list[str] | None = Field(None, description="Alternate and imprint names (primary removed).")
+    location: str | None = Field(None, description="Location as deposited.")
+    prefixes: list[str] | None = Field(None, description="Owned DOI prefixes.")
+    counts: CountsInfo | None = Field(None, description="DOI counts.")
+    worksByType: list[TypeCount] | None = Field(
+        None, description="Works per type, zeros dropped, largest first."
+    )
+    coverage: list[CoverageEntry] | None = Field(None, description="Deposit coverage per category, by name.")
+    deposits: bool | None = Field(None, description="Whether the member deposits at all.")
+    depositsArticles: bool | None = Field(None, description="Whether the member deposits articles.")
+
+
+class GetPrefixInput(_Model):
+    """Input of ``crossref_get_prefix``."""
+
+    prefix: str = Field(pattern=r"^10\.\d+$", description="DOI prefix such as 10.1038 (no suffix).")
+
+
+class PrefixView(_Model):
+    """``structuredContent`` of ``crossref_get_prefix``."""
+
+    prefix: str = Field(description="The prefix (trailing segment of the prefix URI).")
+    ownerName: str | None = Field(None, description="Name of the registrant the prefix record names.")
+    memberId: int | None = Field(
+        None, description="Member id named by the prefix record (crossref_get_member)."
     )

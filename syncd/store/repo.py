@@ -257,6 +257,37 @@ class Store:
             by_id = {r.id: _row_to_entry(r) for r in conn.execute(q)}
         return [by_id[i] for i in ids if i in by_id][:limit]
 
+    def search_page(
+        self, terms: list[str], kind: str, offset: int = 0, limit: int = 20
+    ) -> tuple[list[StoredEntry], int]:
+        """Full-text page of entries of ``kind`` matching any of ``terms``.
+
+        Entries of ``kind`` matching ANY of ``terms`` (FTS5 over title and search text), best first
+        (bm25), paged by ``offset``/``limit``; returns ``(page, total_matches)``. Each term is quoted, so
+        FTS5 syntax in user input is inert.
+        """
+        quoted = [f'"{t.replace(chr(34), chr(34) * 2)}"' for t in terms if t.strip()]
+        if not quoted:
+            return [], 0
+        match = " OR ".join(quoted)
+        base = (
+            "FROM entries_fts JOIN entries ON entries.id = entries_fts.rowid "
+            "WHERE entries_fts MATCH :m AND entries.kind = :k"
+        )
+        with self.read() as conn:
+            total = int(conn.execute(text(f"SELECT count(*) {base}"), {"m": match, "k": kind}).scalar_one())
+            ids = [
+                r[0]
+                for r in conn.execute(
+                    text(f"SELECT entries.id {base} ORDER BY bm25(entries_fts) LIMIT :n OFFSET :o"),
+                    {"m": match, "k": kind, "n": limit, "o": offset},
+                )
+            ]
+            if not ids:
+                return [], total
+            by_id = {r.id: _row_to_entry(r) for r in conn.execute(_select_entries().where(Entry.id.in_(ids)))}
+        return [by_id[i] for i in ids if i in by_id], total
+
     # --- writes ----------------------------------------------------------------------------------
 
     def put_content(self, content: EntryContent, now: float | None = None) -> tuple[StoredEntry, bool]:

@@ -8,6 +8,9 @@ is never parsed. A 200 must be ``{"status": "ok", "message-type": "work", "messa
 
 from __future__ import annotations
 
+import json
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,11 +19,18 @@ import httpx
 from syncd import __version__
 from syncd.budget import Budget
 from syncd.config import Settings
-from syncd.errors import MalformedResponse
+from syncd.errors import MalformedResponse, UpstreamRejected, UpstreamUnavailable
 from syncd.normalize.doi import doi_path_segment
 from syncd.upstream.http import Deadline, Response, UpstreamHTTP
 
-__all__ = ["CrossrefClient", "WorkAnswer", "user_agent"]
+__all__ = [
+    "CrossrefClient",
+    "EntityAnswer",
+    "ListAnswer",
+    "WorkAnswer",
+    "rejection_error",
+    "user_agent",
+]
 
 
 def _ascii_lower(value: str) -> str:
@@ -47,6 +57,94 @@ class WorkAnswer:
     text: str | None
     etag: str | None
     last_modified: str | None
+
+
+@dataclass(frozen=True)
+class EntityAnswer:
+    """Crossref's answer for one single-record route (``/journals/{issn}``, ``/members/{id}``...).
+
+    ``status``: ``ok`` (``message`` and ``text`` = the raw body) or ``not_found`` (404).
+    """
+
+    status: str
+    message: dict[str, Any] | None
+    text: str | None
+
+
+@dataclass(frozen=True)
+class ListAnswer:
+    """A Crossref list answer (``work-list``, ``journal-list``, ``funder-list``).
+
+    ``message`` holds ``items``, ``total-results``, optional ``next-cursor`` and ``facets``; ``text`` is
+    the raw body. ``status`` is ``not_found`` when the parent of a sub-resource (``/journals/{issn}/works``)
+    does not exist (plain-text 404).
+    """
+
+    status: str
+    message: dict[str, Any] | None
+    text: str | None
+
+
+_REJECTION_HINTS = {
+    "unknown_filter": "Use a filter key Crossref lists for /works (hyphenated: from-pub-date, has-abstract).",
+    "sort_cursor_conflict": "Publication-date sorts cannot be walked by cursor: use offset paging, or sort "
+    "by created/deposited/indexed for a cursor walk.",
+    "invalid_cursor": 'The cursor expired or is unknown (Crossref keeps them ~5 minutes): restart with "*".',
+    "invalid_parameter": "Correct the rejected parameter value; it was refused by Crossref.",
+}
+_VALID_FILTERS = re.compile(r"Valid filters for this route are:\s*(.+)$", re.IGNORECASE | re.DOTALL)
+
+
+def rejection_error(exc: UpstreamRejected | UpstreamUnavailable) -> UpstreamRejected:
+    """Map Crossref's rejection body (``exc.body``) to the declared reason: the one place for it.
+
+    ``message[].type`` -> reason: ``filter-not-available`` -> ``unknown_filter`` (with ``suggestion``, the
+    hyphenated key, when Crossref's own valid-filter list contains it), ``sort-criteria-incompatible-with-
+    cursor`` -> ``sort_cursor_conflict``, ``cursor-invalid`` -> ``invalid_cursor``, anything else (or an
+    unparseable body) -> ``invalid_parameter``. The error carries ``rejected: [{type, value}]``; Crossref's
+    raw body is never relayed.
+    """
+    body = exc.body if isinstance(exc.body, dict) else {}
+    items = (
+        [m for m in body.get("message") or [] if isinstance(m, dict)]
+        if isinstance(body.get("message"), list)
+        else []
+    )
+    rejected = [{"type": str(m.get("type", "")), "value": str(m.get("value", ""))} for m in items]
+    types = {r["type"] for r in rejected}
+    suggestion: str | None = None
+    if "filter-not-available" in types:
+        reason = "unknown_filter"
+        for m in items:
+            if m.get("type") != "filter-not-available":
+                continue
+            value = str(m.get("value", ""))
+            hyphenated = value.replace("_", "-").replace(".", "-") if "_" in value else None
+            listed = _VALID_FILTERS.search(str(m.get("message", "")))
+            valid = {v.strip() for v in listed.group(1).split(",")} if listed else set()
+            if hyphenated and (hyphenated in valid or not valid):
+                suggestion = hyphenated
+        names = ", ".join(r["value"] for r in rejected if r["type"] == "filter-not-available")
+        message = f"Crossref does not know the filter {names!r}"
+        if suggestion:
+            message += f"; did you mean {suggestion!r}?"
+    elif "sort-criteria-incompatible-with-cursor" in types:
+        reason = "sort_cursor_conflict"
+        message = "Crossref refuses a publication-date sort together with a cursor"
+    elif "cursor-invalid" in types:
+        reason = "invalid_cursor"
+        message = "Crossref did not recognise the cursor token (expired or malformed)"
+    else:
+        reason = "invalid_parameter"
+        shown = "; ".join(f"{r['type']}: {r['value']}" for r in rejected) or "unparseable rejection body"
+        message = f"Crossref rejected the request ({shown})"
+    return UpstreamRejected(
+        message,
+        reason=reason,
+        hint=_REJECTION_HINTS[reason],
+        rejected=rejected or None,
+        suggestion=suggestion,
+    )
 
 
 class CrossrefClient:
@@ -138,6 +236,69 @@ class CrossrefClient:
         if not isinstance(message, dict) or not isinstance(message.get("items"), list):
             raise MalformedResponse("crossref: the work list has no items")
         return message
+
+    def get_entity(self, path: str, message_type: str, deadline: Deadline) -> EntityAnswer:
+        """GET a single-record Crossref route in the ``crossref_single`` pool.
+
+        GET a single-record route (``/journals/{issn}``, ``/funders/{id}``, ``/members/{id}``,
+        ``/prefixes/{p}``) in the ``crossref_single`` pool; ``path`` already percent-encoded.
+
+        Raises:
+            MalformedResponse: the 200 body is not ``{"status": "ok", "message-type": message_type}``.
+            UpstreamRejected: HTTP 400, mapped by :func:`rejection_error`.
+            UpstreamError, BudgetExhausted: see :meth:`UpstreamHTTP.get`.
+        """
+        try:
+            resp = self.get_json(path, deadline, pool="crossref_single", accept=(200, 404))
+        except UpstreamRejected as exc:
+            raise rejection_error(exc) from exc
+        if resp.status == 404:
+            return EntityAnswer("not_found", None, None)
+        body = resp.json
+        if not (
+            isinstance(body, dict)
+            and body.get("message-type") == message_type
+            and isinstance(body.get("message"), dict)
+        ):
+            raise MalformedResponse(f"crossref: the answer is not a {message_type} record")
+        return EntityAnswer("ok", body["message"], resp.text)
+
+    def get_list(
+        self, path: str, params: Mapping[str, str], list_type: str, deadline: Deadline
+    ) -> ListAnswer:
+        """GET a Crossref list route in the ``crossref_list`` pool.
+
+        GET a list route (``/works``, ``/journals``, ``/funders``, ``/journals/{issn}/works``...) in the
+        ``crossref_list`` pool.
+
+        A 404 whose JSON body says ``cursor-invalid`` is a rejection (``invalid_cursor``); any other 404
+        (plain text: the parent of a sub-resource does not exist) is ``status="not_found"``.
+
+        Raises:
+            UpstreamRejected: HTTP 400 or a bad cursor, mapped by :func:`rejection_error`.
+            MalformedResponse: the body is not a ``list_type`` with an ``items`` list.
+            UpstreamError, BudgetExhausted: see :meth:`UpstreamHTTP.get`.
+        """
+        try:
+            resp = self.get_json(path, deadline, params=dict(params), accept=(200, 404))
+        except UpstreamRejected as exc:
+            raise rejection_error(exc) from exc
+        if resp.status == 404:
+            rejected = UpstreamRejected("crossref: 404 on a list route", status=404)
+            try:
+                rejected.body = json.loads(resp.text)
+            except ValueError:
+                rejected.body = None
+            if isinstance(rejected.body, dict) and rejected.body.get("message-type") == "resource-failure":
+                raise rejection_error(rejected)
+            return ListAnswer("not_found", None, None)
+        body = resp.json
+        if not (isinstance(body, dict) and body.get("message-type") == list_type):
+            raise MalformedResponse(f"crossref: the answer is not a {list_type}")
+        message = body.get("message")
+        if not isinstance(message, dict) or not isinstance(message.get("items"), list):
+            raise MalformedResponse(f"crossref: the {list_type} has no items")
+        return ListAnswer("ok", message, resp.text)
 
     @staticmethod
     def _answer(doi: str, resp: Response) -> WorkAnswer:
