@@ -1,10 +1,14 @@
-"""``syncd daemon``: the Streamable HTTP MCP endpoint plus the revalidation scheduler.
+"""``syncd daemon``: the Streamable HTTP MCP endpoint plus the revalidation and sync scheduler.
 
 One asyncio loop runs uvicorn (the MCP server at ``http://{http.host}:{http.port}/mcp``) and an
-APScheduler 3.11 ``AsyncIOScheduler`` with an in-memory job store (jobs derive from settings; the
-durable state is the store's ``validated_at``, so a restart resumes oldest-first without a burst).
+APScheduler 3.11 ``AsyncIOScheduler`` with an in-memory job store. Jobs derive from settings
+(:func:`plan_jobs`); the durable state lives in the store: ``validated_at`` for revalidation
+(oldest first) and ``sync_state`` for watch-list walks (checkpoints and the last success), so a
+restart resumes where it stopped without a burst: an overdue sync runs once, shortly after start,
+never once per missed interval. Jobs coalesce, never run twice at once (``max_instances=1``), and
+the revalidation sweep and the sync walk take turns (one lock), so they never overlap either.
 Under systemd (``Type=notify``): READY=1 once migrations ran and the endpoint listens, WATCHDOG=1
-from the loop, STOPPING=1 on SIGTERM, then a drain of the running sweep.
+from the loop, STOPPING=1 on SIGTERM, then a drain of the running job.
 """
 
 from __future__ import annotations
@@ -15,49 +19,73 @@ import datetime as dt
 import logging
 import signal
 from collections.abc import Iterator
+from typing import Any
 
 import uvicorn
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
-from mcp.server.transport_security import TransportSecuritySettings
 
 from syncd.cache import Cache
 from syncd.config import Settings
+from syncd.httpauth import BearerAuth, check_bind, transport_security
+from syncd.logsetup import mask_email
 from syncd.refresh import sweep
 from syncd.sdnotify import notify, watchdog_interval_s
 from syncd.store.repo import Store
+from syncd.store.watches import list_sync_states, list_watches
+from syncd.sync import sync_all
 from syncd.tools.server import build_server
+from syncd.watch import apply_config
 
-__all__ = ["run_daemon", "transport_security"]
+__all__ = ["JOB_DEFAULTS", "STARTUP_DELAY_S", "plan_jobs", "run_daemon"]
+
+JOB_DEFAULTS = {"coalesce": True, "max_instances": 1, "misfire_grace_time": 300}
+"""Every job: missed runs coalesce into one, never two instances at once."""
+STARTUP_DELAY_S = 5.0
+"""Seconds after start before the first sweep (and an overdue sync) runs."""
+
+
+def plan_jobs(settings: Settings, store: Store, now: dt.datetime) -> dict[str, dict[str, object]]:
+    """The daemon's scheduled jobs: id -> ``{"seconds": interval, "next_run_time": first run}``.
+
+    ``revalidate`` first runs :data:`STARTUP_DELAY_S` after start (what is stale is read from the
+    store each time). ``sync`` first runs when the oldest watch's last successful walk is one
+    ``sync_interval_s`` old, but not before the startup delay; a watch never synced, or a walk
+    left unfinished by a crash, makes it run right after the delay (and resume from its checkpoint).
+    """
+    soon = now + dt.timedelta(seconds=min(STARTUP_DELAY_S, settings.revalidate_interval_s))
+    jobs: dict[str, dict[str, object]] = {
+        "revalidate": {"seconds": settings.revalidate_interval_s, "next_run_time": soon},
+    }
+    watches = list_watches(store)
+    states = list_sync_states(store)
+    first_sync = now + dt.timedelta(seconds=settings.sync_interval_s)
+    for w in watches:
+        st = states.get(f"watch:{w.id}")
+        if st is None or st.last_success_at is None or st.cursor:
+            first_sync = soon
+            break
+        due = dt.datetime.fromtimestamp(st.last_success_at + settings.sync_interval_s, dt.UTC)
+        first_sync = min(first_sync, max(due, soon))
+    jobs["sync"] = {"seconds": settings.sync_interval_s, "next_run_time": first_sync}
+    return jobs
+
 
 log = logging.getLogger("syncd.daemon")
-
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
-
-
-def transport_security(host: str, port: int) -> TransportSecuritySettings:
-    """DNS-rebinding protection: only loopback Host/Origin values on a loopback bind."""
-    if host in LOOPBACK:
-        hosts = [f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"]
-        return TransportSecuritySettings(
-            enable_dns_rebinding_protection=True,
-            allowed_hosts=hosts,
-            allowed_origins=[f"http://{h}" for h in hosts],
-        )
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=[f"{host}:{port}"],
-        allowed_origins=[f"http://{host}:{port}"],
-    )
 
 
 async def _serve(settings: Settings, store: Store) -> None:
     tools_cache = Cache(settings, store, interactive=True)
     sweep_cache = Cache(settings, store, interactive=False)
     server = build_server(tools_cache)
-    app = server.streamable_http_app(
+    token = settings.http.bearer_token()
+    check_bind(settings.http.host, token)
+    app: Any = server.streamable_http_app(
         host=settings.http.host,
         transport_security=transport_security(settings.http.host, settings.http.port),
+        max_request_body_size=settings.http.max_request_bytes,
     )
+    if token:
+        app = BearerAuth(app, token)
     config = uvicorn.Config(
         app, host=settings.http.host, port=settings.http.port, log_level="warning", lifespan="on"
     )
@@ -66,28 +94,44 @@ async def _serve(settings: Settings, store: Store) -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, _request_exit, web, sig)
     running: set[asyncio.Future[object]] = set()
+    turn = asyncio.Lock()  # the sweep and the sync walk take turns: never both at once
 
     async def sweep_job() -> None:
-        fut = loop.run_in_executor(None, sweep, sweep_cache, settings.revalidate_batch)
-        running.add(fut)
-        try:
-            report = await fut
-            counts = f"{report.checked} checked, {report.changed} changed, {report.failed} failed"
-            notify(f"STATUS=last sweep: {counts}")
-        finally:
-            running.discard(fut)
+        async with turn:
+            fut = loop.run_in_executor(None, sweep, sweep_cache, settings.revalidate_batch)
+            running.add(fut)
+            try:
+                report = await fut
+                counts = f"{report.checked} checked, {report.changed} changed, {report.failed} failed"
+                notify(f"STATUS=last sweep: {counts}")
+            finally:
+                running.discard(fut)
 
-    scheduler = AsyncIOScheduler(
-        timezone=dt.UTC, job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": 300}
-    )
-    first_run = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=min(5.0, settings.revalidate_interval_s))
-    scheduler.add_job(
-        sweep_job,
-        "interval",
-        seconds=settings.revalidate_interval_s,
-        id="revalidate",
-        next_run_time=first_run,
-        replace_existing=True,
+    async def sync_job() -> None:
+        async with turn:
+            fut = loop.run_in_executor(None, _sync_pass, sweep_cache, settings)
+            running.add(fut)
+            try:
+                stored, failed = await fut
+                notify(f"STATUS=last sync: {stored} items stored, {failed} walks failed")
+            finally:
+                running.discard(fut)
+
+    scheduler = AsyncIOScheduler(timezone=dt.UTC, job_defaults=JOB_DEFAULTS)
+    plan = plan_jobs(settings, store, dt.datetime.now(dt.UTC))
+    for job_id, func in (("revalidate", sweep_job), ("sync", sync_job)):
+        scheduler.add_job(
+            func,
+            "interval",
+            seconds=plan[job_id]["seconds"],
+            id=job_id,
+            next_run_time=plan[job_id]["next_run_time"],
+            replace_existing=True,
+        )
+    log.info(
+        "event=scheduled revalidate_first=%s sync_first=%s",
+        plan["revalidate"]["next_run_time"].isoformat(timespec="seconds"),  # type: ignore[attr-defined]
+        plan["sync"]["next_run_time"].isoformat(timespec="seconds"),  # type: ignore[attr-defined]
     )
     wd = watchdog_interval_s()
     if wd:
@@ -133,6 +177,16 @@ class _Server(uvicorn.Server):
         yield
 
 
+def _sync_pass(cache: Cache, settings: Settings) -> tuple[int, int]:
+    """One watch-list pass (config watches added first); returns ``(items stored, walks failed)``."""
+    try:
+        apply_config(cache.store, settings.watch)
+    except Exception as exc:  # a bad DOI file must not stop the pass over the other watches
+        log.warning("event=watch_config_failed error=%s", getattr(exc, "reason", exc.__class__.__name__))
+    reports = sync_all(cache)
+    return sum(r.stored for r in reports), sum(1 for r in reports if r.error)
+
+
 def _request_exit(web: uvicorn.Server, sig: int) -> None:
     log.info("event=signal signal=%s", signal.Signals(sig).name)
     notify("STOPPING=1")
@@ -154,7 +208,19 @@ def run_daemon(settings: Settings) -> None:
     if not settings.crossref.mailto:
         log.warning("event=public_pool hint='set crossref.mailto to use the polite pool (higher limits)'")
     store = Store.open(settings.database_url)
+    log.info(
+        "event=start database=%s mailto=%s zenodo_token=%s sync_interval_s=%g revalidate_interval_s=%g",
+        _redact_url(settings.database_url),
+        mask_email(settings.crossref.mailto),
+        "set" if settings.zenodo.token is not None else "-",
+        settings.sync_interval_s,
+        settings.revalidate_interval_s,
+    )
     try:
+        try:
+            apply_config(store, settings.watch)
+        except Exception as exc:  # reported, retried on every sync pass
+            log.warning("event=watch_config_failed error=%s", getattr(exc, "message", exc))
         asyncio.run(_serve(settings, store))
     finally:
         store.close()

@@ -15,6 +15,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from syncd.store.repo import Store
+from tests.conftest import CORPUS
 from tests.fakeupstream import FakeUpstream
 
 pytestmark = pytest.mark.anyio
@@ -126,3 +127,131 @@ async def test_daemon_serves_http_refuses_foreign_host_and_sweeps(
     assert "event=ready" in out
     assert "event=sweep checked=" in out and "unchanged=1" in out
     assert "event=stopped" in out
+
+
+def test_sigkill_mid_walk_resumes_from_checkpoint(fake: FakeUpstream, db_url: str, tmp_path: Path) -> None:
+    """`syncd watch sync` killed with SIGKILL after its first stored page: the next run resumes at the
+    saved cursor (cursor=* is never asked again) and stores all 90 works of the recorded chain.
+    """
+    import json
+    from urllib.parse import urlencode
+
+    from syncd.store.watches import add_watch, get_sync_state
+
+    store = Store.open(db_url)
+    try:
+        watch, _ = add_watch(store, "crossref_query", {"route": "/funders/100000001/works", "rows": 30})
+    finally:
+        store.close()
+    chain = [
+        json.loads(
+            (CORPUS / f"crossref/work-list/funders-100000001-works_rows-30_cursor-{p}.json").read_text()
+        )
+        for p in ("star", "page2", "page3")
+    ]
+    last = chain[2]["message"]["next-cursor"]
+    empty = {"status": "ok", "message-type": "work-list", "message": {"items": [], "total-results": 0}}
+    fake.set_body("crossref", "/funders/100000001/works?" + urlencode({"rows": "30", "cursor": last}), empty)
+    fake.fault("latency", path_prefix="/funders", service="crossref", delay_s=0.6)
+    env = _env(fake, db_url, tmp_path)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "syncd", "watch", "sync", "--json"], env=env, cwd=str(ROOT),
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    store = Store.open(db_url)
+    try:
+        end = time.monotonic() + 20
+        state = None
+        while time.monotonic() < end:
+            state = get_sync_state(store, f"watch:{watch.id}")
+            if state is not None and state.cursor and state.cursor.get("pages", 0) >= 1:
+                break
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+        state = get_sync_state(store, f"watch:{watch.id}")
+        assert state is not None and state.cursor is not None and state.checkpoint is None
+        done_pages = state.cursor["pages"]
+        assert done_pages in (1, 2)
+        asked = [r.query.get("cursor") for r in fake.requests]
+        assert asked.count("*") == 1
+        fake.clear_faults()
+        fake.reset_log()
+        res = subprocess.run(
+            [sys.executable, "-m", "syncd", "watch", "sync", "--json"], env=env, cwd=str(ROOT),
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert res.returncode == 0, res.stdout + res.stderr
+        report = json.loads(res.stdout)[0]
+        assert report["resumed"] is True and report["complete"] is True
+        resumed_cursors = [r.query.get("cursor") for r in fake.requests]
+        assert "*" not in resumed_cursors and resumed_cursors[0] == state.cursor["cursor"]
+        assert len(resumed_cursors) == 4 - done_pages, (done_pages, resumed_cursors, report)
+        dois = {i["DOI"].lower() for page in chain for i in page["message"]["items"]}
+        assert len(dois) == 90 and all(store.get("crossref_work", d) is not None for d in dois)
+        with store.read() as conn:
+            assert conn.exec_driver_sql("PRAGMA integrity_check").scalar_one() == "ok"
+    finally:
+        store.close()
+        if proc.poll() is None:
+            proc.kill()
+
+
+def test_daemon_with_token_refuses_requests_without_it(
+    fake: FakeUpstream, db_url: str, tmp_path: Path
+) -> None:
+    """With http.token set, /mcp answers 401 without the bearer token and serves a client that sends it."""
+    port = _free_port()
+    token = "lab-token-0123456789"
+    env = _env(fake, db_url, tmp_path, SYNCD_HTTP__PORT=str(port), SYNCD_HTTP__TOKEN=token)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "syncd", "daemon"],
+        env=env,
+        cwd=str(ROOT),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                    break
+            except OSError:
+                time.sleep(0.1)
+        init = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        }
+        headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+        url = f"http://127.0.0.1:{port}/mcp"
+        refused = httpx.post(url, json=init, headers=headers)
+        allowed = httpx.post(url, json=init, headers={**headers, "Authorization": f"Bearer {token}"})
+        assert refused.status_code == 401
+        assert allowed.status_code == 200
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=30)
+    assert token not in out
+
+
+def test_daemon_refuses_public_bind_without_token(fake: FakeUpstream, db_url: str, tmp_path: Path) -> None:
+    """Binding beyond loopback without a token: exit code 2 and one invalid_config error line."""
+    env = _env(fake, db_url, tmp_path, SYNCD_HTTP__HOST="0.0.0.0", SYNCD_HTTP__PORT=str(_free_port()))
+    res = subprocess.run(
+        [sys.executable, "-m", "syncd", "daemon"],
+        env=env,
+        cwd=str(ROOT),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert res.returncode == 2
+    assert "error: invalid_config:" in res.stderr

@@ -63,8 +63,8 @@ class Response:
     """An upstream answer whose status was accepted by the caller.
 
     ``json`` is the parsed body (None for a 304 or a status whose body is not read), ``text`` the
-    body as received (decoded), ``headers`` the response headers (lowercased names), ``url`` the
-    final URL after redirects.
+    body as received (decoded), ``content`` its raw bytes (cut at ``max_bytes`` when the caller set
+    one), ``headers`` the response headers (lowercased names), ``url`` the final URL after redirects.
     """
 
     status: int
@@ -72,6 +72,7 @@ class Response:
     text: str
     headers: Mapping[str, str]
     url: str
+    content: bytes = b""
 
 
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
@@ -148,6 +149,7 @@ class UpstreamHTTP:
         headers: Mapping[str, str] | None = None,
         accept: tuple[int, ...] = (200,),
         parse_json: tuple[int, ...] = (200,),
+        max_bytes: int | None = None,
     ) -> Response:
         """GET ``path`` within ``deadline`` through the budget of ``pool``.
 
@@ -159,6 +161,7 @@ class UpstreamHTTP:
             headers: extra request headers (``If-None-Match``, ``Accept``...).
             accept: statuses returned to the caller as outcomes (e.g. 404, 410, 304).
             parse_json: accepted statuses whose body must be JSON.
+            max_bytes: stop reading the body after this many bytes (file previews); None reads it all.
 
         Raises:
             BudgetExhausted: no token before the deadline.
@@ -173,7 +176,7 @@ class UpstreamHTTP:
         def attempt() -> Response:
             lease = self.budget.acquire(pool, max_wait_s=deadline.remaining())
             try:
-                return self._send(pool, path, deadline, params, headers, accept, parse_json)
+                return self._send(pool, path, deadline, params, headers, accept, parse_json, max_bytes)
             finally:
                 self.budget.release(lease)
 
@@ -215,6 +218,7 @@ class UpstreamHTTP:
         headers: Mapping[str, str] | None,
         accept: tuple[int, ...],
         parse_json: tuple[int, ...],
+        max_bytes: int | None = None,
     ) -> Response:
         remaining = deadline.remaining()
         if remaining <= 0:
@@ -223,7 +227,7 @@ class UpstreamHTTP:
         started = time.monotonic()
         try:
             with self.client.stream("GET", path, params=params, headers=headers, timeout=timeout) as resp:
-                body = self._read_body(resp, deadline)
+                body = self._read_body(resp, deadline, max_bytes)
         except httpx.TimeoutException as exc:
             self.budget.record_failure(pool)
             raise UpstreamTimeout(
@@ -275,15 +279,20 @@ class UpstreamHTTP:
                 parsed = json.loads(body)
             except (ValueError, UnicodeDecodeError) as exc:
                 raise MalformedResponse(f"{self.name}: body is not valid JSON (HTTP {status})") from exc
-        return Response(status=status, json=parsed, text=text, headers=hdrs, url=str(resp.url))
+        return Response(status=status, json=parsed, text=text, headers=hdrs, url=str(resp.url), content=body)
 
     @staticmethod
-    def _read_body(resp: httpx.Response, deadline: Deadline, limit: int = 64 * 1024 * 1024) -> bytes:
+    def _read_body(
+        resp: httpx.Response, deadline: Deadline, max_bytes: int | None = None, limit: int = 64 * 1024 * 1024
+    ) -> bytes:
+        """Read the body within ``deadline``; stop quietly at ``max_bytes``, fail past ``limit`` bytes."""
         chunks: list[bytes] = []
         size = 0
         for chunk in resp.iter_bytes():
             chunks.append(chunk)
             size += len(chunk)
+            if max_bytes is not None and size >= max_bytes:
+                return b"".join(chunks)[:max_bytes]
             if size > limit:
                 raise httpx.RemoteProtocolError(f"body larger than {limit} bytes")
             if deadline.expired():

@@ -10,7 +10,6 @@ hash (DESIGN.md "Freshness").
 from __future__ import annotations
 
 import json
-import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,37 +42,6 @@ class BytesAnswer:
     total_size: int | None
 
 
-class _RawHTTP(UpstreamHTTP):
-    """UpstreamHTTP that also keeps the raw body bytes of the last answer on this thread.
-
-    :class:`~syncd.upstream.http.Response` carries only the decoded text; file previews need the
-    bytes (UTF-8 cuts, NUL detection). ``cap`` (per thread) stops reading a body after that many
-    bytes, closing the stream: how a ZIP member (which ignores ``Range``) is read.
-    """
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.local = threading.local()
-
-    def _read_body(self, resp: httpx.Response, deadline: Deadline, limit: int = 64 * 1024 * 1024) -> bytes:  # type: ignore[override]
-        cap = getattr(self.local, "cap", None)
-        if cap is None:
-            body = UpstreamHTTP._read_body(resp, deadline, limit)
-        else:
-            chunks: list[bytes] = []
-            size = 0
-            for chunk in resp.iter_bytes():
-                chunks.append(chunk)
-                size += len(chunk)
-                if size >= cap:
-                    break
-                if deadline.expired():
-                    raise httpx.ReadTimeout("deadline reached while reading the body")
-            body = b"".join(chunks)[:cap]
-        self.local.body = body
-        return body
-
-
 @dataclass(frozen=True)
 class RecordAnswer:
     """Zenodo's answer for one record id.
@@ -104,7 +72,9 @@ class ZenodoClient:
         headers = {"User-Agent": f"syncd/{__version__} (https://pypi.org/project/syncd/)"}
         if settings.zenodo.token is not None:
             headers["Authorization"] = f"Bearer {settings.zenodo.token.get_secret_value()}"
-        self.http = _RawHTTP("zenodo", settings.zenodo.base_url, budget, headers=headers, transport=transport)
+        self.http = UpstreamHTTP(
+            "zenodo", settings.zenodo.base_url, budget, headers=headers, transport=transport
+        )
 
     def close(self) -> None:
         """Close connections."""
@@ -232,20 +202,16 @@ class ZenodoClient:
         headers = {"Accept": LEGACY_JSON}
         if start is not None:
             headers["Range"] = f"bytes={start}-{start + length - 1}"
-        need = length + (start or 0)
-        self.http.local.cap = need
-        try:
-            resp = self.http.get(
-                "zenodo_general",
-                path,
-                deadline=deadline,
-                headers=headers,
-                accept=(200, 206, 403, 404, 416),
-                parse_json=(),
-            )
-            raw: bytes = getattr(self.http.local, "body", b"")
-        finally:
-            self.http.local.cap = None
+        resp = self.http.get(
+            "zenodo_general",
+            path,
+            deadline=deadline,
+            headers=headers,
+            accept=(200, 206, 403, 404, 416),
+            parse_json=(),
+            max_bytes=length + (start or 0),
+        )
+        raw = resp.content
         total: int | None = None
         content_range = resp.headers.get("content-range", "")
         if "/" in content_range:

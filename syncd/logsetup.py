@@ -1,0 +1,125 @@
+"""Logging for the daemon and the CLI: one journald-friendly line per event, secrets redacted.
+
+Lines look like ``INFO syncd.sync event=sync watch=3 requests=2 ...`` (level, logger, then the
+message, which by convention is ``event=<name>`` followed by ``key=value`` pairs). When stderr is
+connected to the journal (``$JOURNAL_STREAM`` names stderr's device and inode, as systemd sets it),
+each line starts with the syslog priority prefix (``<6>`` for INFO, ...), so ``journalctl -p warning``
+filters by level; the journal adds its own timestamps, so none are printed.
+
+Redaction (:class:`RedactingFilter`), applied to every record: the Zenodo token, wherever it appears,
+becomes ``***``; ``access_token=...`` and ``Authorization: Bearer ...`` values likewise; the Crossref
+``mailto`` address is shown only partly (``c***@example.org``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import sys
+from typing import IO, Any
+
+__all__ = ["RedactingFilter", "mask_email", "setup_logging"]
+
+_PRIORITY = {logging.DEBUG: 7, logging.INFO: 6, logging.WARNING: 4, logging.ERROR: 3, logging.CRITICAL: 2}
+_PATTERNS = (
+    (re.compile(r"(access_token=)[^&\s'\"]+", re.IGNORECASE), r"\1***"),
+    (re.compile(r"(Bearer\s+)[A-Za-z0-9._~+/=-]+", re.IGNORECASE), r"\1***"),
+    (re.compile(r"(token=)[^&\s'\"]+", re.IGNORECASE), r"\1***"),
+)
+
+
+def mask_email(addr: str | None) -> str:
+    """``ci@example.org`` -> ``c***@example.org``; None -> ``-``."""
+    if not addr:
+        return "-"
+    local, at, domain = addr.partition("@")
+    if not at:
+        return addr[:1] + "***"
+    return f"{local[:1]}***@{domain}"
+
+
+class RedactingFilter(logging.Filter):
+    """Rewrite each record's message with secrets removed (see the module docstring)."""
+
+    def __init__(self, secrets: list[str] | None = None, emails: list[str] | None = None) -> None:
+        super().__init__()
+        self.secrets = [s for s in (secrets or []) if s]
+        self.emails = [e for e in (emails or []) if e]
+
+    def redact(self, text: str) -> str:
+        """``text`` with every known secret and secret-looking value masked."""
+        for secret in self.secrets:
+            text = text.replace(secret, "***")
+        for email in self.emails:
+            text = text.replace(email, mask_email(email))
+        for pattern, repl in _PATTERNS:
+            text = pattern.sub(repl, text)
+        return text
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Freeze the formatted message, redacted (always keeps the record)."""
+        try:
+            message = record.getMessage()
+        except Exception:  # a bad format string: log it as is rather than lose the line
+            message = str(record.msg)
+        record.msg = self.redact(message)
+        record.args = None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = self.redact(logging.Formatter().formatException(record.exc_info))
+        return True
+
+
+class _Formatter(logging.Formatter):
+    def __init__(self, journal: bool) -> None:
+        super().__init__("%(levelname)s %(name)s %(message)s")
+        self.journal = journal
+
+    def format(self, record: logging.LogRecord) -> str:
+        line = super().format(record)
+        if self.journal:
+            prio = _PRIORITY.get(record.levelno, 6)
+            return "\n".join(f"<{prio}>{part}" for part in line.splitlines())
+        return line
+
+
+def _on_journal(stream: IO[str]) -> bool:
+    value = os.environ.get("JOURNAL_STREAM")
+    if not value or ":" not in value:
+        return False
+    try:
+        st = os.fstat(stream.fileno())
+    except (OSError, ValueError, AttributeError):
+        return False
+    dev, _, ino = value.partition(":")
+    return f"{st.st_dev}" == dev and f"{st.st_ino}" == ino
+
+
+def setup_logging(level: str, settings: Any = None, stream: IO[str] | None = None) -> logging.Handler:
+    """Configure the root logger: one handler on ``stream`` (stderr) with redaction; returns it.
+
+    ``settings`` supplies the secrets to redact (``zenodo.token``, ``crossref.mailto``).
+    """
+    stream = stream or sys.stderr
+    secrets: list[str] = []
+    emails: list[str] = []
+    if settings is not None:
+        token = getattr(getattr(settings, "zenodo", None), "token", None)
+        if token is not None:
+            secrets.append(token.get_secret_value())
+        mailto = getattr(getattr(settings, "crossref", None), "mailto", None)
+        if mailto:
+            emails.append(mailto)
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(_Formatter(_on_journal(stream)))
+    handler.addFilter(RedactingFilter(secrets, emails))
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        if getattr(old, "_syncd", False):
+            root.removeHandler(old)
+    handler._syncd = True  # type: ignore[attr-defined]
+    root.addHandler(handler)
+    root.setLevel(getattr(logging, level.upper(), logging.INFO))
+    for noisy in ("httpx", "httpcore", "apscheduler.executors.default", "apscheduler.scheduler"):
+        logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))
+    return handler

@@ -1,0 +1,331 @@
+"""Store functions for the ``syncd cache`` maintenance commands: list, evict, prune, verify, vacuum, export.
+
+Deleting an entry deletes its ``validations`` row (foreign key ``ON DELETE CASCADE``) and its FTS
+rows (the ``entries_fts_ad`` trigger) in the same transaction. Entries have no access time, so the
+size cap removes the entries upstream confirmed longest ago first (``validated_at``); blobs, which do
+carry ``accessed_at``, are removed least recently used first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import and_, delete, false, func, or_, select, text
+
+from syncd.store.models import Blob, Concept, Entry, Validation
+from syncd.store.repo import Store, StoredEntry, _row_to_entry, _select_entries
+
+__all__ = [
+    "SORTS",
+    "PruneResult",
+    "VerifyResult",
+    "delete_entries",
+    "iter_entries",
+    "list_entries",
+    "prune",
+    "vacuum",
+    "verify",
+]
+
+SORTS: dict[str, Any] = {
+    "validated": Validation.validated_at,
+    "fetched": Entry.fetched_at,
+    "key": Entry.key,
+    "title": Entry.title,
+    "size": func.length(Entry.body),
+}
+"""Sort keys of :func:`list_entries`."""
+
+
+def _stale_clause(ttls: Mapping[tuple[str, str], float], now: float) -> Any:
+    clauses = [
+        and_(Entry.kind == kind, Entry.status == status, Validation.validated_at < now - ttl)
+        for (kind, status), ttl in ttls.items()
+    ]
+    return or_(*clauses) if clauses else false()
+
+
+def list_entries(
+    store: Store,
+    *,
+    kind: str | None = None,
+    status: str | None = None,
+    stale: tuple[Mapping[tuple[str, str], float], float] | None = None,
+    query: str | None = None,
+    sort: str = "validated",
+    descending: bool = False,
+    limit: int | None = 50,
+    offset: int = 0,
+) -> list[StoredEntry]:
+    """Stored entries, filtered and sorted.
+
+    Filters: ``kind``, ``status``, staleness (``(ttls, now)``) and a substring ``query`` of the
+    key/title/DOI; ``sort`` is one of :data:`SORTS`.
+    """
+    q = _select_entries()
+    if kind:
+        q = q.where(Entry.kind == kind)
+    if status:
+        q = q.where(Entry.status == status)
+    if stale is not None:
+        q = q.where(_stale_clause(*stale))
+    if query:
+        like = f"%{query.lower()}%"
+        q = q.where(
+            or_(func.lower(Entry.title).like(like), Entry.key.like(like), func.lower(Entry.doi).like(like))
+        )
+    column = SORTS[sort]
+    q = q.order_by(column.desc() if descending else column, Entry.id).offset(offset)
+    if limit is not None:
+        q = q.limit(limit)
+    with store.read() as conn:
+        return [_row_to_entry(r) for r in conn.execute(q)]
+
+
+def iter_entries(store: Store, kind: str | None = None, batch: int = 500) -> Iterator[StoredEntry]:
+    """Every stored entry (optionally of one ``kind``) in id order, read ``batch`` rows at a time."""
+    last = 0
+    while True:
+        q = _select_entries().where(Entry.id > last).order_by(Entry.id).limit(batch)
+        if kind:
+            q = q.where(Entry.kind == kind)
+        with store.read() as conn:
+            rows = [_row_to_entry(r) for r in conn.execute(q)]
+        if not rows:
+            return
+        yield from rows
+        last = rows[-1].id
+
+
+def count_entries(store: Store, kind: str | None = None) -> int:
+    """Number of stored entries (optionally of one ``kind``)."""
+    q = select(func.count()).select_from(Entry)
+    if kind:
+        q = q.where(Entry.kind == kind)
+    with store.read() as conn:
+        return int(conn.execute(q).scalar_one())
+
+
+def delete_entries(store: Store, ids: Sequence[int]) -> int:
+    """Delete entries by primary key (with their validation and FTS rows); returns how many."""
+    if not ids:
+        return 0
+    with store.write() as conn:
+        return int(conn.execute(delete(Entry).where(Entry.id.in_(list(ids)))).rowcount)
+
+
+@dataclass
+class PruneResult:
+    """What :func:`prune` removed (or would remove with ``dry_run``)."""
+
+    entries: int = 0
+    entry_bytes: int = 0
+    blobs: int = 0
+    blob_bytes: int = 0
+    concepts: int = 0
+    dry_run: bool = False
+    keys: list[str] = field(default_factory=list)
+
+
+def prune(
+    store: Store,
+    *,
+    now: float,
+    older_than_s: float | None = None,
+    misses_older_than_s: float | None = None,
+    max_bytes: int | None = None,
+    kind: str | None = None,
+    protect: set[tuple[str, str]] | None = None,
+    dry_run: bool = False,
+) -> PruneResult:
+    """Remove old entries, old misses and, above a size cap, the longest-unconfirmed entries.
+
+    Removes entries not confirmed by upstream for ``older_than_s``, misses older than
+    ``misses_older_than_s``, then (``max_bytes``) the longest-unconfirmed entries and the least
+    recently used blobs until bodies + blobs fit. ``protect`` keeps ``(kind, key)`` pairs (watched DOIs).
+    """
+    protect = protect or set()
+    result = PruneResult(dry_run=dry_run)
+    doomed: dict[int, tuple[str, int]] = {}
+    base = select(Entry.id, Entry.kind, Entry.key, func.coalesce(func.length(Entry.body), 0)).join(
+        Validation, Validation.entry_id == Entry.id
+    )
+    if kind:
+        base = base.where(Entry.kind == kind)
+    with store.read() as conn:
+        if older_than_s is not None:
+            for eid, k, key, size in conn.execute(base.where(Validation.validated_at < now - older_than_s)):
+                if (k, key) not in protect:
+                    doomed[eid] = (f"{k}:{key}", int(size))
+        if misses_older_than_s is not None:
+            q = base.where(Entry.status != "ok", Validation.validated_at < now - misses_older_than_s)
+            for eid, k, key, size in conn.execute(q):
+                if (k, key) not in protect:
+                    doomed[eid] = (f"{k}:{key}", int(size))
+        blobs_to_drop: list[tuple[str, str, int]] = []
+        if max_bytes is not None:
+            total = int(
+                conn.execute(select(func.coalesce(func.sum(func.length(Entry.body)), 0))).scalar_one()
+            )
+            total -= sum(size for _, size in doomed.values())
+            blob_total = int(conn.execute(select(func.coalesce(func.sum(Blob.size), 0))).scalar_one())
+            for bkind, bkey, bsize in conn.execute(
+                select(Blob.kind, Blob.key, Blob.size).order_by(Blob.accessed_at)
+            ):
+                if total + blob_total <= max_bytes:
+                    break
+                blobs_to_drop.append((bkind, bkey, int(bsize)))
+                blob_total -= int(bsize)
+            if total + blob_total > max_bytes:
+                for eid, k, key, size in conn.execute(base.order_by(Validation.validated_at, Entry.id)):
+                    if total + blob_total <= max_bytes:
+                        break
+                    if eid in doomed or (k, key) in protect:
+                        continue
+                    doomed[eid] = (f"{k}:{key}", int(size))
+                    total -= int(size)
+    result.entries = len(doomed)
+    result.entry_bytes = sum(size for _, size in doomed.values())
+    result.keys = [name for name, _ in doomed.values()]
+    result.blobs = len(blobs_to_drop)
+    result.blob_bytes = sum(b[2] for b in blobs_to_drop)
+    if dry_run:
+        return result
+    with store.write() as conn:
+        ids = list(doomed)
+        for i in range(0, len(ids), 500):
+            conn.execute(delete(Entry).where(Entry.id.in_(ids[i : i + 500])))
+        for bkind, bkey, _ in blobs_to_drop:
+            conn.execute(delete(Blob).where(Blob.kind == bkind, Blob.key == bkey))
+        # a concept whose latest version is no longer stored is re-resolved on the next lookup
+        result.concepts = int(
+            conn.execute(
+                delete(Concept).where(
+                    ~select(Entry.id)
+                    .where(Entry.kind == "zenodo_record", Entry.key == Concept.latest_recid)
+                    .exists()
+                )
+            ).rowcount
+        )
+    return result
+
+
+@dataclass
+class VerifyResult:
+    """Findings of :func:`verify`; ``ok`` when ``problems`` is empty."""
+
+    integrity: str = "ok"
+    entries: int = 0
+    fts_rows: int = 0
+    problems: list[str] = field(default_factory=list)
+    repaired: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing is wrong (after repairs)."""
+        return not self.problems
+
+
+def verify(store: Store, *, repair: bool = False) -> VerifyResult:
+    """Check the database; with ``repair``, fix what can be fixed.
+
+    Checks ``PRAGMA integrity_check`` and ``foreign_key_check``, entries without a
+    validation row, validation rows without an entry, ``ok`` entries without a body or hash, and the
+    FTS index against the entries (FTS5 ``integrity-check``). With ``repair``: add missing validation
+    rows, delete orphans and rebuild the FTS index; what was fixed is listed in ``repaired``.
+    """
+    res = VerifyResult()
+    sqlite = store.engine.dialect.name == "sqlite"
+    with store.read() as conn:
+        if sqlite:
+            rows = [r[0] for r in conn.exec_driver_sql("PRAGMA integrity_check")]
+            res.integrity = "ok" if rows == ["ok"] else "; ".join(rows[:5])
+            if res.integrity != "ok":
+                res.problems.append(f"integrity_check: {res.integrity}")
+            fk = conn.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
+            if fk:
+                res.problems.append(f"foreign_key_check: {len(fk)} rows violate foreign keys")
+        res.entries = int(conn.execute(select(func.count()).select_from(Entry)).scalar_one())
+        no_validation = (
+            conn.execute(
+                select(Entry.id).where(
+                    ~select(Validation.entry_id).where(Validation.entry_id == Entry.id).exists()
+                )
+            )
+            .scalars()
+            .all()
+        )
+        orphans = (
+            conn.execute(
+                select(Validation.entry_id).where(
+                    ~select(Entry.id).where(Entry.id == Validation.entry_id).exists()
+                )
+            )
+            .scalars()
+            .all()
+        )
+        no_body = conn.execute(
+            select(func.count())
+            .select_from(Entry)
+            .where(Entry.status == "ok", or_(Entry.body.is_(None), Entry.content_hash.is_(None)))
+        ).scalar_one()
+        fts_problem = None
+        if sqlite:
+            res.fts_rows = int(conn.execute(text("SELECT count(*) FROM entries_fts_docsize")).scalar_one())
+            try:
+                conn.execute(text("INSERT INTO entries_fts(entries_fts, rank) VALUES ('integrity-check', 1)"))
+            except Exception as exc:  # sqlite3.DatabaseError: the index does not match the entries
+                fts_problem = f"fts: {exc.__class__.__name__}: {str(exc).splitlines()[0]}"
+            if fts_problem is None and res.fts_rows != res.entries:
+                fts_problem = f"fts: {res.fts_rows} index rows for {res.entries} entries"
+    if no_validation:
+        res.problems.append(f"entries without a validation row: {len(no_validation)}")
+    if orphans:
+        res.problems.append(f"validation rows without an entry: {len(orphans)}")
+    if no_body:
+        res.problems.append(f"ok entries without a body or hash: {no_body}")
+    if fts_problem:
+        res.problems.append(fts_problem)
+    if repair and res.problems:
+        with store.write() as conn:
+            if no_validation:
+                for eid in no_validation:
+                    conn.execute(
+                        Validation.__table__.insert().values(
+                            entry_id=eid, validated_at=0.0, checks=0, changes=0
+                        )
+                    )
+                res.repaired.append(f"added {len(no_validation)} validation rows (stale, revalidated next)")
+            if orphans:
+                conn.execute(delete(Validation).where(Validation.entry_id.in_(orphans)))
+                res.repaired.append(f"deleted {len(orphans)} orphan validation rows")
+            if fts_problem and sqlite:
+                conn.execute(text("INSERT INTO entries_fts(entries_fts) VALUES ('rebuild')"))
+                res.repaired.append("rebuilt the FTS index")
+        again = verify(store, repair=False)
+        again.repaired = res.repaired
+        return again
+    return res
+
+
+def vacuum(store: Store) -> dict[str, Any]:
+    """Checkpoint the WAL, optimize the FTS index and ``VACUUM``; returns sizes before and after."""
+    before = store.size_bytes()
+    if store.engine.dialect.name == "sqlite":
+        with store.write() as conn:
+            conn.execute(text("INSERT INTO entries_fts(entries_fts) VALUES ('optimize')"))
+        raw = store.engine.raw_connection()
+        try:
+            cur = raw.cursor()
+            cur.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            cur.execute("VACUUM")
+            cur.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            cur.close()
+        finally:
+            raw.close()
+    else:  # PostgreSQL: VACUUM cannot run inside a transaction
+        with store.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+            conn.exec_driver_sql("VACUUM ANALYZE")
+    return {"size_before_bytes": before, "size_after_bytes": store.size_bytes()}

@@ -1,0 +1,470 @@
+"""Sync walks of watched items, with durable checkpoints (``sync_state``, one row per watch).
+
+Crossref query watches:
+    The first walk pages the route with ``cursor=*`` (``rows`` per page) until an empty page or no
+    ``next-cursor``. After every page its works are stored (through
+    :func:`syncd.lookups.crossref.work_content` and ``Store.put_content``, so unchanged works only get
+    ``validated_at`` bumped) and *then* the next cursor is written to ``sync_state.cursor``: a crash
+    resumes at the first page not yet stored, never refetching the pages before it. When the walk
+    ends, ``checkpoint = {"index_date": <UTC day the walk started>}`` and later walks are incremental:
+    the same route with ``from-index-date:<that day>`` added to the filter, so only works Crossref
+    re-indexed since (changed, or newly matching) are transferred. Crossref cursors expire after a few
+    idle minutes; a resume whose cursor is refused starts the walk again (``event=cursor_expired``).
+
+Zenodo community and query watches:
+    Walked in windows of ``updated`` (``updated:["A" TO "B"}``, sorted ``updated-asc``), paged with
+    ``page``/``size``. A window whose total exceeds Zenodo's 10,000-result limit is split in half
+    until each part fits. Windows are walked oldest first; when one completes, ``checkpoint =
+    {"updated": <its end>}``, so a restart or the next pass continues from there (incremental).
+    ``sync_state.cursor`` holds the pending windows and the page within the current one.
+
+DOI watches:
+    Missing Crossref works are fetched in groups through one list request each
+    (``/works?filter=doi:A,doi:B,...``); DOIs that the list does not return, and Zenodo DOIs, go
+    through the single lookups (misses are stored as misses). Stored ones are left to revalidation.
+
+Every request goes through the cache's clients, so through the shared budget (the daemon's cache is
+non-interactive and leaves the interactive reserve).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from syncd.cache import CROSSREF_WORK, ZENODO_RECORD, Cache
+from syncd.errors import BudgetExhausted, InvalidInput, MalformedResponse, NotFound, SyncdError, UpstreamError
+from syncd.lookups.crossref import fetch_work, work_content
+from syncd.lookups.zenodo import get_record, record_content
+from syncd.normalize import zenodo as zenodo_norm
+from syncd.normalize.doi import parse_doi
+from syncd.normalize.zenodo_id import parse_record_ref
+from syncd.store.watches import StoredWatch, get_sync_state, list_watches, save_sync_state
+from syncd.upstream.http import Deadline
+
+__all__ = [
+    "ZENODO_FLOOR",
+    "ZENODO_MAX_RESULTS",
+    "SyncReport",
+    "crossref_params",
+    "state_name",
+    "sync_all",
+    "sync_watch",
+    "zenodo_params",
+]
+
+log = logging.getLogger("syncd.sync")
+
+ZENODO_MAX_RESULTS = 10_000
+"""Zenodo answers at most this many hits per query (``page * size``)."""
+ZENODO_FLOOR = "2013-01-01T00:00:00"
+"""Start of the first ``updated`` window (Zenodo opened in 2013)."""
+REQUEST_DEADLINE_S = 60.0
+"""Per request: background walks may wait this long for a budget token."""
+DOI_GROUP = 50
+"""DOIs per ``filter=doi:...`` list request."""
+STOP_REASONS = {"rate_limited", "upstream_unavailable"}
+"""Failures that end a pass: the budget is spent or upstream is down (the rest waits)."""
+
+PageHook = Callable[[StoredWatch, int], None]
+
+
+@dataclass
+class SyncReport:
+    """Counts of one walk: ``requests`` sent, ``stored`` items seen, how many ``changed``/``new``."""
+
+    watch_id: int
+    kind: str
+    mode: str = "full"
+    requests: int = 0
+    pages: int = 0
+    stored: int = 0
+    new: int = 0
+    changed: int = 0
+    unchanged: int = 0
+    failed: int = 0
+    resumed: bool = False
+    complete: bool = False
+    error: str | None = None
+    elapsed_s: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain dict (``--json``, logs)."""
+        return asdict(self)
+
+
+def state_name(watch: StoredWatch) -> str:
+    """The ``sync_state`` row of ``watch``."""
+    return f"watch:{watch.id}"
+
+
+def _deadline() -> Deadline:
+    return Deadline(REQUEST_DEADLINE_S)
+
+
+def _store_work(cache: Cache, item: dict[str, Any], report: SyncReport, now: float | None = None) -> None:
+    doi = item.get("DOI")
+    if not isinstance(doi, str):
+        report.failed += 1
+        return
+    try:
+        key = parse_doi(doi).key
+    except InvalidInput:
+        report.failed += 1
+        return
+    before = cache.store.get(CROSSREF_WORK, key)
+    _, changed = cache.store.put_content(work_content(key, item, None), now=now)
+    report.stored += 1
+    if before is None:
+        report.new += 1
+    elif changed:
+        report.changed += 1
+    else:
+        report.unchanged += 1
+
+
+# --- Crossref query watches ------------------------------------------------------------------------
+
+
+def crossref_params(spec: dict[str, Any], cursor: str, since: str | None = None) -> dict[str, str]:
+    """Query parameters of one page of a Crossref watch (``since``: ``from-index-date`` day)."""
+    params: dict[str, str] = {}
+    filters = [f for f in (spec.get("filter") or "").split(",") if f]
+    if since:
+        filters.append(f"from-index-date:{since}")
+    if filters:
+        params["filter"] = ",".join(filters)
+    if spec.get("query"):
+        params["query"] = spec["query"]
+    if spec.get("rows"):
+        params["rows"] = str(spec["rows"])
+    params["cursor"] = cursor
+    return params
+
+
+def _crossref_page(cache: Cache, route: str, params: dict[str, str]) -> dict[str, Any] | None:
+    """One page's ``message``; None when Crossref refuses the cursor (404: expired or unknown)."""
+    resp = cache.crossref.get_json(route, _deadline(), params=params, pool="crossref_list", accept=(200, 404))
+    if resp.status == 404:
+        return None
+    body = resp.json
+    if not (isinstance(body, dict) and body.get("message-type") == "work-list"):
+        raise MalformedResponse("crossref: the answer is not a work list")
+    message = body.get("message")
+    if not isinstance(message, dict) or not isinstance(message.get("items"), list):
+        raise MalformedResponse("crossref: the work list has no items")
+    return message
+
+
+def _utc_day(ts: float) -> str:
+    return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%d")
+
+
+def sync_crossref_query(
+    cache: Cache, watch: StoredWatch, *, now: float | None = None, on_page: PageHook | None = None,
+    full: bool = False,
+) -> SyncReport:  # fmt: skip
+    """Walk one Crossref query watch (full, incremental or resumed; see the module docstring)."""
+    name = state_name(watch)
+    state = get_sync_state(cache.store, name)
+    now = time.time() if now is None else now
+    report = SyncReport(watch.id, watch.kind)
+    cur = state.cursor if state and state.cursor and not full else None
+    if cur:
+        report.resumed = True
+        since, token, started, pages = cur.get("since"), cur["cursor"], cur["started_at"], cur.get("pages", 0)
+    else:
+        since = None if full or not (state and state.checkpoint) else state.checkpoint.get("index_date")
+        token, started, pages = "*", now, 0
+        save_sync_state(
+            cache.store, name, cursor={"cursor": "*", "since": since, "started_at": started, "pages": 0},
+            status="running", started_at=started, now=now,
+        )  # fmt: skip
+    report.mode = "incremental" if since else "full"
+    route = watch.spec.get("route") or "/works"
+    restarted = False
+    while True:
+        message = _crossref_page(cache, route, crossref_params(watch.spec, token, since))
+        report.requests += 1
+        if message is None:
+            if token == "*" or restarted:
+                raise NotFound(f"crossref: {route} does not exist", reason="not_found")
+            log.warning("event=cursor_expired watch=%d pages_done=%d", watch.id, pages)
+            report.notes.append("cursor expired: walk restarted")
+            token, restarted = "*", True
+            continue
+        items = [i for i in message["items"] if isinstance(i, dict)]
+        for item in items:
+            _store_work(cache, item, report)
+        nxt = message.get("next-cursor")
+        if items:
+            pages += 1
+            report.pages += 1
+        if not items or not isinstance(nxt, str) or not nxt:
+            break
+        token = nxt
+        position = {"cursor": token, "since": since, "started_at": started, "pages": pages}
+        save_sync_state(cache.store, name, cursor=position)
+        if on_page is not None:
+            on_page(watch, pages)
+    finished = time.time()
+    save_sync_state(
+        cache.store, name, cursor=None, checkpoint={"index_date": _utc_day(started)}, status="ok",
+        last_success_at=finished, now=finished,
+    )  # fmt: skip
+    report.complete = True
+    return report
+
+
+# --- Zenodo community / query watches --------------------------------------------------------------
+
+
+def _iso(ts: float) -> str:
+    return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def _parse_iso(value: str) -> float:
+    return dt.datetime.fromisoformat(value).replace(tzinfo=dt.UTC).timestamp()
+
+
+def zenodo_page_size(cache: Cache) -> int:
+    """Hits per page: 100 with a token, else 25 (Zenodo's guest page limit)."""
+    return 100 if cache.settings.zenodo.token is not None else 25
+
+
+def zenodo_params(spec: dict[str, Any], start: str, end: str, page: int, size: int) -> dict[str, str]:
+    """Query parameters of one page of a Zenodo watch within the ``updated`` window ``[start, end)``."""
+    window = f'updated:["{start}" TO "{end}"}}'
+    q = f"({spec['q']}) AND {window}" if spec.get("q") else window
+    params = {"q": q, "sort": "updated-asc", "size": str(size), "page": str(page)}
+    if spec.get("community"):
+        params["communities"] = spec["community"]
+    if spec.get("all_versions"):
+        params["allversions"] = "true"
+    return params
+
+
+def _hits_total(body: dict[str, Any]) -> int:
+    total = body["hits"].get("total")
+    if isinstance(total, dict):  # OpenSearch shape {"value": n, "relation": "eq"}
+        total = total.get("value")
+    return int(total) if isinstance(total, int | float) else len(body["hits"]["hits"])
+
+
+def _store_record(cache: Cache, hit: dict[str, Any], report: SyncReport) -> None:
+    try:
+        keys = zenodo_norm.record_keys(hit)
+        content = record_content(hit, None)
+    except (MalformedResponse, ValueError, KeyError, TypeError):
+        report.failed += 1
+        return
+    before = cache.store.get(ZENODO_RECORD, keys.recid)
+    _, changed = cache.store.put_content(content)
+    if keys.concept_recid and keys.is_latest:
+        cache.store.set_concept(keys.concept_recid, keys.recid)
+    report.stored += 1
+    if before is None:
+        report.new += 1
+    elif changed:
+        report.changed += 1
+    else:
+        report.unchanged += 1
+
+
+def sync_zenodo(
+    cache: Cache, watch: StoredWatch, *, now: float | None = None, on_page: PageHook | None = None,
+    full: bool = False,
+) -> SyncReport:  # fmt: skip
+    """Walk one Zenodo community/query watch in ``updated`` windows (see the module docstring)."""
+    name = state_name(watch)
+    state = get_sync_state(cache.store, name)
+    now = time.time() if now is None else now
+    report = SyncReport(watch.id, watch.kind)
+    size = zenodo_page_size(cache)
+    cur = state.cursor if state and state.cursor and not full else None
+    if cur:
+        report.resumed = True
+        windows: list[list[str]] = cur["windows"]
+        page: int = cur["page"]
+        started = cur["started_at"]
+    else:
+        start = ZENODO_FLOOR if full or not (state and state.checkpoint) else state.checkpoint["updated"]
+        end = _iso(now)
+        windows, page, started = ([[start, end]] if start < end else []), 1, now
+        save_sync_state(
+            cache.store, name, cursor={"windows": windows, "page": page, "started_at": started},
+            status="running", started_at=started, now=now,
+        )  # fmt: skip
+    report.mode = "incremental" if windows and windows[0][0] != ZENODO_FLOOR else "full"
+    while windows:
+        start, end = windows[0]
+        body = cache.zenodo.search(zenodo_params(watch.spec, start, end, page, size), _deadline())
+        report.requests += 1
+        total = _hits_total(body)
+        hits = [h for h in body["hits"]["hits"] if isinstance(h, dict)]
+        if page == 1 and total > ZENODO_MAX_RESULTS:
+            a, b = _parse_iso(start), _parse_iso(end)
+            if b - a >= 2:
+                mid = _iso(a + (b - a) / 2)
+                windows[:1] = [[start, mid], [mid, end]]
+                save_sync_state(
+                    cache.store, name, cursor={"windows": windows, "page": 1, "started_at": started}
+                )
+                continue
+            report.notes.append(f"window {start} holds {total} records; only {ZENODO_MAX_RESULTS} reachable")
+        for hit in hits:
+            _store_record(cache, hit, report)
+        report.pages += 1
+        reachable = min(total, ZENODO_MAX_RESULTS)
+        if hits and page * size < reachable:
+            page += 1
+            save_sync_state(
+                cache.store, name, cursor={"windows": windows, "page": page, "started_at": started}
+            )
+        else:
+            windows = windows[1:]
+            page = 1
+            save_sync_state(
+                cache.store, name, cursor={"windows": windows, "page": 1, "started_at": started},
+                checkpoint={"updated": end},
+            )  # fmt: skip
+        if on_page is not None:
+            on_page(watch, report.pages)
+    finished = time.time()
+    save_sync_state(cache.store, name, cursor=None, status="ok", last_success_at=finished, now=finished)
+    report.complete = True
+    return report
+
+
+# --- DOI watches -----------------------------------------------------------------------------------
+
+
+def sync_dois(cache: Cache, watches: list[StoredWatch], *, now: float | None = None) -> SyncReport:
+    """Fetch the watched DOIs not yet stored: Crossref ones grouped into list requests."""
+    report = SyncReport(0, "doi")
+    crossref: list[str] = []
+    zenodo: list[str] = []
+    for w in watches:
+        doi = w.spec["doi"]
+        try:
+            ref = parse_record_ref(doi)
+        except InvalidInput:
+            ref = None
+        if ref is not None and ref.recid is not None:
+            if (
+                cache.store.get(ZENODO_RECORD, ref.recid) is None
+                and cache.store.concept_latest(ref.recid) is None
+            ):
+                zenodo.append(doi)
+        elif cache.store.get(CROSSREF_WORK, doi) is None:
+            crossref.append(doi)
+    for i in range(0, len(crossref), DOI_GROUP):
+        group = crossref[i : i + DOI_GROUP]
+        if len(group) > 1:
+            params = {"filter": ",".join(f"doi:{d}" for d in group), "rows": str(len(group))}
+            try:
+                message = cache.crossref.list_works(params, _deadline())
+                items = message["items"]
+            except UpstreamError as exc:
+                if exc.reason in STOP_REASONS:
+                    raise
+                log.info("event=doi_group_failed reason=%s fallback=single", exc.reason)
+                items = []
+            report.requests += 1
+            for item in items:
+                if isinstance(item, dict):
+                    _store_work(cache, item, report, now)
+        for doi in group:
+            if cache.store.get(CROSSREF_WORK, doi) is None:  # not in the list: ask once, store the miss
+                parsed = parse_doi(doi)
+                fetch_work(cache, parsed, None, _deadline())
+                report.requests += 1
+                report.stored += 1
+    for doi in zenodo:
+        with contextlib.suppress(NotFound):
+            get_record(cache, parse_record_ref(doi), _deadline())
+        report.requests += 1
+        report.stored += 1
+    report.complete = True
+    return report
+
+
+# --- passes ----------------------------------------------------------------------------------------
+
+
+def sync_watch(
+    cache: Cache, watch: StoredWatch, *, now: float | None = None, on_page: PageHook | None = None,
+    full: bool = False,
+) -> SyncReport:  # fmt: skip
+    """Walk one watch; failures are recorded in ``sync_state.status`` (``failed:<reason>``) and raised."""
+    started = time.monotonic()
+    try:
+        if watch.kind == "crossref_query":
+            report = sync_crossref_query(cache, watch, now=now, on_page=on_page, full=full)
+        elif watch.kind in ("zenodo_community", "zenodo_query"):
+            report = sync_zenodo(cache, watch, now=now, on_page=on_page, full=full)
+        elif watch.kind == "doi":
+            report = sync_dois(cache, [watch], now=now)
+            report.watch_id = watch.id
+            save_sync_state(cache.store, state_name(watch), status="ok", last_success_at=time.time())
+        else:
+            raise InvalidInput(f"unknown watch kind {watch.kind!r}")
+    except SyncdError as exc:
+        save_sync_state(cache.store, state_name(watch), status=f"failed:{exc.reason}")
+        log.warning("event=sync_failed watch=%d kind=%s reason=%s", watch.id, watch.kind, exc.reason)
+        raise
+    report.elapsed_s = round(time.monotonic() - started, 3)
+    log.info(
+        "event=sync watch=%d kind=%s mode=%s resumed=%s requests=%d stored=%d new=%d changed=%d "
+        "unchanged=%d elapsed_s=%.3f",
+        watch.id, watch.kind, report.mode, report.resumed, report.requests, report.stored, report.new,
+        report.changed, report.unchanged, report.elapsed_s,
+    )  # fmt: skip
+    return report
+
+
+def sync_all(
+    cache: Cache, *, ids: list[int] | None = None, now: float | None = None, full: bool = False,
+    on_watch: Callable[[StoredWatch, SyncReport | None], None] | None = None,
+) -> list[SyncReport]:  # fmt: skip
+    """One pass over every watch (or ``ids``): DOI watches grouped, then each query watch.
+
+    A failing watch is logged and skipped; a spent budget or an offline upstream ends the pass (the
+    rest waits for the next pass, resuming from its checkpoint).
+    """
+    watches = [w for w in list_watches(cache.store) if ids is None or w.id in ids]
+    reports: list[SyncReport] = []
+    dois = [w for w in watches if w.kind == "doi"]
+    if dois:
+        try:
+            rep = sync_dois(cache, dois, now=now)
+            done = time.time()
+            for w in dois:
+                save_sync_state(cache.store, state_name(w), status="ok", last_success_at=done, now=done)
+            reports.append(rep)
+        except (UpstreamError, BudgetExhausted) as exc:
+            log.warning("event=sync_failed kind=doi reason=%s", exc.reason)
+            reports.append(SyncReport(0, "doi", error=exc.reason))
+            if exc.reason in STOP_REASONS:
+                return reports
+        if on_watch:
+            on_watch(dois[0], reports[-1])
+    for w in watches:
+        if w.kind == "doi":
+            continue
+        try:
+            reports.append(sync_watch(cache, w, now=now, full=full))
+        except SyncdError as exc:
+            reports.append(SyncReport(w.id, w.kind, error=exc.reason))
+            if exc.reason in STOP_REASONS:
+                break
+        finally:
+            if on_watch:
+                on_watch(w, reports[-1] if reports else None)
+    return reports

@@ -1,0 +1,81 @@
+"""Settings: fixed names and env variables, TOML lookup order, and an example file documenting every key."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from syncd.config import Settings, config_file_candidates, load_settings
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "config" / "syncd.example.toml"
+
+
+def _keys(model: type[BaseModel], prefix: str = "") -> list[str]:
+    out: list[str] = []
+    for name, field in model.model_fields.items():
+        ann = field.annotation
+        if isinstance(ann, type) and issubclass(ann, BaseModel):
+            out.extend(_keys(ann, f"{prefix}{name}."))
+        else:
+            out.append(f"{prefix}{name}")
+    return out
+
+
+def test_example_config_parses_and_documents_every_key() -> None:
+    """config/syncd.example.toml loads into Settings, and every setting's name appears in it."""
+    data = tomllib.loads(EXAMPLE.read_text())
+    Settings(**data)
+    text = EXAMPLE.read_text()
+    for key in _keys(Settings):
+        leaf = key.rsplit(".", 1)[-1]
+        assert leaf in text, f"{key} is not documented in {EXAMPLE.name}"
+
+
+def test_env_names_follow_design(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """SYNCD_* variables with __ nesting set the DESIGN.md settings, over the config file."""
+    cfg = tmp_path / "syncd.toml"
+    cfg.write_text('deadline_s = 9\n[crossref]\nmailto = "file@example.org"\n[ttl]\nmiss = 60\n')
+    monkeypatch.setenv("SYNCD_CROSSREF__MAILTO", "env@example.org")
+    monkeypatch.setenv("SYNCD_TTL__CROSSREF_WORK", "120")
+    monkeypatch.setenv("SYNCD_BUDGET__CROSSREF_SINGLE__PER_S", "2.5")
+    monkeypatch.setenv("SYNCD_HTTP__PORT", "9999")
+    s = load_settings(cfg)
+    assert s.crossref.mailto == "env@example.org"  # environment beats the file
+    assert s.deadline_s == 9 and s.ttl.miss == 60  # the file beats defaults
+    assert s.ttl.crossref_work == 120
+    assert s.pool_limits("crossref_single").per_s == 2.5
+    assert s.pool_limits("crossref_single").in_flight == 3  # polite pool default, mailto set
+    assert s.http.port == 9999
+
+
+def test_lookup_order(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """--config beats $SYNCD_CONFIG, which beats $XDG_CONFIG_HOME/syncd/syncd.toml, then /etc."""
+    monkeypatch.delenv("SYNCD_CONFIG", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    assert config_file_candidates() == [tmp_path / "syncd" / "syncd.toml", Path("/etc/syncd/syncd.toml")]
+    monkeypatch.setenv("SYNCD_CONFIG", "/x/y.toml")
+    assert config_file_candidates() == [Path("/x/y.toml")]
+    assert config_file_candidates("/a.toml") == [Path("/a.toml")]
+
+
+def test_public_pool_defaults_without_mailto(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without crossref.mailto the Crossref pools take the public limits (5/s, 1 in flight; 1/s)."""
+    monkeypatch.delenv("SYNCD_CROSSREF__MAILTO", raising=False)
+    s = Settings()
+    single, listing = s.pool_limits("crossref_single"), s.pool_limits("crossref_list")
+    assert (single.per_s, single.in_flight, listing.per_s) == (5, 1, 1)
+
+
+def test_bad_value_is_invalid_config(tmp_path: Path) -> None:
+    """A wrong type in the file is refused as invalid_config, not a traceback."""
+    from syncd.errors import InvalidInput
+
+    cfg = tmp_path / "bad.toml"
+    cfg.write_text('deadline_s = "soon"\n')
+    with pytest.raises(InvalidInput) as err:
+        load_settings(cfg)
+    assert err.value.reason == "invalid_config"
