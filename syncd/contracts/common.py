@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["CacheInfo", "ErrorData", "ErrorInfo", "Recovery"]
+__all__ = ["CacheInfo", "ErrorData", "ErrorInfo", "Recovery", "WithCache"]
 
 
 class CacheInfo(BaseModel):
@@ -23,6 +23,12 @@ class CacheInfo(BaseModel):
     upstream_error: str | None = Field(
         None, description="Reason code of the upstream failure that made this answer come from the store."
     )
+
+
+class WithCache(BaseModel):
+    """Mixin for every tool output: the contract's fields plus the ``cache`` provenance block."""
+
+    cache: CacheInfo | None = Field(None, description="Where this answer came from and how fresh it is.")
 
 
 class Recovery(BaseModel):

@@ -21,7 +21,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, WithJsonSchema, model_validator
 
 from syncd.cache import Cache, Lookup, Provenance, document
-from syncd.contracts.common import CacheInfo
+from syncd.contracts.common import CacheInfo, WithCache
 from syncd.contracts.crossref import (
     SELECT_FIELDS,
     SORT_FIELDS,
@@ -59,46 +59,32 @@ DOI_DESCRIPTION = (
 )
 
 
-class GetWorkResult(WorkView):
+class GetWorkResult(WorkView, WithCache):
     """``crossref_get_work`` output: the contract's work fields plus ``cache`` provenance."""
 
-    cache: CacheInfo | None = Field(None, description="Where this answer came from and how fresh it is.")
 
-
-class SearchWorksResult(SearchWorksView):
+class SearchWorksResult(SearchWorksView, WithCache):
     """``crossref_search_works`` output plus ``cache`` provenance."""
 
-    cache: CacheInfo | None = Field(None, description="Where this answer came from and how fresh it is.")
 
-
-class ReferencesResult(ReferencesView):
+class ReferencesResult(ReferencesView, WithCache):
     """``crossref_get_references`` output plus ``cache`` provenance."""
 
-    cache: CacheInfo | None = Field(None, description="Where this answer came from and how fresh it is.")
 
-
-class SearchJournalsResult(SearchJournalsView):
+class SearchJournalsResult(SearchJournalsView, WithCache):
     """``crossref_search_journals`` output plus ``cache`` provenance."""
 
-    cache: CacheInfo | None = Field(None, description="Where this answer came from and how fresh it is.")
 
-
-class SearchFundersResult(SearchFundersView):
+class SearchFundersResult(SearchFundersView, WithCache):
     """``crossref_search_funders`` output plus ``cache`` provenance."""
 
-    cache: CacheInfo | None = Field(None, description="Where this answer came from and how fresh it is.")
 
-
-class MemberResult(MemberView):
+class MemberResult(MemberView, WithCache):
     """``crossref_get_member`` output plus ``cache`` provenance."""
 
-    cache: CacheInfo | None = Field(None, description="Where this answer came from and how fresh it is.")
 
-
-class PrefixResult(PrefixView):
+class PrefixResult(PrefixView, WithCache):
     """``crossref_get_prefix`` output plus ``cache`` provenance."""
-
-    cache: CacheInfo | None = Field(None, description="Where this answer came from and how fresh it is.")
 
 
 def render_work(data: dict[str, Any]) -> str:

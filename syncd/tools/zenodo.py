@@ -27,7 +27,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from syncd.cache import Cache, document, iso
-from syncd.contracts.common import CacheInfo
+from syncd.contracts.common import WithCache
 from syncd.contracts.zenodo import (
     GetRecordView,
     ListFilesView,
@@ -94,43 +94,28 @@ RENAME = {
 FILE_CAP = 25
 
 
-_CACHE_DESCRIPTION = "Where this answer came from and how fresh it is."
-
-
-class GetRecordResult(GetRecordView):
+class GetRecordResult(GetRecordView, WithCache):
     """``zenodo_get_record`` output: the contract's fields plus ``cache`` provenance."""
 
-    cache: CacheInfo | None = Field(None, description=_CACHE_DESCRIPTION)
 
-
-class SearchRecordsResult(SearchRecordsView):
+class SearchRecordsResult(SearchRecordsView, WithCache):
     """``zenodo_search_records`` output plus ``cache`` provenance."""
 
-    cache: CacheInfo | None = Field(None, description=_CACHE_DESCRIPTION)
 
-
-class ListVersionsResult(ListVersionsView):
+class ListVersionsResult(ListVersionsView, WithCache):
     """``zenodo_list_versions`` output plus ``cache`` provenance."""
 
-    cache: CacheInfo | None = Field(None, description=_CACHE_DESCRIPTION)
 
-
-class ListFilesResult(ListFilesView):
+class ListFilesResult(ListFilesView, WithCache):
     """``zenodo_list_files`` output plus ``cache`` provenance."""
 
-    cache: CacheInfo | None = Field(None, description=_CACHE_DESCRIPTION)
 
-
-class ReadFileResult(ReadFileView):
+class ReadFileResult(ReadFileView, WithCache):
     """``zenodo_read_file`` output plus ``cache`` provenance (of the bytes shown)."""
 
-    cache: CacheInfo | None = Field(None, description=_CACHE_DESCRIPTION)
 
-
-class LookupVocabularyResult(LookupVocabularyView):
+class LookupVocabularyResult(LookupVocabularyView, WithCache):
     """``zenodo_lookup_vocabulary`` output plus ``cache`` provenance."""
-
-    cache: CacheInfo | None = Field(None, description=_CACHE_DESCRIPTION)
 
 
 def render_record(data: dict[str, Any]) -> str:
