@@ -1202,3 +1202,26 @@ def _prefix_matches(prefix: str | None, raw_path: str, service: str, service_pat
 def quote_doi(doi: str) -> str:
     """Percent-encode a DOI for a path segment the way syncd is expected to (slashes included)."""
     return quote(doi, safe="")
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Run the fake standalone: ``python -m tests.fakeupstream [--port N]`` (prints the base URLs)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Replay the recorded Crossref/Zenodo corpus on 127.0.0.1.")
+    parser.add_argument("--port", type=int, default=0, help="TCP port (default: a free one)")
+    parser.add_argument("--corpus", default=None, help="corpus dir (default: ../shared/upstream-corpus)")
+    args = parser.parse_args(argv)
+    fake = FakeUpstream(args.corpus, port=args.port).start()
+    print(f"SYNCD_CROSSREF__BASE_URL={fake.crossref_url}")
+    print(f"SYNCD_ZENODO__BASE_URL={fake.zenodo_url}")
+    print(f"SYNCD_DOI__BASE_URL={fake.doi_url}", flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        fake.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -95,7 +95,8 @@ def render_work(data: dict[str, Any]) -> str:
             lines.append(f"{label}: {data[key]}")
     if data.get("published"):
         p = data["published"]
-        lines.append("Published: " + "-".join(str(p[k]) for k in ("year", "month", "day") if p.get(k)))
+        parts = [f"{p['year']:04d}"] + [f"{p[k]:02d}" for k in ("month", "day") if p.get(k)]
+        lines.append("Published: " + "-".join(parts))
     if data.get("notice"):
         lines.append(f"Notice: {data['notice']}")
     authors = data.get("authors") or []
