@@ -191,11 +191,17 @@ class Cache:
             return self.settings.ttl.miss
         return float(getattr(self.settings.ttl, KIND_TTL.get(kind, "entity")))
 
-    def ttls(self) -> dict[tuple[str, str], float]:
-        """Lifetime per ``(kind, status)`` for every registered kind and every status."""
+    def ttls(self, *, background: bool = False) -> dict[tuple[str, str], float]:
+        """Lifetime per ``(kind, status)`` for every registered kind and every status.
+
+        With ``background`` (the daemon's sweep), search and version pages are left out: they are
+        fetched again when someone asks, so background revalidation never spends the tight search
+        budgets (Crossref list pool 3/s, Zenodo search ~30/min) on pages nobody reads.
+        """
         return {
             (kind, status): self.ttl(kind, status)
-            for kind in KIND_TTL
+            for kind, setting in KIND_TTL.items()
+            if not (background and setting == "search")
             for status in ("ok", "not_found", "gone", "restricted")
         }
 

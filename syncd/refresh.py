@@ -61,7 +61,10 @@ def sweep(
     started = time.monotonic()
     report = SweepReport()
     now = time.time() if now is None else now
-    todo = list(entries) if entries is not None else cache.store.stale(cache.ttls(), now, limit)
+    if entries is not None:
+        todo = list(entries)
+    else:
+        todo = cache.store.stale(cache.ttls(background=True), now, limit)
     batchable = [e for e in todo if eligible(e)]
     if len(batchable) >= BATCH_MIN:
         batch = revalidate_crossref(cache, batchable, on_entry=on_entry)

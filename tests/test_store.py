@@ -118,3 +118,11 @@ def test_volatile_counters_refreshed_in_place(store: Store) -> None:
     assert changed is False
     assert again.body == first.body and again.fetched_at == 1000.0
     assert document(again)["is-referenced-by-count"] == 42
+
+
+def test_background_sweep_skips_search_pages(cache: object) -> None:
+    """The daemon's sweep never revalidates stored search pages; works and entities it does."""
+    kinds = {kind for kind, _ in cache.ttls(background=True)}  # type: ignore[attr-defined]
+    assert "crossref_work" in kinds and "zenodo_record" in kinds and "crossref_journal" in kinds
+    assert "crossref_search" not in kinds and "zenodo_search" not in kinds
+    assert "crossref_search" in {kind for kind, _ in cache.ttls()}  # type: ignore[attr-defined]
