@@ -32,6 +32,7 @@ from syncd.refresh import sweep
 from syncd.sdnotify import notify, watchdog_interval_s
 from syncd.store.repo import Store
 from syncd.store.watches import list_sync_states, list_watches
+from syncd.sync import STOP as sync_stop
 from syncd.sync import sync_all
 from syncd.tools.server import build_server
 from syncd.watch import apply_config
@@ -190,6 +191,7 @@ def _sync_pass(cache: Cache, settings: Settings) -> tuple[int, int]:
 def _request_exit(web: uvicorn.Server, sig: int) -> None:
     log.info("event=signal signal=%s", signal.Signals(sig).name)
     notify("STOPPING=1")
+    sync_stop.set()  # running walks stop at their next page boundary, position saved
     web.should_exit = True
 
 

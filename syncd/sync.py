@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import logging
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -59,6 +60,9 @@ __all__ = [
 ]
 
 log = logging.getLogger("syncd.sync")
+
+STOP = threading.Event()
+"""Set on shutdown (the daemon's SIGTERM): walks stop at the next page boundary, their position saved."""
 
 ZENODO_MAX_RESULTS = 10_000
 """Zenodo answers at most this many hits per query (``page * size``)."""
@@ -213,6 +217,9 @@ def sync_crossref_query(
         save_sync_state(cache.store, name, cursor=position)
         if on_page is not None:
             on_page(watch, pages)
+        if STOP.is_set():
+            report.notes.append("stopped for shutdown: resumes from the saved cursor")
+            return report
     finished = time.time()
     save_sync_state(
         cache.store, name, cursor=None, checkpoint={"index_date": _utc_day(started)}, status="ok",
@@ -336,6 +343,9 @@ def sync_zenodo(
             )  # fmt: skip
         if on_page is not None:
             on_page(watch, report.pages)
+        if STOP.is_set() and windows:
+            report.notes.append("stopped for shutdown: resumes from the saved window")
+            return report
     finished = time.time()
     save_sync_state(cache.store, name, cursor=None, status="ok", last_success_at=finished, now=finished)
     report.complete = True
@@ -458,6 +468,8 @@ def sync_all(
     for w in watches:
         if w.kind == "doi":
             continue
+        if STOP.is_set():
+            break
         try:
             reports.append(sync_watch(cache, w, now=now, full=full))
         except SyncdError as exc:

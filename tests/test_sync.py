@@ -345,3 +345,23 @@ def test_config_watches_are_added_once(settings: Settings, store: Store, tmp_pat
     ]
     assert {w.label for w in watches} == {"config"}
     assert json.loads(json.dumps(watches[3].spec))["rows"] == 1000
+
+
+def test_shutdown_stops_a_walk_at_a_page_boundary(daemon_cache: Cache, fake: FakeUpstream) -> None:
+    """With the stop flag set (SIGTERM), a walk ends after the current page with its cursor saved,
+    and the next pass resumes there.
+    """
+    from syncd.sync import STOP
+
+    store = daemon_cache.store
+    w, _ = watch_mod.add(store, "crossref_query", {"route": "/funders/100000001/works", "rows": 30})
+    STOP.set()
+    try:
+        stopped = sync_watch(daemon_cache, w, now=T0)
+    finally:
+        STOP.clear()
+    assert stopped.complete is False and stopped.pages == 1
+    state = get_sync_state(store, f"watch:{w.id}")
+    first_next = corpus_json(f"{FUNDER}-star.json")["message"]["next-cursor"]
+    assert state is not None and state.cursor is not None and state.cursor["cursor"] == first_next
+    assert fake.count("/funders", service="crossref") == 1
