@@ -75,3 +75,22 @@ def test_kept_previews_lru_eviction(store: Store) -> None:
     assert blob_usage(store, "zenodo_preview") == (2, 800)
     assert put_blob(store, "zenodo_preview", "huge", b"x" * 2000, None, 1000) == 0
     assert get_blob(store, "zenodo_preview", "huge") is None
+
+
+def test_search_facets_from_rdm_and_legacy_aggregations() -> None:
+    """Facets come from Zenodo's aggregations in both shapes, capped as the anchor (10 types x 5 subtypes)."""
+    from syncd.normalize.zenodo_lists import search_facets
+    from tests.conftest import corpus_json
+
+    rdm = search_facets(corpus_json("zenodo/search/records_q-climate_size-2_sort-bestmatch_new-api.json"))
+    assert rdm is not None
+    assert rdm.resource_type[0].id == "publication" and rdm.resource_type[0].count == 68559
+    assert rdm.resource_type[0].subtypes is not None and len(rdm.resource_type[0].subtypes) == 5
+    assert rdm.resource_type[0].subtypes[0].label == "Journal article"
+    assert [b.id for b in rdm.access_status] == ["open", "restricted", "embargoed"]
+    assert rdm.file_type[0].id == "pdf" and len(rdm.file_type) <= 10
+    assert rdm.subject[0].label == "Biodiversity"
+    years = [y.year for y in rdm.publication_year]
+    assert years == sorted(years, reverse=True) and len(years) <= 10
+    legacy = search_facets(corpus_json("zenodo/search/records_title_size-2_page-1.json"))
+    assert legacy is not None and legacy.access_status

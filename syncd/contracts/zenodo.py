@@ -576,6 +576,36 @@ class SearchHit(_Open):
     zenodo_url: str = Field(description="Record landing page.")
 
 
+class FacetBucket(_Open):
+    """One facet value and how many hits carry it."""
+
+    id: str = Field(description="The value as a filter id (e.g. `dataset`, `open`, `csv`).")
+    label: str | SkipJsonSchema[None] = Field(
+        None, description="Human-readable label, when Zenodo gives one."
+    )
+    count: Number = Field(description="Hits with this value.")
+    subtypes: list[FacetBucket] | SkipJsonSchema[None] = Field(
+        None, description="Top 5 subtypes (resource types only)."
+    )
+
+
+class YearBucket(_Open):
+    """Hits per publication year."""
+
+    year: str = Field(description="Publication year.")
+    count: Number = Field(description="Hits published that year.")
+
+
+class SearchFacets(_Open):
+    """Counts over every hit of the query (not just this page), from Zenodo's aggregations."""
+
+    resource_type: list[FacetBucket] = Field(description="Top 10 resource types, each with top 5 subtypes.")
+    access_status: list[FacetBucket] = Field(description="Access statuses (open, restricted, ...).")
+    file_type: list[FacetBucket] = Field(description="Top 10 file types.")
+    subject: list[FacetBucket] = Field(description="Top 10 subjects / keywords.")
+    publication_year: list[YearBucket] = Field(description="The 10 most recent publication years.")
+
+
 class SearchRecordsView(_Open):
     """The structured result of ``zenodo_search_records``."""
 
@@ -597,6 +627,9 @@ class SearchRecordsView(_Open):
     )
     local: bool | SkipJsonSchema[None] = Field(
         None, description="True when answered from the local mirror's full-text index (Zenodo unreachable)."
+    )
+    facets: SearchFacets | SkipJsonSchema[None] = Field(
+        None, description="Counts over all hits by resource type, access, file type, subject and year."
     )
     notice: str | SkipJsonSchema[None] = Field(None, description="Paging, no-match or local-mirror notes.")
 

@@ -12,11 +12,14 @@ import re
 from typing import Any
 
 from syncd.contracts.zenodo import (
+    FacetBucket,
     FileListEntry,
     HitAccess,
     HitCreator,
+    SearchFacets,
     SearchHit,
     VersionEntry,
+    YearBucket,
 )
 from syncd.errors import InvalidInput
 from syncd.normalize.zenodo import detect_shape, record_parts, record_url
@@ -29,6 +32,7 @@ __all__ = [
     "fold",
     "is_listable",
     "preview_mode",
+    "search_facets",
     "search_hit",
     "snippet",
     "version_entry",
@@ -469,3 +473,46 @@ def sniff_is_text(data: bytes) -> bool:
     except UnicodeDecodeError:
         return False
     return True
+
+
+def _buckets(agg: Any) -> list[dict[str, Any]]:
+    buckets = agg.get("buckets") if isinstance(agg, dict) else None
+    return [b for b in buckets or [] if isinstance(b, dict) and b.get("key") is not None]
+
+
+def _bucket(b: dict[str, Any]) -> FacetBucket:
+    label = b.get("label")
+    return FacetBucket(
+        id=str(b["key"]), label=str(label) if label else None, count=int(b.get("doc_count") or 0)
+    )
+
+
+def search_facets(body: dict[str, Any]) -> SearchFacets | None:
+    """Facets of a ``/api/records`` answer from its ``aggregations`` (RDM or legacy names), or None.
+
+    RDM names: ``resource_type`` (with ``inner`` subtypes), ``access_status``, ``file_type``,
+    ``subject``, ``publication_date`` (years); legacy names: ``type`` (``subtype``), ``access_right``,
+    ``file_type``, ``keywords``. Caps as the anchor: 10 types with 5 subtypes each, 10 file types,
+    10 subjects, the 10 most recent years.
+    """
+    aggs = body.get("aggregations") if isinstance(body, dict) else None
+    if not isinstance(aggs, dict) or not aggs:
+        return None
+    types: list[FacetBucket] = []
+    for b in _buckets(aggs.get("resource_type") or aggs.get("type"))[:10]:
+        inner = b.get("inner") if isinstance(b.get("inner"), dict) else b.get("subtype")
+        subtypes = [_bucket(s) for s in _buckets(inner)[:5]]
+        types.append(_bucket(b).model_copy(update={"subtypes": subtypes or None}))
+    years = sorted(
+        (YearBucket(year=str(b["key"])[:4], count=int(b.get("doc_count") or 0))
+         for b in _buckets(aggs.get("publication_date"))),
+        key=lambda y: y.year,
+        reverse=True,
+    )[:10]  # fmt: skip
+    return SearchFacets(
+        resource_type=types,
+        access_status=[_bucket(b) for b in _buckets(aggs.get("access_status") or aggs.get("access_right"))],
+        file_type=[_bucket(b) for b in _buckets(aggs.get("file_type"))[:10]],
+        subject=[_bucket(b) for b in _buckets(aggs.get("subject") or aggs.get("keywords"))[:10]],
+        publication_year=years,
+    )

@@ -571,6 +571,9 @@ def search_records(
         total = _total(body)
         data = _page_fields(total, page, size, hits, "hits")
         data.update(appliedSort=sort_value, allVersions=bool(all_versions))
+        facets = lists.search_facets(body)
+        if facets is not None:
+            data["facets"] = facets.model_dump(mode="json", exclude_none=True)
         if q:
             data["effectiveQuery"] = q
         data["notice"] = _search_notice(total, page, size, len(hits), q)
