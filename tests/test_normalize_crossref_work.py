@@ -449,3 +449,34 @@ def test_projection_ignores_reindexing_but_sees_metadata_changes() -> None:
     corrected = copy.deepcopy(base)
     corrected["updated-by"] = [{"DOI": "10.1101/x", "type": "correction", "source": "publisher"}]
     assert content_hash_projection(corrected) != content_hash_projection(base)
+
+
+def test_deposit_dependent_fields_from_the_corpus() -> None:
+    """event, institutions/subtype/groupTitle, degree/approved, clinical trials, assertions, memberId,
+    containerTitles come through as deposited (seed README), and are absent when not deposited.
+    """
+    from syncd.normalize.crossref import work_view
+
+    def view(name: str) -> Any:
+        return work_view(json.loads((WORK_DIR / name).read_text())["message"])
+
+    iccv = view("10.1109_iccv.2007.4408927.json")
+    assert iccv.event is not None
+    assert iccv.event.name == "2007 IEEE 11th International Conference on Computer Vision"
+    assert iccv.event.location == "Rio de Janeiro, Brazil"
+    assert (iccv.event.start.year, iccv.event.start.month, iccv.event.start.day) == (2007, 10, 14)
+    preprint = view("10.1101_2020.12.01.406702.json")
+    assert preprint.institutions is not None and preprint.institutions[0].name == "bioRxiv"
+    assert (preprint.subtype, preprint.groupTitle) == ("preprint", "Microbiology")
+    thesis = view("10.14264_uql.2020.791.json")
+    assert thesis.degree == ["PhD Thesis"] and thesis.approved is not None
+    trials = view("10.1136_esmoopen-2020-000776.json")
+    assert trials.clinicalTrialNumbers is not None
+    assert trials.clinicalTrialNumbers[0].number == "nct03797326"
+    assert trials.clinicalTrialNumbers[0].registry == "10.18810/clinical-trials-gov"
+    actao = view("10.1016_j.actao.2019.01.006.json")
+    assert actao.assertions is not None and actao.assertions[0].value == "Elsevier"
+    assert actao.assertions[0].label == "This article is maintained by"
+    assert actao.memberId == "78"
+    assert actao.containerTitles == ["Acta Oecologica"]
+    assert iccv.degree is None and iccv.clinicalTrialNumbers is None

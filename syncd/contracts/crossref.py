@@ -188,6 +188,47 @@ class Link(_Model):
     )
 
 
+class ClinicalTrial(_Model):
+    """A clinical trial registration the work names (``clinical-trial-number[]``)."""
+
+    number: str = Field(description="Trial number as deposited (e.g. nct03797326).")
+    registry: str | None = Field(None, description="Registry DOI (e.g. 10.18810/clinical-trials-gov).")
+    type: str | None = Field(None, description="pre-results, results or post-results, when deposited.")
+
+
+class Assertion(_Model):
+    """One Crossmark assertion (``assertion[]``), whole and in deposited order."""
+
+    name: str | None = Field(
+        None, description="Assertion name (e.g. received, copyright, conflict_of_interest)."
+    )
+    label: str | None = Field(None, description="Human-readable label.")
+    value: str | None = Field(None, description="Value as normalized text (never parsed into a date).")
+    url: str | None = Field(None, description="Link, omitted where it repeats value.")
+    groupName: str | None = Field(None, description="Group name (e.g. publication_history).")
+    groupLabel: str | None = Field(None, description="Group label (tells ethics from competing interests).")
+
+
+class Event(_Model):
+    """The conference a proceedings paper was presented at (``event``)."""
+
+    name: str | None = Field(None, description="Conference name.")
+    acronym: str | None = Field(None, description="Conference acronym.")
+    location: str | None = Field(None, description="Place, as deposited.")
+    start: PublishedDate | None = Field(None, description="First day.")
+    end: PublishedDate | None = Field(None, description="Last day.")
+
+
+class Institution(_Model):
+    """An institution of the work (``institution[]``): a thesis's awarding body, a preprint's server..."""
+
+    name: str | None = Field(None, description="Name; absent when only a ROR id is deposited.")
+    ror: str | None = Field(None, description="ROR id, when deposited.")
+    place: list[str] | None = Field(None, description="Places, as deposited.")
+    department: list[str] | None = Field(None, description="Departments, as deposited.")
+    acronym: list[str] | None = Field(None, description="Acronyms, as deposited.")
+
+
 class WorkView(_Model):
     """``structuredContent`` of ``crossref_get_work``: one Crossref work, authors paged.
 
@@ -262,6 +303,24 @@ class WorkView(_Model):
     url: str | None = Field(None, description="DOI resolution URL (URL).")
     subject: list[str] | None = Field(None, description="Subject classification terms.")
     language: str | None = Field(None, description="Language code as deposited (e.g. en).")
+    containerTitles: list[str] | None = Field(
+        None, description="Every container title in deposited order (series, then book or volume)."
+    )
+    memberId: str | None = Field(
+        None, description="Crossref member holding the DOI now (member); pass to crossref_get_member."
+    )
+    clinicalTrialNumbers: list[ClinicalTrial] | None = Field(
+        None, description="Trial registrations the work names; absence does not mean no trial."
+    )
+    assertions: list[Assertion] | None = Field(None, description="Crossmark assertions, in deposited order.")
+    event: Event | None = Field(None, description="Conference of a proceedings paper.")
+    institutions: list[Institution] | None = Field(
+        None, description="Institutions: a thesis's awarding body, a preprint's server, a report's labs."
+    )
+    degree: list[str] | None = Field(None, description="Degree of a thesis, as deposited.")
+    approved: PublishedDate | None = Field(None, description="Approval date of a dissertation or standard.")
+    subtype: str | None = Field(None, description="Subtype (e.g. preprint for posted-content).")
+    groupTitle: str | None = Field(None, description="Group title of a preprint (e.g. a bioRxiv subject).")
     nextOffset: int | None = Field(
         None, description="Offset of the next author page; present only when authors remain."
     )

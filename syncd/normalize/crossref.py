@@ -24,8 +24,12 @@ from typing import Any
 
 from syncd.contracts.crossref import (
     Affiliation,
+    Assertion,
+    ClinicalTrial,
     Contributor,
+    Event,
     Funder,
+    Institution,
     License,
     Link,
     PublishedDate,
@@ -360,6 +364,86 @@ def _paging_notice(count: int, offset: int, shown: int, limit: int) -> str | Non
 # --------------------------------------------------------------------------------------------------
 
 
+def _titles(value: Any) -> list[str] | None:
+    """``container-title[]`` markup-normalized, deposited order, blanks dropped."""
+    out = [t for t in (jats_to_text(x, paragraphs=False) for x in _list(value) if isinstance(x, str)) if t]
+    return out or None
+
+
+def _trials(value: Any) -> list[ClinicalTrial] | None:
+    """``clinical-trial-number[]`` -> ``{number, registry?, type?}``."""
+    out = [
+        ClinicalTrial(
+            number=str(t["clinical-trial-number"]), registry=_str(t.get("registry")), type=_str(t.get("type"))
+        )
+        for t in _list(value)
+        if isinstance(t, dict) and _str(t.get("clinical-trial-number"))
+    ]
+    return out or None
+
+
+def _assertions(value: Any) -> list[Assertion] | None:
+    """``assertion[]`` whole, in order; ``value`` text-normalized; ``url`` dropped when it repeats value."""
+    out: list[Assertion] = []
+    for a in _list(value):
+        if not isinstance(a, dict):
+            continue
+        group = a.get("group") if isinstance(a.get("group"), dict) else {}
+        text_value = _text(a.get("value")) if a.get("value") is not None else None
+        url = _str(a.get("URL"))
+        out.append(
+            Assertion(
+                name=_str(a.get("name")),
+                label=_text(a.get("label")),
+                value=text_value,
+                url=url if url and url != text_value else None,
+                groupName=_str(group.get("name")),
+                groupLabel=_text(group.get("label")),
+            )
+        )
+    return out or None
+
+
+def _event(value: Any) -> Event | None:
+    """``event`` -> ``{name, acronym, location, start, end}``; None when nothing is deposited."""
+    if not isinstance(value, dict):
+        return None
+    event = Event(
+        name=_text(value.get("name")),
+        acronym=_text(value.get("acronym")),
+        location=_text(value.get("location")),
+        start=parse_date_parts(value.get("start")),
+        end=parse_date_parts(value.get("end")),
+    )
+    return event if event.model_dump(exclude_none=True) else None
+
+
+def _institutions(value: Any) -> list[Institution] | None:
+    """``institution[]`` -> ``{name?, ror?, place?, department?, acronym?}`` (ROR-only keeps ``ror``)."""
+    out: list[Institution] = []
+    for i in _list(value):
+        if not isinstance(i, dict):
+            continue
+        ror = next(
+            (
+                _str(x.get("id"))
+                for x in _list(i.get("id"))
+                if isinstance(x, dict) and x.get("id-type") == "ROR"
+            ),
+            None,
+        )
+        inst = Institution(
+            name=_text(i.get("name")),
+            ror=ror,
+            place=_strings(i.get("place")),
+            department=_strings(i.get("department")),
+            acronym=_strings(i.get("acronym")),
+        )
+        if inst.model_dump(exclude_none=True):
+            out.append(inst)
+    return out or None
+
+
 def work_view(message: dict[str, Any], *, offset: int = 0, limit: int = AUTHOR_LIMIT_DEFAULT) -> WorkView:
     """Build the ``crossref_get_work`` output from a Crossref work ``message``.
 
@@ -450,6 +534,16 @@ def work_view(message: dict[str, Any], *, offset: int = 0, limit: int = AUTHOR_L
         url=_str(message.get("URL")),
         subject=subjects or None,
         language=_str(message.get("language")),
+        containerTitles=_titles(message.get("container-title")),
+        memberId=_str(message.get("member")),
+        clinicalTrialNumbers=_trials(message.get("clinical-trial-number")),
+        assertions=_assertions(message.get("assertion")),
+        event=_event(message.get("event")),
+        institutions=_institutions(message.get("institution")),
+        degree=_strings(message.get("degree")),
+        approved=parse_date_parts(message.get("approved")),
+        subtype=_str(message.get("subtype")),
+        groupTitle=_text(message.get("group-title")),
         nextOffset=offset + len(page) if remain else None,
         truncated=True if remain else None,
         shown=len(page) if remain else None,
