@@ -107,7 +107,9 @@ class Provenance:
 
     ``source``: ``store`` (fresh, no request), ``upstream`` (fetched or confirmed by upstream in
     this call) or ``store-stale`` (past its lifetime and upstream could not be used).
-    ``upstream_error``: the reason code of the failure that made the answer stale.
+    ``upstream_error``: the reason code of the failure that made the answer stale. ``etag``: syncd's
+    own validator for the content (the content hash), the same for every upstream, so a client can
+    tell whether an answer changed since an earlier one.
     """
 
     source: str
@@ -115,6 +117,7 @@ class Provenance:
     validated_at: float
     stale: bool
     upstream_error: str | None = None
+    etag: str | None = None
 
     def as_dict(self, now: float | None = None) -> dict[str, Any]:
         """The ``cache`` block of a tool answer (times ISO 8601 UTC, ``age_s`` in seconds)."""
@@ -128,6 +131,8 @@ class Provenance:
         }
         if self.upstream_error:
             out["upstream_error"] = self.upstream_error
+        if self.etag:
+            out["etag"] = f'"{self.etag[:32]}"'
         return out
 
 
@@ -247,7 +252,9 @@ class Cache:
                     and (entry is None or again.validated_at > entry.validated_at)
                     and again.validated_at >= time.time() - deadline.seconds
                 ):
-                    return again, Provenance("upstream", again.fetched_at, again.validated_at, stale=False)
+                    return again, Provenance(
+                        "upstream", again.fetched_at, again.validated_at, stale=False, etag=again.content_hash
+                    )
                 return self._act(entry, pool, deadline, force, fetch)
         return self._act(entry, pool, deadline, force, fetch, decision)
 
@@ -262,7 +269,9 @@ class Cache:
     ) -> tuple[StoredEntry, Provenance]:
         decision = decision or self._decide(entry, pool, deadline, force)
         if decision.action is Action.SERVE and entry is not None:
-            return entry, Provenance("store", entry.fetched_at, entry.validated_at, stale=False)
+            return entry, Provenance(
+                "store", entry.fetched_at, entry.validated_at, stale=False, etag=entry.content_hash
+            )
         if decision.action is Action.SERVE_STALE and entry is not None:
             return entry, Provenance(
                 "store-stale",
@@ -270,6 +279,7 @@ class Cache:
                 entry.validated_at,
                 stale=True,
                 upstream_error=decision.reason,
+                etag=entry.content_hash,
             )
         if decision.action is Action.ERROR:
             raise _error_for(decision, pool)
@@ -286,6 +296,7 @@ class Cache:
                 entry.validated_at,
                 stale=decision.stale,
                 upstream_error=exc.reason,
+                etag=entry.content_hash,
             )
         if (
             fresh.last_error
@@ -300,8 +311,11 @@ class Cache:
                 fresh.validated_at,
                 stale=True,
                 upstream_error=fresh.last_error,
+                etag=fresh.content_hash,
             )
-        return fresh, Provenance("upstream", fresh.fetched_at, fresh.validated_at, stale=False)
+        return fresh, Provenance(
+            "upstream", fresh.fetched_at, fresh.validated_at, stale=False, etag=fresh.content_hash
+        )
 
     # --- daemon / CLI --------------------------------------------------------------------------
 

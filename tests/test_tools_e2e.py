@@ -12,7 +12,7 @@ from syncd.cache import Cache
 from syncd.tools.server import build_server
 from tests.fakeupstream import FakeUpstream
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.both_backends]
 
 RAPTOR_DOI = "10.1101/598821"
 RAPTOR_TITLE = "Raptor genomes reveal evolutionary signatures of predatory and nocturnal lifestyles"
@@ -228,3 +228,15 @@ def test_concurrent_case_variants_make_one_request(cache: Cache, fake: FakeUpstr
         t.join()
     assert results == ["10.1101/598821", "10.1101/598821"]
     assert fake.count("/works", service="crossref") == 1
+
+
+async def test_cache_etag_is_stable_for_unchanged_content(cache: Cache, fake: FakeUpstream) -> None:
+    """cache.etag (syncd's content hash) is the same after an unchanged revalidation, new after a change."""
+    first = (await call(cache, "crossref_get_work", {"doi": RAPTOR_DOI})).structured_content["cache"]["etag"]
+    cache.settings.ttl.crossref_work = 0.001
+    time.sleep(0.01)
+    again = await call(cache, "crossref_get_work", {"doi": RAPTOR_DOI})
+    assert again.structured_content["cache"]["source"] == "upstream"
+    assert again.structured_content["cache"]["etag"] == first
+    stored = cache.store.get("crossref_work", RAPTOR_DOI)
+    assert first == f'"{stored.content_hash[:32]}"'

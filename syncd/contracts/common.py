@@ -23,6 +23,9 @@ class CacheInfo(BaseModel):
     upstream_error: str | None = Field(
         None, description="Reason code of the upstream failure that made this answer come from the store."
     )
+    etag: str | None = Field(
+        None, description="syncd's validator for this content (a content hash): unchanged content, same etag."
+    )
 
 
 class WithCache(BaseModel):
