@@ -44,7 +44,7 @@ from syncd.normalize.doi import ParsedDOI, is_zenodo_doi
 from syncd.store.repo import EntryContent, StoredEntry
 from syncd.upstream.crossref import EntityAnswer
 from syncd.upstream.doi import DoiClient
-from syncd.upstream.http import Deadline
+from syncd.upstream.http import Deadline, current_deadline
 
 __all__ = [
     "CROSSREF_FUNDER",
@@ -154,7 +154,7 @@ def get_work(
         NotFound: Crossref holds no record (reason ``doi_not_found``; ``registrationAgency`` when known).
         UpstreamError, BudgetExhausted: nothing stored and upstream could not be used.
     """
-    deadline = deadline or Deadline(cache.settings.deadline_s)
+    deadline = deadline or current_deadline(cache.settings.deadline_s)
     record_id = is_zenodo_doi(doi.key)
     if record_id is not None:
         raise NotFound(
@@ -319,7 +319,7 @@ def registration_agency(cache: Cache, prefix: str, deadline: Deadline | None = N
     Raises:
         UpstreamError, BudgetExhausted: nothing stored and doi.org could not be used.
     """
-    deadline = deadline or Deadline(cache.settings.deadline_s)
+    deadline = deadline or current_deadline(cache.settings.deadline_s)
     stored, _prov = cache.local_first(
         DOI_RA, prefix, "doi", deadline, False, lambda _e: fetch_ra(cache, prefix, deadline)
     )
@@ -369,7 +369,7 @@ def get_entity(
     Raises:
         UpstreamError, BudgetExhausted: nothing stored and upstream could not be used.
     """
-    deadline = deadline or Deadline(cache.settings.deadline_s)
+    deadline = deadline or current_deadline(cache.settings.deadline_s)
     return cache.local_first(
         kind, key, "crossref_single", deadline, force, lambda _e: fetch_entity(cache, kind, key, deadline)
     )
@@ -471,7 +471,7 @@ def list_page(
         UpstreamRejected: Crossref refused the parameters (mapped reason; never served from the store).
         UpstreamError, BudgetExhausted: nothing stored and upstream could not be used.
     """
-    deadline = deadline or Deadline(cache.settings.deadline_s)
+    deadline = deadline or current_deadline(cache.settings.deadline_s)
     key = search_key(route, params)
     if params.get("cursor") == "*" and not force:
         existing = cache.store.get(CROSSREF_SEARCH, key)
@@ -574,7 +574,7 @@ def search_works(cache: Cache, raw: dict[str, Any]) -> tuple[dict[str, Any], Pro
     from syncd.normalize.crossref_params import search_works_request
 
     req = search_works_request(raw)
-    deadline = Deadline(cache.settings.deadline_s)
+    deadline = current_deadline(cache.settings.deadline_s)
     try:
         page = list_page(cache, "/works", req.params, deadline)
     except UpstreamRejected:
@@ -693,7 +693,7 @@ def search_journals(cache: Cache, args: dict[str, Any]) -> tuple[dict[str, Any],
     from syncd.normalize.crossref_lists import journal_record
     from syncd.normalize.crossref_params import issn_key
 
-    deadline = Deadline(cache.settings.deadline_s)
+    deadline = current_deadline(cache.settings.deadline_s)
     rows, offset, works_offset = args["rows"], args["offset"], args["works_offset"]
     works_cursor = (args.get("works_cursor") or "").strip() or None
     include = bool(args.get("include_works"))
@@ -812,7 +812,7 @@ def search_funders(cache: Cache, args: dict[str, Any]) -> tuple[dict[str, Any], 
     from syncd.normalize.crossref_lists import funder_record
     from syncd.normalize.crossref_params import funder_id
 
-    deadline = Deadline(cache.settings.deadline_s)
+    deadline = current_deadline(cache.settings.deadline_s)
     rows, offset, works_offset = args["rows"], args["offset"], args["works_offset"]
     works_cursor = (args.get("works_cursor") or "").strip() or None
     include = bool(args.get("include_works"))
@@ -946,7 +946,7 @@ def get_prefix(cache: Cache, prefix: str) -> tuple[dict[str, Any], Provenance]:
     """
     from syncd.normalize.crossref_lists import prefix_view
 
-    deadline = Deadline(cache.settings.deadline_s)
+    deadline = current_deadline(cache.settings.deadline_s)
     stored, prov = get_entity(cache, CROSSREF_PREFIX, prefix, deadline)
     if stored.status != "ok":
         data: dict[str, Any] = {"prefix": prefix, "cache": prov.as_dict()}

@@ -30,7 +30,7 @@ from syncd.normalize.zenodo_id import RecordRef
 from syncd.store import blobs
 from syncd.store.models import Entry
 from syncd.store.repo import EntryContent, StoredEntry
-from syncd.upstream.http import Deadline
+from syncd.upstream.http import Deadline, current_deadline
 from syncd.upstream.zenodo import RDM_JSON
 
 __all__ = [
@@ -66,7 +66,7 @@ def get_record(
         NotFound: ``ref`` is a DOI that no Zenodo record holds (reason ``not_on_zenodo``).
         UpstreamError, BudgetExhausted: nothing stored and upstream could not be used.
     """
-    deadline = deadline or Deadline(cache.settings.deadline_s)
+    deadline = deadline or current_deadline(cache.settings.deadline_s)
     resolved_from = "version"
     recid = ref.recid
     if recid is None and ref.doi is not None:
@@ -307,7 +307,7 @@ def get_page(
     Raises:
         UpstreamError, BudgetExhausted: nothing stored and upstream could not be used.
     """
-    deadline = deadline or Deadline(cache.settings.deadline_s)
+    deadline = deadline or current_deadline(cache.settings.deadline_s)
     key = page_key(path, params, accept)
     pool = _PAGE_POOL.get(kind, "zenodo_general")
     entry, prov = cache.local_first(
@@ -397,7 +397,7 @@ def read_preview(
     """
     from syncd.errors import InvalidInput, UpstreamError
 
-    deadline = deadline or Deadline(cache.settings.deadline_s)
+    deadline = deadline or current_deadline(cache.settings.deadline_s)
     kept = blobs.get_blob(cache.store, ZENODO_PREVIEW, blob_key)
     if kept is not None:
         whole = file_size is not None and kept.size >= file_size

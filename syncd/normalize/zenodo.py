@@ -28,6 +28,7 @@ and 1,556). Both figures keep growing consistently under that reading.
 from __future__ import annotations
 
 import copy
+import re
 import string
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -117,6 +118,18 @@ def _d(value: Any) -> dict[str, Any]:
 
 def _l(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def _line(value: Any) -> str | None:
+    """A display string (title) without control characters; otherwise verbatim (anchor 3.6)."""
+    text = _s(value)
+    if text is None:
+        return None
+    cleaned = _CONTROL.sub("", text).strip()
+    return cleaned or None
 
 
 def _s(value: Any) -> str | None:
@@ -437,7 +450,7 @@ def _rdm_parts(body: dict[str, Any]) -> _Parts:
         doi_provider=_s(_d(pids.get("doi")).get("provider")),
         concept_doi=_s(_d(_d(parent.get("pids")).get("doi")).get("identifier")),
         oai_id=_s(_d(pids.get("oai")).get("identifier")),
-        title=_s(m.get("title")) or "",
+        title=_line(m.get("title")) or "",
         publication_date=_s(m.get("publication_date")),
         version=_s(m.get("version")),
         publisher=_s(m.get("publisher")),
@@ -574,7 +587,7 @@ def _legacy_parts(body: dict[str, Any]) -> _Parts:
             ("datacite" if doi.lower().startswith(_ZENODO_DOI_PREFIX) else "external") if doi else None
         ),
         concept_doi=_s(body.get("conceptdoi")),
-        title=_s(m.get("title")) or _s(body.get("title")) or "",
+        title=_line(m.get("title")) or _line(body.get("title")) or "",
         publication_date=_s(m.get("publication_date")),
         version=_s(m.get("version")),
         resource_type=(

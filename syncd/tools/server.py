@@ -8,15 +8,21 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from mcp.server import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
+from pydantic import ValidationError
 
 from syncd import __version__
 from syncd.cache import Cache
+from syncd.errors import InvalidInput
 from syncd.tools import crossref, zenodo
+from syncd.tools.errors import error_result
+from syncd.upstream.http import call_deadline
 
-__all__ = ["INSTRUCTIONS", "build_server"]
+__all__ = ["INSTRUCTIONS", "SyncdServer", "build_server"]
 
 INSTRUCTIONS = (
     "syncd answers Crossref and Zenodo lookups from a local mirror first and asks upstream only when "
@@ -29,6 +35,50 @@ INSTRUCTIONS = (
 
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=True)
+
+
+ID_PARAMS = {"id": "invalid_identifier"}
+"""Parameters whose bad values are declared as another reason than ``invalid_parameter``."""
+
+
+class SyncdServer(MCPServer):
+    """``MCPServer`` with one deadline per tool call and declared errors for bad arguments.
+
+    Every call runs under :func:`~syncd.upstream.http.call_deadline` (``deadline_s`` seconds, all of
+    its upstream stages included). Arguments the SDK refuses before the tool runs (wrong type, out of
+    bounds, too long) come back as the contracts' error envelope (``invalid_parameter``, or
+    ``invalid_identifier`` for a Zenodo ``id``) instead of a bare validation message.
+    """
+
+    def __init__(self, *args: Any, deadline_s: float = 5.0, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._deadline_s = deadline_s
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        """Run tool ``name`` under one call deadline; map argument validation errors to envelopes."""
+        with call_deadline(self._deadline_s):
+            try:
+                return await super().call_tool(name, arguments, context)
+            except ToolError as exc:
+                cause = exc.__cause__
+                if not isinstance(cause, ValidationError):
+                    raise
+                fields = sorted({str(err["loc"][0]) for err in cause.errors() if err.get("loc")})
+                reason = next(
+                    (ID_PARAMS[f] for f in fields if f in ID_PARAMS and name.startswith("zenodo")), None
+                )
+                details = "; ".join(
+                    f"{'.'.join(str(p) for p in err.get('loc', ()))}: {err.get('msg')}"
+                    for err in cause.errors()
+                )
+                return error_result(
+                    InvalidInput(
+                        f"invalid arguments for {name}: {details}",
+                        reason=reason or "invalid_parameter",
+                        hint="Check the tool's input schema: types, bounds and lengths.",
+                        fields=fields,
+                    )
+                )
 
 
 def build_server(cache: Cache, *, close_on_exit: bool = False) -> MCPServer:
@@ -47,8 +97,13 @@ def build_server(cache: Cache, *, close_on_exit: bool = False) -> MCPServer:
             if close_on_exit:
                 cache.close()
 
-    server: MCPServer = MCPServer(
-        "syncd", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan, log_level="WARNING"
+    server: MCPServer = SyncdServer(
+        "syncd",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        lifespan=lifespan,
+        log_level="WARNING",
+        deadline_s=cache.settings.deadline_s,
     )
 
     crossref.register(server, cache, READ_ONLY)

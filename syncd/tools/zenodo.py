@@ -39,7 +39,6 @@ from syncd.contracts.zenodo import (
 from syncd.errors import (
     BudgetExhausted,
     InvalidInput,
-    MalformedResponse,
     NotFound,
     UpstreamError,
     UpstreamRejected,
@@ -91,6 +90,8 @@ RENAME = {
     "request_timeout": "record_unavailable",
     "malformed_response": "record_unavailable",
 }
+VOCAB_RENAME = {"request_timeout": "upstream_unavailable", "malformed_response": "upstream_unavailable"}
+"""zenodo_lookup_vocabulary declares one reason for an unusable Zenodo (it fetches no record)."""
 FILE_CAP = 25
 
 
@@ -123,7 +124,8 @@ def render_record(data: dict[str, Any]) -> str:
     lines: list[str] = []
     record = data.get("record")
     if record:
-        lines.append(f"# {record.get('title') or '(untitled)'}")
+        title = (record.get("title") or "(untitled)").replace("<", "&lt;").replace(">", "&gt;")
+        lines.append(f"# {title}")
         lines.append(f"Record {record['recid']}" + (f", DOI {record['doi']}" if record.get("doi") else ""))
         creators = record.get("creators") or []
         if creators:
@@ -555,7 +557,7 @@ def search_records(
                 params["communities"] = _community_uuid(cache, community or "")
             found = lookups_zenodo.get_page(cache, ZENODO_SEARCH, "/records", params)
         except (UpstreamError, BudgetExhausted) as exc:
-            if isinstance(exc, UpstreamRejected | MalformedResponse):
+            if isinstance(exc, UpstreamRejected):
                 raise
             data = _local_search(
                 cache, exc, query, types, lic, access, pf, pt, all_versions, sort_value, page, size
@@ -700,7 +702,8 @@ def list_versions(cache: Cache, id: str, page: int = 1, size: int = 25) -> CallT
     with their DOIs, labels, dates, file counts and this version's unique views/downloads. Version
     pages are cached (``ttl.search``) and their records stored; the concept -> latest mapping is
     refreshed from them. A miss returns found: false with guidance (tombstone for a deleted
-    record). Errors: invalid_identifier, result_window_exceeded, record_unavailable, rate_limited.
+    record). Errors: invalid_identifier, invalid_parameter, result_window_exceeded, record_unavailable,
+    rate_limited.
     """
     try:
         ref = parse_record_ref(id)
@@ -817,7 +820,7 @@ def list_files(
     zenodo_read_file can preview it (previewable) and whether it is a ZIP (listable). With
     archive_key (the exact key of a .zip), lists the archive's members from Zenodo's container
     listing (cached, capped upstream at 1,000 nodes). key_contains filters keys case-insensitively
-    before paging (offset, limit 1-200). Errors: invalid_identifier, record_not_found,
+    before paging (offset, limit 1-200). Errors: invalid_identifier, invalid_parameter, record_not_found,
     record_deleted, file_not_found, not_an_archive, archive_unavailable, record_unavailable,
     rate_limited.
     """
@@ -933,7 +936,7 @@ def read_file(
     excerpt ends at the last line break (or complete UTF-8 character) when more follows;
     next_offset continues it. Previews read once are kept locally (up to
     ``zenodo.preview_bytes_per_file`` bytes per file, ``zenodo.preview_total_bytes`` in total, least
-    recently read evicted) and serve offline. Errors: invalid_identifier, record_not_found,
+    recently read evicted) and serve offline. Errors: invalid_identifier, invalid_parameter, record_not_found,
     record_deleted, file_not_found, not_an_archive, member_not_found, member_offset_unsupported,
     offset_out_of_range, archive_unavailable, record_unavailable, rate_limited.
     """
@@ -1045,7 +1048,8 @@ def read_file(
                     provenance.update(age_s=0.0, stale=False)
                     provenance.pop("upstream_error", None)
                 else:
-                    provenance = dict(provenance, source="store")
+                    if provenance.get("source") != "store-stale":
+                        provenance = dict(provenance, source="store")
                     if upstream_error:
                         provenance.update(source="store-stale", stale=True, upstream_error=upstream_error)
                         notice = (
@@ -1127,7 +1131,7 @@ def lookup_vocabulary(
     award number, acronym, funder, dates; license URL, OSI approval; resource type parent and
     search value). Pages are cached (``ttl.entity``); resource_types is a static table and makes no
     request. Errors: invalid_parameter, funder_only_for_awards, unknown_funder,
-    result_window_exceeded, rate_limited.
+    result_window_exceeded, rate_limited, upstream_unavailable.
     """
     try:
         vocab = _VOCABS.get(lists.fold(vocabulary))
@@ -1195,7 +1199,7 @@ def lookup_vocabulary(
             data["notice"] = f"{data['notice']} {more}" if data.get("notice") else more
         data["cache"] = provenance
     except Exception as exc:
-        return error_result(exc, RENAME)
+        return error_result(exc, VOCAB_RENAME)
     return _result(data, f"Zenodo {data.get('vocabulary', vocabulary)}: {query or 'browse'}")
 
 

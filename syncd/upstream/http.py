@@ -14,7 +14,9 @@ import email.utils
 import json
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,7 +35,15 @@ from syncd.errors import (
     UpstreamUnavailable,
 )
 
-__all__ = ["DEFAULT_RETRY_AFTER_S", "Deadline", "Response", "UpstreamHTTP", "parse_retry_after"]
+__all__ = [
+    "DEFAULT_RETRY_AFTER_S",
+    "Deadline",
+    "Response",
+    "UpstreamHTTP",
+    "call_deadline",
+    "current_deadline",
+    "parse_retry_after",
+]
 
 log = logging.getLogger("syncd.upstream")
 
@@ -56,6 +66,29 @@ class Deadline:
     def expired(self) -> bool:
         """True once no time is left."""
         return self.remaining() <= 0.0
+
+
+_CURRENT: ContextVar[Deadline | None] = ContextVar("syncd_call_deadline", default=None)
+
+
+@contextmanager
+def call_deadline(seconds: float) -> Iterator[Deadline]:
+    """Make one :class:`Deadline` of ``seconds`` the deadline of everything this call does.
+
+    Every stage of a tool call (a record, then its ZIP listing; a community check, then the search)
+    takes its time from the same deadline through :func:`current_deadline`.
+    """
+    deadline = Deadline(seconds)
+    token = _CURRENT.set(deadline)
+    try:
+        yield deadline
+    finally:
+        _CURRENT.reset(token)
+
+
+def current_deadline(seconds: float) -> Deadline:
+    """The deadline of the running call (see :func:`call_deadline`), else a new one of ``seconds``."""
+    return _CURRENT.get() or Deadline(seconds)
 
 
 @dataclass(frozen=True)
@@ -183,7 +216,7 @@ class UpstreamHTTP:
         retrying = Retrying(
             stop=stop_after_attempt(MAX_ATTEMPTS),
             retry=retry_if_exception(lambda e: self._retryable(e, deadline)),
-            wait=self._wait,
+            wait=lambda state: min(self._wait(state), max(0.0, deadline.remaining() - 0.05)),
             sleep=time.sleep,
             reraise=True,
         )

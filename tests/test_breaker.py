@@ -1,0 +1,163 @@
+"""Issue 6, item 2: the offline breaker is shared through the database and closed by a single probe.
+
+After repeated connection failures a pool is marked offline in the database, so every process (here: a
+second Store + Cache on the same file) answers from the store at once with no request. Once upstream is
+back and the cooldown (``syncd.budget.BREAKER_COOLDOWN_S``, patched small) is over, the first call is the
+one probe: exactly one upstream request, which closes the breaker; the next calls are normal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from mcp import Client
+
+import syncd.budget
+from syncd.cache import Cache
+from syncd.errors import UpstreamOffline
+from syncd.store.repo import Store
+from syncd.tools.server import build_server
+from tests.conftest import make_settings
+from tests.fakeupstream import FakeUpstream
+
+COOLDOWN_S = 1.5
+DOI = "10.1101/598821"
+OTHER_DOI = "10.1002/jor.1100150407"
+
+
+def call(cache: Cache, tool: str, args: dict[str, Any]) -> tuple[Any, float]:
+    """One tool call through a real MCP client session; returns the result and its duration."""
+
+    async def go() -> tuple[Any, float]:
+        async with Client(build_server(cache)) as client:
+            started = time.monotonic()
+            res = await client.call_tool(tool, args)
+            return res, time.monotonic() - started
+
+    return asyncio.run(go())
+
+
+@pytest.fixture
+def two_processes(
+    fake: FakeUpstream, db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[Cache, Cache]]:
+    """Two caches ("processes") over the same database, with a short breaker cooldown."""
+    monkeypatch.setattr(syncd.budget, "BREAKER_COOLDOWN_S", COOLDOWN_S)
+    settings_a = make_settings(fake, db_url, deadline_s=1.5)
+    settings_b = make_settings(fake, db_url, deadline_s=1.5)
+    store_a, store_b = Store.open(db_url), Store.open(db_url)
+    a, b = Cache(settings_a, store_a), Cache(settings_b, store_b)
+    yield a, b
+    a.close()
+    b.close()
+    store_a.close()
+    store_b.close()
+
+
+def _open_breaker(a: Cache, fake: FakeUpstream) -> None:
+    """Store a work, make it stale, stop upstream and call until crossref_single is offline."""
+    first, _ = call(a, "crossref_get_work", {"doi": DOI})
+    assert first.is_error is False
+    a.settings.ttl.crossref_work = 0.001
+    time.sleep(0.01)
+    fake.stop()
+    for _ in range(syncd.budget.BREAKER_THRESHOLD):
+        call(a, "crossref_get_work", {"doi": DOI})
+        if a.budget.offline("crossref_single"):
+            break
+    assert a.budget.offline("crossref_single")
+
+
+def _sleep_past_cooldown(cache: Cache) -> None:
+    """Wait until the open breaker's cooldown is over (offline_until is in the database)."""
+    until = cache.budget.state("crossref_single").offline_until
+    time.sleep(max(0.0, until - time.time()) + 0.1)
+
+
+def test_breaker_is_shared_and_one_probe_closes_it(
+    two_processes: tuple[Cache, Cache], fake: FakeUpstream
+) -> None:
+    """Open in process A means offline in process B (answer at once, 0 requests); after the cooldown with
+    upstream back, B's first call makes exactly one request (the probe) and closes the breaker for both;
+    the next calls, including a fetch of a DOI never stored, are normal.
+    """
+    a, b = two_processes
+    _open_breaker(a, fake)
+    fake.restart()
+    fake.reset_log()
+    b.settings.ttl.crossref_work = 0.001
+    assert b.budget.offline("crossref_single")
+    res, elapsed = call(b, "crossref_get_work", {"doi": DOI})
+    assert res.structured_content["cache"]["source"] == "store-stale"
+    assert res.structured_content["cache"]["upstream_error"] == "upstream_unavailable"
+    assert elapsed < 0.5 and fake.count(service="crossref") == 0
+    miss, _ = call(b, "crossref_get_work", {"doi": OTHER_DOI})
+    assert miss.structured_content["error"]["data"]["reason"] == "upstream_unavailable"
+    assert fake.count(service="crossref") == 0
+
+    assert time.time() < b.budget.state("crossref_single").offline_until  # still within the cooldown
+    _sleep_past_cooldown(b)
+    probe, _ = call(b, "crossref_get_work", {"doi": DOI})
+    assert fake.count(service="crossref") == 1
+    assert probe.is_error is False and probe.structured_content["cache"]["source"] == "upstream"
+    assert not a.budget.offline("crossref_single") and not b.budget.offline("crossref_single")
+    assert a.budget.state("crossref_single").failures == 0
+
+    a.settings.ttl.crossref_work = b.settings.ttl.crossref_work = 86_400.0
+    fresh, _ = call(a, "crossref_get_work", {"doi": OTHER_DOI})
+    assert fresh.is_error is False and fresh.structured_content["cache"]["source"] == "upstream"
+    assert fake.count(service="crossref") == 2
+    again, _ = call(b, "crossref_get_work", {"doi": OTHER_DOI})
+    assert again.structured_content["cache"]["source"] == "store"
+    assert fake.count(service="crossref") == 2
+
+
+def test_probe_is_granted_to_one_caller_only(two_processes: tuple[Cache, Cache], fake: FakeUpstream) -> None:
+    """After the cooldown the first try_acquire is the probe; a second process asking meanwhile is held off
+    (UpstreamOffline) instead of joining in, so a still-dead upstream sees one request, not a stampede.
+    """
+    a, b = two_processes
+    _open_breaker(a, fake)
+    _sleep_past_cooldown(a)
+    grant = a.budget.try_acquire("crossref_single")
+    assert grant.lease is not None and grant.probe is True
+    with pytest.raises(UpstreamOffline):
+        b.budget.try_acquire("crossref_single")
+    a.budget.release(grant.lease)
+
+
+def test_failed_probe_reopens_the_breaker(two_processes: tuple[Cache, Cache], fake: FakeUpstream) -> None:
+    """Upstream still down after the cooldown: the probe call fails (one connection attempt), the stale
+    entry is answered, and the pool is offline again, so the following call makes no request.
+    """
+    a, b = two_processes
+    _open_breaker(a, fake)
+    _sleep_past_cooldown(a)
+    b.settings.ttl.crossref_work = 0.001
+    res, elapsed = call(b, "crossref_get_work", {"doi": DOI})
+    assert res.structured_content["cache"]["source"] == "store-stale"
+    assert elapsed < 1.0  # one refused attempt, then the reopened breaker stops the retries
+    assert b.budget.offline("crossref_single")
+    res2, elapsed2 = call(a, "crossref_get_work", {"doi": DOI})
+    assert res2.structured_content["cache"]["upstream_error"] == "upstream_unavailable"
+    assert elapsed2 < 0.5
+
+
+def test_db_offline_flag_survives_a_new_process(db_url: str, fake: FakeUpstream) -> None:
+    """The breaker lives in the database: a process started after it opened sees the pool offline."""
+    settings = make_settings(fake, db_url, deadline_s=1.5)
+    store = Store.open(db_url)
+    cache = Cache(settings, store)
+    for _ in range(syncd.budget.BREAKER_THRESHOLD):
+        cache.budget.record_failure("zenodo_general")
+    cache.close()
+    store.close()
+    later = Store.open(db_url)
+    try:
+        assert Cache(make_settings(fake, db_url), later).budget.offline("zenodo_general")
+    finally:
+        later.close()
