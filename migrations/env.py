@@ -16,9 +16,15 @@ if config.config_file_name is not None and config.attributes.get("configure_logg
 target_metadata = Base.metadata
 
 
+SEARCH_OBJECTS = {("column", "search_tsv"), ("index", "ix_entries_search_tsv")}
+"""PostgreSQL search column and index of migration 0002 (written by hand, not in the models)."""
+
+
 def include_name(name: str | None, type_: str, parent_names: object) -> bool:
-    """Keep FTS5 virtual/shadow tables out of autogenerate."""
-    return not (type_ == "table" and name is not None and name.startswith("entries_fts"))
+    """Keep the hand-written search objects (FTS5 tables, the PostgreSQL tsvector) out of autogenerate."""
+    if type_ == "table" and name is not None and name.startswith("entries_fts"):
+        return False
+    return (type_, name) not in SEARCH_OBJECTS
 
 
 def _run(connection: Connection) -> None:

@@ -1,17 +1,21 @@
 """The shared request budget: one token bucket per upstream pool, kept in the database.
 
-Every process (daemon, each ``syncd mcp``, the CLI) takes tokens from the same rows inside
-``BEGIN IMMEDIATE`` transactions, so the sum of their requests stays within the pool's rate
-(requests per second, ``per_s``), its ``burst`` and its ``in_flight`` limit (leases that expire, so a
-killed process frees its slot). A 429 blocks the pool for every process until its wait is over.
-Repeated connection failures open the pool's breaker: while it is open nobody calls upstream; when
-it ends, exactly one process gets the probe and the others keep answering from the store.
+Every process (daemon, each ``syncd mcp``, the CLI; on PostgreSQL, every process of every lab
+workstation) takes tokens from the same rows inside one transaction per decision: on SQLite a
+``BEGIN IMMEDIATE`` transaction, on PostgreSQL one that first locks the pool's row with
+``SELECT ... FOR UPDATE`` (so concurrent takers queue on that row), so the sum of their requests
+stays within the pool's rate (requests per second, ``per_s``), its ``burst`` and its ``in_flight``
+limit (leases that expire, so a killed process frees its slot). A 429 blocks the pool for every
+process until its wait is over. Repeated connection failures open the pool's breaker: while it is
+open nobody calls upstream; when it ends, exactly one process gets the probe and the others keep
+answering from the store.
 
 Pools (DESIGN.md): ``crossref_single``, ``crossref_list``, ``zenodo_general``, ``zenodo_search``,
 ``doi``. Interactive calls may use the whole bucket; the daemon leaves ``daemon_reserve`` of it.
 
 Clock: wall-clock ``time.time()`` (shared across processes; freezegun moves it in tests); a clock
-that steps backwards refills nothing.
+that steps backwards refills nothing. Workstations sharing a PostgreSQL budget should keep their
+clocks in sync (NTP): a clock running ahead refills no faster, but its 429 blocks end later.
 """
 
 from __future__ import annotations
@@ -23,10 +27,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import delete, func, select, update
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from syncd.config import POOLS, PoolLimits, Settings
 from syncd.errors import BudgetExhausted, UpstreamOffline
+from syncd.store.dialect import insert_ignore
 from syncd.store.models import BudgetLease, BudgetPool
 from syncd.store.repo import Store
 
@@ -116,23 +120,25 @@ class Budget:
     # --- state -----------------------------------------------------------------------------------
 
     def _row(self, conn: Any, pool: str, now: float) -> Any:
+        """The pool's row, locked for this transaction (``FOR UPDATE``; created full when missing)."""
         limits = self.settings.pool_limits(pool)  # type: ignore[arg-type]
         table = BudgetPool.__table__
-        row = conn.execute(select(table).where(table.c.pool == pool)).first()
+        locked = select(table).where(table.c.pool == pool).with_for_update()
+        row = conn.execute(locked).first()
         if row is None:
-            conn.execute(
-                sqlite_insert(BudgetPool)
-                .values(
-                    pool=pool,
-                    tokens=limits.burst,
-                    updated_at=now,
-                    blocked_until=0.0,
-                    failures=0,
-                    offline_until=0.0,
-                )
-                .on_conflict_do_nothing()
+            insert_ignore(
+                conn,
+                table,
+                {
+                    "pool": pool,
+                    "tokens": float(limits.burst),
+                    "updated_at": now,
+                    "blocked_until": 0.0,
+                    "failures": 0,
+                    "offline_until": 0.0,
+                },
             )
-            row = conn.execute(select(table).where(table.c.pool == pool)).one()
+            row = conn.execute(locked).one()
         return row
 
     def _refilled(self, row: Any, limits: PoolLimits, now: float) -> float:

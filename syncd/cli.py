@@ -5,6 +5,7 @@ Commands::
     syncd daemon              serve MCP over HTTP and revalidate stale entries (systemd service)
     syncd mcp                 serve MCP over stdio (for Claude Desktop, Claude Code, any stdio client)
     syncd db upgrade          upgrade the store's schema to the newest revision
+    syncd db copy             copy a whole store to another database (SQLite <-> PostgreSQL)
     syncd cache stats         entries per kind, fresh/stale counts, database size, budget per pool
     syncd cache show ID       one stored entry: key, status, validators, ages (no upstream request)
     syncd cache get ID        look up through the local-first path (same as the MCP tools)
@@ -176,6 +177,67 @@ def db_upgrade(ctx: click.Context) -> None:
     finally:
         engine.dispose()
     click.echo(f"database at revision {revision}")
+
+
+# --- syncd db copy (moving a store between backends) -----------------------------------------------
+
+
+@db.command("copy")
+@click.option("--from", "source", required=True, metavar="URL", help="Database URL of the store to copy.")
+@click.option("--to", "destination", required=True, metavar="URL", help="Database URL to copy it into.")
+@click.option(
+    "--batch", default=500, show_default=True, type=click.IntRange(1, 100_000), help="Rows per commit."
+)
+@json_option
+@click.pass_context
+@handle_errors
+def db_copy(ctx: click.Context, source: str, destination: str, batch: int, as_json: bool) -> None:
+    """Copy a whole store into another database, e.g. SQLite to a lab's PostgreSQL.
+
+    The destination is migrated to the newest schema and must be empty; an interrupted copy resumes
+    when run again. Row counts are compared at the end (exit 3 when they differ). Stop the daemons
+    writing to the source first.
+    """
+    from syncd.dbcopy import copy_store
+
+    _logging(ctx, "WARNING")
+    show = not as_json and sys.stderr.isatty()
+    bar: Any = None
+    tasks: dict[str, Any] = {}
+
+    def progress(table: str, rows: int, total: int) -> None:
+        if bar is None:
+            return
+        if table not in tasks:
+            tasks[table] = bar.add_task(f"copying {table}", total=total or None)
+        bar.advance(tasks[table], rows)
+
+    if show:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        bar = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+            console=Console(stderr=True),
+        )
+        bar.start()
+    try:
+        report = copy_store(source, destination, batch=batch, progress=progress)
+    finally:
+        if bar is not None:
+            bar.stop()
+    data = report.as_dict()
+
+    def human() -> None:
+        rows = [{"table": name, **counts} for name, counts in data["tables"].items()]
+        _print_rows(rows, ["table", "source", "destination", "copied"], title=None)
+        note = " (resumed)" if report.resumed else ""
+        took = f"{report.seconds:.1f} s{note}"
+        click.echo(f"copied {report.source} -> {report.destination} in {took}; counts match")
+
+    _emit(data, as_json, human)
 
 
 @cli.group()

@@ -7,6 +7,9 @@ APScheduler 3.11 ``AsyncIOScheduler`` with an in-memory job store. Jobs derive f
 restart resumes where it stopped without a burst: an overdue sync runs once, shortly after start,
 never once per missed interval. Jobs coalesce, never run twice at once (``max_instances=1``), and
 the revalidation sweep and the sync walk take turns (one lock), so they never overlap either.
+On a shared PostgreSQL store only one daemon of the lab refreshes: the holder of the advisory lock
+(:class:`~syncd.store.leader.DaemonLock`, polled every ``POLL_S`` seconds); the others serve the tools
+and take over when it goes away (see :func:`_leader_hook`).
 Under systemd (``Type=notify``): READY=1 once migrations ran and the endpoint listens, WATCHDOG=1
 from the loop, STOPPING=1 on SIGTERM, then a drain of the running job.
 """
@@ -18,7 +21,7 @@ import contextlib
 import datetime as dt
 import logging
 import signal
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 import uvicorn
@@ -30,6 +33,7 @@ from syncd.httpauth import BearerAuth, check_bind, transport_security
 from syncd.logsetup import mask_email
 from syncd.refresh import sweep
 from syncd.sdnotify import notify, watchdog_interval_s
+from syncd.store.leader import POLL_S, DaemonLock
 from syncd.store.repo import Store
 from syncd.store.watches import list_sync_states, list_watches
 from syncd.sync import STOP as sync_stop
@@ -97,7 +101,14 @@ async def _serve(settings: Settings, store: Store) -> None:
     running: set[asyncio.Future[object]] = set()
     turn = asyncio.Lock()  # the sweep and the sync walk take turns: never both at once
 
+    lock = DaemonLock(store.engine)
+    scheduler = AsyncIOScheduler(timezone=dt.UTC, job_defaults=JOB_DEFAULTS)
+    leader_job = _leader_hook(lock, scheduler, settings, store)
+    await leader_job()
+
     async def sweep_job() -> None:
+        if not lock.held:  # a standby daemon serves only
+            return
         async with turn:
             fut = loop.run_in_executor(None, sweep, sweep_cache, settings.revalidate_batch)
             running.add(fut)
@@ -109,6 +120,8 @@ async def _serve(settings: Settings, store: Store) -> None:
                 running.discard(fut)
 
     async def sync_job() -> None:
+        if not lock.held:
+            return
         async with turn:
             fut = loop.run_in_executor(None, _sync_pass, sweep_cache, settings)
             running.add(fut)
@@ -118,7 +131,6 @@ async def _serve(settings: Settings, store: Store) -> None:
             finally:
                 running.discard(fut)
 
-    scheduler = AsyncIOScheduler(timezone=dt.UTC, job_defaults=JOB_DEFAULTS)
     plan = plan_jobs(settings, store, dt.datetime.now(dt.UTC))
     for job_id, func in (("revalidate", sweep_job), ("sync", sync_job)):
         scheduler.add_job(
@@ -134,6 +146,7 @@ async def _serve(settings: Settings, store: Store) -> None:
         plan["revalidate"]["next_run_time"].isoformat(timespec="seconds"),  # type: ignore[attr-defined]
         plan["sync"]["next_run_time"].isoformat(timespec="seconds"),  # type: ignore[attr-defined]
     )
+    scheduler.add_job(leader_job, "interval", seconds=POLL_S, id="leader")
     wd = watchdog_interval_s()
     if wd:
         scheduler.add_job(lambda: notify("WATCHDOG=1"), "interval", seconds=wd, id="watchdog")
@@ -167,7 +180,36 @@ async def _serve(settings: Settings, store: Store) -> None:
             await ready
         tools_cache.close()
         sweep_cache.close()
+        await loop.run_in_executor(None, lock.release)
         log.info("event=stopped")
+
+
+# --- daemon lock (shared PostgreSQL store: one refreshing daemon per lab) ---------------------------
+
+
+def _leader_hook(
+    lock: DaemonLock, scheduler: AsyncIOScheduler, settings: Settings, store: Store
+) -> Callable[[], Awaitable[None]]:
+    """The scheduler job that polls ``lock`` (in a worker thread) and logs role changes.
+
+    A daemon that becomes the holder brings the sweep and an overdue sync forward (as after a start),
+    so a takeover does not wait one full interval. Always the holder on SQLite.
+    """
+    loop = asyncio.get_running_loop()
+
+    async def poll() -> None:
+        was = lock.held if scheduler.running else None
+        held = await loop.run_in_executor(None, lock.poll)
+        if held == was:
+            return
+        log.info("event=leader role=%s lock=%s", "active" if held else "standby", lock.name)
+        notify(f"STATUS={'refreshing daemon' if held else 'standby: another daemon refreshes'}")
+        if held and scheduler.running:
+            plan = plan_jobs(settings, store, dt.datetime.now(dt.UTC))
+            for job_id in ("revalidate", "sync"):
+                scheduler.modify_job(job_id, next_run_time=plan[job_id]["next_run_time"])
+
+    return poll
 
 
 class _Server(uvicorn.Server):

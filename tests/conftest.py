@@ -1,8 +1,31 @@
-"""Shared fixtures: a fake upstream on loopback, settings pointing at it, a fresh store per test."""
+"""Shared fixtures: a fake upstream on loopback, settings pointing at it, a fresh store per test.
+
+Backends: ``db_url`` is an SQLite file by default. Modules marked ``pytestmark =
+pytest.mark.both_backends`` run every test that takes ``db_url`` (directly or through ``settings``,
+``store``, ``cache``) twice, ``[sqlite]`` and ``[postgresql]``. The PostgreSQL server is
+``$SYNCD_TEST_PG_URL`` when set (``.ci/run`` starts one; an unreachable server then fails those
+tests), else a throwaway cluster this session starts from the local PostgreSQL binaries
+(``initdb``/``pg_ctl`` on PATH or in ``/usr/lib/postgresql/*/bin``) on 127.0.0.1 in a temporary
+directory, as ``nobody`` when running as root; without binaries or psycopg, or with
+``SYNCD_TEST_PG=off``, the ``[postgresql]`` cases skip.
+Each PostgreSQL test gets a fresh database cloned from a template migrated to head once per session.
+``SYNCD_TEST_BACKEND=postgresql`` runs every other ``db_url`` test on PostgreSQL too (SQLite-only
+tests, e.g. WAL or file modes, then fail by design).
+"""
 
 from __future__ import annotations
 
+import contextlib
+import glob
+import importlib.util
 import json
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import uuid
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -33,8 +56,189 @@ def fake() -> Iterator[FakeUpstream]:
         yield server
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "both_backends: run the module's db_url tests on SQLite and on PostgreSQL"
+    )
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "db_backend" in metafunc.fixturenames and metafunc.definition.get_closest_marker("both_backends"):
+        metafunc.parametrize("db_backend", ["sqlite", "postgresql"], indirect=True)
+
+
+PG_ENV = "SYNCD_TEST_PG_URL"
+PG_TEMPLATE = "syncd_test_template"
+
+
+def _pg_tool(name: str) -> str | None:
+    """Path of a PostgreSQL server binary (newest major version first), or None."""
+    for directory in sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True):
+        if os.access(os.path.join(directory, name), os.X_OK):
+            return os.path.join(directory, name)
+    return shutil.which(name)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class PgCluster:
+    """A throwaway PostgreSQL cluster on 127.0.0.1 in a temp dir (trust auth, no fsync), for tests."""
+
+    def __init__(self, initdb: str, pg_ctl: str) -> None:
+        self.initdb, self.pg_ctl = initdb, pg_ctl
+        self.root = Path(tempfile.mkdtemp(prefix="syncd-pg-"))
+        self.data = self.root / "data"
+        self.port = _free_port()
+        self.as_user: list[str] = []
+        if os.geteuid() == 0:  # postgres refuses to run as root
+            shutil.chown(self.root, "nobody")
+            self.as_user = ["runuser", "-u", "nobody", "--"]
+
+    @property
+    def url(self) -> str:
+        return f"postgresql+psycopg://syncd@127.0.0.1:{self.port}/postgres"
+
+    def start(self) -> None:
+        run = [*self.as_user]
+        subprocess.run(
+            [
+                *run,
+                self.initdb,
+                "-D",
+                str(self.data),
+                "-U",
+                "syncd",
+                "--auth=trust",
+                "-E",
+                "UTF8",
+                "--no-locale",
+            ],
+            check=True,
+            capture_output=True,
+        )
+        opts = (
+            f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.root} -c fsync=off "
+            "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
+        )
+        subprocess.run(
+            [
+                *run,
+                self.pg_ctl,
+                "-D",
+                str(self.data),
+                "-l",
+                str(self.root / "log"),
+                "-w",
+                "-o",
+                opts,
+                "start",
+            ],
+            check=True,
+            capture_output=True,
+        )
+
+    def stop(self) -> None:
+        with contextlib.suppress(Exception):
+            subprocess.run(
+                [*self.as_user, self.pg_ctl, "-D", str(self.data), "-m", "immediate", "-w", "stop"],
+                check=False,
+                capture_output=True,
+                timeout=30,
+            )
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _admin(url: str, sql: str) -> None:
+    """Run one statement outside a transaction (CREATE/DROP DATABASE) on the server of ``url``."""
+    import psycopg
+    from sqlalchemy.engine import make_url
+
+    u = make_url(url)
+    with psycopg.connect(
+        host=u.host,
+        port=u.port,
+        user=u.username,
+        password=u.password,
+        dbname=u.database or "postgres",
+        autocommit=True,
+    ) as conn:
+        conn.execute(sql)  # type: ignore[arg-type]
+
+
+def _with_db(url: str, name: str) -> str:
+    from sqlalchemy.engine import make_url
+
+    return (
+        make_url(url)
+        .set(drivername="postgresql+psycopg", database=name)
+        .render_as_string(hide_password=False)
+    )
+
+
+@pytest.fixture(scope="session")
+def pg_server_url() -> Iterator[str | None]:
+    """URL of a PostgreSQL server whose role may create databases (None when none is available).
+
+    A template database migrated to head is created once; see :func:`db_url`.
+    """
+    from syncd.store.repo import Store
+
+    cluster: PgCluster | None = None
+    url = os.environ.get(PG_ENV)
+    if not url:
+        initdb, pg_ctl = _pg_tool("initdb"), _pg_tool("pg_ctl")
+        usable = initdb and pg_ctl and (os.geteuid() != 0 or shutil.which("runuser"))
+        usable = usable and importlib.util.find_spec("psycopg") is not None
+        if os.environ.get("SYNCD_TEST_PG") == "off" or not usable:
+            yield None
+            return
+        cluster = PgCluster(initdb, pg_ctl)  # type: ignore[arg-type]
+        try:
+            cluster.start()
+        except (OSError, subprocess.CalledProcessError) as exc:
+            warnings.warn(f"could not start a PostgreSQL cluster: {exc}", stacklevel=1)
+            cluster.stop()
+            yield None
+            return
+        url = cluster.url
+    try:
+        _admin(url, f"DROP DATABASE IF EXISTS {PG_TEMPLATE} WITH (FORCE)")
+        _admin(url, f"CREATE DATABASE {PG_TEMPLATE}")
+        Store.open(_with_db(url, PG_TEMPLATE)).close()
+        yield url
+        _admin(url, f"DROP DATABASE IF EXISTS {PG_TEMPLATE} WITH (FORCE)")
+    finally:
+        if cluster is not None:
+            cluster.stop()
+
+
 @pytest.fixture
-def db_url(tmp_path: Path) -> str:
+def db_backend(request: pytest.FixtureRequest) -> str:
+    """``sqlite`` (default; ``$SYNCD_TEST_BACKEND`` overrides) or both in modules marked ``both_backends``."""
+    return str(getattr(request, "param", os.environ.get("SYNCD_TEST_BACKEND", "sqlite")))
+
+
+@pytest.fixture
+def pg_url(request: pytest.FixtureRequest) -> Iterator[str]:
+    """A fresh PostgreSQL database at head (cloned from the session template), dropped afterwards."""
+    server = request.getfixturevalue("pg_server_url")
+    if server is None:
+        pytest.skip(f"no PostgreSQL: set {PG_ENV} or install the server binaries (initdb, pg_ctl)")
+    name = f"syncd_t_{uuid.uuid4().hex[:12]}"
+    _admin(server, f"CREATE DATABASE {name} TEMPLATE {PG_TEMPLATE}")
+    yield _with_db(server, name)
+    _admin(server, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest.fixture
+def db_url(tmp_path: Path, db_backend: str, request: pytest.FixtureRequest) -> str:
+    """The store URL of one test: an SQLite file in ``tmp_path``, or a fresh PostgreSQL database."""
+    if db_backend == "postgresql":
+        return str(request.getfixturevalue("pg_url"))
     return f"sqlite:///{tmp_path / 'syncd.db'}"
 
 

@@ -14,6 +14,8 @@ from syncd.config import Settings
 from syncd.errors import BudgetExhausted, UpstreamOffline
 from syncd.store.repo import Store
 
+pytestmark = pytest.mark.both_backends
+
 
 def _settings(db_url: str, **pool: float) -> Settings:
     return Settings(

@@ -18,7 +18,7 @@ from syncd.tools.server import build_server
 from tests.conftest import corpus_json
 from tests.fakeupstream import FakeUpstream
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.both_backends]
 
 
 _SERVERS: weakref.WeakKeyDictionary[Cache, Any] = weakref.WeakKeyDictionary()

@@ -358,15 +358,8 @@ def test_hostile_queries_offline_reach_fts_safely(world: World, tool: str) -> No
     _integrity(world.db)
 
 
-NUL_FTS = (
-    "BUG: a NUL character in a crossref_search_works query that reaches the local mirror (upstream down, or "
-    "Crossref's 404 on /works) is quoted into the FTS5 MATCH string as is; SQLite fails with 'unterminated "
-    "string' and the tool answers store_unavailable (undeclared) instead of a local-mirror answer "
-    "(Store.search_page / Store.search in syncd/store/repo.py)"
-)
 
 
-@pytest.mark.xfail(strict=True, reason=NUL_FTS)
 @pytest.mark.parametrize("query", ["a\x00b", "0\x00"])
 def test_nul_in_offline_crossref_query_is_not_a_store_failure(world: World, query: str) -> None:
     """Offline, a query holding NUL is answered from the local mirror (flagged) or with a declared reason."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
 from sqlalchemy import text
 
 from syncd.lookups.crossref import work_content
@@ -12,17 +13,33 @@ from syncd.store.engine import current_revision, head_revision, make_engine, upg
 from syncd.store.repo import EntryContent, Store
 from tests.conftest import corpus_json
 
+pytestmark = pytest.mark.both_backends
+
 WORK = "crossref/work/10.1101_598821.json"
 
 
 def _fts_rows(store: Store, word: str) -> list[int]:
+    """Entry ids whose index matches ``word`` (``title:word`` for the title only), on either backend."""
     with store.read() as conn:
+        if store.engine.dialect.name == "postgresql":
+            column, _, term = word.rpartition(":")
+            vector = "to_tsvector('english', coalesce(title, ''))" if column == "title" else "search_tsv"
+            sql = text(f"SELECT id FROM entries WHERE {vector} @@ plainto_tsquery('english', :w)")
+            return [r[0] for r in conn.execute(sql, {"w": term})]
         return [
             r[0]
             for r in conn.execute(
                 text("SELECT rowid FROM entries_fts WHERE entries_fts MATCH :w"), {"w": word}
             )
         ]
+
+
+def _index_version(store: Store) -> object:
+    """What changes when an entry's index rows are rewritten (FTS5 data pages; PostgreSQL row versions)."""
+    with store.read() as conn:
+        if store.engine.dialect.name == "postgresql":
+            return conn.execute(text("SELECT array_agg(xmin::text ORDER BY id) FROM entries")).scalar_one()
+        return conn.execute(text("SELECT count(*) FROM entries_fts_data")).scalar_one()
 
 
 def test_upgrade_is_idempotent_and_sets_wal(tmp_path: Path) -> None:
@@ -56,15 +73,13 @@ def test_unchanged_content_bumps_validation_only(store: Store) -> None:
         first.title == "Raptor genomes reveal evolutionary signatures of predatory and nocturnal lifestyles"
     )
     assert _fts_rows(store, "raptor") == [first.id]
-    with store.read() as conn:
-        fts_before = conn.execute(text("SELECT count(*) FROM entries_fts_data")).scalar_one()
+    fts_before = _index_version(store)
     again, changed = store.put_content(content, now=2000.0)
     assert changed is False
     assert (again.id, again.body, again.fetched_at) == (first.id, first.body, 1000.0)
     assert again.validated_at == 2000.0
     assert again.checks == 2 and again.changes == 1
-    with store.read() as conn:
-        assert conn.execute(text("SELECT count(*) FROM entries_fts_data")).scalar_one() == fts_before
+    assert _index_version(store) == fts_before
 
 
 def test_volatile_fields_do_not_count_as_change(store: Store) -> None:
@@ -126,3 +141,13 @@ def test_background_sweep_skips_search_pages(cache: object) -> None:
     assert "crossref_work" in kinds and "zenodo_record" in kinds and "crossref_journal" in kinds
     assert "crossref_search" not in kinds and "zenodo_search" not in kinds
     assert "crossref_search" in {kind for kind, _ in cache.ttls()}  # type: ignore[attr-defined]
+
+
+def test_nul_characters_never_reach_the_search_columns(store: Store) -> None:
+    """A title with NUL (hostile upstream) is stored without it (PostgreSQL text cannot hold NUL)."""
+    content = EntryContent(
+        "zenodo_record", "1", "ok", '{"title": "a\\u0000b"}', "h", title="a\x00b", search_text="c\x00d"
+    )
+    entry, _ = store.put_content(content)
+    assert entry.title == "ab"
+    assert [e.key for e in store.search("ab")] == ["1"]

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import delete, func, select, update
 
+from syncd.store.dialect import upsert
 from syncd.store.models import Blob
 from syncd.store.repo import Store
 
@@ -91,16 +92,20 @@ def put_blob(
                 evicted += 1
                 if used + len(data) <= total_cap:
                     break
-        conn.execute(
-            Blob.__table__.insert().values(
-                kind=kind,
-                key=key,
-                data=data,
-                size=len(data),
-                content_type=content_type,
-                fetched_at=now,
-                accessed_at=now,
-            )
+        # an upsert: a concurrent writer of the same blob (another workstation) must not fail
+        upsert(
+            conn,
+            Blob.__table__,
+            {
+                "kind": kind,
+                "key": key,
+                "data": data,
+                "size": len(data),
+                "content_type": content_type,
+                "fetched_at": now,
+                "accessed_at": now,
+            },
+            ["kind", "key"],
         )
     return evicted
 

@@ -1,5 +1,12 @@
 """Engine setup and schema upgrades.
 
+``database_url`` is an SQLAlchemy URL: ``sqlite:///PATH`` (the embedded default) or
+``postgresql+psycopg://USER:PASSWORD@HOST/DB`` (a shared lab cache; a bare ``postgresql://`` gets the
+psycopg 3 driver). PostgreSQL runs at its default ``READ COMMITTED`` isolation; the code that must
+serialize (the budget row, ``put_content``) takes row locks with ``SELECT ... FOR UPDATE`` and writes
+with ``INSERT ... ON CONFLICT``, and processes upgrading the schema together serialize on an advisory
+lock.
+
 SQLite runs in WAL mode with ``busy_timeout``, ``synchronous=NORMAL`` and foreign keys on. Every
 transaction opened through :meth:`Engine.begin` starts with ``BEGIN IMMEDIATE`` (the write lock is
 taken up front, so several processes never deadlock on a lock upgrade); read-only work uses
@@ -18,13 +25,23 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine, event
-from sqlalchemy.engine import make_url
 
 from syncd.errors import StoreError
+from syncd.store.dialect import migration_lock, normalize_url
 
 __all__ = ["BUSY_TIMEOUT_MS", "current_revision", "head_revision", "make_engine", "reader", "upgrade_to_head"]
 
 BUSY_TIMEOUT_MS = 10_000
+PG_CONNECT_ARGS: dict[str, Any] = {
+    "connect_timeout": 10,
+    "application_name": "syncd",
+    # notice a dead server (or a dead network path) within ~1 min instead of hanging on TCP defaults
+    "keepalives": 1,
+    "keepalives_idle": 30,
+    "keepalives_interval": 10,
+    "keepalives_count": 3,
+}
+"""libpq connection parameters of every PostgreSQL connection (seconds)."""
 
 
 def _migrations_dir() -> Path:
@@ -46,6 +63,7 @@ def _alembic_config() -> Config:
 def make_engine(database_url: str, **kwargs: Any) -> Engine:
     """Create the engine for ``database_url`` (an SQLAlchemy URL).
 
+    For PostgreSQL: psycopg 3, pooled connections checked before use, :data:`PG_CONNECT_ARGS`.
     For SQLite the parent directory is created (mode 0o750) and each connection is set up with WAL,
     ``busy_timeout`` (:data:`BUSY_TIMEOUT_MS` milliseconds), ``synchronous=NORMAL`` and
     ``foreign_keys=ON``; transactions begin ``IMMEDIATE`` unless the ``sqlite_begin`` execution
@@ -54,9 +72,11 @@ def make_engine(database_url: str, **kwargs: Any) -> Engine:
     Raises:
         StoreError: the database directory cannot be created.
     """
-    url = make_url(database_url)
+    url = normalize_url(database_url)
     if url.get_backend_name() != "sqlite":
-        return create_engine(url, pool_pre_ping=True, **kwargs)
+        connect_args = dict(PG_CONNECT_ARGS) if url.get_backend_name() == "postgresql" else {}
+        connect_args.update(kwargs.pop("connect_args", {}))
+        return create_engine(url, pool_pre_ping=True, connect_args=connect_args, **kwargs)
     if url.database and url.database != ":memory:":
         path = Path(url.database).expanduser()
         try:
@@ -108,7 +128,9 @@ def current_revision(engine: Engine) -> str | None:
 def upgrade_to_head(engine: Engine) -> str | None:
     """Upgrade the schema to the newest revision; a no-op when already there. Returns the revision.
 
-    Runs inside one ``BEGIN IMMEDIATE`` transaction, so processes starting together serialize.
+    Runs inside one transaction (``BEGIN IMMEDIATE`` on SQLite; on PostgreSQL, whose DDL is
+    transactional, after taking an advisory lock), so processes starting together serialize and the
+    later ones find the schema at head.
 
     Raises:
         StoreError: the database cannot be opened or migrated.
@@ -119,6 +141,7 @@ def upgrade_to_head(engine: Engine) -> str | None:
             return head
         cfg = _alembic_config()
         with engine.begin() as conn:
+            migration_lock(conn)
             cfg.attributes["connection"] = conn
             command.upgrade(cfg, "head")
         if engine.dialect.name == "sqlite" and engine.url.database not in (None, "", ":memory:"):

@@ -4,6 +4,10 @@ Deleting an entry deletes its ``validations`` row (foreign key ``ON DELETE CASCA
 rows (the ``entries_fts_ad`` trigger) in the same transaction. Entries have no access time, so the
 size cap removes the entries upstream confirmed longest ago first (``validated_at``); blobs, which do
 carry ``accessed_at``, are removed least recently used first.
+
+On PostgreSQL the search index is the generated ``entries.search_tsv`` column with its GIN index
+(migration 0002), which the server keeps in step with every row; :func:`verify` checks that the
+index exists and is valid, and :func:`vacuum` runs ``VACUUM ANALYZE``.
 """
 
 from __future__ import annotations
@@ -231,10 +235,11 @@ class VerifyResult:
 def verify(store: Store, *, repair: bool = False) -> VerifyResult:
     """Check the database; with ``repair``, fix what can be fixed.
 
-    Checks ``PRAGMA integrity_check`` and ``foreign_key_check``, entries without a
+    Checks ``PRAGMA integrity_check`` and ``foreign_key_check`` (SQLite), entries without a
     validation row, validation rows without an entry, ``ok`` entries without a body or hash, and the
-    FTS index against the entries (FTS5 ``integrity-check``). With ``repair``: add missing validation
-    rows, delete orphans and rebuild the FTS index; what was fixed is listed in ``repaired``.
+    FTS index against the entries (FTS5 ``integrity-check``; on PostgreSQL: the search column and its
+    GIN index exist and are valid). With ``repair``: add missing validation rows, delete orphans and
+    rebuild the FTS (or GIN) index; what was fixed is listed in ``repaired``.
     """
     res = VerifyResult()
     sqlite = store.engine.dialect.name == "sqlite"
@@ -272,7 +277,9 @@ def verify(store: Store, *, repair: bool = False) -> VerifyResult:
             .where(Entry.status == "ok", or_(Entry.body.is_(None), Entry.content_hash.is_(None)))
         ).scalar_one()
         fts_problem = None
-        if sqlite:
+        if not sqlite:
+            res.fts_rows, fts_problem = _pg_search_index(conn)
+        else:
             res.fts_rows = int(conn.execute(text("SELECT count(*) FROM entries_fts_docsize")).scalar_one())
             try:
                 conn.execute(text("INSERT INTO entries_fts(entries_fts, rank) VALUES ('integrity-check', 1)"))
@@ -304,14 +311,47 @@ def verify(store: Store, *, repair: bool = False) -> VerifyResult:
             if fts_problem and sqlite:
                 conn.execute(text("INSERT INTO entries_fts(entries_fts) VALUES ('rebuild')"))
                 res.repaired.append("rebuilt the FTS index")
+            elif fts_problem and res.fts_rows >= 0:  # PostgreSQL: the column exists, the index is bad
+                conn.execute(text(f"DROP INDEX IF EXISTS {PG_SEARCH_INDEX}"))
+                conn.execute(text(f"CREATE INDEX {PG_SEARCH_INDEX} ON entries USING gin (search_tsv)"))
+                res.repaired.append("rebuilt the search index")
         again = verify(store, repair=False)
         again.repaired = res.repaired
         return again
     return res
 
 
+PG_SEARCH_INDEX = "ix_entries_search_tsv"
+
+
+def _pg_search_index(conn: Any) -> tuple[int, str | None]:
+    """PostgreSQL: ``(entries with a search vector, problem or None)``; -1 rows when the column is missing."""
+    has_column = conn.execute(
+        text(
+            "SELECT count(*) FROM information_schema.columns "
+            "WHERE table_schema = current_schema() AND table_name = 'entries' AND column_name = 'search_tsv'"
+        )
+    ).scalar_one()
+    if not has_column:
+        return -1, "search: the entries.search_tsv column is missing (run `syncd db upgrade`)"
+    rows = int(conn.execute(text("SELECT count(search_tsv) FROM entries")).scalar_one())
+    valid = conn.execute(
+        text("SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass(:name)"),
+        {"name": PG_SEARCH_INDEX},
+    ).first()
+    if valid is None:
+        return rows, f"search: index {PG_SEARCH_INDEX} is missing"
+    if not valid[0]:
+        return rows, f"search: index {PG_SEARCH_INDEX} is invalid"
+    return rows, None
+
+
 def vacuum(store: Store) -> dict[str, Any]:
-    """Checkpoint the WAL, optimize the FTS index and ``VACUUM``; returns sizes before and after."""
+    """Reclaim space; returns ``size_before_bytes`` and ``size_after_bytes``.
+
+    SQLite: checkpoint the WAL, optimize the FTS index and ``VACUUM``. PostgreSQL: ``VACUUM ANALYZE``
+    (space returns to the server's free-space map; the database file rarely shrinks).
+    """
     before = store.size_bytes()
     if store.engine.dialect.name == "sqlite":
         with store.write() as conn:

@@ -5,10 +5,17 @@ upstream (:meth:`Store.put_content`); a revalidation that finds the same content
 ``validations`` row only (:meth:`Store.mark_validated`), so the entry row and its FTS index rows stay
 untouched; an upstream failure is recorded beside the entry (:meth:`Store.mark_error`) and never
 touches the body.
+
+Both backends (SQLite, PostgreSQL) run the same code; the search methods have one named branch per
+backend (FTS5 ``MATCH`` + ``bm25`` vs ``tsvector @@ websearch_to_tsquery`` + ``ts_rank``) with the same
+results shape. Concurrent writers of the same entry (two lab workstations fetching one DOI) are
+serialized by a row lock (``SELECT ... FOR UPDATE``) and an ``INSERT ... ON CONFLICT DO NOTHING``, so
+neither fails on the unique ``(kind, key)`` constraint.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -16,10 +23,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, Engine, and_, func, or_, select, text, update
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import SQLAlchemyError
 
 from syncd.errors import StoreError
+from syncd.store.dialect import PG_TS_CONFIG, database_size, insert_ignore, is_postgresql, upsert
 from syncd.store.engine import make_engine, reader, upgrade_to_head
 from syncd.store.models import Concept, Entry, Validation
 
@@ -107,6 +114,29 @@ def _row_to_entry(row: Any) -> StoredEntry:
 
 def _select_entries() -> Any:
     return select(*_COLUMNS).join(Validation, Validation.entry_id == Entry.id)
+
+
+def _indexable(value: str | None) -> str | None:
+    """A title or search text as stored: NUL characters dropped (PostgreSQL text cannot hold them)."""
+    return value.replace("\x00", "") if value else value
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+"""Control characters (NUL breaks FTS5 quoting and cannot be stored in PostgreSQL text)."""
+
+
+def _terms(query: str) -> list[str]:
+    """Whitespace-separated terms of ``query``, each double-quoted (inner quotes dropped), blanks skipped.
+
+    A quoted term is a phrase of its tokens for FTS5 and for ``websearch_to_tsquery`` alike, so
+    ``OR``, ``-``, ``NEAR``, ``title:`` and the like in user text are searched as words.
+    """
+    out = []
+    for term in _CONTROL.sub(" ", query).split():
+        bare = term.replace('"', " ").strip()
+        if bare:
+            out.append(f'"{bare}"')
+    return out
 
 
 class Store:
@@ -230,25 +260,29 @@ class Store:
         return result
 
     def size_bytes(self) -> int | None:
-        """Database size in bytes (SQLite: page_count x page_size), or None on other backends."""
-        if self.engine.dialect.name != "sqlite":
+        """Database size in bytes (SQLite: page_count x page_size; PostgreSQL: ``pg_database_size``)."""
+        if self.engine.dialect.name not in ("sqlite", "postgresql"):
             return None
         with self.read() as conn:
-            pages = conn.exec_driver_sql("PRAGMA page_count").scalar_one()
-            size = conn.exec_driver_sql("PRAGMA page_size").scalar_one()
-        return int(pages) * int(size)
+            return database_size(conn)
 
     def search(self, query: str, kind: str | None = None, limit: int = 20) -> list[StoredEntry]:
-        """Full-text search over stored titles and text (FTS5 syntax neutralised: terms are quoted)."""
-        terms = [t.replace('"', '""') for t in query.split() if t.strip()]
+        """Full-text search over stored titles and text: entries matching ALL terms of ``query``, best first.
+
+        Terms are split on whitespace and each is quoted, so search syntax in user input is inert on
+        both backends (a term is a phrase of its tokens). SQLite: FTS5 ``MATCH`` ranked by ``bm25``;
+        PostgreSQL: ``websearch_to_tsquery`` over the ``search_tsv`` column ranked by ``ts_rank``
+        (stemmed with the ``english`` configuration, whose stop words are ignored). Returns at most
+        ``limit`` entries, optionally of one ``kind``.
+        """
+        terms = _terms(query)
         if not terms:
             return []
-        match = " ".join(f'"{t}"' for t in terms)
-        sql = text(
-            "SELECT rowid FROM entries_fts WHERE entries_fts MATCH :m ORDER BY bm25(entries_fts) LIMIT :n"
-        )
         with self.read() as conn:
-            ids = [r[0] for r in conn.execute(sql, {"m": match, "n": limit * 4})]
+            if is_postgresql(conn):
+                ids = self._search_ids_postgresql(conn, " ".join(terms), kind, limit, 0)
+            else:
+                ids = self._search_ids_sqlite(conn, " ".join(terms), limit * 4)
             if not ids:
                 return []
             q = _select_entries().where(Entry.id.in_(ids))
@@ -262,31 +296,67 @@ class Store:
     ) -> tuple[list[StoredEntry], int]:
         """Full-text page of entries of ``kind`` matching any of ``terms``.
 
-        Entries of ``kind`` matching ANY of ``terms`` (FTS5 over title and search text), best first
-        (bm25), paged by ``offset``/``limit``; returns ``(page, total_matches)``. Each term is quoted, so
-        FTS5 syntax in user input is inert.
+        Entries of ``kind`` matching ANY of ``terms`` (over title and search text), best first (FTS5
+        ``bm25`` on SQLite, ``ts_rank`` on PostgreSQL), paged by ``offset``/``limit``; returns
+        ``(page, total_matches)``. Each term is quoted, so search syntax in user input is inert.
         """
-        quoted = [f'"{t.replace(chr(34), chr(34) * 2)}"' for t in terms if t.strip()]
+        quoted = _terms(" ".join(terms))
         if not quoted:
             return [], 0
         match = " OR ".join(quoted)
-        base = (
-            "FROM entries_fts JOIN entries ON entries.id = entries_fts.rowid "
-            "WHERE entries_fts MATCH :m AND entries.kind = :k"
-        )
         with self.read() as conn:
-            total = int(conn.execute(text(f"SELECT count(*) {base}"), {"m": match, "k": kind}).scalar_one())
-            ids = [
-                r[0]
-                for r in conn.execute(
-                    text(f"SELECT entries.id {base} ORDER BY bm25(entries_fts) LIMIT :n OFFSET :o"),
-                    {"m": match, "k": kind, "n": limit, "o": offset},
+            if is_postgresql(conn):
+                total = self._search_count_postgresql(conn, match, kind)
+                ids = self._search_ids_postgresql(conn, match, kind, limit, offset)
+            else:
+                base = (
+                    "FROM entries_fts JOIN entries ON entries.id = entries_fts.rowid "
+                    "WHERE entries_fts MATCH :m AND entries.kind = :k"
                 )
-            ]
+                total = int(
+                    conn.execute(text(f"SELECT count(*) {base}"), {"m": match, "k": kind}).scalar_one()
+                )
+                ids = [
+                    r[0]
+                    for r in conn.execute(
+                        text(f"SELECT entries.id {base} ORDER BY bm25(entries_fts) LIMIT :n OFFSET :o"),
+                        {"m": match, "k": kind, "n": limit, "o": offset},
+                    )
+                ]
             if not ids:
                 return [], total
             by_id = {r.id: _row_to_entry(r) for r in conn.execute(_select_entries().where(Entry.id.in_(ids)))}
         return [by_id[i] for i in ids if i in by_id], total
+
+    @staticmethod
+    def _search_ids_sqlite(conn: Connection, match: str, limit: int) -> list[int]:
+        """SQLite: ids of the FTS5 matches of ``match`` (quoted terms), best (lowest bm25) first."""
+        sql = text(
+            "SELECT rowid FROM entries_fts WHERE entries_fts MATCH :m ORDER BY bm25(entries_fts) LIMIT :n"
+        )
+        return [r[0] for r in conn.execute(sql, {"m": match, "n": limit})]
+
+    @staticmethod
+    def _search_ids_postgresql(
+        conn: Connection, websearch: str, kind: str | None, limit: int, offset: int
+    ) -> list[int]:
+        """PostgreSQL: ids matching ``websearch`` (websearch syntax), highest ``ts_rank`` first, then id."""
+        where = "AND e.kind = :k " if kind else ""
+        sql = text(
+            f"SELECT e.id FROM entries e, websearch_to_tsquery('{PG_TS_CONFIG}', :q) q "
+            f"WHERE e.search_tsv @@ q {where}"
+            "ORDER BY ts_rank(e.search_tsv, q) DESC, e.id LIMIT :n OFFSET :o"
+        )
+        return [r[0] for r in conn.execute(sql, {"q": websearch, "k": kind, "n": limit, "o": offset})]
+
+    @staticmethod
+    def _search_count_postgresql(conn: Connection, websearch: str, kind: str) -> int:
+        """PostgreSQL: number of entries of ``kind`` matching ``websearch``."""
+        sql = text(
+            f"SELECT count(*) FROM entries e WHERE e.kind = :k "
+            f"AND e.search_tsv @@ websearch_to_tsquery('{PG_TS_CONFIG}', :q)"
+        )
+        return int(conn.execute(sql, {"q": websearch, "k": kind}).scalar_one())
 
     # --- writes ----------------------------------------------------------------------------------
 
@@ -303,90 +373,110 @@ class Store:
         """
         now = time.time() if now is None else now
         with self.write() as conn:
-            existing = conn.execute(
-                _select_entries().where(Entry.kind == content.kind, Entry.key == content.key)
-            ).first()
-            if existing is not None:
-                old = _row_to_entry(existing)
-                if content.status == "not_found" and old.status == "ok":
+            existing = self._locked(conn, content.kind, content.key)
+            if existing is None:
+                inserted = insert_ignore(
+                    conn,
+                    Entry.__table__,
+                    {
+                        "kind": content.kind,
+                        "key": content.key,
+                        "status": content.status,
+                        "body": content.body,
+                        "content_hash": content.content_hash,
+                        "upstream_version": content.upstream_version,
+                        "doi": content.doi,
+                        "concept_key": content.concept_key,
+                        "title": _indexable(content.title),
+                        "search_text": _indexable(content.search_text),
+                        "fetched_at": now,
+                        "created_at": now,
+                    },
+                )
+                if inserted:
+                    entry_id = conn.execute(
+                        select(Entry.id).where(Entry.kind == content.kind, Entry.key == content.key)
+                    ).scalar_one()
                     conn.execute(
-                        update(Validation)
-                        .where(Validation.entry_id == old.id)
-                        .values(last_error="not_found", last_error_at=now)
-                    )
-                    changed = False
-                elif old.status == content.status and old.content_hash == content.content_hash:
-                    self._bump(conn, old.id, now, content.etag, content.last_modified, content.volatile)
-                    if content.upstream_version != old.upstream_version:
-                        conn.execute(
-                            update(Entry)
-                            .where(Entry.id == old.id)
-                            .values(upstream_version=content.upstream_version)
-                        )
-                    changed = False
-                else:
-                    conn.execute(
-                        update(Entry)
-                        .where(Entry.id == old.id)
-                        .values(
-                            status=content.status,
-                            body=content.body,
-                            content_hash=content.content_hash,
-                            upstream_version=content.upstream_version,
-                            doi=content.doi,
-                            concept_key=content.concept_key,
-                            title=content.title,
-                            search_text=content.search_text,
-                            fetched_at=now,
-                        )
-                    )
-                    conn.execute(
-                        update(Validation)
-                        .where(Validation.entry_id == old.id)
-                        .values(
+                        Validation.__table__.insert().values(
+                            entry_id=entry_id,
                             validated_at=now,
                             etag=content.etag,
                             last_modified=content.last_modified,
-                            checks=Validation.checks + 1,
-                            changes=Validation.changes + 1,
-                            last_error=None,
-                            last_error_at=None,
+                            checks=1,
+                            changes=1,
                             volatile=content.volatile,
                         )
                     )
                     changed = True
+                else:  # another process stored it meanwhile (PostgreSQL): update what it wrote
+                    existing = self._locked(conn, content.kind, content.key)
+                    if existing is None:
+                        raise StoreError(f"entry {content.kind}:{content.key} vanished while being stored")
+            if existing is not None:
+                old = _row_to_entry(existing)
                 entry_id = old.id
-            else:
-                entry_id = conn.execute(
-                    Entry.__table__.insert().values(
-                        kind=content.kind,
-                        key=content.key,
-                        status=content.status,
-                        body=content.body,
-                        content_hash=content.content_hash,
-                        upstream_version=content.upstream_version,
-                        doi=content.doi,
-                        concept_key=content.concept_key,
-                        title=content.title,
-                        search_text=content.search_text,
-                        fetched_at=now,
-                        created_at=now,
-                    )
-                ).inserted_primary_key[0]
-                conn.execute(
-                    Validation.__table__.insert().values(
-                        entry_id=entry_id,
-                        validated_at=now,
-                        etag=content.etag,
-                        last_modified=content.last_modified,
-                        checks=1,
-                        changes=1,
-                        volatile=content.volatile,
-                    )
-                )
-                changed = True
+                changed = self._apply(conn, old, content, now)
             row = conn.execute(_select_entries().where(Entry.id == entry_id)).one()
         return _row_to_entry(row), changed
+
+    @staticmethod
+    def _locked(conn: Connection, kind: str, key: str) -> Any:
+        """The entry row ``(kind, key)`` joined with its validation, row-locked (FOR UPDATE), or None.
+
+        On PostgreSQL the lock makes a concurrent writer of the same entry wait for this transaction;
+        on SQLite the clause is left out (``BEGIN IMMEDIATE`` already holds the write lock).
+        """
+        return conn.execute(
+            _select_entries().where(Entry.kind == kind, Entry.key == key).with_for_update(of=Entry)
+        ).first()
+
+    def _apply(self, conn: Connection, old: StoredEntry, content: EntryContent, now: float) -> bool:
+        """Apply a new upstream answer to the stored entry ``old``; True when its content changed."""
+        if content.status == "not_found" and old.status == "ok":
+            conn.execute(
+                update(Validation)
+                .where(Validation.entry_id == old.id)
+                .values(last_error="not_found", last_error_at=now)
+            )
+            return False
+        if old.status == content.status and old.content_hash == content.content_hash:
+            self._bump(conn, old.id, now, content.etag, content.last_modified, content.volatile)
+            if content.upstream_version != old.upstream_version:
+                conn.execute(
+                    update(Entry).where(Entry.id == old.id).values(upstream_version=content.upstream_version)
+                )
+            return False
+        conn.execute(
+            update(Entry)
+            .where(Entry.id == old.id)
+            .values(
+                status=content.status,
+                body=content.body,
+                content_hash=content.content_hash,
+                upstream_version=content.upstream_version,
+                doi=content.doi,
+                concept_key=content.concept_key,
+                title=_indexable(content.title),
+                search_text=_indexable(content.search_text),
+                fetched_at=now,
+            )
+        )
+        conn.execute(
+            update(Validation)
+            .where(Validation.entry_id == old.id)
+            .values(
+                validated_at=now,
+                etag=content.etag,
+                last_modified=content.last_modified,
+                checks=Validation.checks + 1,
+                changes=Validation.changes + 1,
+                last_error=None,
+                last_error_at=None,
+                volatile=content.volatile,
+            )
+        )
+        return True
 
     @staticmethod
     def _bump(
@@ -439,12 +529,10 @@ class Store:
     def set_concept(self, concept_recid: str, latest_recid: str, now: float | None = None) -> None:
         """Remember that the latest version of Zenodo concept ``concept_recid`` is ``latest_recid``."""
         now = time.time() if now is None else now
-        stmt = sqlite_insert(Concept).values(
-            concept_recid=concept_recid, latest_recid=latest_recid, validated_at=now
-        )
-        stmt = stmt.on_conflict_do_update(
-            index_elements=[Concept.concept_recid],
-            set_={"latest_recid": latest_recid, "validated_at": now},
-        )
         with self.write() as conn:
-            conn.execute(stmt)
+            upsert(
+                conn,
+                Concept.__table__,
+                {"concept_recid": concept_recid, "latest_recid": latest_recid, "validated_at": now},
+                ["concept_recid"],
+            )

@@ -14,9 +14,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import delete, select, update
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy import delete, select
 
+from syncd.store.dialect import insert_ignore, upsert
 from syncd.store.models import SyncState, Watch
 from syncd.store.repo import Store
 
@@ -76,12 +76,8 @@ def add_watch(
     now = time.time() if now is None else now
     text = canonical_spec(spec)
     with store.write() as conn:
-        result = conn.execute(
-            sqlite_insert(Watch)
-            .values(kind=kind, spec=text, label=label, created_at=now)
-            .on_conflict_do_nothing()
-        )
-        created = bool(result.rowcount)
+        values = {"kind": kind, "spec": text, "label": label, "created_at": now}
+        created = bool(insert_ignore(conn, Watch.__table__, values))
         row = conn.execute(select(Watch).where(Watch.kind == kind, Watch.spec == text)).one()
     return _watch(row), created
 
@@ -163,11 +159,7 @@ def save_sync_state(
     if last_success_at is not _UNSET:
         values["last_success_at"] = last_success_at
     with store.write() as conn:
-        exists = conn.execute(select(SyncState.name).where(SyncState.name == name)).first()
-        if exists:
-            conn.execute(update(SyncState).where(SyncState.name == name).values(**values))
-        else:
-            conn.execute(SyncState.__table__.insert().values(name=name, **values))
+        upsert(conn, SyncState.__table__, {"name": name, **values}, ["name"])
 
 
 def delete_sync_state(store: Store, name: str) -> None:
