@@ -358,8 +358,6 @@ def test_hostile_queries_offline_reach_fts_safely(world: World, tool: str) -> No
     _integrity(world.db)
 
 
-
-
 @pytest.mark.parametrize("query", ["a\x00b", "0\x00"])
 def test_nul_in_offline_crossref_query_is_not_a_store_failure(world: World, query: str) -> None:
     """Offline, a query holding NUL is answered from the local mirror (flagged) or with a declared reason."""
