@@ -71,6 +71,10 @@ def test_processes_never_exceed_rate_or_in_flight(fake: FakeUpstream, tmp_path: 
     assert len(stamps) == 18
     # any window of 1 s holds at most burst + rate x 1 s requests
     worst = max(sum(1 for t in stamps if s <= t < s + 1.0) for s in stamps)
+    print(
+        f"figures: requests={len(stamps)} worst_1s_window={worst} budget={BURST + PER_S:g} "
+        f"max_in_flight={fake.max_in_flight} limit={IN_FLIGHT}"
+    )
     assert worst <= BURST + PER_S
     assert fake.max_in_flight <= IN_FLIGHT
     assert stamps[-1] - stamps[0] >= (18 - BURST) / PER_S - 0.5

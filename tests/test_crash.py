@@ -93,6 +93,7 @@ def test_sigkill_at_random_points_loses_nothing(tmp_path: Path) -> None:
             con.close()
         lost = sorted(k for k in committed if stored.get(k) != committed[k])
         assert not lost, f"committed entries lost: {lost[:5]}"
+    print(f"figures: kills={KILLS} committed_checked={len(committed)} lost=0 integrity=ok")
     assert len(committed) >= KILLS // 2  # the children really wrote (some kills land before a commit)
     assert first_keys == sorted(first_keys)  # every restart resumed after what was stored
     con = sqlite3.connect(tmp_path / "crash.db")
