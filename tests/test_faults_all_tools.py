@@ -16,8 +16,8 @@ which is what the claims below require anyway.)
 Claims, per cell:
 
 Timing: "within the deadline" is measured inside each tool (its body, upstream included) and must be
-under ``deadline_s + 1`` s (deadline 1.5 s); as the client sees it (26 concurrent MCP sessions on 2
-cores add CPU-bound session and schema work) it must be under ``deadline_s + 3`` s. A call over either
+under ``deadline_s + 2`` s (deadline 1.5 s); as the client sees it (26 concurrent MCP sessions on 2
+cores add CPU-bound session and schema work) it must be under ``deadline_s + 4.5`` s. A call over either
 counts as hung. Multi-stage calls whose stages could each take a deadline are also timed alone
 (``test_multi_stage_call_keeps_one_deadline``), since under concurrency an early breaker hides that.
 
@@ -62,7 +62,8 @@ from tests.fakeupstream import FakeUpstream
 
 DEADLINE_S = 1.5
 SLACK_S = 1.0
-CLIENT_SLACK_S = 3.0
+HUNG_SLACK_S = 2.0  # 26 concurrent calls on 2 busy cores: CPU waits are not hangs
+CLIENT_SLACK_S = 4.5
 UPSTREAM_REASONS = {"upstream_unavailable", "rate_limited", "request_timeout", "malformed_response"}
 ROOMY = {"per_s": 1000.0, "burst": 1000.0, "in_flight": 32}
 POOLS = ("crossref_single", "crossref_list", "zenodo_general", "zenodo_search", "doi")
@@ -179,7 +180,7 @@ class Outcome:
     @property
     def hung(self) -> bool:
         """Past the deadline (plus slack) inside the tool, or far past it as the client saw it."""
-        return self.body_s >= DEADLINE_S + SLACK_S or self.elapsed >= DEADLINE_S + CLIENT_SLACK_S
+        return self.body_s >= DEADLINE_S + HUNG_SLACK_S or self.elapsed >= DEADLINE_S + CLIENT_SLACK_S
 
 
 def instrument(server: Any) -> dict[str, float]:
