@@ -233,9 +233,11 @@ class Cache:
         fetch: Callable[[StoredEntry | None], StoredEntry],
         *,
         lock_key: str | None = None,
+        refetch_if: Callable[[StoredEntry | None], bool] | None = None,
     ) -> tuple[StoredEntry, Provenance]:
         """Answer the entry ``(kind, key)`` local-first; ``fetch(stored_or_None)`` asks upstream and stores.
 
+        ``refetch_if(stored)`` True forces a fetch even of a fresh entry (a partial copy).
         Identical lookups in this process are coalesced: while one caller fetches, the others wait
         and then answer from what it stored (one upstream request, one row).
 
@@ -243,6 +245,8 @@ class Cache:
             UpstreamError, BudgetExhausted: nothing stored and upstream could not be used.
         """
         entry = self.store.get(kind, key)
+        if refetch_if is not None and not force and refetch_if(entry):
+            force = True
         decision = self._decide(entry, pool, deadline, force)
         if decision.action in (Action.FETCH, Action.REVALIDATE):
             with self._lock(kind, lock_key or key):

@@ -166,8 +166,6 @@ def get_work(
             registrationAgency="DataCite",
             zenodoRecordId=record_id,
         )
-    if not force and is_partial(cache.store.get(CROSSREF_WORK, doi.key)):
-        force = True
     stored, prov = cache.local_first(
         CROSSREF_WORK,
         doi.key,
@@ -175,6 +173,7 @@ def get_work(
         deadline,
         force,
         lambda e: fetch_work(cache, doi, e, deadline),
+        refetch_if=is_partial,
     )
     if stored.status != "ok":
         raise _doi_not_found(cache, doi, deadline, prov)

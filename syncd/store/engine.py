@@ -29,7 +29,15 @@ from sqlalchemy import Engine, create_engine, event
 from syncd.errors import StoreError
 from syncd.store.dialect import migration_lock, normalize_url
 
-__all__ = ["BUSY_TIMEOUT_MS", "current_revision", "head_revision", "make_engine", "reader", "upgrade_to_head"]
+__all__ = [
+    "BUSY_TIMEOUT_MS",
+    "current_revision",
+    "head_revision",
+    "make_engine",
+    "point_reader",
+    "reader",
+    "upgrade_to_head",
+]
 
 BUSY_TIMEOUT_MS = 10_000
 PG_CONNECT_ARGS: dict[str, Any] = {
@@ -102,9 +110,21 @@ def make_engine(database_url: str, **kwargs: Any) -> Engine:
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Any) -> None:
-        conn.exec_driver_sql("BEGIN " + conn.get_execution_options().get("sqlite_begin", "IMMEDIATE"))
+        mode = conn.get_execution_options().get("sqlite_begin", "IMMEDIATE")
+        if mode:  # "": no BEGIN at all, each statement on its own (single-statement point reads)
+            conn.exec_driver_sql("BEGIN " + mode)
 
     return engine
+
+
+def point_reader(engine: Engine) -> Engine:
+    """The same engine for single-statement reads (no explicit transaction on SQLite).
+
+    One SELECT is atomic on its own, so the warm path saves the BEGIN/COMMIT of :func:`reader`.
+    """
+    if engine.dialect.name != "sqlite":
+        return engine
+    return engine.execution_options(sqlite_begin="")
 
 
 def reader(engine: Engine) -> Engine:

@@ -22,12 +22,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, Engine, and_, func, or_, select, text, update
+from sqlalchemy import Connection, Engine, and_, bindparam, func, or_, select, text, update
 from sqlalchemy.exc import SQLAlchemyError
 
 from syncd.errors import StoreError
 from syncd.store.dialect import PG_TS_CONFIG, database_size, insert_ignore, is_postgresql, upsert
-from syncd.store.engine import make_engine, reader, upgrade_to_head
+from syncd.store.engine import make_engine, point_reader, reader, upgrade_to_head
 from syncd.store.models import Concept, Entry, Validation
 
 __all__ = ["EntryContent", "Store", "StoredEntry"]
@@ -116,6 +116,11 @@ def _select_entries() -> Any:
     return select(*_COLUMNS).join(Validation, Validation.entry_id == Entry.id)
 
 
+_GET = _select_entries().where(Entry.kind == bindparam("kind"), Entry.key == bindparam("key"))
+_GET_BY_ID = _select_entries().where(Entry.id == bindparam("entry_id"))
+"""Point reads built once (the warm path runs them on every tool call)."""
+
+
 def _indexable(value: str | None) -> str | None:
     """A title or search text as stored: NUL characters dropped (PostgreSQL text cannot hold them)."""
     return value.replace("\x00", "") if value else value
@@ -151,6 +156,7 @@ class Store:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self._reader = reader(engine)
+        self._point = point_reader(engine)
 
     @classmethod
     def open(cls, database_url: str, *, upgrade: bool = True) -> Store:
@@ -184,17 +190,21 @@ class Store:
 
     # --- reads -----------------------------------------------------------------------------------
 
+    def _point_read(self, statement: Any, params: dict[str, Any]) -> StoredEntry | None:
+        try:
+            with self._point.connect() as conn:
+                row = conn.execute(statement, params).first()
+        except SQLAlchemyError as exc:
+            raise StoreError(f"store read failed: {exc.__class__.__name__}: {exc}") from exc
+        return _row_to_entry(row) if row else None
+
     def get(self, kind: str, key: str) -> StoredEntry | None:
         """The entry of ``kind`` with ``key`` (a lowercased DOI or a Zenodo record id), or None."""
-        with self.read() as conn:
-            row = conn.execute(_select_entries().where(Entry.kind == kind, Entry.key == key)).first()
-        return _row_to_entry(row) if row else None
+        return self._point_read(_GET, {"kind": kind, "key": key})
 
     def get_by_id(self, entry_id: int) -> StoredEntry | None:
         """The entry with primary key ``entry_id``, or None."""
-        with self.read() as conn:
-            row = conn.execute(_select_entries().where(Entry.id == entry_id)).first()
-        return _row_to_entry(row) if row else None
+        return self._point_read(_GET_BY_ID, {"entry_id": entry_id})
 
     def find_by_doi(self, kind: str, doi_key: str) -> StoredEntry | None:
         """The entry of ``kind`` whose DOI (lowercased) is ``doi_key``; the newest record first."""
