@@ -116,6 +116,9 @@ def _select_entries() -> Any:
     return select(*_COLUMNS).join(Validation, Validation.entry_id == Entry.id)
 
 
+SEARCH_COUNT_CAP = 10_001
+"""Matches counted at most by :meth:`Store.search_page` (a total of 10,001 means "more than 10,000")."""
+
 _GET = _select_entries().where(Entry.kind == bindparam("kind"), Entry.key == bindparam("key"))
 _GET_BY_ID = _select_entries().where(Entry.id == bindparam("entry_id"))
 """Point reads built once (the warm path runs them on every tool call)."""
@@ -308,7 +311,8 @@ class Store:
 
         Entries of ``kind`` matching ANY of ``terms`` (over title and search text), best first (FTS5
         ``bm25`` on SQLite, ``ts_rank`` on PostgreSQL), paged by ``offset``/``limit``; returns
-        ``(page, total_matches)``. Each term is quoted, so search syntax in user input is inert.
+        ``(page, total_matches)``; on SQLite the total is counted up to :data:`SEARCH_COUNT_CAP`. Each term
+        is quoted, so search syntax in user input is inert.
         """
         quoted = _terms(" ".join(terms))
         if not quoted:
@@ -319,24 +323,50 @@ class Store:
                 total = self._search_count_postgresql(conn, match, kind)
                 ids = self._search_ids_postgresql(conn, match, kind, limit, offset)
             else:
-                base = (
-                    "FROM entries_fts JOIN entries ON entries.id = entries_fts.rowid "
-                    "WHERE entries_fts MATCH :m AND entries.kind = :k"
-                )
                 total = int(
-                    conn.execute(text(f"SELECT count(*) {base}"), {"m": match, "k": kind}).scalar_one()
+                    conn.execute(
+                        text(  # FTS first, then <= cap primary-key probes (a join lets SQLite scan by kind)
+                            "SELECT count(*) FROM entries WHERE entries.id IN "
+                            "(SELECT rowid FROM entries_fts WHERE entries_fts MATCH :m LIMIT :cap) "
+                            "AND entries.kind = :k"
+                        ),
+                        {"m": match, "k": kind, "cap": SEARCH_COUNT_CAP},
+                    ).scalar_one()
                 )
-                ids = [
-                    r[0]
-                    for r in conn.execute(
-                        text(f"SELECT entries.id {base} ORDER BY bm25(entries_fts) LIMIT :n OFFSET :o"),
-                        {"m": match, "k": kind, "n": limit, "o": offset},
-                    )
-                ]
+                ids = self._ranked_ids_of_kind(conn, match, kind, offset + limit)[offset : offset + limit]
             if not ids:
                 return [], total
             by_id = {r.id: _row_to_entry(r) for r in conn.execute(_select_entries().where(Entry.id.in_(ids)))}
         return [by_id[i] for i in ids if i in by_id], total
+
+    @staticmethod
+    def _ranked_ids_of_kind(conn: Connection, match: str, kind: str, want: int) -> list[int]:
+        """SQLite: the best ``want`` ids of ``kind`` matching ``match``, ranked from the FTS index alone.
+
+        Ranks in ``entries_fts`` (no join to the wide ``entries`` rows), then keeps the ids of ``kind``,
+        over-fetching 2x and widening 4x per round until ``want`` are found or the matches run out.
+        """
+        fetch = max(2 * want, 40)
+        while True:
+            ranked = [
+                r[0]
+                for r in conn.execute(
+                    text(
+                        "SELECT rowid FROM entries_fts WHERE entries_fts MATCH :m "
+                        "ORDER BY bm25(entries_fts) LIMIT :n"
+                    ),
+                    {"m": match, "n": fetch},
+                )
+            ]
+            if not ranked:
+                return []
+            of_kind = {
+                r[0] for r in conn.execute(select(Entry.id).where(Entry.id.in_(ranked), Entry.kind == kind))
+            }
+            kept = [i for i in ranked if i in of_kind]
+            if len(kept) >= want or len(ranked) < fetch:
+                return kept
+            fetch *= 4
 
     @staticmethod
     def _search_ids_sqlite(conn: Connection, match: str, limit: int) -> list[int]:
