@@ -29,6 +29,7 @@ from __future__ import annotations
 import datetime as dt
 import gzip
 import io
+import itertools
 import json
 import time
 from collections.abc import Callable, Iterator
@@ -264,6 +265,10 @@ def import_item(store: Store, item: Any, report: ImportReport) -> None:
             report.errors.append(f"item {report.read}: {exc}")
 
 
+IMPORT_BATCH = 1000
+"""Items stored per transaction by :func:`import_paths`."""
+
+
 def import_paths(
     store: Store, paths: list[Path], *, on_item: Callable[[], None] | None = None
 ) -> ImportReport:
@@ -287,10 +292,13 @@ def import_paths(
             raise InvalidInput(f"no such file: {p}", reason="invalid_parameter")
     for f in files:
         try:
-            for item in _items(f):
-                import_item(store, item, report)
-                if on_item is not None:
-                    on_item()
+            items = _items(f)
+            while chunk := list(itertools.islice(items, IMPORT_BATCH)):
+                with store.batch():  # one commit per IMPORT_BATCH items instead of one per item
+                    for item in chunk:
+                        import_item(store, item, report)
+                        if on_item is not None:
+                            on_item()
         except (ValueError, OSError, EOFError) as exc:
             raise InvalidInput(f"{f}: not JSON / JSON Lines ({exc})", reason="invalid_parameter") from exc
     return report

@@ -70,10 +70,10 @@ def insert_ignore(conn: Connection, table: Table, values: Mapping[str, Any]) -> 
 
     Safe under concurrency on both backends (no unique violation when two processes race).
     """
-    stmt = _insert(conn, table).values(**values).on_conflict_do_nothing()
+    stmt = _insert(conn, table).on_conflict_do_nothing()  # values bound as parameters: no per-call coercion
     if is_postgresql(conn):  # psycopg reports no rowcount here: count the RETURNING rows instead
-        return len(conn.execute(stmt.returning(*table.primary_key.columns)).all())
-    return int(conn.execute(stmt).rowcount or 0)
+        return len(conn.execute(stmt.returning(*table.primary_key.columns), dict(values)).all())
+    return int(conn.execute(stmt, dict(values)).rowcount or 0)
 
 
 def insert_many_ignore(conn: Connection, table: Table, rows: Sequence[Mapping[str, Any]]) -> None:

@@ -16,6 +16,7 @@ neither fails on the unique ``(kind, key)`` constraint.
 from __future__ import annotations
 
 import re
+import threading
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -121,6 +122,13 @@ SEARCH_COUNT_CAP = 10_001
 
 _GET = _select_entries().where(Entry.kind == bindparam("kind"), Entry.key == bindparam("key"))
 _GET_BY_ID = _select_entries().where(Entry.id == bindparam("entry_id"))
+_LOCKED = (
+    _select_entries()
+    .where(Entry.kind == bindparam("kind"), Entry.key == bindparam("key"))
+    .with_for_update(of=Entry)
+)
+_ID_OF = select(Entry.id).where(Entry.kind == bindparam("kind"), Entry.key == bindparam("key"))
+_INSERT_VALIDATION = Validation.__table__.insert()
 """Point reads built once (the warm path runs them on every tool call)."""
 
 
@@ -160,6 +168,7 @@ class Store:
         self.engine = engine
         self._reader = reader(engine)
         self._point = point_reader(engine)
+        self._local = threading.local()
 
     @classmethod
     def open(cls, database_url: str, *, upgrade: bool = True) -> Store:
@@ -175,12 +184,36 @@ class Store:
 
     @contextmanager
     def write(self) -> Iterator[Connection]:
-        """A write transaction (``BEGIN IMMEDIATE`` on SQLite), committed on success."""
+        """A write transaction (``BEGIN IMMEDIATE`` on SQLite), committed on success.
+
+        Inside :meth:`batch` on this thread, the batch's transaction is reused (committed with it).
+        """
+        active = getattr(self._local, "conn", None)
+        if active is not None:
+            yield active
+            return
         try:
             with self.engine.begin() as conn:
                 yield conn
         except SQLAlchemyError as exc:
             raise StoreError(f"store write failed: {exc.__class__.__name__}: {exc}") from exc
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Group every write of this thread into one transaction (bulk imports: one commit per batch).
+
+        All or nothing: an exception rolls the whole batch back. Reads through :meth:`get` do not see
+        the batch's uncommitted rows; :meth:`put_content` does (it reads inside the transaction).
+        """
+        if getattr(self._local, "conn", None) is not None:
+            yield
+            return
+        with self.write() as conn:
+            self._local.conn = conn
+            try:
+                yield
+            finally:
+                self._local.conn = None
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
@@ -434,19 +467,20 @@ class Store:
                     },
                 )
                 if inserted:
-                    entry_id = conn.execute(
-                        select(Entry.id).where(Entry.kind == content.kind, Entry.key == content.key)
-                    ).scalar_one()
+                    entry_id = conn.execute(_ID_OF, {"kind": content.kind, "key": content.key}).scalar_one()
                     conn.execute(
-                        Validation.__table__.insert().values(
-                            entry_id=entry_id,
-                            validated_at=now,
-                            etag=content.etag,
-                            last_modified=content.last_modified,
-                            checks=1,
-                            changes=1,
-                            volatile=content.volatile,
-                        )
+                        _INSERT_VALIDATION,
+                        {
+                            "entry_id": entry_id,
+                            "validated_at": now,
+                            "etag": content.etag,
+                            "last_modified": content.last_modified,
+                            "checks": 1,
+                            "changes": 1,
+                            "volatile": content.volatile,
+                            "last_error": None,
+                            "last_error_at": None,
+                        },
                     )
                     changed = True
                 else:  # another process stored it meanwhile (PostgreSQL): update what it wrote
@@ -457,7 +491,7 @@ class Store:
                 old = _row_to_entry(existing)
                 entry_id = old.id
                 changed = self._apply(conn, old, content, now)
-            row = conn.execute(_select_entries().where(Entry.id == entry_id)).one()
+            row = conn.execute(_GET_BY_ID, {"entry_id": entry_id}).one()
         return _row_to_entry(row), changed
 
     @staticmethod
@@ -467,9 +501,7 @@ class Store:
         On PostgreSQL the lock makes a concurrent writer of the same entry wait for this transaction;
         on SQLite the clause is left out (``BEGIN IMMEDIATE`` already holds the write lock).
         """
-        return conn.execute(
-            _select_entries().where(Entry.kind == kind, Entry.key == key).with_for_update(of=Entry)
-        ).first()
+        return conn.execute(_LOCKED, {"kind": kind, "key": key}).first()
 
     def _apply(self, conn: Connection, old: StoredEntry, content: EntryContent, now: float) -> bool:
         """Apply a new upstream answer to the stored entry ``old``; True when its content changed."""
