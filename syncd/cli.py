@@ -449,7 +449,12 @@ def cache_get(ctx: click.Context, ident: str, kind: str, as_json: bool, refresh:
         else:
             lookup = lookups.zenodo.get_record(cache_obj, parsed, force=refresh)
             if lookup.entry.status != "ok":
-                raise NotFound(f"{ident}: {lookup.entry.status}", reason=lookup.entry.status)
+                reason, what = {
+                    "not_found": ("record_not_found", "no Zenodo record has this id"),
+                    "gone": ("record_deleted", "the record was deleted (a tombstone is stored)"),
+                    "restricted": ("record_restricted", "the record's metadata is restricted"),
+                }.get(lookup.entry.status, ("record_not_found", lookup.entry.status))
+                raise NotFound(f"{ident}: {what}", reason=reason)
             view = record_view(document(lookup.entry)).model_dump(mode="json", exclude_none=True)
         data = {
             "kind": lookup.entry.kind,

@@ -253,10 +253,10 @@ def run_daemon(settings: Settings) -> None:
         log.warning("event=public_pool hint='set crossref.mailto to use the polite pool (higher limits)'")
     store = Store.open(settings.database_url)
     log.info(
-        "event=start database=%s mailto=%s zenodo_token=%s sync_interval_s=%g revalidate_interval_s=%g",
+        "event=start database=%s mailto=%s zenodo_auth=%s sync_interval_s=%g revalidate_interval_s=%g",
         _redact_url(settings.database_url),
         mask_email(settings.crossref.mailto),
-        "set" if settings.zenodo.token is not None else "-",
+        "token" if settings.zenodo.token is not None else "guest",
         settings.sync_interval_s,
         settings.revalidate_interval_s,
     )

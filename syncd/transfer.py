@@ -37,7 +37,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from syncd.cache import CROSSREF_WORK, ZENODO_RECORD, content_hash, iso
+from syncd.cache import CROSSREF_WORK, KIND_TTL, ZENODO_RECORD, content_hash, iso
 from syncd.errors import InvalidInput, MalformedResponse
 from syncd.lookups.crossref import work_content
 from syncd.lookups.zenodo import record_content
@@ -230,11 +230,18 @@ def _import_syncd(store: Store, rec: dict[str, Any], report: ImportReport) -> No
                 raise MalformedResponse(f"bad Zenodo record id {key!r}")
             content = EntryContent(ZENODO_RECORD, key, status, raw if status == "gone" else None,
                                    content_hash(raw) if raw and status == "gone" else None)  # fmt: skip
+    elif isinstance(kind, str) and kind in KIND_TTL:  # pages, entities, RA lookups: stored as exported
+        key = str(rec.get("key", ""))
+        if not key:
+            raise MalformedResponse(f"{kind} entry without a key")
+        content = EntryContent(
+            kind, key, str(status), raw, content_hash(raw) if raw else None, title=rec.get("title")
+        )
     else:
         raise MalformedResponse(f"unknown kind {kind!r}")
 
     def newer(existing: StoredEntry) -> bool:
-        return existing.validated_at < when
+        return existing.validated_at <= when  # equal: the same export again (counted unchanged)
 
     _put(store, content, when, report, newer)
     if kind == ZENODO_RECORD and status == "ok" and isinstance(body, dict):

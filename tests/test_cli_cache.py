@@ -145,7 +145,7 @@ def test_export_import_roundtrip_and_crossref_data_file(
     assert run_json("cache", "show", RAPTOR)["title"] == RAPTOR_TITLE
     assert run_json("cache", "search", "nocturnal")[0]["key"] == RAPTOR
     second = run_json("cache", "import", str(out))
-    assert second["skipped_older"] == 2 and second["new"] == 0
+    assert (second["unchanged"], second["new"], second["skipped_older"]) == (2, 0, 0)
 
     star = corpus_json(f"{PRC}_cursor-star.json")["message"]["items"]
     page2 = corpus_json(f"{PRC}_cursor-page2.json")["message"]["items"]
@@ -170,6 +170,27 @@ def test_export_import_roundtrip_and_crossref_data_file(
     refused = run("cache", "import", str(bad))
     assert refused.exit_code == 2 and refused.stderr.startswith("error: invalid_parameter: no readable item")
     assert run("cache", "import", str(tmp_path / "absent.jsonl")).exit_code == 2
+
+
+def test_export_import_keeps_every_kind(
+    env: Settings,  # noqa: F811
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Entries of other kinds (a doi.org agency lookup) survive export -> import: none is invalid."""
+    from syncd.cache import content_hash
+    from syncd.store.repo import EntryContent, Store
+
+    body = '[{"DOI": "10.5281", "RA": "DataCite"}]'
+    store = Store.open(env.database_url)
+    store.put_content(EntryContent("doi_ra", "10.5281", "ok", body, content_hash(body)))
+    store.close()
+    out = tmp_path / "ra.jsonl"
+    assert run("cache", "export", "--output", str(out)).exit_code == 0
+    monkeypatch.setenv("SYNCD_DATABASE_URL", f"sqlite:///{tmp_path / 'ra.db'}")
+    report = run_json("cache", "import", str(out))
+    assert (report["new"], report["invalid"]) == (1, 0), report
+    assert run_json("cache", "ls", "--limit", "0")[0]["kind"] == "doi_ra"
 
 
 def test_verify_detects_and_repairs_a_broken_index(env: Settings) -> None:  # noqa: F811
