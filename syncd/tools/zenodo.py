@@ -522,32 +522,20 @@ def search_records(
             raise InvalidInput(f"sort must be one of {', '.join(lists.SORTS)}", reason="invalid_parameter")
         _window_check(page, size)
         award_value = _blank(award)
-        q = lists.compose_query(
-            query,
-            resource_types=types,
-            award=award_value,
-            creator_orcid=orcid,
-            file_types=ftypes,
-            license=lic,
-            access_status=access,
-            published_from=pf,
-            published_to=pt,
-        )
         try:
             funder_id = _funder_ror(cache, funder) if _blank(funder) else None
-            if funder_id:
-                q = lists.compose_query(
-                    query,
-                    resource_types=types,
-                    funder=funder_id,
-                    award=award_value,
-                    creator_orcid=orcid,
-                    file_types=ftypes,
-                    license=lic,
-                    access_status=access,
-                    published_from=pf,
-                    published_to=pt,
-                )
+            q = lists.compose_query(
+                query,
+                resource_types=types,
+                funder=funder_id,
+                award=award_value,
+                creator_orcid=orcid,
+                file_types=ftypes,
+                license=lic,
+                access_status=access,
+                published_from=pf,
+                published_to=pt,
+            )
             params = {"sort": sort_value, "page": str(page), "size": str(size)}
             if q:
                 params["q"] = q
