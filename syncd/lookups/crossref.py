@@ -957,11 +957,15 @@ def get_prefix(cache: Cache, prefix: str) -> tuple[dict[str, Any], Provenance]:
                 f"no Crossref member owns prefix {prefix} (its registration agency could not be checked)"
             )
         else:
-            message = (
-                f"no Crossref member owns prefix {prefix}: it is registered with {agency}"
-                if agency
-                else f"no Crossref member owns prefix {prefix}, and no registration agency registered it"
-            )
+            if agency and agency.lower() == "crossref":
+                message = (
+                    f"Crossref has no prefix record for {prefix}, although doi.org names Crossref as its "
+                    "registration agency (index lag, or a prefix without a current member)"
+                )
+            elif agency:
+                message = f"no Crossref member owns prefix {prefix}: it is registered with {agency}"
+            else:
+                message = f"no Crossref member owns prefix {prefix}, and no registration agency registered it"
         if agency:
             data["registrationAgency"] = agency
         hint = (
