@@ -338,6 +338,31 @@ def _stored(cache_obj: Any, which: str, parsed: Any) -> Any:
     return cache_obj.store.find_by_doi("zenodo_record", parsed.doi)
 
 
+def _pool_rows(budget: Any, now: float) -> list[dict[str, Any]]:
+    """One JSON-ready row per budget pool (shared by ``cache stats`` and ``cache budget``)."""
+    from syncd.cache import iso
+
+    rows = []
+    for s in budget.states():
+        rows.append(
+            {
+                "pool": s.pool,
+                "tokens": round(s.tokens, 2),
+                "burst": s.limits.burst,
+                "per_s": s.limits.per_s,
+                "in_flight": s.in_flight,
+                "in_flight_limit": s.limits.in_flight,
+                "daemon_floor": round(budget.settings.budget.daemon_reserve * s.limits.burst, 2),
+                "blocked_until": iso(s.blocked_until) if s.blocked_until > now else None,
+                "blocked_for_s": round(s.blocked_for(now), 1),
+                "offline": s.offline(now),
+                "offline_until": iso(s.offline_until) if s.offline(now) else None,
+                "failures": s.failures,
+            }
+        )
+    return rows
+
+
 @cache.command("stats")
 @json_option
 @click.pass_context
@@ -348,19 +373,7 @@ def cache_stats(ctx: click.Context, as_json: bool) -> None:
     try:
         now = time.time()
         counts = store.counts(cache_obj.ttls(), now)
-        pools = [
-            {
-                "pool": s.pool,
-                "tokens": round(s.tokens, 2),
-                "burst": s.limits.burst,
-                "per_s": s.limits.per_s,
-                "in_flight": s.in_flight,
-                "in_flight_limit": s.limits.in_flight,
-                "blocked_for_s": round(s.blocked_for(now), 1),
-                "offline": s.offline(now),
-            }
-            for s in cache_obj.budget.states()
-        ]
+        pools = _pool_rows(cache_obj.budget, now)
         data = {"database_size_bytes": store.size_bytes(), "entries": counts, "budget": pools}
     finally:
         cache_obj.close()
@@ -974,28 +987,12 @@ def cache_vacuum(ctx: click.Context, as_json: bool) -> None:
 def cache_budget(ctx: click.Context, as_json: bool) -> None:
     """The shared request budget: per pool tokens, limits, requests in flight, blocked/offline until."""
     from syncd.budget import Budget
-    from syncd.cache import iso
 
     settings, store, _ = _open_store(ctx)
     try:
         now = time.time()
         budget = Budget(store, settings)
-        pools = [
-            {
-                "pool": s.pool,
-                "tokens": round(s.tokens, 2),
-                "burst": s.limits.burst,
-                "per_s": s.limits.per_s,
-                "in_flight": s.in_flight,
-                "in_flight_limit": s.limits.in_flight,
-                "daemon_floor": round(settings.budget.daemon_reserve * s.limits.burst, 2),
-                "blocked_until": iso(s.blocked_until) if s.blocked_until > now else None,
-                "blocked_for_s": round(s.blocked_for(now), 1),
-                "offline_until": iso(s.offline_until) if s.offline(now) else None,
-                "failures": s.failures,
-            }
-            for s in budget.states()
-        ]
+        pools = _pool_rows(budget, now)
     finally:
         store.close()
     _emit(

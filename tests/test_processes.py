@@ -42,6 +42,27 @@ def _env(fake: FakeUpstream, db_url: str, tmp_path: Path, **extra: str) -> dict[
     return env
 
 
+def _start_daemon(env: dict[str, str], port: int) -> subprocess.Popen[str]:
+    """Start ``syncd daemon`` and wait (at most 20 s) until it listens on ``port``."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "syncd", "daemon"],
+        env=env,
+        cwd=str(ROOT),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return proc
+        except OSError:
+            time.sleep(0.1)
+    proc.kill()
+    pytest.fail("daemon did not listen")
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -77,24 +98,8 @@ async def test_daemon_serves_http_refuses_foreign_host_and_sweeps(
         SYNCD_REVALIDATE_INTERVAL_S="1",
         SYNCD_TTL__CROSSREF_WORK="0.5",
     )
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "syncd", "daemon"],
-        env=env,
-        cwd=str(ROOT),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    proc = _start_daemon(env, port)
     try:
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                    break
-            except OSError:
-                time.sleep(0.1)
-        else:
-            pytest.fail("daemon did not listen")
         async with Client(f"http://127.0.0.1:{port}/mcp") as client:
             res = await client.call_tool("crossref_get_work", {"doi": "10.1101/598821"})
         assert res.structured_content["title"] == RAPTOR_TITLE
@@ -204,22 +209,8 @@ def test_daemon_with_token_refuses_requests_without_it(
     port = _free_port()
     token = "lab-token-0123456789"
     env = _env(fake, db_url, tmp_path, SYNCD_HTTP__PORT=str(port), SYNCD_HTTP__TOKEN=token)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "syncd", "daemon"],
-        env=env,
-        cwd=str(ROOT),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    proc = _start_daemon(env, port)
     try:
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                    break
-            except OSError:
-                time.sleep(0.1)
         init = {
             "jsonrpc": "2.0",
             "id": 1,

@@ -1196,6 +1196,10 @@ def lookup_vocabulary(
 OptStr = Annotated[str | None, Field(None, max_length=1000)]
 
 
+RecordIdParam = Annotated[str, Field(min_length=1, max_length=500, description=ID_DESCRIPTION)]
+"""The ``id`` parameter every Zenodo tool takes (any form parse_record_ref accepts)."""
+
+
 def register(server: MCPServer, cache: Cache, annotations: ToolAnnotations) -> None:
     """Register the six Zenodo tools on ``server``, answering through ``cache``."""
 
@@ -1206,7 +1210,7 @@ def register(server: MCPServer, cache: Cache, annotations: ToolAnnotations) -> N
         annotations=annotations,
     )
     def zenodo_get_record(
-        id: Annotated[str, Field(min_length=1, max_length=500, description=ID_DESCRIPTION)],
+        id: RecordIdParam,
         cursor: Annotated[str | None, Field(max_length=500, description=CURSOR_DESCRIPTION)] = None,
         citation_style: Annotated[str | None, Field(max_length=64, description=CITATION_DESCRIPTION)] = None,
     ) -> Annotated[CallToolResult, GetRecordResult]:
@@ -1298,7 +1302,7 @@ def register(server: MCPServer, cache: Cache, annotations: ToolAnnotations) -> N
         annotations=annotations,
     )
     def zenodo_list_versions(
-        id: Annotated[str, Field(min_length=1, max_length=500, description=ID_DESCRIPTION)],
+        id: RecordIdParam,
         page: Annotated[int, Field(ge=1, description="Page (1-based); page x size <= 10,000.")] = 1,
         size: Annotated[int, Field(ge=1, le=25, description="Versions per page (1-25).")] = 25,
     ) -> Annotated[CallToolResult, ListVersionsResult]:
@@ -1311,7 +1315,7 @@ def register(server: MCPServer, cache: Cache, annotations: ToolAnnotations) -> N
         annotations=annotations,
     )
     def zenodo_list_files(
-        id: Annotated[str, Field(min_length=1, max_length=500, description=ID_DESCRIPTION)],
+        id: RecordIdParam,
         archive_key: Annotated[
             str | None, Field(max_length=1000, description="Exact key of a .zip file: list its members.")
         ] = None,
@@ -1330,7 +1334,7 @@ def register(server: MCPServer, cache: Cache, annotations: ToolAnnotations) -> N
         annotations=annotations,
     )
     def zenodo_read_file(
-        id: Annotated[str, Field(min_length=1, max_length=500, description=ID_DESCRIPTION)],
+        id: RecordIdParam,
         key: Annotated[str, Field(min_length=1, max_length=1000, description="Exact file key.")],
         archive_member: Annotated[
             str | None, Field(max_length=1000, description="Path of a member inside the ZIP named by key.")
