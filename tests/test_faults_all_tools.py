@@ -16,8 +16,9 @@ which is what the claims below require anyway.)
 Claims, per cell:
 
 Timing: "within the deadline" is measured inside each tool (its body, upstream included) and must be
-under ``deadline_s + 2`` s (deadline 1.5 s); as the client sees it (26 concurrent MCP sessions on 2
-cores add CPU-bound session and schema work) it must be under ``deadline_s + 4.5`` s. A call over either
+under ``deadline_s + 5`` s (deadline 1.5 s); as the client sees it (26 concurrent MCP sessions on 2
+cores add CPU-bound session and schema work) it must be under ``deadline_s + 7`` s. Both are below the
+10 s the hang fault lasts, so a call that waits the fault out counts as hung. A call over either
 counts as hung. Multi-stage calls whose stages could each take a deadline are also timed alone
 (``test_multi_stage_call_keeps_one_deadline``), since under concurrency an early breaker hides that.
 
@@ -62,8 +63,8 @@ from tests.fakeupstream import FakeUpstream
 
 DEADLINE_S = 1.5
 SLACK_S = 1.0
-HUNG_SLACK_S = 2.0  # 26 concurrent calls on 2 busy cores: CPU waits are not hangs
-CLIENT_SLACK_S = 4.5
+HUNG_SLACK_S = 5.0  # 26 concurrent calls queue on 2 cores and on SQLite's one writer: waits, not hangs
+CLIENT_SLACK_S = 7.0  # both stay below the 10 s hang fault, so a call that waits it out still counts as hung
 UPSTREAM_REASONS = {"upstream_unavailable", "rate_limited", "request_timeout", "malformed_response"}
 ROOMY = {"per_s": 1000.0, "burst": 1000.0, "in_flight": 32}
 POOLS = ("crossref_single", "crossref_list", "zenodo_general", "zenodo_search", "doi")
