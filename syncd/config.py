@@ -102,15 +102,27 @@ class HttpSettings(BaseModel):
     max_request_bytes: int = Field(
         1_048_576, ge=1024, description="Largest accepted MCP request body in bytes (1 MiB)."
     )
+    allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description="Host names and addresses clients use to reach the endpoint (Host header), e.g. "
+        '["syncd.lab.example", "192.0.2.10"]; "name:port" pins a port, "*" turns the check off. Empty: '
+        "loopback names for a loopback bind, else the machine's own names and addresses.",
+    )
 
     def bearer_token(self) -> str | None:
         """The configured bearer token: ``token``, else the first line of ``token_file``, else None.
 
         Raises:
-            InvalidInput: ``token_file`` cannot be read or is empty (reason ``invalid_config``).
+            InvalidInput: ``token`` is blank, or ``token_file`` cannot be read or is empty (reason
+                ``invalid_config``).
         """
         if self.token is not None:
-            return self.token.get_secret_value()
+            value = self.token.get_secret_value()
+            if not value.strip():
+                raise InvalidInput(
+                    "http.token is blank; set a real token or unset it", reason="invalid_config"
+                )
+            return value
         if not self.token_file:
             return None
         try:
@@ -160,6 +172,11 @@ class BudgetSettings(BaseModel):
     doi: PoolSettings = Field(default_factory=PoolSettings)
     daemon_reserve: float = Field(
         0.3, ge=0, lt=1, description="Share of each bucket the daemon leaves for interactive calls."
+    )
+    max_block_s: float = Field(
+        300.0,
+        gt=0,
+        description="Longest a 429's Retry-After may block a pool (seconds); longer waits are cut.",
     )
 
 

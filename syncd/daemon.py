@@ -86,7 +86,9 @@ async def _serve(settings: Settings, store: Store) -> None:
     check_bind(settings.http.host, token)
     app: Any = server.streamable_http_app(
         host=settings.http.host,
-        transport_security=transport_security(settings.http.host, settings.http.port),
+        transport_security=transport_security(
+            settings.http.host, settings.http.port, settings.http.allowed_hosts
+        ),
         max_request_body_size=settings.http.max_request_bytes,
     )
     if token:

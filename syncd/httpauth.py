@@ -11,14 +11,23 @@ from __future__ import annotations
 import hmac
 import json
 import logging
+import socket
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
+import psutil
 from mcp.server.transport_security import TransportSecuritySettings
 
 from syncd.errors import InvalidInput
 
-__all__ = ["LOOPBACK", "BearerAuth", "check_bind", "transport_security"]
+__all__ = [
+    "LOOPBACK",
+    "BearerAuth",
+    "allowed_host_headers",
+    "check_bind",
+    "machine_hosts",
+    "transport_security",
+]
 
 log = logging.getLogger("syncd.http")
 
@@ -43,12 +52,64 @@ def check_bind(host: str, token: str | None) -> None:
         )
 
 
-def transport_security(host: str, port: int) -> TransportSecuritySettings:
-    """DNS-rebinding protection: only the bound address (or loopback names) as Host and Origin."""
-    if host in LOOPBACK:
-        hosts = [f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"]
-    else:
-        hosts = [f"{host}:{port}"]
+WILDCARD_BINDS = frozenset({"0.0.0.0", "::", ""})
+
+
+def machine_hosts() -> list[str]:
+    """The host names and interface addresses (IPv4 and IPv6, link-local zones dropped).
+
+    Source: ``socket.gethostname()``/``getfqdn()`` and :func:`psutil.net_if_addrs`.
+    """
+    names = {socket.gethostname(), socket.getfqdn()}
+    for addrs in psutil.net_if_addrs().values():
+        for addr in addrs:
+            if addr.family in (socket.AF_INET, socket.AF_INET6):
+                names.add(addr.address.split("%", 1)[0])
+    return sorted(n for n in names if n)
+
+
+def _with_port(host: str, port: int) -> str:
+    """``host`` as it appears in a Host header on ``port`` (IPv6 literals in brackets)."""
+    if host.startswith("["):
+        return host if "]:" in host else f"{host}:{port}"
+    if host.count(":") > 1:
+        return f"[{host}]:{port}"
+    return host if ":" in host else f"{host}:{port}"
+
+
+def allowed_host_headers(bind: str, port: int, configured: list[str] | None = None) -> list[str] | None:
+    """The Host header values the endpoint accepts, or None when the check is off (``"*"``).
+
+    Args:
+        bind: ``http.host``, the address the endpoint is bound to.
+        port: ``http.port``.
+        configured: ``http.allowed_hosts``: names or addresses, optionally ``name:port``.
+
+    Loopback names are always accepted (the machine itself). With nothing configured, a loopback bind
+    accepts only those; another bind accepts the machine's own names and addresses
+    (:func:`machine_hosts`), plus the bound address itself.
+    """
+    configured = [h.strip() for h in configured or [] if h.strip()]
+    if "*" in configured:
+        return None
+    names = ["127.0.0.1", "localhost", "::1"]
+    if configured:
+        names += configured
+    elif bind not in LOOPBACK:
+        names += machine_hosts()
+        if bind not in WILDCARD_BINDS:
+            names.append(bind)
+    return list(dict.fromkeys(_with_port(n, port) for n in names))
+
+
+def transport_security(
+    host: str, port: int, allowed_hosts: list[str] | None = None
+) -> TransportSecuritySettings:
+    """DNS-rebinding protection: Host and Origin must name this endpoint (:func:`allowed_host_headers`)."""
+    hosts = allowed_host_headers(host, port, allowed_hosts)
+    if hosts is None:
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    log.info("event=http_allowed_hosts hosts=%s", ",".join(hosts))
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=hosts,
