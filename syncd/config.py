@@ -10,11 +10,14 @@ A missing file is not an error, except when it was named explicitly.
 
 from __future__ import annotations
 
+import difflib
+import logging
 import os
+import tomllib
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, Field, SecretStr
+from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -35,15 +38,24 @@ __all__ = [
     "Settings",
     "TtlSettings",
     "ZenodoSettings",
+    "check_config_keys",
     "config_file_candidates",
     "default_database_url",
     "load_settings",
+    "unknown_env_vars",
 ]
 
 PoolName = Literal["crossref_single", "crossref_list", "zenodo_general", "zenodo_search", "doi"]
 POOLS: tuple[PoolName, ...] = ("crossref_single", "crossref_list", "zenodo_general", "zenodo_search", "doi")
 
 DAY = 86_400.0
+
+log = logging.getLogger("syncd.config")
+
+NON_SETTING_ENV = frozenset(
+    {"SYNCD_CONFIG", "SYNCD_TEST_PG", "SYNCD_TEST_PG_URL", "SYNCD_TEST_BACKEND", "SYNCD_UPSTREAM_CORPUS"}
+)
+"""``SYNCD_*`` variables that are not settings: the config file path and the test suite's switches."""
 
 
 def default_database_url() -> str:
@@ -233,6 +245,17 @@ class Settings(BaseSettings):
     watch: WatchSettings = Field(default_factory=WatchSettings)
     sync_interval_s: float = Field(3600.0, gt=0, description="Daemon: seconds between watch-list syncs.")
 
+    @field_validator("database_url")
+    @classmethod
+    def _database_url_has_scheme(cls, value: str) -> str:
+        """A database URL names its driver: a plain path is refused with the forms that work."""
+        if "://" not in value:
+            raise ValueError(
+                f"{value!r} is not a database URL; use sqlite:////absolute/path/syncd.db (four slashes "
+                "for an absolute path) or postgresql+psycopg://user@host/dbname"
+            )
+        return value
+
     @classmethod
     def settings_customise_sources(
         cls,
@@ -298,20 +321,129 @@ def config_file_candidates(explicit: str | os.PathLike[str] | None = None) -> li
     return [Path(xdg) / "syncd" / "syncd.toml", Path("/etc/syncd/syncd.toml")]
 
 
+def check_config_keys(data: dict[str, Any], model: type[BaseModel] = Settings, prefix: str = "") -> list[str]:
+    """The keys of a parsed config file that are not settings, each with the nearest known name.
+
+    Args:
+        data: the parsed TOML document (or one of its tables).
+        model: the settings model the table maps to.
+        prefix: dotted path of the table (for messages).
+
+    Returns:
+        One message per unknown key, e.g. ``"crossref.mail_to (did you mean crossref.mailto?)"``.
+    """
+    problems: list[str] = []
+    fields = model.model_fields
+    for key, value in data.items():
+        path = f"{prefix}{key}"
+        field = fields.get(key)
+        if field is None:
+            near = difflib.get_close_matches(key, list(fields), n=1)
+            problems.append(f"{path} (did you mean {prefix}{near[0]}?)" if near else path)
+            continue
+        sub = _model_of(field.annotation)
+        if sub is not None and isinstance(value, dict):
+            problems += check_config_keys(value, sub, f"{path}.")
+        elif sub is not None and isinstance(value, list):
+            for i, item in enumerate(value):
+                if isinstance(item, dict):
+                    problems += check_config_keys(item, sub, f"{path}[{i}].")
+    return problems
+
+
+def _model_of(annotation: Any) -> type[BaseModel] | None:
+    """The settings model behind a field type (``X``, ``list[X]``, ``X | None``), if any."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()):
+        found = _model_of(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def unknown_env_vars(environ: dict[str, str] | None = None) -> list[str]:
+    """``SYNCD_*`` environment variables that name no setting, each with the nearest known name.
+
+    ``SYNCD_CROSSREF__MAIL_TO`` gives ``"SYNCD_CROSSREF__MAIL_TO (did you mean SYNCD_CROSSREF__MAILTO?)"``.
+    """
+    environ = dict(os.environ) if environ is None else environ
+    known = _env_names(Settings, "SYNCD_")
+    problems: list[str] = []
+    for name in sorted(environ):
+        upper = name.upper()
+        if not upper.startswith("SYNCD_") or upper in NON_SETTING_ENV:
+            continue
+        if upper in known:
+            continue
+        parent = upper.rsplit("__", 1)[0] + "__" if "__" in upper else "SYNCD_"
+        depth = upper.count("__")
+        siblings = sorted(k for k in known if k.startswith(parent) and k.count("__") == depth)
+        near = difflib.get_close_matches(upper, siblings or sorted(known), n=1, cutoff=0.5)
+        problems.append(f"{name} (did you mean {near[0]}?)" if near else name)
+    return problems
+
+
+def _env_names(model: type[BaseModel], prefix: str) -> set[str]:
+    """Every environment variable name that sets a leaf or a whole table of ``model``."""
+    names: set[str] = set()
+    for key, field in model.model_fields.items():
+        name = f"{prefix}{key.upper()}"
+        names.add(name)
+        sub = _model_of(field.annotation)
+        if sub is not None:
+            names |= _env_names(sub, f"{name}__")
+    return names
+
+
+def _check_database_dir(url: str) -> None:
+    """A SQLite file outside the default location must be in a directory that exists.
+
+    Raises:
+        InvalidInput: the directory is missing (reason ``invalid_config``): a typo would otherwise give
+            this user a private empty cache and budget.
+    """
+    if not url.startswith("sqlite") or url == default_database_url():
+        return
+    path = url.split("://", 1)[1].split("?", 1)[0]
+    if path.startswith("/"):
+        path = path[1:]
+    if not path or path == ":memory:":
+        return
+    parent = Path(path).expanduser().parent
+    if not parent.is_dir():
+        raise InvalidInput(
+            f"the database directory {parent} does not exist (database_url {url}); create it or fix the path",
+            reason="invalid_config",
+        )
+
+
 def load_settings(config: str | os.PathLike[str] | None = None, **overrides: Any) -> Settings:
     """Build the settings from the first config file found, the environment and ``overrides``.
 
+    Unknown ``SYNCD_*`` variables are logged as warnings (with the nearest setting name).
+
     Raises:
         InvalidInput: a config file named explicitly (``--config`` or ``$SYNCD_CONFIG``) does not exist,
-            or a file or variable holds an invalid value (reason ``invalid_config``).
+            the file cannot be parsed or has keys that are not settings, a file or variable holds an
+            invalid value (a database URL without a scheme, ...), or the SQLite database's directory
+            does not exist outside the default location (reason ``invalid_config``).
     """
-    from pydantic import ValidationError
-
     candidates = config_file_candidates(config)
     explicit = bool(config) or bool(os.environ.get("SYNCD_CONFIG"))
     found = next((p for p in candidates if p.is_file()), None)
     if explicit and found is None:
         raise InvalidInput(f"config file not found: {candidates[0]}", reason="invalid_config")
+    if found is not None:
+        try:
+            document = tomllib.loads(found.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise InvalidInput(f"cannot read config file {found}: {exc}", reason="invalid_config") from exc
+        unknown = check_config_keys(document)
+        if unknown:
+            raise InvalidInput(f"unknown settings in {found}: {'; '.join(unknown)}", reason="invalid_config")
+    for problem in unknown_env_vars():
+        log.warning("event=unknown_setting variable=%s", problem)
 
     class _Loaded(Settings):
         _toml_file: ClassVar[Path | None] = found
@@ -319,7 +451,9 @@ def load_settings(config: str | os.PathLike[str] | None = None, **overrides: Any
     try:
         loaded = _Loaded(**overrides)
     except ValidationError as exc:
-        raise InvalidInput(f"invalid settings: {exc}", reason="invalid_config") from exc
-    except Exception as exc:  # a TOML syntax error surfaces as tomllib.TOMLDecodeError
-        raise InvalidInput(f"cannot read config file {found}: {exc}", reason="invalid_config") from exc
+        details = "; ".join(
+            f"{'.'.join(str(p) for p in err.get('loc', ()))}: {err.get('msg')}" for err in exc.errors()
+        )
+        raise InvalidInput(f"invalid settings: {details}", reason="invalid_config") from exc
+    _check_database_dir(loaded.database_url)
     return loaded
