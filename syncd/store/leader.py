@@ -9,16 +9,20 @@ frees the lock at once; when its machine or network dies, the server notices thr
 :data:`POLL_S` seconds, so one of them takes over within a minute. A holder that loses its
 connection learns it on its next poll, steps down and tries again like the others.
 
-On SQLite (one workstation, one file) there is nothing to elect: :meth:`DaemonLock.poll` always
-answers True, as before.
+On SQLite (one workstation, one file) the lock is an exclusive ``flock`` on ``<database>.daemon.lock``
+beside the database file, holding ``syncd-daemon HOST PID``: the kernel frees it when the holder dies,
+so a second daemon on the same file serves MCP only (``role=standby``) and takes over at its next poll.
+An in-memory database has nobody to share with: :meth:`DaemonLock.poll` answers True.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import logging
 import os
 import socket
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, text
@@ -27,7 +31,14 @@ from sqlalchemy.pool import NullPool
 
 from syncd.store.dialect import advisory_key, is_postgresql
 
-__all__ = ["DAEMON_LOCK_KEY", "LOCK_SESSION_OPTIONS", "POLL_S", "DaemonLock", "lock_holder"]
+__all__ = [
+    "DAEMON_LOCK_KEY",
+    "LOCK_SESSION_OPTIONS",
+    "POLL_S",
+    "DaemonLock",
+    "lock_holder",
+    "sqlite_lock_path",
+]
 
 log = logging.getLogger("syncd.leader")
 
@@ -45,14 +56,43 @@ def _key_parts(key: int) -> tuple[int, int]:
     return unsigned >> 32, unsigned & 0xFFFFFFFF
 
 
-def lock_holder(engine: Engine, key: int = DAEMON_LOCK_KEY) -> str | None:
-    """``application_name`` of the session holding ``key`` (``syncd-daemon HOST PID``), else None.
+def sqlite_lock_path(engine: Engine) -> Path | None:
+    """The daemon lock file of a SQLite store (``<database>.daemon.lock``); None in memory or elsewhere."""
+    if is_postgresql(engine) or engine.url.get_backend_name() != "sqlite":
+        return None
+    database = engine.url.database
+    if not database or database == ":memory:" or database.startswith("file:"):
+        return None
+    return Path(database).expanduser().with_name(Path(database).name + ".daemon.lock")
 
-    Always None on SQLite. Reading another role's session needs the same role (or
-    ``pg_read_all_stats``); otherwise the name reads as an empty string.
+
+def _sqlite_holder(path: Path) -> str | None:
+    """Name written by the process holding the lock file at ``path``, or None when nobody holds it."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return os.pread(fd, 256, 0).decode("utf-8", "replace").strip()
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
+def lock_holder(engine: Engine, key: int = DAEMON_LOCK_KEY) -> str | None:
+    """Who holds the daemon lock (``syncd-daemon HOST PID``), else None.
+
+    PostgreSQL: ``application_name`` of the session holding advisory lock ``key``; reading another
+    role's session needs the same role (or ``pg_read_all_stats``), otherwise the name reads as an empty
+    string. SQLite: the name in the held lock file (:func:`sqlite_lock_path`).
     """
     if not is_postgresql(engine):
-        return None
+        path = sqlite_lock_path(engine)
+        return None if path is None else _sqlite_holder(path)
     classid, objid = _key_parts(key)
     with engine.connect() as conn:
         row = conn.execute(
@@ -97,10 +137,14 @@ class DaemonLock:
                 engine.url, poolclass=NullPool, isolation_level="AUTOCOMMIT", connect_args=connect_args
             )
         self._conn: Connection | None = None
-        self.held = not self._postgresql
+        self._file = None if self._postgresql else sqlite_lock_path(engine)
+        self._fd: int | None = None
+        self.held = not self._postgresql and self._file is None
 
     def poll(self) -> bool:
         """Check the lock is still held, or try to take it; returns whether this process holds it now."""
+        if self._file is not None:
+            return self._poll_file(self._file)
         if not self._postgresql or self._engine is None:
             return True
         if self._conn is not None:
@@ -127,8 +171,35 @@ class DaemonLock:
             conn.close()
         return got
 
+    def _poll_file(self, path: Path) -> bool:
+        """Take (or keep) the exclusive ``flock`` on the SQLite store's lock file."""
+        if self._fd is not None:
+            return True
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o660)
+        except OSError as exc:
+            log.warning("event=leader_poll_failed error=%s path=%s", exc.__class__.__name__, path)
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            return False
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{self.name}\n".encode(), 0)
+        self._fd = fd
+        self.held = True
+        return True
+
     def release(self) -> None:
         """Give the lock up (closing its session frees it) so a standby takes over at its next poll."""
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._fd, 0)
+                fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+            self.held = False
         if self._conn is not None:
             with contextlib.suppress(SQLAlchemyError):
                 self._conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": self.key})
@@ -141,4 +212,4 @@ class DaemonLock:
             with contextlib.suppress(SQLAlchemyError):
                 self._conn.close()
         self._conn = None
-        self.held = not self._postgresql
+        self.held = not self._postgresql and self._file is None
