@@ -21,7 +21,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "upstream-corpus"
+from tests.corpus_path import CORPUS
+
 GENERATOR_VERSION = 2  # bump when the output changes (invalidates cached stores and files)
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z\-]{2,}")

@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests.corpus_path import CORPUS
+
 ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT.parent / "shared" / "upstream-corpus"
 CACHE = Path(__file__).resolve().parent / ".cache"
 
 

@@ -35,13 +35,12 @@ import pytest
 from syncd.cache import Cache
 from syncd.config import Settings
 from syncd.store.repo import Store
+from tests.corpus_path import CORPUS
 from tests.fakeupstream import FakeUpstream
-
-CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "upstream-corpus"
 
 
 def corpus_json(rel: str) -> Any:
-    """A recorded body from ../shared/upstream-corpus, parsed."""
+    """A recorded body from the corpus (``tests/corpus/``, :data:`tests.corpus_path.CORPUS`), parsed."""
     return json.loads((CORPUS / rel).read_text(encoding="utf-8"))
 
 

@@ -1,6 +1,6 @@
 """The seven Crossref tools and the guide resource end to end through a real MCP client session.
 
-Every claim is checked against values recorded in ../shared/upstream-corpus (titles, counts, ISSNs, names)
+Every claim is checked against values recorded in tests/corpus (titles, counts, ISSNs, names)
 and against the fake upstream's request log (local-first: a repeated call makes 0 requests).
 """
 

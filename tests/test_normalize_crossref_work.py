@@ -13,8 +13,8 @@ import pytest
 from syncd.contracts.crossref import WorkView
 from syncd.errors import InvalidInput, MalformedResponse
 from syncd.normalize.crossref import VOLATILE_FIELDS, content_hash_projection, work_view
+from tests.corpus_path import CORPUS
 
-CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "upstream-corpus"
 WORK_DIR = CORPUS / "crossref" / "work"
 WORKS = sorted(p for p in WORK_DIR.glob("*.json") if not p.name.endswith(".headers.json"))
 

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import urllib.parse
-from pathlib import Path
 
 import pytest
 
 from syncd.errors import InvalidInput
 from syncd.normalize.doi import ParsedDOI, doi_path_segment, is_zenodo_doi, parse_doi
+from tests.corpus_path import CORPUS
 
-CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "upstream-corpus"
 WORKS = sorted(
     p for p in (CORPUS / "crossref" / "work").glob("*.json") if not p.name.endswith(".headers.json")
 )

@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from syncd.normalize.html_text import decode_entities, html_to_text
+from tests.corpus_path import CORPUS
 
-CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "upstream-corpus"
 ZENODO = CORPUS / "zenodo"
 
 

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from syncd.normalize.text import decode_entities, jats_to_text, normalize_text
+from tests.corpus_path import CORPUS
 
-CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "upstream-corpus"
 WORK_DIR = CORPUS / "crossref" / "work"
 WORKS = sorted(p for p in WORK_DIR.glob("*.json") if not p.name.endswith(".headers.json"))
 TAG_SHAPE = re.compile(r"</?[A-Za-z][\w:.-]*[\s>/]")

@@ -11,8 +11,8 @@ import pytest
 
 from syncd.errors import InvalidInput
 from syncd.normalize.zenodo_id import RecordRef, parse_record_ref
+from tests.corpus_path import CORPUS
 
-CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "upstream-corpus"
 ZENODO = CORPUS / "zenodo"
 
 

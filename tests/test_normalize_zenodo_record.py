@@ -20,8 +20,8 @@ from syncd.normalize.zenodo import (
     record_view,
     tombstone_view,
 )
+from tests.corpus_path import CORPUS
 
-CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "upstream-corpus"
 ZENODO = CORPUS / "zenodo"
 
 

