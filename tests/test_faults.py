@@ -2,6 +2,11 @@
 
 A stored entry is always answered (flagged stale with the upstream_error reason) within the per-call
 deadline and its body is never replaced; a missing entry gets the tool's declared reason; nothing hangs.
+
+Timing: "within the deadline" is ``settings.deadline_s + MARGIN_S`` (the setting, plus room for a loaded
+2-core machine), well below the 10 s the hang fault lasts and the 70 s and more the slow fault needs for
+a recorded body, so a call that waits a fault out still fails. "At once" (the open breaker) is proved by
+the request count, not the clock.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from tests.fakeupstream import FakeUpstream
 pytestmark = pytest.mark.anyio
 
 DEADLINE_S = 1.5
+MARGIN_S = 2.0  # scheduling room on a loaded machine, added to settings.deadline_s (never a bound alone)
 # (fault kind, params, crossref reason when nothing is stored, zenodo reason when nothing is stored)
 FAULTS: list[tuple[str, dict[str, Any], str, str]] = [
     ("refuse", {}, "upstream_unavailable", "record_unavailable"),
@@ -100,7 +106,7 @@ async def test_stored_entry_survives_fault(
     assert data["cache"]["source"] == "store-stale"
     assert data["cache"]["stale"] is True
     assert data["cache"]["upstream_error"] in {crossref_reason, zenodo_reason, "upstream_unavailable"}
-    assert elapsed < DEADLINE_S + 1.0
+    assert elapsed < settings.deadline_s + MARGIN_S
     after = store.get(entry_kind, key)
     assert (after.body, after.content_hash, after.fetched_at) == (
         before.body,
@@ -126,7 +132,7 @@ async def test_missing_entry_gets_declared_reason(
     zenodo_reason: str,
 ) -> None:
     """Nothing stored: the fault becomes the tool's declared reason within the deadline; nothing is stored."""
-    _settings, store, cache = quick
+    settings, store, cache = quick
     service, args, (entry_kind, key) = TOOLS[tool]
     _inject(fake, service, kind, params)
     res, elapsed = await _call(cache, tool, args)
@@ -135,14 +141,16 @@ async def test_missing_entry_gets_declared_reason(
     assert reason == (crossref_reason if service == "crossref" else zenodo_reason)
     if reason == "rate_limited":
         assert res.structured_content["error"]["data"]["retry_after_s"] > 0
-    assert elapsed < DEADLINE_S + 1.0
+    assert elapsed < settings.deadline_s + MARGIN_S
     assert store.get(entry_kind, key) is None
 
 
 async def test_breaker_opens_after_repeated_failures_and_answers_at_once(
     quick: tuple[Settings, Store, Cache], fake: FakeUpstream
 ) -> None:
-    """After repeated connection failures the pool is offline: stale answers come at once, no request."""
+    """After repeated connection failures the pool is offline: the stale answer comes without a request
+    (neither upstream nor a budget wait is tried; counted on the fake, not timed).
+    """
     settings, _store, cache = quick
     await _call(cache, "crossref_get_work", {"doi": "10.1101/598821"})
     settings.ttl.crossref_work = 0.001
@@ -152,7 +160,9 @@ async def test_breaker_opens_after_repeated_failures_and_answers_at_once(
         await _call(cache, "crossref_get_work", {"doi": "10.1101/598821"})
     assert cache.budget.offline("crossref_single")
     fake.reset_log()
-    res, elapsed = await _call(cache, "crossref_get_work", {"doi": "10.1101/598821"})
+    fake.clear_faults()  # were a request sent now, it would succeed and be counted
+    res, _elapsed = await _call(cache, "crossref_get_work", {"doi": "10.1101/598821"})
+    assert res.structured_content["cache"]["source"] == "store-stale"
     assert res.structured_content["cache"]["upstream_error"] == "upstream_unavailable"
     assert fake.count(service="crossref") == 0
-    assert elapsed < 0.5
+    assert cache.budget.offline("crossref_single")
