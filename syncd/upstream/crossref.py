@@ -22,6 +22,7 @@ from syncd.config import Settings
 from syncd.errors import MalformedResponse, UpstreamRejected, UpstreamUnavailable
 from syncd.normalize.doi import doi_path_segment
 from syncd.upstream.http import Deadline, Response, UpstreamHTTP
+from syncd.upstream.identity import foreign_not_found, is_crossref_not_found
 
 __all__ = [
     "CrossrefClient",
@@ -159,6 +160,7 @@ class CrossrefClient:
     def __init__(
         self, settings: Settings, budget: Budget, transport: httpx.BaseTransport | None = None
     ) -> None:
+        self.base_url = settings.crossref.base_url
         self.http = UpstreamHTTP(
             "crossref",
             settings.crossref.base_url,
@@ -183,6 +185,7 @@ class CrossrefClient:
 
         Raises:
             MalformedResponse: the 200 body is not a work, or names another DOI.
+            UpstreamUnavailable: a 404 whose body is not Crossref's own (``crossref.base_url`` may be wrong).
             UpstreamError: any other failure (see :meth:`UpstreamHTTP.get`).
             BudgetExhausted: no token before the deadline.
         """
@@ -253,6 +256,7 @@ class CrossrefClient:
         except UpstreamRejected as exc:
             raise rejection_error(exc) from exc
         if resp.status == 404:
+            self._own_not_found(resp)
             return EntityAnswer("not_found", None, None)
         body = resp.json
         if not (
@@ -291,6 +295,7 @@ class CrossrefClient:
                 rejected.body = None
             if isinstance(rejected.body, dict) and rejected.body.get("message-type") == "resource-failure":
                 raise rejection_error(rejected)
+            self._own_not_found(resp)
             return ListAnswer("not_found", None, None)
         body = resp.json
         if not (isinstance(body, dict) and body.get("message-type") == list_type):
@@ -300,9 +305,18 @@ class CrossrefClient:
             raise MalformedResponse(f"crossref: the {list_type} has no items")
         return ListAnswer("ok", message, resp.text)
 
-    @staticmethod
-    def _answer(doi: str, resp: Response) -> WorkAnswer:
+    def _own_not_found(self, resp: Response) -> None:
+        """Raise unless a 404 body is Crossref's own (a wrong ``crossref.base_url`` is no miss).
+
+        Raises:
+            UpstreamUnavailable: the 404 came from something else than Crossref.
+        """
+        if not is_crossref_not_found(resp.text):
+            raise foreign_not_found("crossref", "crossref.base_url", self.base_url, resp.text)
+
+    def _answer(self, doi: str, resp: Response) -> WorkAnswer:
         if resp.status == 404:
+            self._own_not_found(resp)
             return WorkAnswer("not_found", None, None, None, None)
         etag, last_modified = resp.headers.get("etag"), resp.headers.get("last-modified")
         if resp.status == 304:

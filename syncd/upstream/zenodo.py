@@ -20,6 +20,7 @@ from syncd.budget import Budget
 from syncd.config import Settings
 from syncd.errors import MalformedResponse
 from syncd.upstream.http import Deadline, Response, UpstreamHTTP
+from syncd.upstream.identity import foreign_not_found, is_zenodo_not_found
 
 __all__ = ["LEGACY_JSON", "RDM_JSON", "BytesAnswer", "RecordAnswer", "ZenodoClient"]
 
@@ -72,9 +73,19 @@ class ZenodoClient:
         headers = {"User-Agent": f"syncd/{__version__} (https://pypi.org/project/syncd/)"}
         if settings.zenodo.token is not None:
             headers["Authorization"] = f"Bearer {settings.zenodo.token.get_secret_value()}"
+        self.base_url = settings.zenodo.base_url
         self.http = UpstreamHTTP(
             "zenodo", settings.zenodo.base_url, budget, headers=headers, transport=transport
         )
+
+    def _own_not_found(self, resp: Response) -> None:
+        """Raise unless a 404 body is Zenodo's own JSON (a wrong ``zenodo.base_url`` is no miss).
+
+        Raises:
+            UpstreamUnavailable: the 404 came from something else than Zenodo.
+        """
+        if resp.status == 404 and not is_zenodo_not_found(resp.text):
+            raise foreign_not_found("zenodo", "zenodo.base_url", self.base_url, resp.text)
 
     def close(self) -> None:
         """Close connections."""
@@ -85,6 +96,7 @@ class ZenodoClient:
 
         Raises:
             MalformedResponse: a 200 body that is not a record.
+            UpstreamUnavailable: a 404 whose body is not Zenodo's own (``zenodo.base_url`` may be wrong).
             UpstreamError: any other failure (see :meth:`UpstreamHTTP.get`).
             BudgetExhausted: no token before the deadline.
         """
@@ -106,6 +118,7 @@ class ZenodoClient:
             except ValueError:
                 tomb = None
             return RecordAnswer("gone", tomb if isinstance(tomb, dict) else None, resp.text, None, None)
+        self._own_not_found(resp)
         if resp.status in (403, 404):
             return RecordAnswer("restricted" if resp.status == 403 else "not_found", None, None, None, None)
         if resp.status == 304:
@@ -133,9 +146,10 @@ class ZenodoClient:
         endpoints refuse the RDM ``Accept`` (406): pass ``accept_header="application/json"`` there.
 
         Raises:
+            UpstreamUnavailable: a 404 (when accepted) whose body is not Zenodo's own.
             UpstreamError, BudgetExhausted: see :meth:`UpstreamHTTP.get`.
         """
-        return self.http.get(
+        resp = self.http.get(
             pool,
             path,
             deadline=deadline,
@@ -144,6 +158,8 @@ class ZenodoClient:
             accept=accept,
             parse_json=parse_json,
         )
+        self._own_not_found(resp)
+        return resp
 
     def search(self, params: dict[str, str], deadline: Deadline) -> dict[str, Any]:
         """``GET /records?{params}`` in the ``zenodo_search`` pool; returns the body (``hits``, ...).
