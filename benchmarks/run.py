@@ -21,7 +21,14 @@ from pathlib import Path
 if __package__ in (None, ""):  # `python benchmarks/run.py`
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks import bench_footprint, bench_import, bench_reval, bench_search, bench_warm  # noqa: F401
+from benchmarks import (  # noqa: F401
+    bench_fake,
+    bench_footprint,
+    bench_import,
+    bench_reval,
+    bench_search,
+    bench_warm,
+)
 from benchmarks.harness import REGISTRY, ROOT, Context, NotMeasured, Row, machine, median, ms, pct
 
 BIG_NEEDED = {"search", "rss"}
