@@ -41,7 +41,7 @@ from rich.console import Console
 from rich.table import Table
 
 from syncd import __version__
-from syncd.config import Settings, load_settings
+from syncd.config import POOLS, Settings, load_settings
 from syncd.errors import InvalidInput, NotFound, SyncdError
 from syncd.normalize.doi import parse_doi
 from syncd.normalize.zenodo_id import parse_record_ref
@@ -981,17 +981,26 @@ def cache_vacuum(ctx: click.Context, as_json: bool) -> None:
 
 
 @cache.command("budget")
+@click.argument("pool", required=False, type=click.Choice(POOLS))
+@click.option("--reset", is_flag=True, help="Clear 429 blocks and open breakers (of POOL, else all).")
 @json_option
 @click.pass_context
 @handle_errors
-def cache_budget(ctx: click.Context, as_json: bool) -> None:
-    """The shared request budget: per pool tokens, limits, requests in flight, blocked/offline until."""
+def cache_budget(ctx: click.Context, pool: str | None, reset: bool, as_json: bool) -> None:
+    """The shared request budget: per pool tokens, limits, requests in flight, blocked/offline until.
+
+    With --reset [POOL], first clear the 429 blocks and breakers of POOL (every pool when omitted).
+    """
     from syncd.budget import Budget
 
+    if pool is not None and not reset:
+        raise click.UsageError("POOL is only taken with --reset")
     settings, store, _ = _open_store(ctx)
     try:
-        now = time.time()
         budget = Budget(store, settings)
+        if reset:
+            click.echo(f"reset: {', '.join(budget.reset(pool))}", err=True)
+        now = time.time()
         pools = _pool_rows(budget, now)
     finally:
         store.close()

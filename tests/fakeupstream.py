@@ -669,11 +669,12 @@ class _Handler(BaseHTTPRequestHandler):
     def write_response(
         self, status: int, headers: Sequence[tuple[str, str]], body: bytes, *, length: int | None = None
     ) -> None:
-        """Send status, headers (plus Date and Content-Length) and the body."""
+        """Send status, headers (plus Date unless given, and Content-Length) and the body."""
         self.send_response_only(status)
         for name, value in headers:
             self.send_header(name, value)
-        self.send_header("Date", _http_date())
+        if not any(name.lower() == "date" for name, _ in headers):  # a given Date: a skewed server clock
+            self.send_header("Date", _http_date())
         if status != 304:
             self.send_header("Content-Length", str(len(body) if length is None else length))
         self.end_headers()

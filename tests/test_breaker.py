@@ -1,9 +1,14 @@
 """Issue 6, item 2: the offline breaker is shared through the database and closed by a single probe.
 
 After repeated connection failures a pool is marked offline in the database, so every process (here: a
-second Store + Cache on the same file) answers from the store at once with no request. Once upstream is
-back and the cooldown (``syncd.budget.BREAKER_COOLDOWN_S``, patched small) is over, the first call is the
-one probe: exactly one upstream request, which closes the breaker; the next calls are normal.
+second store and clients on the same file) answers from the store at once with no request. Once upstream is
+back and the cooldown is over, the first call is the one probe: exactly one upstream request, which closes
+the breaker; the next calls are normal.
+
+No assert here times a first call or a fresh session (that failed about 1 run in 4 on a busy machine):
+requests and breaker failures are counted, sessions are warmed before a call is timed, the one duration
+asserted is bounded by the call's deadline (setting), and the cooldown's end is written into the pool's
+row instead of slept out (the breaker reads only ``offline_until``).
 """
 
 from __future__ import annotations
@@ -15,25 +20,32 @@ from typing import Any
 
 import pytest
 from mcp import Client
+from sqlalchemy import update
 
 import syncd.budget
 from syncd.cache import Cache
 from syncd.errors import UpstreamOffline
+from syncd.store.models import BudgetPool
 from syncd.store.repo import Store
 from syncd.tools.server import build_server
 from tests.conftest import make_settings
 from tests.fakeupstream import FakeUpstream
 
-COOLDOWN_S = 4.0  # generous: the test asserts it is still open after several calls on a busy machine
+DEADLINE_S = 1.5
 DOI = "10.1101/598821"
 OTHER_DOI = "10.1002/jor.1100150407"
 
 
 def call(cache: Cache, tool: str, args: dict[str, Any]) -> tuple[Any, float]:
-    """One tool call through a real MCP client session; returns the result and its duration."""
+    """One tool call through a real, warmed MCP client session; returns the result and its duration.
+
+    The session lists the tools first (the client fetches the output schemas once), so the duration is the
+    call's own.
+    """
 
     async def go() -> tuple[Any, float]:
         async with Client(build_server(cache)) as client:
+            await client.list_tools()
             started = time.monotonic()
             res = await client.call_tool(tool, args)
             return res, time.monotonic() - started
@@ -42,13 +54,10 @@ def call(cache: Cache, tool: str, args: dict[str, Any]) -> tuple[Any, float]:
 
 
 @pytest.fixture
-def two_processes(
-    fake: FakeUpstream, db_url: str, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[tuple[Cache, Cache]]:
-    """Two caches ("processes") over the same database, with a short breaker cooldown."""
-    monkeypatch.setattr(syncd.budget, "BREAKER_COOLDOWN_S", COOLDOWN_S)
-    settings_a = make_settings(fake, db_url, deadline_s=1.5)
-    settings_b = make_settings(fake, db_url, deadline_s=1.5)
+def two_processes(fake: FakeUpstream, db_url: str) -> Iterator[tuple[Cache, Cache]]:
+    """Two caches ("processes") over the same database (the default 30 s breaker cooldown)."""
+    settings_a = make_settings(fake, db_url, deadline_s=DEADLINE_S)
+    settings_b = make_settings(fake, db_url, deadline_s=DEADLINE_S)
     store_a, store_b = Store.open(db_url), Store.open(db_url)
     a, b = Cache(settings_a, store_a), Cache(settings_b, store_b)
     yield a, b
@@ -72,10 +81,15 @@ def _open_breaker(a: Cache, fake: FakeUpstream) -> None:
     assert a.budget.offline("crossref_single")
 
 
-def _sleep_past_cooldown(cache: Cache) -> None:
-    """Wait until the open breaker's cooldown is over (offline_until is in the database)."""
-    until = cache.budget.state("crossref_single").offline_until
-    time.sleep(max(0.0, until - time.time()) + 0.1)
+def _end_cooldown(cache: Cache) -> None:
+    """End the open breaker's cooldown now: its end (``offline_until``) moved just before the present."""
+    assert cache.budget.offline("crossref_single")
+    with cache.budget.store.write() as conn:
+        conn.execute(
+            update(BudgetPool)
+            .where(BudgetPool.pool == "crossref_single")
+            .values(offline_until=time.time() - 0.001)
+        )
 
 
 def test_breaker_is_shared_and_one_probe_closes_it(
@@ -94,13 +108,14 @@ def test_breaker_is_shared_and_one_probe_closes_it(
     res, elapsed = call(b, "crossref_get_work", {"doi": DOI})
     assert res.structured_content["cache"]["source"] == "store-stale"
     assert res.structured_content["cache"]["upstream_error"] == "upstream_unavailable"
-    assert elapsed < 0.5 and fake.count(service="crossref") == 0
+    assert fake.count(service="crossref") == 0
+    assert elapsed < DEADLINE_S  # answered at once: no wait for a token until the deadline
     miss, _ = call(b, "crossref_get_work", {"doi": OTHER_DOI})
     assert miss.structured_content["error"]["data"]["reason"] == "upstream_unavailable"
     assert fake.count(service="crossref") == 0
 
     assert time.time() < b.budget.state("crossref_single").offline_until  # still within the cooldown
-    _sleep_past_cooldown(b)
+    _end_cooldown(b)
     probe, _ = call(b, "crossref_get_work", {"doi": DOI})
     assert fake.count(service="crossref") == 1
     assert probe.is_error is False and probe.structured_content["cache"]["source"] == "upstream"
@@ -122,7 +137,7 @@ def test_probe_is_granted_to_one_caller_only(two_processes: tuple[Cache, Cache],
     """
     a, b = two_processes
     _open_breaker(a, fake)
-    _sleep_past_cooldown(a)
+    _end_cooldown(a)
     grant = a.budget.try_acquire("crossref_single")
     assert grant.lease is not None and grant.probe is True
     with pytest.raises(UpstreamOffline):
@@ -131,20 +146,22 @@ def test_probe_is_granted_to_one_caller_only(two_processes: tuple[Cache, Cache],
 
 
 def test_failed_probe_reopens_the_breaker(two_processes: tuple[Cache, Cache], fake: FakeUpstream) -> None:
-    """Upstream still down after the cooldown: the probe call fails (one connection attempt), the stale
-    entry is answered, and the pool is offline again, so the following call makes no request.
+    """Upstream still down after the cooldown: the probe call fails (one connection attempt: one more
+    failure counted, no retry), the stale entry is answered, and the pool is offline again, so the
+    following call makes no attempt at all.
     """
     a, b = two_processes
     _open_breaker(a, fake)
-    _sleep_past_cooldown(a)
+    _end_cooldown(a)
     b.settings.ttl.crossref_work = 0.001
-    res, elapsed = call(b, "crossref_get_work", {"doi": DOI})
+    failures = b.budget.state("crossref_single").failures
+    res, _ = call(b, "crossref_get_work", {"doi": DOI})
     assert res.structured_content["cache"]["source"] == "store-stale"
-    assert elapsed < 1.0  # one refused attempt, then the reopened breaker stops the retries
+    assert b.budget.state("crossref_single").failures == failures + 1  # the probe only: no retry
     assert b.budget.offline("crossref_single")
-    res2, elapsed2 = call(a, "crossref_get_work", {"doi": DOI})
+    res2, _ = call(a, "crossref_get_work", {"doi": DOI})
     assert res2.structured_content["cache"]["upstream_error"] == "upstream_unavailable"
-    assert elapsed2 < 0.5
+    assert a.budget.state("crossref_single").failures == failures + 1  # no attempt at all
 
 
 def test_db_offline_flag_survives_a_new_process(db_url: str, fake: FakeUpstream) -> None:

@@ -8,8 +8,10 @@ Tables:
                   validators upstream sent (ETag, Last-Modified), counters and the last error.
                   Revalidation that finds no change writes here only.
     concepts      Zenodo concept record id -> latest version record id.
-    budget_pools  the shared request budget: one token bucket per pool, 429 block and breaker state.
-    budget_leases in-flight requests per pool (expiring leases, so a crashed holder frees its slot).
+    budget_pools  the shared request budget: one token bucket per pool, 429 block and breaker state
+                  (one row per pool, created by migration 0003).
+    budget_leases in-flight requests per pool (expiring leases naming their process and host, so a
+                  crashed holder frees its slot).
     watches       what the daemon keeps mirrored: DOIs, Crossref queries/filters, Zenodo
                   communities and queries (``spec`` is JSON).
     sync_state    durable progress of a sync walk: volatile ``cursor`` within a run, monotonic
@@ -145,13 +147,19 @@ class BudgetPool(Base):
 
 
 class BudgetLease(Base):
-    """One in-flight upstream request of a pool; expires so a killed process frees its slot."""
+    """One in-flight upstream request of a pool, held by one process (``pid`` on ``host``).
+
+    Freed when its holder releases it, when ``expires_at`` (the holder's deadline plus a margin,
+    epoch seconds) has passed, or, on the same host, as soon as process ``pid`` is gone.
+    """
 
     __tablename__ = "budget_leases"
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True)
     pool: Mapped[str] = mapped_column(String(32), index=True)
     expires_at: Mapped[float] = mapped_column(Float)
+    pid: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    host: Mapped[str | None] = mapped_column(String(255), nullable=True)
 
 
 class Watch(Base):

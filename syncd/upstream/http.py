@@ -1,18 +1,23 @@
 """One budgeted, bounded HTTP GET: budget token -> request -> classification -> bounded retries.
 
-Every upstream request of syncd goes through :meth:`UpstreamHTTP.get`. It takes a token from the
-shared budget for each attempt, sends the request with a timeout cut to the call's deadline, turns
-every failure into a typed :mod:`syncd.errors` exception, and retries transient failures (connection
-errors, 5xx, 408/504, 429 with a wait that fits) with exponential backoff and jitter that honours
-``Retry-After``, through tenacity. A 429 blocks the pool for every process. Connection failures
-feed the pool's breaker.
+Every upstream request of syncd goes through :meth:`UpstreamHTTP.get`. Each attempt takes one lease
+of the shared budget (a token and an in-flight slot: one write transaction), sends the request with a
+timeout cut to the call's deadline, and releases the lease once the response is read and its
+connection is back or closed, recording what upstream did in the same write (answered, connection
+failure or timeout for the breaker, a 429's block): two write transactions per attempt. Every failure
+becomes a typed :mod:`syncd.errors` exception; transient failures (connection errors, 5xx, 408/504,
+429 with a wait that fits) are retried with exponential backoff that honours ``Retry-After``, through
+tenacity. A 429 blocks the pool for every process, for at most ``budget.max_block_s``; an HTTP-date
+``Retry-After`` is measured against the response's own ``Date`` (the server's clock).
 """
 
 from __future__ import annotations
 
+import datetime
 import email.utils
 import json
 import logging
+import math
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -24,7 +29,7 @@ import httpx
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
 from syncd import __version__
-from syncd.budget import Budget
+from syncd.budget import Budget, Outcome
 from syncd.errors import (
     MalformedResponse,
     UpstreamError,
@@ -108,21 +113,44 @@ class Response:
     content: bytes = b""
 
 
-def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header: delta-seconds or an HTTP-date; None if absent/bad."""
+def _http_date(value: str | None) -> float | None:
+    """Epoch seconds of an HTTP-date (RFC 9110 IMF-fixdate and the obsolete forms), or None."""
+    if not value:
+        return None
+    try:
+        when = email.utils.parsedate_to_datetime(value.strip())
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:  # "-0000" or no zone: HTTP dates are always UTC
+        when = when.replace(tzinfo=datetime.UTC)
+    return when.timestamp()
+
+
+def parse_retry_after(value: str | None, now: float | None = None, date: str | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header; None if absent or unreadable.
+
+    Args:
+        value: the header: delta-seconds (``"120"``) or an HTTP-date.
+        now: the local wall clock in epoch seconds (default ``time.time()``).
+        date: the response's own ``Date`` header. An HTTP-date ``Retry-After`` is measured against
+            it when it parses (both come from the server's clock, so a skewed server clock cancels
+            out), else against ``now``.
+    """
     if not value:
         return None
     value = value.strip()
     try:
-        return max(0.0, float(value))
+        seconds = float(value)
     except ValueError:
         pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+    else:
+        return max(0.0, seconds) if math.isfinite(seconds) else None
+    when = _http_date(value)
+    if when is None:
         return None
-    now = time.time() if now is None else now
-    return max(0.0, when.timestamp() - now)
+    sent = _http_date(date)
+    reference = sent if sent is not None else (time.time() if now is None else now)
+    return max(0.0, when - reference)
 
 
 def _json_or_none(body: bytes) -> Any:
@@ -208,10 +236,24 @@ class UpstreamHTTP:
 
         def attempt() -> Response:
             lease = self.budget.acquire(pool, max_wait_s=deadline.remaining())
+            outcome, block_s, sent = Outcome.NOT_SENT, 0.0, False
             try:
-                return self._send(pool, path, deadline, params, headers, accept, parse_json, max_bytes)
-            finally:
-                self.budget.release(lease)
+                if deadline.expired():
+                    raise UpstreamTimeout(f"{self.name}: deadline reached before the request", deadline=True)
+                sent = True
+                status, hdrs, body, url = self._exchange(path, deadline, params, headers, max_bytes)
+                outcome = Outcome.ANSWERED
+                if status == 429:
+                    block_s = self._block_for(pool, hdrs)
+            except UpstreamTimeout:
+                outcome = Outcome.TIMED_OUT if sent else Outcome.NOT_SENT
+                raise
+            except UpstreamUnavailable:
+                outcome = Outcome.FAILED
+                raise
+            finally:  # the response is read and its connection back in the pool or closed
+                self.budget.release(lease, outcome, block_s=block_s)
+            return self._classify(pool, status, hdrs, body, url, accept, parse_json, block_s)
 
         retrying = Retrying(
             stop=stop_after_attempt(MAX_ATTEMPTS),
@@ -242,56 +284,82 @@ class UpstreamHTTP:
         backoff = min(4.0, 0.25 * 2 ** (state.attempt_number - 1))
         return max(retry_after, backoff)
 
-    def _send(
+    def _exchange(
         self,
-        pool: str,
         path: str,
         deadline: Deadline,
         params: Mapping[str, str] | None,
         headers: Mapping[str, str] | None,
-        accept: tuple[int, ...],
-        parse_json: tuple[int, ...],
-        max_bytes: int | None = None,
-    ) -> Response:
-        remaining = deadline.remaining()
-        if remaining <= 0:
-            raise UpstreamTimeout(f"{self.name}: deadline reached before the request", deadline=True)
+        max_bytes: int | None,
+    ) -> tuple[int, dict[str, str], bytes, str]:
+        """Send the GET and read the whole answer (status, lowercased headers, body, final URL).
+
+        Returns only once the response is closed (its connection back in the pool or closed).
+
+        Raises:
+            UpstreamTimeout: no complete answer in time.
+            UpstreamUnavailable: the connection failed or broke.
+        """
+        remaining = max(deadline.remaining(), 0.001)
         timeout = httpx.Timeout(remaining)
         started = time.monotonic()
         try:
             with self.client.stream("GET", path, params=params, headers=headers, timeout=timeout) as resp:
                 body = self._read_body(resp, deadline, max_bytes)
         except httpx.TimeoutException as exc:
-            self.budget.record_failure(pool)
             raise UpstreamTimeout(
                 f"{self.name}: no answer within {remaining:.1f} s", deadline=deadline.expired()
             ) from exc
         except (httpx.TransportError, httpx.StreamError) as exc:
-            self.budget.record_failure(pool)
             raise UpstreamUnavailable(f"{self.name}: connection failed ({exc.__class__.__name__})") from exc
-        elapsed = time.monotonic() - started
-        status = resp.status_code
         hdrs = {k.lower(): v for k, v in resp.headers.items()}
         log.debug(
-            "event=upstream_get service=%s status=%s path=%s elapsed_s=%.3f", self.name, status, path, elapsed
+            "event=upstream_get service=%s status=%s path=%s elapsed_s=%.3f",
+            self.name,
+            resp.status_code,
+            path,
+            time.monotonic() - started,
         )
-        ctype = hdrs.get("content-type", "").lower()
+        return resp.status_code, hdrs, body, str(resp.url)
 
+    def _block_for(self, pool: str, hdrs: Mapping[str, str]) -> float:
+        """Seconds a 429 blocks ``pool``: its ``Retry-After`` (default 5 s) cut to ``max_block_s``; logged."""
+        raw, date = hdrs.get("retry-after"), hdrs.get("date")
+        asked = parse_retry_after(raw, date=date)
+        wait = DEFAULT_RETRY_AFTER_S if asked is None else asked
+        applied = min(wait, self.budget.settings.budget.max_block_s)
+        log.warning(
+            "event=rate_limited service=%s pool=%s retry_after=%r date=%r wait_s=%.1f capped=%s",
+            self.name,
+            pool,
+            raw,
+            date,
+            applied,
+            "yes" if applied < wait else "no",
+        )
+        return applied
+
+    def _classify(
+        self,
+        pool: str,
+        status: int,
+        hdrs: dict[str, str],
+        body: bytes,
+        url: str,
+        accept: tuple[int, ...],
+        parse_json: tuple[int, ...],
+        block_s: float,
+    ) -> Response:
+        """Turn an answer into a :class:`Response` or the typed error its status and body mean."""
+        ctype = hdrs.get("content-type", "").lower()
         if status == 429:
-            wait = parse_retry_after(hdrs.get("retry-after"))
-            blocked = DEFAULT_RETRY_AFTER_S if wait is None else wait
-            self.budget.block(pool, blocked)
-            self.budget.record_success(pool)
             raise UpstreamRateLimited(
-                f"{self.name}: rate limited (HTTP 429)", retry_after_s=round(blocked, 3), pool=pool
+                f"{self.name}: rate limited (HTTP 429)", retry_after_s=round(block_s, 3), pool=pool
             )
         if status in (408, 504):
-            self.budget.record_success(pool)
             raise UpstreamTimeout(f"{self.name}: upstream timed out (HTTP {status})")
         if status >= 500:
-            self.budget.record_success(pool)
             raise UpstreamUnavailable(f"{self.name}: upstream error (HTTP {status})", status=status)
-        self.budget.record_success(pool)
         if status not in accept:
             if status == 400:
                 rejected = UpstreamRejected(f"{self.name}: request rejected (HTTP 400)", status=status)
@@ -312,7 +380,7 @@ class UpstreamHTTP:
                 parsed = json.loads(body)
             except (ValueError, UnicodeDecodeError) as exc:
                 raise MalformedResponse(f"{self.name}: body is not valid JSON (HTTP {status})") from exc
-        return Response(status=status, json=parsed, text=text, headers=hdrs, url=str(resp.url), content=body)
+        return Response(status=status, json=parsed, text=text, headers=hdrs, url=url, content=body)
 
     @staticmethod
     def _read_body(
