@@ -21,6 +21,7 @@ __all__ = [
     "WORKS_OFFSET_CEILING",
     "SearchWorksRequest",
     "funder_id",
+    "issn_check_digit",
     "issn_key",
     "journal_works_params",
     "search_works_request",
@@ -54,16 +55,33 @@ def _bad(
     return InvalidInput(message, reason=reason, hint=hint, **data)
 
 
+def issn_check_digit(first_seven: str) -> str:
+    """The ISSN check character of seven digits (ISO 3297: weights 8..2, modulus 11; 10 is ``X``).
+
+    ``issn_check_digit("1932620")`` is ``"3"`` (PLOS ONE, 1932-6203).
+    """
+    total = sum(int(d) * w for d, w in zip(first_seven, range(8, 1, -1), strict=True))
+    check = (11 - total % 11) % 11
+    return "X" if check == 10 else str(check)
+
+
 def issn_key(value: str) -> str:
-    """Canonical ISSN ``NNNN-NNNX`` (upper-case X).
+    """Canonical ISSN ``NNNN-NNNX`` (upper-case X), its check digit verified.
 
     Raises:
-        InvalidInput: ``invalid_parameter`` when ``value`` is not an ISSN.
+        InvalidInput: ``invalid_parameter`` when ``value`` is not an ISSN, or its check digit is wrong
+            (a mistyped ISSN; refused before any request).
     """
     v = value.strip()
     if not ISSN_RE.match(v):
         raise _bad(f"{value!r} is not an ISSN (NNNN-NNNX)", hint="Pass an ISSN such as 1932-6203.")
     v = v.replace("-", "").upper()
+    expected = issn_check_digit(v[:7])
+    if v[7] != expected:
+        raise _bad(
+            f"{value!r} is not a valid ISSN: its check digit should be {expected}",
+            hint="Check the ISSN for a typo; the last character is a check digit over the first seven.",
+        )
     return f"{v[:4]}-{v[4:]}"
 
 
@@ -130,6 +148,7 @@ def search_works_request(raw: Mapping[str, Any]) -> SearchWorksRequest:
                         f"filter issn value {part!r} is not an ISSN (NNNN-NNNX)",
                         hint="Pass ISSNs such as 1932-6203; Crossref answers a malformed one with a 500.",
                     )
+                issn_key(part)
         filters[key] = val
     rows = raw.get("rows", 20)
     rows = 20 if rows is None else rows

@@ -34,6 +34,23 @@ InputForm = Literal["bare", "doi_prefix", "url", "percent_encoded"]
 _INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"))
 _TRIM = " \t\r\n\f\v\u00a0\u2007\u202f\u3000"
 
+# Look-alike punctuation that PDFs, word processors and web fonts put in place of the ASCII characters
+# Crossref DOIs are made of (hyphens, slashes, full stops; full-width forms): mapped back before checks.
+_LOOKALIKES = str.maketrans(
+    {
+        **dict.fromkeys("\u2010\u2011\u2012\u2013\u2212\ufe63\uff0d", "-"),
+        **dict.fromkeys("\u2215\u2044\uff0f", "/"),
+        **dict.fromkeys("\u2024\uff0e", "."),
+        **{chr(0xFF10 + d): str(d) for d in range(10)},
+    }
+)
+# Quotes and brackets that prose and reference lists put around a DOI; a DOI never starts with one.
+_OPENERS = "\"'\u201c\u2018\u00ab\u2039<([{"
+_CLOSING_QUOTES = "\"'\u201d\u2019\u00bb\u203a"
+_TRUNCATED = ("\u2026", "...")
+_SICI_HASH_CHECK = (";2-#",)
+"""The end of a SICI DOI whose check character is ``#`` (kept in a resolver URL, not read as a fragment)."""
+
 _RESOLVER_URL = re.compile(r"^(?:https?://)?(?:dx\.|www\.)?doi\.org/", re.IGNORECASE)
 _OTHER_URL = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
 _DOI_PREFIX_WRAPPER = re.compile(r"^(?:info:doi/|doi:\s*|doi\s+)", re.IGNORECASE)
@@ -72,11 +89,11 @@ def _refuse(raw: str, why: str) -> InvalidInput:
 
 
 def _strip_unbalanced_closer(doi: str) -> str:
-    """Drop one trailing ``)`` or ``]`` when the suffix has more closers than openers of that kind."""
-    if not doi or doi[-1] not in ")]":
+    """Drop one trailing ``)``, ``]`` or ``>`` when the suffix has more closers than openers of that kind."""
+    if not doi or doi[-1] not in ")]>":
         return doi
     closer = doi[-1]
-    opener = "(" if closer == ")" else "["
+    opener = {")": "(", "]": "[", ">": "<"}[closer]
     suffix = doi.partition("/")[2]
     if suffix.count(closer) > suffix.count(opener):
         return doi[:-1]
@@ -87,11 +104,15 @@ def parse_doi(raw: str) -> ParsedDOI:
     r"""Clean and validate a DOI argument (real-user-cases convention 1).
 
     Steps, in order: trim whitespace/NBSP and remove zero-width characters (U+200B, U+200C, U+200D,
-    U+2060, U+FEFF); unwrap ``https?://(dx.|www.)?doi.org/`` (query string and fragment dropped), else
+    U+2060, U+FEFF); drop quotes and brackets around the DOI (a DOI starts with ``10.``; a trailing
+    ``>``, like ``)``/``]``, only when unbalanced); refuse a DOI that ends with an ellipsis (cut short);
+    unwrap ``https?://(dx.|www.)?doi.org/`` (query string and fragment dropped), else
     ``doi:``, ``DOI `` or ``info:doi/``; percent-decode exactly once when the input was a resolver URL or
-    is a fully encoded bare DOI (``%2F`` and no literal ``/``); Unicode NFC; drop one trailing sentence
-    ``.`` or ``,``; drop a trailing ``)``/``]`` only when it is unbalanced within the suffix. Every other
-    character (``< > ; ( ) [ ] # :``) is kept.
+    is a fully encoded bare DOI (``%2F`` and no literal ``/``; a resolver URL ending in a SICI's
+    ``;2-#`` keeps its ``#`` check character); Unicode NFC; look-alike hyphens, slashes, full stops and
+    full-width digits mapped to ASCII (U+2010-U+2013, U+2212, U+2215, U+2044, U+FF0D, U+FF0F, ...);
+    drop one trailing sentence ``.``, ``,`` or ``;``; drop a trailing ``)``/``]``/``>`` only when it is
+    unbalanced within the suffix. Every other character (``< > ; ( ) [ ] # :``) is kept.
 
     Args:
         raw: the caller's DOI string (a tool argument or CLI value), at most 1000 characters.
@@ -109,13 +130,21 @@ def parse_doi(raw: str) -> ParsedDOI:
     if len(raw) > MAX_DOI_INPUT_LENGTH:
         raise _refuse(raw, f"longer than {MAX_DOI_INPUT_LENGTH} characters")
     s = raw.translate(_INVISIBLE).strip(_TRIM)
+    while s and s[0] in _OPENERS and not s.startswith("10."):
+        s = s[1:].lstrip(_TRIM)
+    s = s.rstrip(_CLOSING_QUOTES + _TRIM)
+    if s.endswith(_TRUNCATED):
+        raise _refuse(raw, "it ends with an ellipsis, so it was cut short; paste the whole DOI")
     form: InputForm = "bare"
 
     url = _RESOLVER_URL.match(s)
     if url:
         form = "url"
         s = s[url.end() :]
-        s = s.split("?", 1)[0].split("#", 1)[0]
+        s = s.split("?", 1)[0]
+        if s.endswith(_SICI_HASH_CHECK):  # a SICI whose check character is "#", not an empty fragment
+            s = s[:-1] + "%23"
+        s = s.split("#", 1)[0]
         s = urllib.parse.unquote(s, errors="replace")
     elif _OTHER_URL.match(s):
         raise _refuse(raw, "a URL that is not a doi.org resolver URL; publisher URLs are not DOIs")
@@ -128,8 +157,8 @@ def parse_doi(raw: str) -> ParsedDOI:
             form = "percent_encoded"
             s = urllib.parse.unquote(s, errors="replace")
 
-    s = unicodedata.normalize("NFC", s.strip(_TRIM))
-    if s.endswith((".", ",")):
+    s = unicodedata.normalize("NFC", s.strip(_TRIM)).translate(_LOOKALIKES)
+    if s.endswith((".", ",", ";")):
         s = s[:-1]
     s = _strip_unbalanced_closer(s)
 
