@@ -75,18 +75,38 @@ _CITATION_TAG = re.compile(
     re.IGNORECASE,
 )
 _WS = re.compile(r"\s+")
+# a link element around text without markup: <uri>T</uri>, <ext-link xlink:href="H">T</ext-link>, <a href=..>
+_CITATION_LINK = re.compile(
+    r"<(?P<p>(?:[a-z]+:)?)(?P<n>a|ext-link|uri)(?P<attrs>\s[^<>]*)?>(?P<text>[^<]*)</(?P=p)(?P=n)\s*>",
+    re.IGNORECASE,
+)
+_HREF = re.compile(r"""(?:^|\s)(?:[a-z]+:)?href\s*=\s*["']([^"']*)["']""", re.IGNORECASE)
+
+
+def _unwrap_link(match: re.Match[str]) -> str:
+    """A link element's text where that text already holds its ``href`` (``<uri>`` is its own href)."""
+    text = match.group("text")
+    found = _HREF.search(match.group("attrs") or "")
+    href = (found.group(1) if found else text).strip()
+    bare = href.split("://", 1)[-1]
+    if href and (href in text or (bare and bare in text)):
+        return text
+    return match.group()
 
 
 def citation_text(value: Any) -> str | None:
     """Normalize a citation string (``normalizeReferenceText``).
 
     A citation string with formatting markup stripped, character references decoded (once) and
-    whitespace collapsed; a bracketed span that is not a known formatting tag (a cited URL, a Miller
-    index ``<100>``, a DOI fragment) is kept exactly as deposited. None when nothing is left.
+    whitespace collapsed. Link elements (``a``, ``ext-link``, ``uri``) are unwrapped where their text
+    already holds the ``href`` (anchors 3.6), so ``<uri>https://x.org</uri>`` reads ``https://x.org``;
+    any other bracketed span that is not a known formatting tag (a Miller index ``<100>``, a DOI
+    fragment) is kept exactly as deposited. None when nothing is left.
     """
     s = _str(value)
     if s is None:
         return None
+    s = _CITATION_LINK.sub(_unwrap_link, s)
     out = _WS.sub(" ", decode_entities(_CITATION_TAG.sub("", s))).strip()
     return out or None
 
