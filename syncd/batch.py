@@ -4,7 +4,7 @@ Crossref sends no validators, so revalidating a work one by one costs a full ``/
 ``/works?filter=doi:A,doi:B,...&select=DOI,indexed&rows=N`` answers the ``indexed`` stamp of up to
 ``N`` works in one request of the list pool. A work whose stamp equals the stored one
 (``upstream_version``) is confirmed: only ``validated_at`` is bumped. Works whose stamp moved, or that
-the list did not return, are revalidated singly (``Cache.revalidate``), which stores the new body
+the list did not return, are revalidated singly by :mod:`syncd.refresh`, which stores the new body
 only when its content hash changed. With ``k`` changed works out of ``n`` this costs
 ``ceil(n / GROUP) + k`` requests instead of ``n``.
 """
@@ -12,16 +12,18 @@ only when its content hash changed. With ``k`` changed works out of ``n`` this c
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 
-from syncd.cache import CROSSREF_WORK, Cache
-from syncd.errors import BudgetExhausted, InvalidInput, UpstreamError
+from syncd.errors import InvalidInput
+from syncd.kinds import CROSSREF_WORK
 from syncd.normalize.doi import parse_doi
+from syncd.policy import Tally
 from syncd.store.repo import StoredEntry
+from syncd.upstream.crossref import CrossrefClient
 from syncd.upstream.http import Deadline
 
-__all__ = ["GROUP", "BatchReport", "batch_params", "eligible", "revalidate_crossref"]
+__all__ = ["GROUP", "BatchReport", "batch_params", "confirmed", "eligible", "fetch_stamps"]
 
 log = logging.getLogger("syncd.batch")
 
@@ -30,16 +32,11 @@ GROUP = 50
 
 
 @dataclass
-class BatchReport:
+class BatchReport(Tally):
     """``list_requests`` + ``single_requests`` sent for ``checked`` works; outcome counts."""
 
-    checked: int = 0
-    unchanged: int = 0
-    changed: int = 0
-    failed: int = 0
     list_requests: int = 0
     single_requests: int = 0
-    failures: dict[str, int] = field(default_factory=dict)
     stopped: str | None = None
 
     @property
@@ -62,69 +59,30 @@ def batch_params(dois: Sequence[str]) -> dict[str, str]:
     return {"filter": ",".join(f"doi:{d}" for d in dois), "select": "DOI,indexed", "rows": str(len(dois))}
 
 
-def revalidate_crossref(
-    cache: Cache,
-    entries: Sequence[StoredEntry],
-    *,
-    group: int = GROUP,
-    deadline_s: float = 60.0,
-    on_entry: Callable[[StoredEntry, str], None] | None = None,
-) -> BatchReport:
-    """Revalidate stored Crossref works in groups of ``group`` (see the module docstring).
+def fetch_stamps(
+    crossref: CrossrefClient, chunk: Sequence[StoredEntry], deadline: Deadline
+) -> dict[str, str]:
+    """The ``indexed`` stamps (DOI key -> ``date-time``) of the works of ``chunk``, in one list request.
 
-    Stops early (``stopped``) when the budget is spent or the list pool is offline; the rest waits
-    for the next sweep.
+    A work whose stamp equals its stored ``upstream_version`` is confirmed (:func:`confirmed`); the
+    others (stamp moved, or not returned) need a single revalidation.
+
+    Raises:
+        UpstreamError, BudgetExhausted: the list request failed.
     """
-    report = BatchReport()
-    todo = [e for e in entries if eligible(e)]
-    for i in range(0, len(todo), group):
-        chunk = todo[i : i + group]
+    message = crossref.list_works(batch_params([e.doi or e.key for e in chunk]), deadline)
+    stamps: dict[str, str] = {}
+    for item in message["items"]:
         try:
-            message = cache.crossref.list_works(
-                batch_params([e.doi or e.key for e in chunk]), Deadline(deadline_s)
-            )
-        except (UpstreamError, BudgetExhausted) as exc:
-            report.list_requests += 1
-            report.stopped = exc.reason
-            log.info("event=batch_stopped reason=%s", exc.reason)
-            break
-        report.list_requests += 1
-        stamps: dict[str, str] = {}
-        for item in message["items"]:
-            try:
-                key = parse_doi(str(item.get("DOI", ""))).key
-            except InvalidInput:
-                continue
-            stamp = (item.get("indexed") or {}).get("date-time")
-            if isinstance(stamp, str):
-                stamps[key] = stamp
-        for entry in chunk:
-            report.checked += 1
-            if stamps.get(entry.key) == entry.upstream_version:
-                cache.store.mark_validated(entry.id)
-                outcome = "unchanged"
-            else:
-                outcome = cache.revalidate(entry, Deadline(deadline_s))
-                report.single_requests += 1
-            if outcome == "unchanged":
-                report.unchanged += 1
-            elif outcome == "changed":
-                report.changed += 1
-            else:
-                report.failed += 1
-                reason = outcome.partition(":")[2]
-                report.failures[reason] = report.failures.get(reason, 0) + 1
-            if on_entry is not None:
-                on_entry(entry, outcome)
-            if outcome == "failed:rate_limited":
-                report.stopped = "rate_limited"
-                break
-        if report.stopped:
-            break
-    log.info(
-        "event=batch_revalidate checked=%d unchanged=%d changed=%d failed=%d list_requests=%d "
-        "single_requests=%d",
-        report.checked, report.unchanged, report.changed, report.failed, report.list_requests,
-        report.single_requests,
-    )  # fmt: skip
-    return report
+            key = parse_doi(str(item.get("DOI", ""))).key
+        except InvalidInput:
+            continue
+        stamp = (item.get("indexed") or {}).get("date-time")
+        if isinstance(stamp, str):
+            stamps[key] = stamp
+    return stamps
+
+
+def confirmed(entry: StoredEntry, stamps: dict[str, str]) -> bool:
+    """Whether the list answered ``entry``'s stored ``indexed`` stamp unchanged."""
+    return stamps.get(entry.key) == entry.upstream_version

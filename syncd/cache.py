@@ -1,139 +1,48 @@
-"""The local-first path: look in the store, decide with :func:`syncd.policy.decide`, act, answer.
+"""The runner of the local-first road: read the store, ask :mod:`syncd.policy` for a plan, hold the lock.
 
-:class:`Cache` is what the MCP tools, the CLI and the daemon call. It carries out the policy's
-decision: answer from the store, revalidate against upstream (conditionally, within the call's
-deadline and the shared budget), fetch what is missing, or answer the stored entry flagged stale
-when upstream fails (stale-if-error). Every answer comes with its :class:`Provenance`.
+The runner knows no kind and owns no client. A lookup asks it for a :class:`Plan` (the stored entry
+and the policy's decision), then claims the plan (:meth:`Runner.claim`): the claim answers from the
+store when the policy says so, raises the policy's declared error when nothing is stored and
+upstream cannot be used, or hands the fetch back to the lookup under a per-entry lock (identical
+lookups in this process are coalesced). The lookup fetches with its own client, stores, and reports
+back through :meth:`Claim.fetched` or :meth:`Claim.failed`, which build the provenance through the
+policy::
 
-"Changed" is decided by a hash of the normalized upstream content with the volatile parts left out
-(:func:`content_hash`); an unchanged answer only bumps ``validated_at``.
+    plan = runner.plan(kind, key, held, deadline, force=force)
+    with runner.claim(plan) as claim:
+        if claim.answer is not None:
+            return claim.answer
+        try:
+            fresh = fetch(...)
+        except (UpstreamError, BudgetExhausted) as exc:
+            return claim.failed(exc)
+        return claim.fetched(fresh)
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
 
-import httpx
-
+from syncd import policy
 from syncd.budget import Budget
-from syncd.config import Settings
+from syncd.config import TtlSettings
 from syncd.errors import BudgetExhausted, UpstreamError
-from syncd.policy import Action, Decision, EntryFacts, UpstreamFacts, decide
+from syncd.kinds import KINDS
+from syncd.policy import Action, Decision, EntryFacts, Provenance, UpstreamFacts
 from syncd.store.repo import Store, StoredEntry
-from syncd.upstream.crossref import CrossrefClient
 from syncd.upstream.http import Deadline
-from syncd.upstream.zenodo import ZenodoClient
 
-__all__ = [
-    "CROSSREF_WORK",
-    "KIND_TTL",
-    "REFETCHERS",
-    "ZENODO_RECORD",
-    "Cache",
-    "Lookup",
-    "Provenance",
-    "content_hash",
-    "document",
-    "iso",
-    "register_kind",
-    "volatile_json",
-]
+__all__ = ["Answer", "Claim", "Lookup", "Plan", "Runner"]
 
 log = logging.getLogger("syncd.cache")
 
-CROSSREF_WORK = "crossref_work"
-ZENODO_RECORD = "zenodo_record"
-
-KIND_TTL: dict[str, str] = {}
-"""Stored kinds and the ``ttl.*`` setting that gives their lifetime (unlisted kinds: ``ttl.entity``);
-filled by :func:`register_kind`.
-"""
-
-
-Refetcher = Callable[["Cache", StoredEntry, Deadline], StoredEntry]
-REFETCHERS: dict[str, Refetcher] = {}
-"""Per kind: how to ask upstream again for a stored entry and store the answer (registered by the
-``syncd.lookups`` modules; used by :meth:`Cache.revalidate`, the daemon and ``syncd cache refresh``).
-"""
-
-
-def register_kind(kind: str, ttl_setting: str, refetch: Refetcher | None = None) -> None:
-    """Declare a stored ``kind``: its ``ttl.*`` setting name and, if it can be revalidated, how."""
-    KIND_TTL[kind] = ttl_setting
-    if refetch is not None:
-        REFETCHERS[kind] = refetch
-
-
-def volatile_json(fields: dict[str, Any]) -> str | None:
-    """JSON of the volatile upstream fields to refresh in place (None when there are none)."""
-    return json.dumps(fields, sort_keys=True, separators=(",", ":")) if fields else None
-
-
-def document(entry: StoredEntry) -> dict[str, Any]:
-    """The stored upstream object of ``entry`` with its refreshed volatile fields laid over it.
-
-    For a Crossref work this is the ``message``; for a Zenodo record the record body. Raises
-    ``ValueError`` when the stored body is not JSON (it always is: only parsed JSON is stored).
-    """
-    body: Any = json.loads(entry.body or "{}")
-    if entry.kind == CROSSREF_WORK and isinstance(body, dict) and isinstance(body.get("message"), dict):
-        body = body["message"]
-    if entry.volatile and isinstance(body, dict):
-        body.update(json.loads(entry.volatile))
-    return body if isinstance(body, dict) else {}
-
-
-def content_hash(projection: Any) -> str:
-    """SHA-256 (hex) of the canonical JSON of ``projection`` (keys sorted, no whitespace)."""
-    blob = json.dumps(projection, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
-
-
-def iso(ts: float) -> str:
-    """Epoch seconds -> ISO 8601 UTC with a ``Z`` suffix, second precision."""
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
-
-
-@dataclass(frozen=True)
-class Provenance:
-    """Where an answer came from (DESIGN.md "Every tool answer says where it came from").
-
-    ``source``: ``store`` (fresh, no request), ``upstream`` (fetched or confirmed by upstream in
-    this call) or ``store-stale`` (past its lifetime and upstream could not be used).
-    ``upstream_error``: the reason code of the failure that made the answer stale. ``etag``: syncd's
-    own validator for the content (the content hash), the same for every upstream, so a client can
-    tell whether an answer changed since an earlier one.
-    """
-
-    source: str
-    fetched_at: float
-    validated_at: float
-    stale: bool
-    upstream_error: str | None = None
-    etag: str | None = None
-
-    def as_dict(self, now: float | None = None) -> dict[str, Any]:
-        """The ``cache`` block of a tool answer (times ISO 8601 UTC, ``age_s`` in seconds)."""
-        now = time.time() if now is None else now
-        out: dict[str, Any] = {
-            "source": self.source,
-            "fetched_at": iso(self.fetched_at),
-            "validated_at": iso(self.validated_at),
-            "age_s": round(max(0.0, now - self.validated_at), 3),
-            "stale": self.stale,
-        }
-        if self.upstream_error:
-            out["upstream_error"] = self.upstream_error
-        if self.etag:
-            out["etag"] = f'"{self.etag[:32]}"'
-        return out
+Answer = tuple[StoredEntry, Provenance]
+"""A stored entry and where it came from."""
 
 
 @dataclass(frozen=True)
@@ -149,31 +58,71 @@ class Lookup:
     resolved_from: str | None = None
 
 
-class Cache:
-    """Local-first access to Crossref works and Zenodo records.
+@dataclass(frozen=True)
+class Plan:
+    """What the policy decided for one lookup of ``(kind, key)``.
 
-    Args:
-        settings: syncd settings (TTLs, deadline, upstream URLs, budget).
-        store: the shared store.
-        interactive: True for tools and CLI; False for the daemon (leaves the budget reserve).
-        transport: optional httpx transport for every upstream client (tests).
+    ``entry`` is the stored entry read before deciding (None when nothing is stored), ``pool`` the
+    budget pool of the kind, ``force`` whether the lookup forces a refetch (asked, partial copy,
+    expired cursor).
     """
 
-    def __init__(
-        self,
-        settings: Settings,
-        store: Store,
-        *,
-        interactive: bool = True,
-        transport: httpx.BaseTransport | None = None,
-    ) -> None:
-        import syncd.lookups  # noqa: F401  (registers every stored kind; imported late: it imports us)
+    kind: str
+    key: str
+    pool: str
+    deadline: Deadline
+    entry: StoredEntry | None
+    force: bool
+    decision: Decision
 
-        self.settings = settings
-        self.store = store
-        self.budget = Budget(store, settings, interactive=interactive)
-        self.crossref = CrossrefClient(settings, self.budget, transport=transport)
-        self.zenodo = ZenodoClient(settings, self.budget, transport=transport)
+
+class Claim:
+    """A claimed plan: ``answer`` (stored, or fetched meanwhile by another caller), or a fetch to do.
+
+    When ``answer`` is None the caller fetches, stores, and returns :meth:`fetched` or :meth:`failed`.
+    """
+
+    def __init__(self, store: Store, plan: Plan, answer: Answer | None) -> None:
+        self._store = store
+        self.plan = plan
+        self.answer = answer
+
+    @property
+    def entry(self) -> StoredEntry | None:
+        """The stored entry the fetch revalidates (None: nothing stored)."""
+        return self.plan.entry
+
+    def fetched(self, fresh: StoredEntry) -> Answer:
+        """The answer after the fetch stored ``fresh`` (a miss never hides a stored body)."""
+        return fresh, policy.after_fetch(self.plan.entry, fresh)
+
+    def failed(self, exc: UpstreamError | BudgetExhausted) -> Answer:
+        """Stale-if-error: the held entry flagged with ``exc.reason`` (recorded beside it).
+
+        Raises:
+            UpstreamError, BudgetExhausted: ``exc`` itself when nothing is stored.
+        """
+        entry = self.plan.entry
+        if entry is None:
+            raise exc
+        log.info("event=serve_stale kind=%s key=%s reason=%s", entry.kind, entry.key, exc.reason)
+        self._store.mark_error(entry.id, exc.reason)
+        return entry, policy.after_failure(entry, self.plan.decision, exc.reason)
+
+
+class Runner:
+    """Plans and claims local-first lookups over ``store`` with the shared ``budget``.
+
+    Args:
+        store: the shared store.
+        budget: the request budget (its pool state feeds the policy; the runner sends no request).
+        ttl: the ``ttl.*`` settings.
+    """
+
+    def __init__(self, store: Store, budget: Budget, ttl: TtlSettings) -> None:
+        self._store = store
+        self._budget = budget
+        self._ttl = ttl
         self._locks: dict[tuple[str, str], threading.Lock] = {}
         self._locks_guard = threading.Lock()
 
@@ -183,179 +132,75 @@ class Cache:
                 self._locks = {k: v for k, v in self._locks.items() if v.locked()}
             return self._locks.setdefault((kind, key), threading.Lock())
 
-    def close(self) -> None:
-        """Close upstream connections (the store is closed by its owner)."""
-        self.crossref.close()
-        self.zenodo.close()
-
-    # --- policy plumbing -----------------------------------------------------------------------
-
-    def ttl(self, kind: str, status: str) -> float:
-        """Lifetime in seconds of an entry: per-kind TTL for ``ok``, the miss TTL otherwise."""
-        if status != "ok":
-            return self.settings.ttl.miss
-        return float(getattr(self.settings.ttl, KIND_TTL.get(kind, "entity")))
-
-    def ttls(self, *, background: bool = False) -> dict[tuple[str, str], float]:
-        """Lifetime per ``(kind, status)`` for every registered kind and every status.
-
-        With ``background`` (the daemon's sweep), search and version pages are left out: they are
-        fetched again when someone asks, so background revalidation never spends the tight search
-        budgets (Crossref list pool 3/s, Zenodo search ~30/min) on pages nobody reads.
-        """
-        return {
-            (kind, status): self.ttl(kind, status)
-            for kind, setting in KIND_TTL.items()
-            if not (background and setting == "search")
-            for status in ("ok", "not_found", "gone", "restricted")
-        }
-
-    def _decide(self, entry: StoredEntry | None, pool: str, deadline: Deadline, force: bool) -> Decision:
+    def _decide(self, kind: str, entry: StoredEntry | None, deadline: Deadline, force: bool) -> Decision:
         now = time.time()
-        facts = EntryFacts(entry.validated_at, self.ttl(entry.kind, entry.status)) if entry else None
+        facts = EntryFacts(entry.validated_at, policy.ttl_s(self._ttl, kind, entry.status)) if entry else None
         if facts is not None and facts.fresh(now) and not force:
             return Decision(Action.SERVE)  # the warm path reads no budget state
-        state = self.budget.state(pool)
+        state = self._budget.state(KINDS[kind].pool)
         upstream = UpstreamFacts(
             offline=state.offline(now),
             blocked_until=state.blocked_until,
             deadline_left_s=deadline.remaining(),
         )
-        return decide(facts, now, upstream, force_refresh=force)
+        return policy.decide(facts, now, upstream, force_refresh=force)
 
-    def local_first(
+    def plan(
         self,
         kind: str,
         key: str,
-        pool: str,
+        entry: StoredEntry | None,
         deadline: Deadline,
-        force: bool,
-        fetch: Callable[[StoredEntry | None], StoredEntry],
         *,
-        lock_key: str | None = None,
-        refetch_if: Callable[[StoredEntry | None], bool] | None = None,
-    ) -> tuple[StoredEntry, Provenance]:
-        """Answer the entry ``(kind, key)`` local-first; ``fetch(stored_or_None)`` asks upstream and stores.
+        force: bool = False,
+        refetch: bool = False,
+    ) -> Plan:
+        """The policy's plan for ``(kind, key)`` with ``entry`` as read from the store.
 
-        ``refetch_if(stored)`` True forces a fetch even of a fresh entry (a partial copy).
-        Identical lookups in this process are coalesced: while one caller fetches, the others wait
-        and then answer from what it stored (one upstream request, one row).
+        ``refetch``: the held copy must be fetched again whatever its age (a partial work, an expired
+        cursor page); it counts as ``force``.
+        """
+        force = force or (entry is not None and refetch)
+        return Plan(
+            kind, key, KINDS[kind].pool, deadline, entry, force, self._decide(kind, entry, deadline, force)
+        )
+
+    def _settled(self, plan: Plan) -> Answer | None:
+        if plan.decision.action is Action.ERROR:
+            raise policy.error_for(plan.decision, plan.pool)
+        if plan.entry is None:
+            return None
+        prov = policy.answered(plan.decision, plan.entry)
+        return (plan.entry, prov) if prov is not None else None
+
+    @contextmanager
+    def claim(self, plan: Plan, *, lock_key: str | None = None) -> Iterator[Claim]:
+        """Claim ``plan``: answered from the store, or a fetch to do under the entry's lock.
+
+        Under the lock the entry is read again: when another caller stored it meanwhile
+        (:func:`syncd.policy.coalesced`) that is the answer; otherwise the plan is decided again
+        (the pool may have gone offline while waiting). ``lock_key`` overrides the lock's key.
 
         Raises:
-            UpstreamError, BudgetExhausted: nothing stored and upstream could not be used.
+            UpstreamError, BudgetExhausted: the policy's declared error (nothing stored, upstream unusable).
         """
-        entry = self.store.get(kind, key)
-        if refetch_if is not None and not force and refetch_if(entry):
-            force = True
-        decision = self._decide(entry, pool, deadline, force)
-        if decision.action in (Action.FETCH, Action.REVALIDATE):
-            with self._lock(kind, lock_key or key):
-                again = self.store.get(kind, key)
-                if (
-                    again is not None
-                    and (entry is None or again.validated_at > entry.validated_at)
-                    and again.validated_at >= time.time() - deadline.seconds
-                ):
-                    return again, Provenance(
-                        "upstream", again.fetched_at, again.validated_at, stale=False, etag=again.content_hash
-                    )
-                return self._act(entry, pool, deadline, force, fetch)
-        return self._act(entry, pool, deadline, force, fetch, decision)
-
-    def _act(
-        self,
-        entry: StoredEntry | None,
-        pool: str,
-        deadline: Deadline,
-        force: bool,
-        fetch: Callable[[StoredEntry | None], StoredEntry],
-        decision: Decision | None = None,
-    ) -> tuple[StoredEntry, Provenance]:
-        decision = decision or self._decide(entry, pool, deadline, force)
-        if decision.action is Action.SERVE and entry is not None:
-            return entry, Provenance(
-                "store", entry.fetched_at, entry.validated_at, stale=False, etag=entry.content_hash
+        answer = self._settled(plan)
+        if answer is not None or plan.decision.action not in (Action.FETCH, Action.REVALIDATE):
+            yield Claim(self._store, plan, answer)
+            return
+        with self._lock(plan.kind, lock_key or plan.key):
+            again = self._store.get(plan.kind, plan.key)
+            if policy.coalesced(plan.entry, again, time.time(), plan.deadline.seconds):
+                assert again is not None
+                yield Claim(self._store, plan, (again, policy.from_upstream(again)))
+                return
+            redo = Plan(
+                plan.kind,
+                plan.key,
+                plan.pool,
+                plan.deadline,
+                plan.entry,
+                plan.force,
+                self._decide(plan.kind, plan.entry, plan.deadline, plan.force),
             )
-        if decision.action is Action.SERVE_STALE and entry is not None:
-            return entry, Provenance(
-                "store-stale",
-                entry.fetched_at,
-                entry.validated_at,
-                stale=True,
-                upstream_error=decision.reason,
-                etag=entry.content_hash,
-            )
-        if decision.action is Action.ERROR:
-            raise _error_for(decision, pool)
-        try:
-            fresh = fetch(entry)
-        except (UpstreamError, BudgetExhausted) as exc:
-            if entry is None:
-                raise
-            log.info("event=serve_stale kind=%s key=%s reason=%s", entry.kind, entry.key, exc.reason)
-            self.store.mark_error(entry.id, exc.reason)
-            return entry, Provenance(
-                "store-stale",
-                entry.fetched_at,
-                entry.validated_at,
-                stale=decision.stale,
-                upstream_error=exc.reason,
-                etag=entry.content_hash,
-            )
-        if (
-            fresh.last_error
-            and entry is not None
-            and fresh.status == "ok"
-            and fresh.validated_at == entry.validated_at
-        ):
-            # upstream said 404 for a work we hold: keep serving the stored body, flagged (BC-09)
-            return fresh, Provenance(
-                "store-stale",
-                fresh.fetched_at,
-                fresh.validated_at,
-                stale=True,
-                upstream_error=fresh.last_error,
-                etag=fresh.content_hash,
-            )
-        return fresh, Provenance(
-            "upstream", fresh.fetched_at, fresh.validated_at, stale=False, etag=fresh.content_hash
-        )
-
-    # --- daemon / CLI --------------------------------------------------------------------------
-
-    def revalidate(self, entry: StoredEntry, deadline: Deadline | None = None) -> str:
-        """Revalidate one stored entry against upstream now (through its kind's registered refetcher).
-
-        Returns ``unchanged``, ``changed`` or ``failed:<reason>``; a failure is recorded beside the
-        entry and never touches its body.
-        """
-        deadline = deadline or Deadline(max(self.settings.deadline_s, 10.0))
-        refetch = REFETCHERS.get(entry.kind)
-        if refetch is None:
-            return "failed:unsupported_kind"
-        before = entry.content_hash, entry.status
-        try:
-            stored = refetch(self, entry, deadline)
-        except (UpstreamError, BudgetExhausted) as exc:
-            self.store.mark_error(entry.id, exc.reason)
-            return f"failed:{exc.reason}"
-        if stored.last_error and stored.validated_at == entry.validated_at:
-            return f"failed:{stored.last_error}"
-        return "unchanged" if (stored.content_hash, stored.status) == before else "changed"
-
-    def reload(self, entry: StoredEntry) -> StoredEntry:
-        """The current stored state of ``entry`` (itself if it vanished)."""
-        fresh = self.store.get_by_id(entry.id)
-        return fresh if fresh is not None else entry
-
-
-def _error_for(decision: Decision, pool: str) -> UpstreamError | BudgetExhausted:
-    from syncd.errors import UpstreamOffline, UpstreamRateLimited, UpstreamTimeout
-
-    if decision.reason == "rate_limited":
-        return UpstreamRateLimited(
-            f"{pool} is rate limited and nothing is stored", retry_after_s=decision.retry_after_s, pool=pool
-        )
-    if decision.reason == "request_timeout":
-        return UpstreamTimeout(f"no time left to ask upstream ({pool})")
-    return UpstreamOffline(f"upstream ({pool}) is offline and nothing is stored", pool=pool)
+            yield Claim(self._store, redo, self._settled(redo))

@@ -29,22 +29,48 @@ Exit codes: 0 success; 1 not found (nothing stored / upstream says it does not e
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
+import re
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import asdict
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from syncd import __version__
+from syncd import __version__, policy
+from syncd import watch as watch_mod
+from syncd.budget import Budget
 from syncd.config import POOLS, Settings, load_settings
+from syncd.daemon import run_daemon
+from syncd.dbcopy import copy_store
 from syncd.errors import InvalidInput, NotFound, SyncdError
-from syncd.normalize.doi import parse_doi
-from syncd.normalize.zenodo_id import parse_record_ref
+from syncd.kinds import RECORD_KINDS
+from syncd.logsetup import setup_logging
+from syncd.lookups import crossref as lookups_crossref
+from syncd.lookups import zenodo as lookups_zenodo
+from syncd.normalize.crossref import work_view
+from syncd.normalize.doi import ParsedDOI, parse_doi
+from syncd.normalize.zenodo import record_view
+from syncd.normalize.zenodo_id import RecordRef, parse_record_ref
+from syncd.policy import iso
+from syncd.refresh import sweep
+from syncd.services import Services
+from syncd.store.content import document
+from syncd.store.engine import make_engine, upgrade_to_head
+from syncd.store.maintenance import count_entries, delete_entries, list_entries, prune, vacuum, verify
+from syncd.store.repo import Store, StoredEntry
+from syncd.store.watches import list_sync_states, list_watches, remove_watch
+from syncd.sync import sync_all
+from syncd.tools.server import build_server
+from syncd.transfer import export_entries, import_paths, open_text
 
 __all__ = ["cli", "main"]
 
@@ -121,8 +147,6 @@ def cli(ctx: click.Context, config: str | None, log_level: str | None) -> None:
 
 
 def _logging(ctx: click.Context, default: str = "WARNING") -> None:
-    from syncd.logsetup import setup_logging
-
     settings = _settings(ctx)
     level = (ctx.obj.get("log_level") or (settings.log_level if default == "INFO" else default)).upper()
     setup_logging(level, settings)
@@ -133,8 +157,6 @@ def _logging(ctx: click.Context, default: str = "WARNING") -> None:
 @handle_errors
 def daemon(ctx: click.Context) -> None:
     """Serve the MCP tools over Streamable HTTP and keep the store fresh (the systemd service)."""
-    from syncd.daemon import run_daemon
-
     _logging(ctx, "INFO")
     run_daemon(_settings(ctx))
 
@@ -144,18 +166,9 @@ def daemon(ctx: click.Context) -> None:
 @handle_errors
 def mcp(ctx: click.Context) -> None:
     """Serve the MCP tools over stdio (point Claude Desktop / Claude Code at `syncd mcp`)."""
-    from syncd.cache import Cache
-    from syncd.store.repo import Store
-    from syncd.tools.server import build_server
-
     _logging(ctx, "WARNING")
-    settings = _settings(ctx)
-    store = Store.open(settings.database_url)
-    cache = Cache(settings, store, interactive=True)
-    try:
-        build_server(cache, close_on_exit=True).run("stdio")
-    finally:
-        store.close()
+    with session(ctx) as svc:
+        build_server(svc).run("stdio")
 
 
 @cli.group()
@@ -168,8 +181,6 @@ def db() -> None:
 @handle_errors
 def db_upgrade(ctx: click.Context) -> None:
     """Upgrade the store to the newest schema revision (also done on every start)."""
-    from syncd.store.engine import make_engine, upgrade_to_head
-
     settings = _settings(ctx)
     engine = make_engine(settings.database_url)
     try:
@@ -198,8 +209,6 @@ def db_copy(ctx: click.Context, source: str, destination: str, batch: int, as_js
     when run again. Row counts are compared at the end (exit 3 when they differ). Stop the daemons
     writing to the source first.
     """
-    from syncd.dbcopy import copy_store
-
     _logging(ctx, "WARNING")
     show = not as_json and sys.stderr.isatty()
     bar: Any = None
@@ -213,8 +222,6 @@ def db_copy(ctx: click.Context, source: str, destination: str, batch: int, as_js
         bar.advance(tasks[table], rows)
 
     if show:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
         bar = Progress(
             TextColumn("{task.description}"),
             BarColumn(),
@@ -245,51 +252,23 @@ def cache() -> None:
     """Inspect and use the local store."""
 
 
-def _open(ctx: click.Context) -> tuple[Settings, Any, Any]:
-    from syncd.cache import Cache
-    from syncd.store.repo import Store
-
+@contextlib.contextmanager
+def session(ctx: click.Context) -> Iterator[Services]:
+    """The command's :class:`~syncd.services.Services` over the configured store; both closed on exit."""
     settings = _settings(ctx)
     store = Store.open(settings.database_url)
-    return settings, store, Cache(settings, store, interactive=True)
+    try:
+        svc = Services.open(settings, store, interactive=True)
+        try:
+            yield svc
+        finally:
+            svc.close()
+    finally:
+        store.close()
 
 
-class _Policy:
-    """TTL arithmetic of :class:`~syncd.cache.Cache` without its upstream clients (store-only commands)."""
-
-    def __init__(self, settings: Settings, store: Any) -> None:
-        from syncd.cache import Cache
-
-        self.settings = settings
-        self.store = store
-        self._cache = Cache
-
-    def ttl(self, kind: str, status: str) -> float:
-        """Lifetime of an entry (as :meth:`Cache.ttl`)."""
-        return self._cache.ttl(self, kind, status)  # type: ignore[arg-type]
-
-    def ttls(self) -> dict[tuple[str, str], float]:
-        """Lifetime per ``(kind, status)`` (as :meth:`Cache.ttls`)."""
-        return self._cache.ttls(self)  # type: ignore[arg-type]
-
-    def close(self) -> None:
-        """Nothing to close (no upstream clients)."""
-
-
-def _open_store(ctx: click.Context) -> tuple[Settings, Any, _Policy]:
-    """Settings, the opened store and TTL policy, for commands that never ask upstream."""
-    import syncd.lookups  # noqa: F401  (registers the stored kinds and their TTL settings)
-    from syncd.store.repo import Store
-
-    settings = _settings(ctx)
-    store = Store.open(settings.database_url)
-    return settings, store, _Policy(settings, store)
-
-
-def _entry_dict(entry: Any, cache_obj: Any, now: float) -> dict[str, Any]:
-    from syncd.cache import iso
-
-    ttl = cache_obj.ttl(entry.kind, entry.status)
+def _entry_dict(entry: StoredEntry, settings: Settings, now: float) -> dict[str, Any]:
+    ttl = policy.ttl_s(settings.ttl, entry.kind, entry.status)
     age = max(0.0, now - entry.validated_at)
     return {
         "kind": entry.kind,
@@ -329,19 +308,14 @@ def _resolve_id(ident: str, kind: str) -> tuple[str, Any]:
     return "zenodo", ref
 
 
-def _stored(cache_obj: Any, which: str, parsed: Any) -> Any:
-    if which == "crossref":
-        return cache_obj.store.get("crossref_work", parsed.key)
-    if parsed.recid is not None:
-        concept = cache_obj.store.concept_latest(parsed.recid)
-        return cache_obj.store.get("zenodo_record", concept[0] if concept else parsed.recid)
-    return cache_obj.store.find_by_doi("zenodo_record", parsed.doi)
+def _stored(svc: Services, which: str, parsed: ParsedDOI | RecordRef) -> StoredEntry | None:
+    if isinstance(parsed, ParsedDOI):
+        return lookups_crossref.stored_work(svc.store, parsed)
+    return lookups_zenodo.stored_record(svc.store, parsed)
 
 
 def _pool_rows(budget: Any, now: float) -> list[dict[str, Any]]:
     """One JSON-ready row per budget pool (shared by ``cache stats`` and ``cache budget``)."""
-    from syncd.cache import iso
-
     rows = []
     for s in budget.states():
         rows.append(
@@ -369,15 +343,12 @@ def _pool_rows(budget: Any, now: float) -> list[dict[str, Any]]:
 @handle_errors
 def cache_stats(ctx: click.Context, as_json: bool) -> None:
     """Entries per kind and status, fresh/stale counts, database size and budget per pool."""
-    _, store, cache_obj = _open(ctx)
-    try:
+    with session(ctx) as svc:
+        store = svc.store
         now = time.time()
-        counts = store.counts(cache_obj.ttls(), now)
-        pools = _pool_rows(cache_obj.budget, now)
+        counts = store.counts(policy.ttls(svc.settings.ttl), now)
+        pools = _pool_rows(svc.budget, now)
         data = {"database_size_bytes": store.size_bytes(), "entries": counts, "budget": pools}
-    finally:
-        cache_obj.close()
-        store.close()
     if as_json:
         click.echo(json.dumps(data, indent=2))
         return
@@ -417,15 +388,11 @@ def cache_stats(ctx: click.Context, as_json: bool) -> None:
 def cache_show(ctx: click.Context, ident: str, kind: str, as_json: bool) -> None:
     """Show one stored entry (a DOI or a Zenodo id): key, status, validators, ages. No upstream request."""
     which, parsed = _resolve_id(ident, kind)
-    _, store, cache_obj = _open(ctx)
-    try:
-        entry = _stored(cache_obj, which, parsed)
+    with session(ctx) as svc:
+        entry = _stored(svc, which, parsed)
         if entry is None:
             raise NotFound(f"{ident} is not in the store", reason="not_cached")
-        data = _entry_dict(entry, cache_obj, time.time())
-    finally:
-        cache_obj.close()
-        store.close()
+        data = _entry_dict(entry, svc.settings, time.time())
     if as_json:
         click.echo(json.dumps(data, indent=2))
         return
@@ -446,28 +413,17 @@ def cache_show(ctx: click.Context, ident: str, kind: str, as_json: bool) -> None
 @handle_errors
 def cache_get(ctx: click.Context, ident: str, kind: str, as_json: bool, refresh: bool) -> None:
     """Look an ID up through the local-first path (store first, upstream within the budget)."""
-    from syncd import lookups
-    from syncd.cache import document
-    from syncd.normalize.crossref import work_view
-    from syncd.normalize.zenodo import record_view
-
     which, parsed = _resolve_id(ident, kind)
-    _, store, cache_obj = _open(ctx)
-    try:
+    with session(ctx) as svc:
         if which == "crossref":
-            lookup = lookups.crossref.get_work(cache_obj, parsed, force=refresh)
+            lookup = lookups_crossref.get_work(svc, parsed, force=refresh)
             view: dict[str, Any] = work_view(document(lookup.entry)).model_dump(
                 mode="json", exclude_none=True
             )
         else:
-            lookup = lookups.zenodo.get_record(cache_obj, parsed, force=refresh)
+            lookup = lookups_zenodo.get_record(svc, parsed, force=refresh)
             if lookup.entry.status != "ok":
-                reason, what = {
-                    "not_found": ("record_not_found", "no Zenodo record has this id"),
-                    "gone": ("record_deleted", "the record was deleted (a tombstone is stored)"),
-                    "restricted": ("record_restricted", "the record's metadata is restricted"),
-                }.get(lookup.entry.status, ("record_not_found", lookup.entry.status))
-                raise NotFound(f"{ident}: {what}", reason=reason)
+                raise lookups_zenodo.miss_error(lookup.entry, ident)
             view = record_view(document(lookup.entry)).model_dump(mode="json", exclude_none=True)
         data = {
             "kind": lookup.entry.kind,
@@ -475,9 +431,6 @@ def cache_get(ctx: click.Context, ident: str, kind: str, as_json: bool, refresh:
             "cache": lookup.provenance.as_dict(),
             **view,
         }
-    finally:
-        cache_obj.close()
-        store.close()
     if as_json:
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
         return
@@ -491,15 +444,12 @@ def cache_get(ctx: click.Context, ident: str, kind: str, as_json: bool, refresh:
 
 # --- helpers of the maintenance commands ----------------------------------------------------------
 
-_KIND_NAMES = {"crossref": "crossref_work", "zenodo": "zenodo_record"}
 _DURATION = {"s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800}
 _SIZE = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
 
 
 def parse_duration(value: str) -> float:
     """``90d``, ``12h``, ``30m``, ``45s``, ``2w`` or plain seconds -> seconds (InvalidInput otherwise)."""
-    import re
-
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*", value.lower())
     if not m:
         raise InvalidInput(f"not a duration: {value!r} (use e.g. 90d, 12h, 3600)", reason="invalid_parameter")
@@ -508,8 +458,6 @@ def parse_duration(value: str) -> float:
 
 def parse_size(value: str) -> int:
     """``500M``, ``2G``, ``100k`` or plain bytes -> bytes (InvalidInput otherwise)."""
-    import re
-
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*", value.lower())
     if not m:
         raise InvalidInput(f"not a size: {value!r} (use e.g. 500M, 2G)", reason="invalid_parameter")
@@ -555,8 +503,6 @@ class _Progress:
 
     def __enter__(self) -> _Progress:
         if self.enabled:
-            from rich.progress import Progress
-
             self._progress = Progress(console=Console(stderr=True), transient=True)
             self._progress.start()
             self._task = self._progress.add_task(self.description, total=self.total)
@@ -573,7 +519,7 @@ class _Progress:
 
 
 def _store_kind(value: str) -> str | None:
-    return _KIND_NAMES.get(value)
+    return RECORD_KINDS.get(value)
 
 
 def _print_rows(rows: list[dict[str, Any]], columns: list[str], title: str | None = None) -> None:
@@ -628,25 +574,20 @@ def cache_ls(
     as_json: bool,
 ) -> None:
     """List stored entries: filter by kind, status, staleness or text; sort by age, key, title, size."""
-    from syncd.store.maintenance import list_entries
-
-    _, store, cache_obj = _open_store(ctx)
-    try:
+    with session(ctx) as svc:
+        store = svc.store
         now = time.time()
         entries = list_entries(
             store,
             kind=_store_kind(store_kind),
             status=status,
-            stale=(cache_obj.ttls(), now) if stale else None,
+            stale=(policy.ttls(svc.settings.ttl), now) if stale else None,
             query=query,
             sort=sort,
             descending=desc,
             limit=limit or None,
         )
-        rows = [_entry_dict(e, cache_obj, now) for e in entries]
-    finally:
-        cache_obj.close()
-        store.close()
+        rows = [_entry_dict(e, svc.settings, now) for e in entries]
     _emit(
         rows, as_json, lambda: _print_rows(rows, ["kind", "key", "status", "title", "validated_at", "stale"])
     )
@@ -663,14 +604,11 @@ def cache_search(ctx: click.Context, text: str, store_kind: str, limit: int, as_
     """Full-text search of the local index (titles, authors, abstracts, journals); no upstream request."""
     if not text.strip():
         raise InvalidInput("the search text is empty", reason="invalid_parameter")
-    _, store, cache_obj = _open_store(ctx)
-    try:
+    with session(ctx) as svc:
+        store = svc.store
         now = time.time()
         hits = store.search(text, kind=_store_kind(store_kind), limit=limit or 1000)
-        rows = [_entry_dict(e, cache_obj, now) for e in hits]
-    finally:
-        cache_obj.close()
-        store.close()
+        rows = [_entry_dict(e, svc.settings, now) for e in hits]
     _emit(rows, as_json, lambda: _print_rows(rows, ["kind", "key", "title", "validated_at"]))
 
 
@@ -700,42 +638,35 @@ def cache_refresh(
     Crossref works are confirmed in groups through list requests (filter=doi:...). IDs not yet
     stored are fetched. Exit 3 when any revalidation failed, 1 when an ID does not exist upstream.
     """
-    from syncd import lookups
-    from syncd.refresh import sweep
-    from syncd.store.maintenance import list_entries
-
     if sum(map(bool, (idents, stale_only, everything))) != 1:
         raise InvalidInput("give IDs, --stale or --all (exactly one)", reason="invalid_parameter")
     parsed = [(i, *_resolve_id(i, kind)) for i in idents]
-    _, store, cache_obj = _open(ctx)
     missing: list[str] = []
     fetched = 0
-    try:
+    with session(ctx) as svc:
+        store = svc.store
         now = time.time()
         if everything:
             entries = list_entries(store, limit=limit or None)
         elif stale_only:
-            entries = store.stale(cache_obj.ttls(), now, limit or 1_000_000)
+            entries = store.stale(policy.ttls(svc.settings.ttl), now, limit or 1_000_000)
         else:
             entries = []
             for ident, which, ref in parsed:
-                entry = _stored(cache_obj, which, ref)
+                entry = _stored(svc, which, ref)
                 if entry is not None:
                     entries.append(entry)
                     continue
                 try:  # not stored yet: fetch it like `cache get --refresh`
                     if which == "crossref":
-                        lookups.crossref.get_work(cache_obj, ref, force=True)
+                        lookups_crossref.get_work(svc, ref, force=True)
                     else:
-                        lookups.zenodo.get_record(cache_obj, ref, force=True)
+                        lookups_zenodo.get_record(svc, ref, force=True)
                     fetched += 1
                 except NotFound:
                     missing.append(ident)
         with _Progress(not as_json, "revalidating", len(entries)) as bar:
-            report = sweep(cache_obj, len(entries), now, entries=entries, on_entry=bar.advance)
-    finally:
-        cache_obj.close()
-        store.close()
+            report = sweep(svc, len(entries), now, entries=entries, on_entry=bar.advance)
     data = {**report.as_dict(), "fetched": fetched, "not_found": missing}
     _emit(
         data,
@@ -766,17 +697,12 @@ def cache_refresh(
 @handle_errors
 def cache_evict(ctx: click.Context, idents: tuple[str, ...], kind: str, as_json: bool) -> None:
     """Delete stored entries by ID (with their index rows); exit 1 when none of them was stored."""
-    from syncd.store.maintenance import delete_entries
-
     parsed = [(i, *_resolve_id(i, kind)) for i in idents]
-    _, store, cache_obj = _open_store(ctx)
-    try:
-        found = {ident: _stored(cache_obj, which, ref) for ident, which, ref in parsed}
+    with session(ctx) as svc:
+        store = svc.store
+        found = {ident: _stored(svc, which, ref) for ident, which, ref in parsed}
         ids = [e.id for e in found.values() if e is not None]
         deleted = delete_entries(store, ids)
-    finally:
-        cache_obj.close()
-        store.close()
     absent = [i for i, e in found.items() if e is None]
     data = {"evicted": deleted, "not_cached": absent}
     _emit(data, as_json, lambda: click.echo(f"evicted {deleted} entries"))
@@ -811,16 +737,13 @@ def cache_prune(
     as_json: bool,
 ) -> None:
     """Delete entries by age, misses by age, and the oldest entries above a size cap (watched DOIs kept)."""
-    from syncd.store.maintenance import prune
-    from syncd.store.watches import list_watches
-
     if not (older_than or misses_older_than or max_size):
         raise InvalidInput("give --older-than, --misses-older-than or --max-size", reason="invalid_parameter")
     age = parse_duration(older_than) if older_than else None
     miss_age = parse_duration(misses_older_than) if misses_older_than else None
     cap = parse_size(max_size) if max_size else None
-    _, store, cache_obj = _open_store(ctx)
-    try:
+    with session(ctx) as svc:
+        store = svc.store
         protect = {("crossref_work", w.spec["doi"]) for w in list_watches(store, "doi")}
         result = prune(
             store,
@@ -832,11 +755,6 @@ def cache_prune(
             protect=protect,
             dry_run=dry_run,
         )
-    finally:
-        cache_obj.close()
-        store.close()
-    from dataclasses import asdict
-
     data = asdict(result)
     verb = "would delete" if dry_run else "deleted"
     _emit(
@@ -861,11 +779,8 @@ def cache_prune(
 @handle_errors
 def cache_export(ctx: click.Context, output: str, store_kind: str) -> None:
     """Write stored entries as JSON Lines of the raw upstream bodies (one entry per line)."""
-    from syncd.store.maintenance import count_entries
-    from syncd.transfer import export_entries, open_text
-
-    _, store, cache_obj = _open_store(ctx)
-    try:
+    with session(ctx) as svc:
+        store = svc.store
         total = count_entries(store, _store_kind(store_kind))
         try:
             out = open_text(output, "w")
@@ -877,17 +792,12 @@ def cache_export(ctx: click.Context, output: str, store_kind: str) -> None:
         finally:
             if output != "-":
                 out.close()
-    finally:
-        cache_obj.close()
-        store.close()
     if output != "-":
         click.echo(f"exported {n} entries to {output}", err=True)
 
 
 @cache.command("import")
-@click.argument(
-    "paths", metavar="FILE...", nargs=-1, required=True, type=click.Path(path_type=__import__("pathlib").Path)
-)
+@click.argument("paths", metavar="FILE...", nargs=-1, required=True, type=click.Path(path_type=Path))
 @json_option
 @click.pass_context
 @handle_errors
@@ -897,15 +807,10 @@ def cache_import(ctx: click.Context, paths: tuple[Any, ...], as_json: bool) -> N
     Never replaces a stored entry with an older one. Exit 2 when a file is missing or not JSON, or
     when no item at all could be read.
     """
-    from syncd.transfer import import_paths
-
-    _, store, cache_obj = _open_store(ctx)
-    try:
+    with session(ctx) as svc:
+        store = svc.store
         with _Progress(not as_json, "importing") as bar:
             report = import_paths(store, list(paths), on_item=bar.advance)
-    finally:
-        cache_obj.close()
-        store.close()
     _emit(
         report.as_dict(),
         as_json,
@@ -928,14 +833,9 @@ def cache_import(ctx: click.Context, paths: tuple[Any, ...], as_json: bool) -> N
 @handle_errors
 def cache_verify(ctx: click.Context, repair: bool, as_json: bool) -> None:
     """Check the store: SQLite integrity, orphan rows, FTS index consistency. Exit 3 on problems."""
-    from syncd.store.maintenance import verify
-
-    _, store, cache_obj = _open_store(ctx)
-    try:
+    with session(ctx) as svc:
+        store = svc.store
         result = verify(store, repair=repair)
-    finally:
-        cache_obj.close()
-        store.close()
     data = {
         "ok": result.ok,
         "integrity": result.integrity,
@@ -965,14 +865,9 @@ def cache_verify(ctx: click.Context, repair: bool, as_json: bool) -> None:
 @handle_errors
 def cache_vacuum(ctx: click.Context, as_json: bool) -> None:
     """Checkpoint the WAL, optimize the FTS index and VACUUM the database (sizes before/after)."""
-    from syncd.store.maintenance import vacuum
-
-    _, store, cache_obj = _open_store(ctx)
-    try:
+    with session(ctx) as svc:
+        store = svc.store
         data = vacuum(store)
-    finally:
-        cache_obj.close()
-        store.close()
     _emit(
         data,
         as_json,
@@ -991,19 +886,16 @@ def cache_budget(ctx: click.Context, pool: str | None, reset: bool, as_json: boo
 
     With --reset [POOL], first clear the 429 blocks and breakers of POOL (every pool when omitted).
     """
-    from syncd.budget import Budget
-
     if pool is not None and not reset:
         raise click.UsageError("POOL is only taken with --reset")
-    settings, store, _ = _open_store(ctx)
-    try:
+    with session(ctx) as svc:
+        settings = svc.settings
+        store = svc.store
         budget = Budget(store, settings)
         if reset:
             click.echo(f"reset: {', '.join(budget.reset(pool))}", err=True)
         now = time.time()
         pools = _pool_rows(budget, now)
-    finally:
-        store.close()
     _emit(
         pools,
         as_json,
@@ -1064,9 +956,6 @@ def watch_add(
     `doi DOI... | --file F`, `crossref --orcid/--funder/--issn/--member/--filter/--query/--route`,
     `zenodo-community ID... [--query Q]`, `zenodo-query QUERY`.
     """
-    from syncd import watch as watch_mod
-    from syncd.store.repo import Store
-
     if what == "doi":
         dois = list(values) + (watch_mod.read_doi_file(doi_file) if doi_file else [])
         if not dois:
@@ -1094,11 +983,8 @@ def watch_add(
         if len(values) != 1:
             raise InvalidInput("give one query", reason="invalid_parameter")
         specs = [("zenodo_query", watch_mod.zenodo_spec(q=values[0]))]
-    store = Store.open(_settings(ctx).database_url)
-    try:
-        added = [watch_mod.add(store, k, s, label) for k, s in specs]
-    finally:
-        store.close()
+    with session(ctx) as svc:
+        added = [watch_mod.add(svc.store, k, s, label) for k, s in specs]
     rows_out = [
         {"id": w.id, "kind": w.kind, "watch": watch_mod.describe(w), "created": created}
         for w, created in added
@@ -1112,18 +998,9 @@ def watch_add(
 @handle_errors
 def watch_ls(ctx: click.Context, as_json: bool) -> None:
     """List watches with their sync progress (status, checkpoint, last success)."""
-    from syncd import watch as watch_mod
-    from syncd.cache import iso
-    from syncd.store.repo import Store
-    from syncd.store.watches import list_sync_states, list_watches
-
-    settings = _settings(ctx)
-    store = Store.open(settings.database_url)
-    try:
-        watches = list_watches(store)
-        states = list_sync_states(store)
-    finally:
-        store.close()
+    with session(ctx) as svc:
+        watches = list_watches(svc.store)
+        states = list_sync_states(svc.store)
     rows = []
     for w in watches:
         st = states.get(f"watch:{w.id}")
@@ -1153,14 +1030,8 @@ def watch_ls(ctx: click.Context, as_json: bool) -> None:
 @handle_errors
 def watch_rm(ctx: click.Context, ids: tuple[int, ...]) -> None:
     """Remove watches by id (stored entries stay); exit 1 when an id does not exist."""
-    from syncd.store.repo import Store
-    from syncd.store.watches import remove_watch
-
-    store = Store.open(_settings(ctx).database_url)
-    try:
-        missing = [i for i in ids if not remove_watch(store, i)]
-    finally:
-        store.close()
+    with session(ctx) as svc:
+        missing = [i for i in ids if not remove_watch(svc.store, i)]
     click.echo(f"removed {len(ids) - len(missing)} watches")
     if missing:
         _fail(
@@ -1179,20 +1050,13 @@ def watch_sync(ctx: click.Context, ids: tuple[int, ...], full: bool, as_json: bo
 
     Full walk first, then incremental; a crashed walk resumes from its checkpoint. Exit 3 when a walk failed.
     """
-    from syncd import watch as watch_mod
-    from syncd.sync import sync_all
-
     _logging(ctx, "ERROR")  # stderr keeps to the one `error:` line unless --log-level says otherwise
-    settings, store, cache_obj = _open(ctx)
-    try:
+    with session(ctx) as svc:
+        settings = svc.settings
+        store = svc.store
         watch_mod.apply_config(store, settings.watch)
         with _Progress(not as_json, "syncing") as bar:
-            reports = sync_all(
-                cache_obj, ids=list(ids) or None, full=full, on_watch=lambda w, r: bar.advance()
-            )
-    finally:
-        cache_obj.close()
-        store.close()
+            reports = sync_all(svc, ids=list(ids) or None, full=full, on_watch=lambda w, r: bar.advance())
     rows = [r.as_dict() for r in reports]
     _emit(
         rows,

@@ -302,13 +302,6 @@ class Settings(BaseSettings):
             in_flight=over.in_flight if over.in_flight is not None else base.in_flight,
         )
 
-    def ttl_for(self, kind: str) -> float:
-        """Freshness lifetime in seconds of an entry of ``kind`` with status ``ok``."""
-        return {
-            "crossref_work": self.ttl.crossref_work,
-            "zenodo_record": self.ttl.zenodo_record,
-        }.get(kind, self.ttl.entity)
-
 
 def config_file_candidates(explicit: str | os.PathLike[str] | None = None) -> list[Path]:
     """The config file lookup order: explicit path, ``$SYNCD_CONFIG``, XDG config dir, ``/etc``."""

@@ -26,13 +26,14 @@ from typing import Any
 
 import uvicorn
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from sqlalchemy.engine import make_url
 
-from syncd.cache import Cache
 from syncd.config import Settings
 from syncd.httpauth import BearerAuth, check_bind, transport_security
 from syncd.logsetup import mask_email
 from syncd.refresh import sweep
 from syncd.sdnotify import notify, watchdog_interval_s
+from syncd.services import Services
 from syncd.store.leader import POLL_S, DaemonLock
 from syncd.store.repo import Store
 from syncd.store.watches import list_sync_states, list_watches
@@ -79,9 +80,9 @@ log = logging.getLogger("syncd.daemon")
 
 
 async def _serve(settings: Settings, store: Store) -> None:
-    tools_cache = Cache(settings, store, interactive=True)
-    sweep_cache = Cache(settings, store, interactive=False)
-    server = build_server(tools_cache)
+    tools_services = Services.open(settings, store, interactive=True)
+    sweep_services = Services.open(settings, store, interactive=False)
+    server = build_server(tools_services)
     token = settings.http.bearer_token()
     check_bind(settings.http.host, token)
     app: Any = server.streamable_http_app(
@@ -112,7 +113,7 @@ async def _serve(settings: Settings, store: Store) -> None:
         if not lock.held:  # a standby daemon serves only
             return
         async with turn:
-            fut = loop.run_in_executor(None, sweep, sweep_cache, settings.revalidate_batch)
+            fut = loop.run_in_executor(None, sweep, sweep_services, settings.revalidate_batch)
             running.add(fut)
             try:
                 report = await fut
@@ -125,7 +126,7 @@ async def _serve(settings: Settings, store: Store) -> None:
         if not lock.held:
             return
         async with turn:
-            fut = loop.run_in_executor(None, _sync_pass, sweep_cache, settings)
+            fut = loop.run_in_executor(None, _sync_pass, sweep_services, settings)
             running.add(fut)
             try:
                 stored, failed = await fut
@@ -180,8 +181,8 @@ async def _serve(settings: Settings, store: Store) -> None:
         ready.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await ready
-        tools_cache.close()
-        sweep_cache.close()
+        tools_services.close()
+        sweep_services.close()
         await loop.run_in_executor(None, lock.release)
         log.info("event=stopped")
 
@@ -222,13 +223,13 @@ class _Server(uvicorn.Server):
         yield
 
 
-def _sync_pass(cache: Cache, settings: Settings) -> tuple[int, int]:
+def _sync_pass(svc: Services, settings: Settings) -> tuple[int, int]:
     """One watch-list pass (config watches added first); returns ``(items stored, walks failed)``."""
     try:
-        apply_config(cache.store, settings.watch)
+        apply_config(svc.store, settings.watch)
     except Exception as exc:  # a bad DOI file must not stop the pass over the other watches
         log.warning("event=watch_config_failed error=%s", getattr(exc, "reason", exc.__class__.__name__))
-    reports = sync_all(cache)
+    reports = sync_all(svc)
     return sum(r.stored for r in reports), sum(1 for r in reports if r.error)
 
 
@@ -240,8 +241,6 @@ def _request_exit(web: uvicorn.Server, sig: int) -> None:
 
 
 def _redact_url(url: str) -> str:
-    from sqlalchemy.engine import make_url
-
     return make_url(url).render_as_string(hide_password=True)
 
 

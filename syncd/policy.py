@@ -1,7 +1,20 @@
-"""The local-first decision, as one pure function: stored entry + now + settings -> what to do.
+"""Every freshness decision and the provenance of every answer, as pure functions.
 
-Like requests-cache's ``CacheActions``, this module does no I/O; :mod:`syncd.cache` carries the
-decision out. Inputs are plain values so every branch is tested without a database or a network.
+Like requests-cache's ``CacheActions``, this module does no I/O: the lookups ask for a decision
+(through :class:`syncd.cache.Runner`) and act on it. Inputs are plain values so every rule is tested
+without a database or a network. The rules:
+
+* the lifetime of an entry per kind and status (:func:`ttl_s`, :func:`ttls`; table in :mod:`syncd.kinds`);
+* serve / revalidate / serve-stale / fetch / error (:func:`decide`), where a held copy that must be
+  refetched whatever its age (a partial work, a ``cursor=*`` page past :data:`CURSOR_LIFETIME_S`)
+  counts as forced;
+* coalescing: a fetch that another caller finished meanwhile is answered from its row
+  (:func:`coalesced`);
+* a miss never hides a stored body (:func:`after_fetch`), a failure answers what is held
+  (:func:`after_failure`);
+* kept file previews (:func:`preview_covers`, :func:`preview_rescues`);
+* the provenance builders (:func:`from_store`, :func:`stale`, :func:`from_upstream`, :func:`merged`)
+  and the typed revalidation :class:`Outcome` with its :class:`Tally`.
 
 Actions:
     SERVE       the stored entry is fresh: answer from the store, no request.
@@ -16,9 +29,86 @@ Actions:
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
+from typing import Any
 
-__all__ = ["Action", "Decision", "EntryFacts", "UpstreamFacts", "decide"]
+from syncd.config import TtlSettings
+from syncd.errors import BudgetExhausted, UpstreamError, UpstreamOffline, UpstreamRateLimited, UpstreamTimeout
+from syncd.kinds import KINDS
+from syncd.store.repo import StoredEntry
+
+__all__ = [
+    "CHANGED",
+    "CURSOR_LIFETIME_S",
+    "UNCHANGED",
+    "Action",
+    "Decision",
+    "EntryFacts",
+    "Outcome",
+    "Provenance",
+    "Result",
+    "Tally",
+    "UpstreamFacts",
+    "after_failure",
+    "after_fetch",
+    "answered",
+    "coalesced",
+    "cursor_expired",
+    "decide",
+    "error_for",
+    "failed",
+    "from_store",
+    "from_upstream",
+    "iso",
+    "merged",
+    "outcome_of",
+    "preview_covers",
+    "preview_rescues",
+    "stale",
+    "ttl_s",
+    "ttls",
+]
+
+CURSOR_LIFETIME_S = 240.0
+"""A stored ``cursor=*`` page older than this is refetched: its ``next-cursor`` may have expired upstream
+(Crossref keeps cursors about 5 minutes, BC-19)."""
+
+
+# --------------------------------------------------------------------------------------------------
+# lifetimes
+
+
+def ttl_s(ttl: TtlSettings, kind: str, status: str) -> float:
+    """Lifetime in seconds of an entry: its kind's ``ttl.*`` setting for ``ok``, ``ttl.miss`` otherwise.
+
+    Raises:
+        KeyError: ``kind`` is not a stored kind (:data:`syncd.kinds.KINDS`).
+    """
+    setting = KINDS[kind].ttl
+    if status != "ok":
+        return ttl.miss
+    return float(getattr(ttl, setting))
+
+
+def ttls(ttl: TtlSettings, *, background: bool = False) -> dict[tuple[str, str], float]:
+    """Lifetime per ``(kind, status)`` for every stored kind and each status it can have.
+
+    With ``background`` (the daemon's sweep), search and version pages are left out: they are
+    fetched again when someone asks, so background revalidation never spends the tight search
+    budgets (Crossref list pool 3/s, Zenodo search ~30/min) on pages nobody reads.
+    """
+    return {
+        (kind.name, status): ttl_s(ttl, kind.name, status)
+        for kind in KINDS.values()
+        if not (background and kind.on_demand)
+        for status in kind.statuses
+    }
+
+
+def cursor_expired(cursor: str | None, validated_at: float | None, now: float) -> bool:
+    """Whether a stored ``cursor=*`` page must be refetched: older than :data:`CURSOR_LIFETIME_S`."""
+    return cursor == "*" and validated_at is not None and now - validated_at > CURSOR_LIFETIME_S
 
 
 class Action(enum.Enum):
@@ -37,6 +127,8 @@ class EntryFacts:
 
     validated_at: float
     ttl_s: float
+    refetch: bool = False
+    """The held copy must be fetched again whatever its age (a partial work, an expired cursor page)."""
 
     def age_s(self, now: float) -> float:
         """Seconds since upstream last confirmed the entry (never negative)."""
@@ -84,8 +176,10 @@ def decide(
         entry: the stored entry's facts, or None when nothing is stored.
         now: current time, epoch seconds.
         upstream: the pool's breaker, 429 block and the call's remaining deadline.
-        force_refresh: revalidate even a fresh entry (``syncd cache refresh``).
+        force_refresh: revalidate even a fresh entry (``syncd cache refresh``); ``entry.refetch``
+            counts as forced.
     """
+    force_refresh = force_refresh or (entry is not None and entry.refetch)
     blocked_for = max(0.0, upstream.blocked_until - now)
     unusable_reason: str | None = None
     retry_after: float | None = None
@@ -106,3 +200,233 @@ def decide(
     if unusable_reason is not None:
         return Decision(Action.SERVE_STALE, stale=stale, reason=unusable_reason, retry_after_s=retry_after)
     return Decision(Action.REVALIDATE, stale=stale)
+
+
+def error_for(decision: Decision, pool: str) -> UpstreamError | BudgetExhausted:
+    """The declared error of an ERROR decision for ``pool`` (nothing stored, upstream unusable)."""
+    if decision.reason == "rate_limited":
+        return UpstreamRateLimited(
+            f"{pool} is rate limited and nothing is stored", retry_after_s=decision.retry_after_s, pool=pool
+        )
+    if decision.reason == "request_timeout":
+        return UpstreamTimeout(f"no time left to ask upstream ({pool})")
+    return UpstreamOffline(f"upstream ({pool}) is offline and nothing is stored", pool=pool)
+
+
+def coalesced(before: StoredEntry | None, again: StoredEntry | None, now: float, window_s: float) -> bool:
+    """Whether another caller fetched the entry while this one waited: answer ``again`` without a request.
+
+    True when the entry re-read under the fetch lock (``again``) was confirmed after the one read
+    before (``before``, None when nothing was stored) and within the last ``window_s`` seconds (the
+    call's deadline).
+    """
+    return (
+        again is not None
+        and (before is None or again.validated_at > before.validated_at)
+        and again.validated_at >= now - window_s
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# provenance
+
+
+def iso(ts: float) -> str:
+    """Epoch seconds -> ISO 8601 UTC with a ``Z`` suffix, second precision."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where an answer came from (DESIGN.md "Every tool answer says where it came from").
+
+    ``source``: ``store`` (fresh, no request), ``upstream`` (fetched or confirmed by upstream in
+    this call) or ``store-stale`` (past its lifetime and upstream could not be used).
+    ``upstream_error``: the reason code of the failure that made the answer stale. ``etag``: syncd's
+    own validator for the content (the content hash), the same for every upstream, so a client can
+    tell whether an answer changed since an earlier one.
+    """
+
+    source: str
+    fetched_at: float
+    validated_at: float
+    stale: bool
+    upstream_error: str | None = None
+    etag: str | None = None
+
+    def as_dict(self, now: float | None = None) -> dict[str, Any]:
+        """The ``cache`` block of a tool answer (times ISO 8601 UTC, ``age_s`` in seconds)."""
+        now = time.time() if now is None else now
+        out: dict[str, Any] = {
+            "source": self.source,
+            "fetched_at": iso(self.fetched_at),
+            "validated_at": iso(self.validated_at),
+            "age_s": round(max(0.0, now - self.validated_at), 3),
+            "stale": self.stale,
+        }
+        if self.upstream_error:
+            out["upstream_error"] = self.upstream_error
+        if self.etag:
+            out["etag"] = f'"{self.etag[:32]}"'
+        return out
+
+
+def from_store(entry: StoredEntry) -> Provenance:
+    """A fresh stored entry answered without a request."""
+    return Provenance("store", entry.fetched_at, entry.validated_at, stale=False, etag=entry.content_hash)
+
+
+def stale(entry: StoredEntry, reason: str | None, *, is_stale: bool = True) -> Provenance:
+    """A stored entry answered because upstream could not be used (``reason``: the failure's code)."""
+    return Provenance(
+        "store-stale",
+        entry.fetched_at,
+        entry.validated_at,
+        stale=is_stale,
+        upstream_error=reason,
+        etag=entry.content_hash,
+    )
+
+
+def from_upstream(entry: StoredEntry) -> Provenance:
+    """An entry fetched or confirmed by upstream in this call."""
+    return Provenance("upstream", entry.fetched_at, entry.validated_at, stale=False, etag=entry.content_hash)
+
+
+def answered(decision: Decision, entry: StoredEntry) -> Provenance | None:
+    """The provenance of a decision answered from the store (SERVE, SERVE_STALE), else None."""
+    if decision.action is Action.SERVE:
+        return from_store(entry)
+    if decision.action is Action.SERVE_STALE:
+        return stale(entry, decision.reason, is_stale=decision.stale)
+    return None
+
+
+def after_fetch(before: StoredEntry | None, fresh: StoredEntry) -> Provenance:
+    """The provenance of what a fetch stored; a miss never hides a stored body.
+
+    When upstream said 404 for a body we hold, the store kept the body and recorded the error
+    (``last_error``, ``validated_at`` unchanged): the answer is that body flagged stale (BC-09).
+    """
+    if (
+        fresh.last_error
+        and before is not None
+        and fresh.status == "ok"
+        and fresh.validated_at == before.validated_at
+    ):
+        return stale(fresh, fresh.last_error)
+    return from_upstream(fresh)
+
+
+def after_failure(entry: StoredEntry, decision: Decision, reason: str) -> Provenance:
+    """Stale-if-error: the held ``entry`` answered after upstream failed with ``reason``."""
+    return stale(entry, reason, is_stale=decision.stale)
+
+
+def merged(*provs: Provenance | None) -> Provenance:
+    """One provenance for an answer built from several entries.
+
+    The least trustworthy one wins (``store-stale`` over ``upstream`` over ``store``), times the oldest.
+    """
+    given = [p for p in provs if p is not None]
+    rank = {"store-stale": 0, "upstream": 1, "store": 2}
+    worst = min(given, key=lambda p: rank.get(p.source, 0))
+    return Provenance(
+        worst.source,
+        min(p.fetched_at for p in given),
+        min(p.validated_at for p in given),
+        stale=any(p.stale for p in given),
+        upstream_error=next((p.upstream_error for p in given if p.upstream_error), None),
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# kept file previews
+
+
+def preview_covers(kept_size: int, file_size: int | None, offset: int, length: int) -> bool:
+    """Whether a kept preview of ``kept_size`` bytes answers ``[offset, offset+length)`` without a request."""
+    whole = file_size is not None and kept_size >= file_size
+    return whole or offset + length <= kept_size
+
+
+def preview_rescues(kept_size: int, offset: int) -> bool:
+    """Whether a kept preview holds part of a range upstream failed to serve (answered, flagged)."""
+    return offset < kept_size
+
+
+# --------------------------------------------------------------------------------------------------
+# revalidation outcomes
+
+
+class Result(enum.Enum):
+    """How one revalidation ended."""
+
+    UNCHANGED = "unchanged"
+    CHANGED = "changed"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One revalidation: ``result`` and, for FAILED, the ``reason`` code."""
+
+    result: Result
+    reason: str | None = None
+
+    def __str__(self) -> str:
+        """``unchanged``, ``changed`` or ``failed:<reason>`` (log and progress text)."""
+        return f"failed:{self.reason}" if self.result is Result.FAILED else self.result.value
+
+
+UNCHANGED = Outcome(Result.UNCHANGED)
+CHANGED = Outcome(Result.CHANGED)
+
+
+def failed(reason: str) -> Outcome:
+    """A failed revalidation with ``reason``."""
+    return Outcome(Result.FAILED, reason)
+
+
+def outcome_of(before: StoredEntry, stored: StoredEntry) -> Outcome:
+    """The outcome of a refetch of ``before`` that stored ``stored``.
+
+    A recorded error with ``validated_at`` unchanged is a failure (the body was kept); otherwise
+    changed when the content hash or the status moved.
+    """
+    if stored.last_error and stored.validated_at == before.validated_at:
+        return failed(stored.last_error)
+    same = (stored.content_hash, stored.status) == (before.content_hash, before.status)
+    return UNCHANGED if same else CHANGED
+
+
+@dataclass
+class Tally:
+    """Counts of revalidation outcomes: ``checked`` and how each ended (failures by reason)."""
+
+    checked: int = 0
+    unchanged: int = 0
+    changed: int = 0
+    failed: int = 0
+    failures: dict[str, int] = field(default_factory=dict)
+
+    def add(self, outcome: Outcome) -> None:
+        """Count one outcome."""
+        self.checked += 1
+        if outcome.result is Result.UNCHANGED:
+            self.unchanged += 1
+        elif outcome.result is Result.CHANGED:
+            self.changed += 1
+        else:
+            self.failed += 1
+            reason = outcome.reason or "unknown"
+            self.failures[reason] = self.failures.get(reason, 0) + 1
+
+    def merge(self, other: Tally) -> None:
+        """Add the counts of ``other``."""
+        self.checked += other.checked
+        self.unchanged += other.unchanged
+        self.changed += other.changed
+        self.failed += other.failed
+        for reason, n in other.failures.items():
+            self.failures[reason] = self.failures.get(reason, 0) + n

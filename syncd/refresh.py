@@ -1,8 +1,9 @@
-"""Revalidation sweeps: stale entries, oldest ``validated_at`` first, inside the budget.
+"""Revalidation: one stored entry, or a sweep of stale entries (oldest ``validated_at`` first) in budget.
 
-Used by the daemon's scheduled job and by ``syncd cache refresh``. Stale Crossref works that carry an
-``indexed`` stamp are confirmed in groups through one list request each (:mod:`syncd.batch`) when
-there are at least :data:`BATCH_MIN` of them; everything else is revalidated one by one.
+Used by the daemon's scheduled job and by ``syncd cache refresh``. :data:`REFETCH` says, per stored
+kind, which lookup asks upstream again. Stale Crossref works that carry an ``indexed`` stamp are
+confirmed in groups through one list request each (:mod:`syncd.batch`) when there are at least
+:data:`BATCH_MIN` of them; everything else is revalidated one by one.
 """
 
 from __future__ import annotations
@@ -10,27 +11,162 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
-import syncd.lookups  # noqa: F401  (registers the refetcher of every stored kind)
-from syncd.batch import eligible, revalidate_crossref
-from syncd.cache import Cache
+from syncd import policy
+from syncd.batch import GROUP, BatchReport, confirmed, eligible, fetch_stamps
+from syncd.budget import Budget
+from syncd.errors import BudgetExhausted, UpstreamError
+from syncd.kinds import (
+    CROSSREF_FUNDER,
+    CROSSREF_JOURNAL,
+    CROSSREF_MEMBER,
+    CROSSREF_PREFIX,
+    CROSSREF_SEARCH,
+    CROSSREF_WORK,
+    DOI_RA,
+    KINDS,
+    ZENODO_CONTAINER,
+    ZENODO_ENTITY,
+    ZENODO_RECORD,
+    ZENODO_SEARCH,
+    ZENODO_VERSIONS,
+    ZENODO_VOCAB,
+)
+from syncd.lookups import crossref, zenodo
+from syncd.normalize.doi import ParsedDOI
+from syncd.policy import Outcome, Result, Tally
+from syncd.services import Services
 from syncd.store.repo import StoredEntry
+from syncd.upstream.http import Deadline
 
-__all__ = ["SweepReport", "sweep"]
+__all__ = [
+    "BATCH_MIN",
+    "REFETCH",
+    "STOP_REASONS",
+    "SweepReport",
+    "revalidate",
+    "revalidate_crossref",
+    "sweep",
+]
 
 log = logging.getLogger("syncd.refresh")
 
+Refetch = Callable[[Services, StoredEntry, Deadline], StoredEntry]
+
+
+def _work(svc: Services, entry: StoredEntry, deadline: Deadline) -> StoredEntry:
+    doi = ParsedDOI(doi=entry.doi or entry.key, key=entry.key, input_form="bare")
+    return crossref.fetch_work(svc.upstreams.crossref, svc.store, doi, entry, deadline)
+
+
+def _entity(svc: Services, entry: StoredEntry, deadline: Deadline) -> StoredEntry:
+    return crossref.fetch_entity(svc.upstreams.crossref, svc.store, entry.kind, entry.key, deadline)
+
+
+def _list(svc: Services, entry: StoredEntry, deadline: Deadline) -> StoredEntry:
+    return crossref.refetch_list(svc.upstreams.crossref, svc.store, entry, deadline)
+
+
+def _ra(svc: Services, entry: StoredEntry, deadline: Deadline) -> StoredEntry:
+    return crossref.fetch_ra(svc.upstreams.doi, svc.store, entry.key, deadline)
+
+
+def _record(svc: Services, entry: StoredEntry, deadline: Deadline) -> StoredEntry:
+    return zenodo.refetch_record(svc.upstreams.zenodo, svc.store, entry, deadline)
+
+
+def _page(svc: Services, entry: StoredEntry, deadline: Deadline) -> StoredEntry:
+    return zenodo.refetch_page(svc.upstreams.zenodo, svc.store, entry, deadline)
+
+
+REFETCH: dict[str, Refetch] = {
+    CROSSREF_WORK: _work,
+    CROSSREF_SEARCH: _list,
+    CROSSREF_JOURNAL: _entity,
+    CROSSREF_FUNDER: _entity,
+    CROSSREF_MEMBER: _entity,
+    CROSSREF_PREFIX: _entity,
+    DOI_RA: _ra,
+    ZENODO_RECORD: _record,
+    ZENODO_SEARCH: _page,
+    ZENODO_VERSIONS: _page,
+    ZENODO_VOCAB: _page,
+    ZENODO_ENTITY: _page,
+    ZENODO_CONTAINER: _page,
+}
+"""Per stored kind: how to ask upstream again for a stored entry and store the answer."""
+
+
+def revalidate(svc: Services, entry: StoredEntry, deadline: Deadline | None = None) -> Outcome:
+    """Revalidate one stored entry against upstream now (through its kind's :data:`REFETCH`).
+
+    A failure is recorded beside the entry and never touches its body.
+    """
+    deadline = deadline or Deadline(max(svc.settings.deadline_s, 10.0))
+    refetch = REFETCH.get(entry.kind)
+    if refetch is None:
+        return policy.failed("unsupported_kind")
+    try:
+        stored = refetch(svc, entry, deadline)
+    except (UpstreamError, BudgetExhausted) as exc:
+        svc.store.mark_error(entry.id, exc.reason)
+        return policy.failed(exc.reason)
+    return policy.outcome_of(entry, stored)
+
+
+def revalidate_crossref(
+    svc: Services,
+    entries: Sequence[StoredEntry],
+    *,
+    group: int = GROUP,
+    deadline_s: float = 60.0,
+    on_entry: Callable[[StoredEntry, Outcome], None] | None = None,
+) -> BatchReport:
+    """Revalidate stored Crossref works in groups of ``group`` (see :mod:`syncd.batch`).
+
+    Stops early (``stopped``) when the budget is spent or the list pool is offline; the rest waits
+    for the next sweep.
+    """
+    report = BatchReport()
+    todo = [e for e in entries if eligible(e)]
+    for i in range(0, len(todo), group):
+        chunk = todo[i : i + group]
+        report.list_requests += 1
+        try:
+            stamps = fetch_stamps(svc.upstreams.crossref, chunk, Deadline(deadline_s))
+        except (UpstreamError, BudgetExhausted) as exc:
+            report.stopped = exc.reason
+            log.info("event=batch_stopped reason=%s", exc.reason)
+            break
+        for entry in chunk:
+            if confirmed(entry, stamps):
+                svc.store.mark_validated(entry.id)
+                outcome = policy.UNCHANGED
+            else:
+                outcome = revalidate(svc, entry, Deadline(deadline_s))
+                report.single_requests += 1
+            report.add(outcome)
+            if on_entry is not None:
+                on_entry(entry, outcome)
+            if outcome.result is Result.FAILED and outcome.reason == "rate_limited":
+                report.stopped = "rate_limited"
+                break
+        if report.stopped:
+            break
+    log.info(
+        "event=batch_revalidate checked=%d unchanged=%d changed=%d failed=%d list_requests=%d "
+        "single_requests=%d",
+        report.checked, report.unchanged, report.changed, report.failed, report.list_requests,
+        report.single_requests,
+    )  # fmt: skip
+    return report
+
 
 @dataclass
-class SweepReport:
+class SweepReport(Tally):
     """Counts of one sweep: entries ``checked`` and how each ended; ``stopped`` names why it ended early."""
 
-    checked: int = 0
-    unchanged: int = 0
-    changed: int = 0
-    failed: int = 0
-    failures: dict[str, int] = field(default_factory=dict)
     stopped: str | None = None
     elapsed_s: float = 0.0
     requests: int = 0
@@ -46,17 +182,17 @@ BATCH_MIN = 3
 
 
 def sweep(
-    cache: Cache,
+    svc: Services,
     limit: int,
     now: float | None = None,
     *,
     entries: Sequence[StoredEntry] | None = None,
-    on_entry: Callable[[StoredEntry, str], None] | None = None,
+    on_entry: Callable[[StoredEntry, Outcome], None] | None = None,
 ) -> SweepReport:
     """Revalidate up to ``limit`` stale entries (or exactly ``entries``), oldest first; one log line.
 
-    Stops early when the budget is spent or the pool goes offline (the rest wait for the next
-    sweep), so a sweep never turns into a retry loop against a failing upstream.
+    Stops early when the budget is spent or the kind's pool goes offline (the rest wait for the
+    next sweep), so a sweep never turns into a retry loop against a failing upstream.
     """
     started = time.monotonic()
     report = SweepReport()
@@ -64,40 +200,25 @@ def sweep(
     if entries is not None:
         todo = list(entries)
     else:
-        todo = cache.store.stale(cache.ttls(background=True), now, limit)
+        todo = svc.store.stale(policy.ttls(svc.settings.ttl, background=True), now, limit)
     batchable = [e for e in todo if eligible(e)]
     if len(batchable) >= BATCH_MIN:
-        batch = revalidate_crossref(cache, batchable, on_entry=on_entry)
-        report.checked += batch.checked
-        report.unchanged += batch.unchanged
-        report.changed += batch.changed
-        report.failed += batch.failed
+        batch = revalidate_crossref(svc, batchable, on_entry=on_entry)
+        report.merge(batch)
         report.requests += batch.requests
-        for reason, n in batch.failures.items():
-            report.failures[reason] = report.failures.get(reason, 0) + n
         if batch.stopped:
             report.stopped = batch.stopped
         done = {e.id for e in batchable}
         todo = [e for e in todo if e.id not in done]
     for entry in todo if report.stopped != "rate_limited" else []:
-        outcome = cache.revalidate(entry)
+        outcome = revalidate(svc, entry)
         report.requests += 1
         if on_entry is not None:
             on_entry(entry, outcome)
-        report.checked += 1
-        if outcome == "unchanged":
-            report.unchanged += 1
-        elif outcome == "changed":
-            report.changed += 1
-        else:
-            report.failed += 1
-            reason = outcome.partition(":")[2]
-            report.failures[reason] = report.failures.get(reason, 0) + 1
-            if reason == "rate_limited" or (
-                reason in STOP_REASONS and cache.budget.offline(_pool(entry.kind))
-            ):
-                report.stopped = reason
-                break
+        report.add(outcome)
+        if outcome.result is Result.FAILED and stops(svc.budget, entry.kind, outcome.reason):
+            report.stopped = outcome.reason
+            break
     report.elapsed_s = round(time.monotonic() - started, 3)
     log.info(
         "event=sweep checked=%d unchanged=%d changed=%d failed=%d requests=%d stopped=%s elapsed_s=%.3f",
@@ -112,5 +233,12 @@ def sweep(
     return report
 
 
-def _pool(kind: str) -> str:
-    return "crossref_single" if kind == "crossref_work" else "zenodo_general"
+def stops(budget: Budget, kind: str, reason: str | None) -> bool:
+    """Whether a failed revalidation of a ``kind`` entry ends the sweep: a 429, or the kind's pool is offline.
+
+    The pool is the kind's own (:data:`syncd.kinds.KINDS`): a journal consults ``crossref_single``,
+    a ``doi_ra`` entry ``doi``, a Zenodo search page ``zenodo_search``.
+    """
+    if reason == "rate_limited":
+        return True
+    return reason in STOP_REASONS and kind in KINDS and budget.offline(KINDS[kind].pool)

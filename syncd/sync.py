@@ -23,8 +23,8 @@ DOI watches:
     (``/works?filter=doi:A,doi:B,...``); DOIs that the list does not return, and Zenodo DOIs, go
     through the single lookups (misses are stored as misses). Stored ones are left to revalidation.
 
-Every request goes through the cache's clients, so through the shared budget (the daemon's cache is
-non-interactive and leaves the interactive reserve).
+Every request goes through the clients of the :class:`~syncd.services.Services` bundle, so through
+the shared budget (the daemon's bundle is non-interactive and leaves the interactive reserve).
 """
 
 from __future__ import annotations
@@ -38,13 +38,14 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from syncd.cache import CROSSREF_WORK, ZENODO_RECORD, Cache
 from syncd.errors import BudgetExhausted, InvalidInput, MalformedResponse, NotFound, SyncdError, UpstreamError
+from syncd.kinds import CROSSREF_WORK, ZENODO_RECORD
 from syncd.lookups.crossref import fetch_work, work_content
 from syncd.lookups.zenodo import get_record, record_content
 from syncd.normalize import zenodo as zenodo_norm
 from syncd.normalize.doi import parse_doi
 from syncd.normalize.zenodo_id import parse_record_ref
+from syncd.services import Services
 from syncd.store.watches import StoredWatch, get_sync_state, list_watches, save_sync_state
 from syncd.upstream.http import Deadline
 
@@ -112,7 +113,7 @@ def _deadline() -> Deadline:
     return Deadline(REQUEST_DEADLINE_S)
 
 
-def _store_work(cache: Cache, item: dict[str, Any], report: SyncReport, now: float | None = None) -> None:
+def _store_work(svc: Services, item: dict[str, Any], report: SyncReport, now: float | None = None) -> None:
     doi = item.get("DOI")
     if not isinstance(doi, str):
         report.failed += 1
@@ -122,8 +123,8 @@ def _store_work(cache: Cache, item: dict[str, Any], report: SyncReport, now: flo
     except InvalidInput:
         report.failed += 1
         return
-    before = cache.store.get(CROSSREF_WORK, key)
-    _, changed = cache.store.put_content(work_content(key, item, None), now=now)
+    before = svc.store.get(CROSSREF_WORK, key)
+    _, changed = svc.store.put_content(work_content(key, item, None), now=now)
     report.stored += 1
     if before is None:
         report.new += 1
@@ -152,9 +153,11 @@ def crossref_params(spec: dict[str, Any], cursor: str, since: str | None = None)
     return params
 
 
-def _crossref_page(cache: Cache, route: str, params: dict[str, str]) -> dict[str, Any] | None:
+def _crossref_page(svc: Services, route: str, params: dict[str, str]) -> dict[str, Any] | None:
     """One page's ``message``; None when Crossref refuses the cursor (404: expired or unknown)."""
-    resp = cache.crossref.get_json(route, _deadline(), params=params, pool="crossref_list", accept=(200, 404))
+    resp = svc.upstreams.crossref.get_json(
+        route, _deadline(), params=params, pool="crossref_list", accept=(200, 404)
+    )
     if resp.status == 404:
         return None
     body = resp.json
@@ -171,12 +174,12 @@ def _utc_day(ts: float) -> str:
 
 
 def sync_crossref_query(
-    cache: Cache, watch: StoredWatch, *, now: float | None = None, on_page: PageHook | None = None,
+    svc: Services, watch: StoredWatch, *, now: float | None = None, on_page: PageHook | None = None,
     full: bool = False,
 ) -> SyncReport:  # fmt: skip
     """Walk one Crossref query watch (full, incremental or resumed; see the module docstring)."""
     name = state_name(watch)
-    state = get_sync_state(cache.store, name)
+    state = get_sync_state(svc.store, name)
     now = time.time() if now is None else now
     report = SyncReport(watch.id, watch.kind)
     cur = state.cursor if state and state.cursor and not full else None
@@ -187,14 +190,14 @@ def sync_crossref_query(
         since = None if full or not (state and state.checkpoint) else state.checkpoint.get("index_date")
         token, started, pages = "*", now, 0
         save_sync_state(
-            cache.store, name, cursor={"cursor": "*", "since": since, "started_at": started, "pages": 0},
+            svc.store, name, cursor={"cursor": "*", "since": since, "started_at": started, "pages": 0},
             status="running", started_at=started, now=now,
         )  # fmt: skip
     report.mode = "incremental" if since else "full"
     route = watch.spec.get("route") or "/works"
     restarted = False
     while True:
-        message = _crossref_page(cache, route, crossref_params(watch.spec, token, since))
+        message = _crossref_page(svc, route, crossref_params(watch.spec, token, since))
         report.requests += 1
         if message is None:
             if token == "*" or restarted:
@@ -205,7 +208,7 @@ def sync_crossref_query(
             continue
         items = [i for i in message["items"] if isinstance(i, dict)]
         for item in items:
-            _store_work(cache, item, report)
+            _store_work(svc, item, report)
         nxt = message.get("next-cursor")
         if items:
             pages += 1
@@ -214,7 +217,7 @@ def sync_crossref_query(
             break
         token = nxt
         position = {"cursor": token, "since": since, "started_at": started, "pages": pages}
-        save_sync_state(cache.store, name, cursor=position)
+        save_sync_state(svc.store, name, cursor=position)
         if on_page is not None:
             on_page(watch, pages)
         if STOP.is_set():
@@ -222,7 +225,7 @@ def sync_crossref_query(
             return report
     finished = time.time()
     save_sync_state(
-        cache.store, name, cursor=None, checkpoint={"index_date": _utc_day(started)}, status="ok",
+        svc.store, name, cursor=None, checkpoint={"index_date": _utc_day(started)}, status="ok",
         last_success_at=finished, now=finished,
     )  # fmt: skip
     report.complete = True
@@ -240,9 +243,9 @@ def _parse_iso(value: str) -> float:
     return dt.datetime.fromisoformat(value).replace(tzinfo=dt.UTC).timestamp()
 
 
-def zenodo_page_size(cache: Cache) -> int:
+def zenodo_page_size(svc: Services) -> int:
     """Hits per page: 100 with a token, else 25 (Zenodo's guest page limit)."""
-    return 100 if cache.settings.zenodo.token is not None else 25
+    return 100 if svc.settings.zenodo.token is not None else 25
 
 
 def zenodo_params(spec: dict[str, Any], start: str, end: str, page: int, size: int) -> dict[str, str]:
@@ -264,17 +267,17 @@ def _hits_total(body: dict[str, Any]) -> int:
     return int(total) if isinstance(total, int | float) else len(body["hits"]["hits"])
 
 
-def _store_record(cache: Cache, hit: dict[str, Any], report: SyncReport) -> None:
+def _store_record(svc: Services, hit: dict[str, Any], report: SyncReport) -> None:
     try:
         keys = zenodo_norm.record_keys(hit)
         content = record_content(hit, None)
     except (MalformedResponse, ValueError, KeyError, TypeError):
         report.failed += 1
         return
-    before = cache.store.get(ZENODO_RECORD, keys.recid)
-    _, changed = cache.store.put_content(content)
+    before = svc.store.get(ZENODO_RECORD, keys.recid)
+    _, changed = svc.store.put_content(content)
     if keys.concept_recid and keys.is_latest:
-        cache.store.set_concept(keys.concept_recid, keys.recid)
+        svc.store.set_concept(keys.concept_recid, keys.recid)
     report.stored += 1
     if before is None:
         report.new += 1
@@ -285,15 +288,15 @@ def _store_record(cache: Cache, hit: dict[str, Any], report: SyncReport) -> None
 
 
 def sync_zenodo(
-    cache: Cache, watch: StoredWatch, *, now: float | None = None, on_page: PageHook | None = None,
+    svc: Services, watch: StoredWatch, *, now: float | None = None, on_page: PageHook | None = None,
     full: bool = False,
 ) -> SyncReport:  # fmt: skip
     """Walk one Zenodo community/query watch in ``updated`` windows (see the module docstring)."""
     name = state_name(watch)
-    state = get_sync_state(cache.store, name)
+    state = get_sync_state(svc.store, name)
     now = time.time() if now is None else now
     report = SyncReport(watch.id, watch.kind)
-    size = zenodo_page_size(cache)
+    size = zenodo_page_size(svc)
     cur = state.cursor if state and state.cursor and not full else None
     if cur:
         report.resumed = True
@@ -305,13 +308,13 @@ def sync_zenodo(
         end = _iso(now)
         windows, page, started = ([[start, end]] if start < end else []), 1, now
         save_sync_state(
-            cache.store, name, cursor={"windows": windows, "page": page, "started_at": started},
+            svc.store, name, cursor={"windows": windows, "page": page, "started_at": started},
             status="running", started_at=started, now=now,
         )  # fmt: skip
     report.mode = "incremental" if windows and windows[0][0] != ZENODO_FLOOR else "full"
     while windows:
         start, end = windows[0]
-        body = cache.zenodo.search(zenodo_params(watch.spec, start, end, page, size), _deadline())
+        body = svc.upstreams.zenodo.search(zenodo_params(watch.spec, start, end, page, size), _deadline())
         report.requests += 1
         total = _hits_total(body)
         hits = [h for h in body["hits"]["hits"] if isinstance(h, dict)]
@@ -321,24 +324,22 @@ def sync_zenodo(
                 mid = _iso(a + (b - a) / 2)
                 windows[:1] = [[start, mid], [mid, end]]
                 save_sync_state(
-                    cache.store, name, cursor={"windows": windows, "page": 1, "started_at": started}
+                    svc.store, name, cursor={"windows": windows, "page": 1, "started_at": started}
                 )
                 continue
             report.notes.append(f"window {start} holds {total} records; only {ZENODO_MAX_RESULTS} reachable")
         for hit in hits:
-            _store_record(cache, hit, report)
+            _store_record(svc, hit, report)
         report.pages += 1
         reachable = min(total, ZENODO_MAX_RESULTS)
         if hits and page * size < reachable:
             page += 1
-            save_sync_state(
-                cache.store, name, cursor={"windows": windows, "page": page, "started_at": started}
-            )
+            save_sync_state(svc.store, name, cursor={"windows": windows, "page": page, "started_at": started})
         else:
             windows = windows[1:]
             page = 1
             save_sync_state(
-                cache.store, name, cursor={"windows": windows, "page": 1, "started_at": started},
+                svc.store, name, cursor={"windows": windows, "page": 1, "started_at": started},
                 checkpoint={"updated": end},
             )  # fmt: skip
         if on_page is not None:
@@ -347,7 +348,7 @@ def sync_zenodo(
             report.notes.append("stopped for shutdown: resumes from the saved window")
             return report
     finished = time.time()
-    save_sync_state(cache.store, name, cursor=None, status="ok", last_success_at=finished, now=finished)
+    save_sync_state(svc.store, name, cursor=None, status="ok", last_success_at=finished, now=finished)
     report.complete = True
     return report
 
@@ -355,7 +356,7 @@ def sync_zenodo(
 # --- DOI watches -----------------------------------------------------------------------------------
 
 
-def sync_dois(cache: Cache, watches: list[StoredWatch], *, now: float | None = None) -> SyncReport:
+def sync_dois(svc: Services, watches: list[StoredWatch], *, now: float | None = None) -> SyncReport:
     """Fetch the watched DOIs not yet stored: Crossref ones grouped into list requests."""
     report = SyncReport(0, "doi")
     crossref: list[str] = []
@@ -368,18 +369,18 @@ def sync_dois(cache: Cache, watches: list[StoredWatch], *, now: float | None = N
             ref = None
         if ref is not None and ref.recid is not None:
             if (
-                cache.store.get(ZENODO_RECORD, ref.recid) is None
-                and cache.store.concept_latest(ref.recid) is None
+                svc.store.get(ZENODO_RECORD, ref.recid) is None
+                and svc.store.concept_latest(ref.recid) is None
             ):
                 zenodo.append(doi)
-        elif cache.store.get(CROSSREF_WORK, doi) is None:
+        elif svc.store.get(CROSSREF_WORK, doi) is None:
             crossref.append(doi)
     for i in range(0, len(crossref), DOI_GROUP):
         group = crossref[i : i + DOI_GROUP]
         if len(group) > 1:
             params = {"filter": ",".join(f"doi:{d}" for d in group), "rows": str(len(group))}
             try:
-                message = cache.crossref.list_works(params, _deadline())
+                message = svc.upstreams.crossref.list_works(params, _deadline())
                 items = message["items"]
             except UpstreamError as exc:
                 if exc.reason in STOP_REASONS:
@@ -389,16 +390,16 @@ def sync_dois(cache: Cache, watches: list[StoredWatch], *, now: float | None = N
             report.requests += 1
             for item in items:
                 if isinstance(item, dict):
-                    _store_work(cache, item, report, now)
+                    _store_work(svc, item, report, now)
         for doi in group:
-            if cache.store.get(CROSSREF_WORK, doi) is None:  # not in the list: ask once, store the miss
+            if svc.store.get(CROSSREF_WORK, doi) is None:  # not in the list: ask once, store the miss
                 parsed = parse_doi(doi)
-                fetch_work(cache, parsed, None, _deadline())
+                fetch_work(svc.upstreams.crossref, svc.store, parsed, None, _deadline())
                 report.requests += 1
                 report.stored += 1
     for doi in zenodo:
         with contextlib.suppress(NotFound):
-            get_record(cache, parse_record_ref(doi), _deadline())
+            get_record(svc, parse_record_ref(doi), _deadline())
         report.requests += 1
         report.stored += 1
     report.complete = True
@@ -409,24 +410,24 @@ def sync_dois(cache: Cache, watches: list[StoredWatch], *, now: float | None = N
 
 
 def sync_watch(
-    cache: Cache, watch: StoredWatch, *, now: float | None = None, on_page: PageHook | None = None,
+    svc: Services, watch: StoredWatch, *, now: float | None = None, on_page: PageHook | None = None,
     full: bool = False,
 ) -> SyncReport:  # fmt: skip
     """Walk one watch; failures are recorded in ``sync_state.status`` (``failed:<reason>``) and raised."""
     started = time.monotonic()
     try:
         if watch.kind == "crossref_query":
-            report = sync_crossref_query(cache, watch, now=now, on_page=on_page, full=full)
+            report = sync_crossref_query(svc, watch, now=now, on_page=on_page, full=full)
         elif watch.kind in ("zenodo_community", "zenodo_query"):
-            report = sync_zenodo(cache, watch, now=now, on_page=on_page, full=full)
+            report = sync_zenodo(svc, watch, now=now, on_page=on_page, full=full)
         elif watch.kind == "doi":
-            report = sync_dois(cache, [watch], now=now)
+            report = sync_dois(svc, [watch], now=now)
             report.watch_id = watch.id
-            save_sync_state(cache.store, state_name(watch), status="ok", last_success_at=time.time())
+            save_sync_state(svc.store, state_name(watch), status="ok", last_success_at=time.time())
         else:
             raise InvalidInput(f"unknown watch kind {watch.kind!r}")
     except SyncdError as exc:
-        save_sync_state(cache.store, state_name(watch), status=f"failed:{exc.reason}")
+        save_sync_state(svc.store, state_name(watch), status=f"failed:{exc.reason}")
         log.warning("event=sync_failed watch=%d kind=%s reason=%s", watch.id, watch.kind, exc.reason)
         raise
     report.elapsed_s = round(time.monotonic() - started, 3)
@@ -440,7 +441,7 @@ def sync_watch(
 
 
 def sync_all(
-    cache: Cache, *, ids: list[int] | None = None, now: float | None = None, full: bool = False,
+    svc: Services, *, ids: list[int] | None = None, now: float | None = None, full: bool = False,
     on_watch: Callable[[StoredWatch, SyncReport | None], None] | None = None,
 ) -> list[SyncReport]:  # fmt: skip
     """One pass over every watch (or ``ids``): DOI watches grouped, then each query watch.
@@ -448,15 +449,15 @@ def sync_all(
     A failing watch is logged and skipped; a spent budget or an offline upstream ends the pass (the
     rest waits for the next pass, resuming from its checkpoint).
     """
-    watches = [w for w in list_watches(cache.store) if ids is None or w.id in ids]
+    watches = [w for w in list_watches(svc.store) if ids is None or w.id in ids]
     reports: list[SyncReport] = []
     dois = [w for w in watches if w.kind == "doi"]
     if dois:
         try:
-            rep = sync_dois(cache, dois, now=now)
+            rep = sync_dois(svc, dois, now=now)
             done = time.time()
             for w in dois:
-                save_sync_state(cache.store, state_name(w), status="ok", last_success_at=done, now=done)
+                save_sync_state(svc.store, state_name(w), status="ok", last_success_at=done, now=done)
             reports.append(rep)
         except (UpstreamError, BudgetExhausted) as exc:
             log.warning("event=sync_failed kind=doi reason=%s", exc.reason)
@@ -471,7 +472,7 @@ def sync_all(
         if STOP.is_set():
             break
         try:
-            reports.append(sync_watch(cache, w, now=now, full=full))
+            reports.append(sync_watch(svc, w, now=now, full=full))
         except SyncdError as exc:
             reports.append(SyncReport(w.id, w.kind, error=exc.reason))
             if exc.reason in STOP_REASONS:

@@ -31,18 +31,21 @@ import gzip
 import io
 import itertools
 import json
+import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from syncd.cache import CROSSREF_WORK, KIND_TTL, ZENODO_RECORD, content_hash, iso
 from syncd.errors import InvalidInput, MalformedResponse
+from syncd.kinds import CROSSREF_WORK, KINDS, ZENODO_RECORD
 from syncd.lookups.crossref import work_content
 from syncd.lookups.zenodo import record_content
 from syncd.normalize import zenodo as zenodo_norm
 from syncd.normalize.doi import parse_doi
+from syncd.policy import iso
+from syncd.store.content import content_hash
 from syncd.store.maintenance import iter_entries
 from syncd.store.repo import EntryContent, Store, StoredEntry
 
@@ -51,8 +54,6 @@ __all__ = ["ImportReport", "export_entries", "import_paths", "open_text"]
 
 def open_text(path: str | Path, mode: str = "r") -> IO[str]:
     """Open ``path`` as UTF-8 text, through gzip when it ends in ``.gz``; ``-`` is stdin/stdout."""
-    import sys
-
     if str(path) == "-":
         return sys.stdout if "w" in mode else sys.stdin
     p = Path(path)
@@ -230,7 +231,7 @@ def _import_syncd(store: Store, rec: dict[str, Any], report: ImportReport) -> No
                 raise MalformedResponse(f"bad Zenodo record id {key!r}")
             content = EntryContent(ZENODO_RECORD, key, status, raw if status == "gone" else None,
                                    content_hash(raw) if raw and status == "gone" else None)  # fmt: skip
-    elif isinstance(kind, str) and kind in KIND_TTL:  # pages, entities, RA lookups: stored as exported
+    elif isinstance(kind, str) and kind in KINDS:  # pages, entities, RA lookups: stored as exported
         key = str(rec.get("key", ""))
         if not key:
             raise MalformedResponse(f"{kind} entry without a key")

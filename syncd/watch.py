@@ -26,7 +26,7 @@ from typing import Any
 from syncd.errors import InvalidInput
 from syncd.normalize.doi import parse_doi
 from syncd.store.repo import Store
-from syncd.store.watches import StoredWatch, add_watch, list_watches
+from syncd.store.watches import StoredWatch, add_watch
 
 __all__ = [
     "KINDS",
@@ -166,8 +166,3 @@ def apply_config(store: Store, config: Any) -> list[StoredWatch]:
     for q in config.zenodo_queries:
         out.append(add(store, "zenodo_query", zenodo_spec(q=q), "config")[0])
     return out
-
-
-def all_watches(store: Store) -> list[StoredWatch]:
-    """Every watch, oldest first."""
-    return list_watches(store)

@@ -32,7 +32,7 @@ from typing import Any
 
 import pytest
 
-from syncd.cache import Cache
+from syncd.services import Services
 from syncd.config import Settings
 from syncd.store.repo import Store
 from tests.corpus_path import CORPUS
@@ -267,8 +267,8 @@ def store(settings: Settings) -> Iterator[Store]:
 
 
 @pytest.fixture
-def cache(settings: Settings, store: Store) -> Iterator[Cache]:
-    c = Cache(settings, store)
+def cache(settings: Settings, store: Store) -> Iterator[Services]:
+    c = Services.open(settings, store)
     yield c
     c.close()
 

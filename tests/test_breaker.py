@@ -23,7 +23,7 @@ from mcp import Client
 from sqlalchemy import update
 
 import syncd.budget
-from syncd.cache import Cache
+from syncd.services import Services
 from syncd.errors import UpstreamOffline
 from syncd.store.models import BudgetPool
 from syncd.store.repo import Store
@@ -36,7 +36,7 @@ DOI = "10.1101/598821"
 OTHER_DOI = "10.1002/jor.1100150407"
 
 
-def call(cache: Cache, tool: str, args: dict[str, Any]) -> tuple[Any, float]:
+def call(cache: Services, tool: str, args: dict[str, Any]) -> tuple[Any, float]:
     """One tool call through a real, warmed MCP client session; returns the result and its duration.
 
     The session lists the tools first (the client fetches the output schemas once), so the duration is the
@@ -54,12 +54,12 @@ def call(cache: Cache, tool: str, args: dict[str, Any]) -> tuple[Any, float]:
 
 
 @pytest.fixture
-def two_processes(fake: FakeUpstream, db_url: str) -> Iterator[tuple[Cache, Cache]]:
+def two_processes(fake: FakeUpstream, db_url: str) -> Iterator[tuple[Services, Services]]:
     """Two caches ("processes") over the same database (the default 30 s breaker cooldown)."""
     settings_a = make_settings(fake, db_url, deadline_s=DEADLINE_S)
     settings_b = make_settings(fake, db_url, deadline_s=DEADLINE_S)
     store_a, store_b = Store.open(db_url), Store.open(db_url)
-    a, b = Cache(settings_a, store_a), Cache(settings_b, store_b)
+    a, b = Services.open(settings_a, store_a), Services.open(settings_b, store_b)
     yield a, b
     a.close()
     b.close()
@@ -67,7 +67,7 @@ def two_processes(fake: FakeUpstream, db_url: str) -> Iterator[tuple[Cache, Cach
     store_b.close()
 
 
-def _open_breaker(a: Cache, fake: FakeUpstream) -> None:
+def _open_breaker(a: Services, fake: FakeUpstream) -> None:
     """Store a work, make it stale, stop upstream and call until crossref_single is offline."""
     first, _ = call(a, "crossref_get_work", {"doi": DOI})
     assert first.is_error is False
@@ -81,7 +81,7 @@ def _open_breaker(a: Cache, fake: FakeUpstream) -> None:
     assert a.budget.offline("crossref_single")
 
 
-def _end_cooldown(cache: Cache) -> None:
+def _end_cooldown(cache: Services) -> None:
     """End the open breaker's cooldown now: its end (``offline_until``) moved just before the present."""
     assert cache.budget.offline("crossref_single")
     with cache.budget.store.write() as conn:
@@ -93,7 +93,7 @@ def _end_cooldown(cache: Cache) -> None:
 
 
 def test_breaker_is_shared_and_one_probe_closes_it(
-    two_processes: tuple[Cache, Cache], fake: FakeUpstream
+    two_processes: tuple[Services, Services], fake: FakeUpstream
 ) -> None:
     """Open in process A means offline in process B (answer at once, 0 requests); after the cooldown with
     upstream back, B's first call makes exactly one request (the probe) and closes the breaker for both;
@@ -131,7 +131,9 @@ def test_breaker_is_shared_and_one_probe_closes_it(
     assert fake.count(service="crossref") == 2
 
 
-def test_probe_is_granted_to_one_caller_only(two_processes: tuple[Cache, Cache], fake: FakeUpstream) -> None:
+def test_probe_is_granted_to_one_caller_only(
+    two_processes: tuple[Services, Services], fake: FakeUpstream
+) -> None:
     """After the cooldown the first try_acquire is the probe; a second process asking meanwhile is held off
     (UpstreamOffline) instead of joining in, so a still-dead upstream sees one request, not a stampede.
     """
@@ -145,7 +147,9 @@ def test_probe_is_granted_to_one_caller_only(two_processes: tuple[Cache, Cache],
     a.budget.release(grant.lease)
 
 
-def test_failed_probe_reopens_the_breaker(two_processes: tuple[Cache, Cache], fake: FakeUpstream) -> None:
+def test_failed_probe_reopens_the_breaker(
+    two_processes: tuple[Services, Services], fake: FakeUpstream
+) -> None:
     """Upstream still down after the cooldown: the probe call fails (one connection attempt: one more
     failure counted, no retry), the stale entry is answered, and the pool is offline again, so the
     following call makes no attempt at all.
@@ -168,13 +172,13 @@ def test_db_offline_flag_survives_a_new_process(db_url: str, fake: FakeUpstream)
     """The breaker lives in the database: a process started after it opened sees the pool offline."""
     settings = make_settings(fake, db_url, deadline_s=1.5)
     store = Store.open(db_url)
-    cache = Cache(settings, store)
+    cache = Services.open(settings, store)
     for _ in range(syncd.budget.BREAKER_THRESHOLD):
         cache.budget.record_failure("zenodo_general")
     cache.close()
     store.close()
     later = Store.open(db_url)
     try:
-        assert Cache(make_settings(fake, db_url), later).budget.offline("zenodo_general")
+        assert Services.open(make_settings(fake, db_url), later).budget.offline("zenodo_general")
     finally:
         later.close()

@@ -178,7 +178,7 @@ def test_export_import_keeps_every_kind(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Entries of other kinds (a doi.org agency lookup) survive export -> import: none is invalid."""
-    from syncd.cache import content_hash
+    from syncd.store.content import content_hash
     from syncd.store.repo import EntryContent, Store
 
     body = '[{"DOI": "10.5281", "RA": "DataCite"}]'
@@ -317,7 +317,7 @@ def test_importing_a_data_file_shard_gives_the_rows_fetching_gives(
     """A Crossref data-file shard of 12 corpus works, imported offline, yields the same rows (key, status,
     content hash, title, DOI, indexed stamp) as fetching those DOIs from the (fake) upstream.
     """
-    from syncd.cache import Cache
+    from syncd.services import Services
     from syncd.lookups.crossref import get_work
     from syncd.normalize.doi import parse_doi
     from syncd.store.repo import Store
@@ -344,7 +344,7 @@ def test_importing_a_data_file_shard_gives_the_rows_fetching_gives(
     assert (report["new"], report["invalid"]) == (12, 0)
 
     fetched_store = Store.open(env.database_url)
-    cache = Cache(env, fetched_store)
+    cache = Services.open(env, fetched_store)
     imported_store = Store.open(f"sqlite:///{tmp_path / 'imported.db'}")
     try:
         for m in messages:

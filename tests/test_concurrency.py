@@ -6,7 +6,7 @@ import multiprocessing
 import time
 from pathlib import Path
 
-from syncd.cache import Cache
+from syncd.services import Services
 from syncd.errors import SyncdError
 from syncd.lookups.crossref import get_work
 from syncd.normalize.doi import parse_doi
@@ -34,7 +34,7 @@ def _worker(
     outcomes: dict[str, int] = {}
     try:
         store = Store.open(db_url)
-        cache = Cache(settings, store)
+        cache = Services.open(settings, store)
         for i in range(start, start + n):
             try:
                 get_work(cache, parse_doi(f"10.5555/load-{i}"))
@@ -87,7 +87,7 @@ def test_429_pauses_every_process(fake: FakeUpstream, tmp_path: Path) -> None:
     fake.fault("rate_limit", retry_after=30, times=1, service="crossref")
     settings = make_settings(fake, db_url)
     store = Store.open(db_url)
-    cache = Cache(settings, store)
+    cache = Services.open(settings, store)
     try:
         try:
             get_work(cache, parse_doi("10.5555/first"))

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from syncd.cache import Cache
+from syncd.services import Services
 from syncd.tools.server import build_server
 from tests.conftest import corpus_json
 from tests.fakeupstream import FakeUpstream
@@ -21,10 +21,10 @@ from tests.fakeupstream import FakeUpstream
 pytestmark = [pytest.mark.anyio, pytest.mark.both_backends]
 
 
-_SERVERS: weakref.WeakKeyDictionary[Cache, Any] = weakref.WeakKeyDictionary()
+_SERVERS: weakref.WeakKeyDictionary[Services, Any] = weakref.WeakKeyDictionary()
 
 
-async def call(cache: Cache, name: str, args: dict[str, Any]) -> Any:
+async def call(cache: Services, name: str, args: dict[str, Any]) -> Any:
     """One tool call through a fresh MCP client session (the server is built once per cache)."""
     server = _SERVERS.get(cache)
     if server is None:
@@ -41,7 +41,7 @@ def reason(res: Any) -> str:
 # ------------------------------------------------------------------------------------------------ search
 
 
-async def test_search_works_happy_path_then_local_first(cache: Cache, fake: FakeUpstream) -> None:
+async def test_search_works_happy_path_then_local_first(cache: Services, fake: FakeUpstream) -> None:
     """query=ecology rows=2: the recorded page (total 586628, 'Communicating Ecology'), 1 request; the same
     query again (terms in another spacing) is answered from the store with 0 further requests.
     """
@@ -61,7 +61,7 @@ async def test_search_works_happy_path_then_local_first(cache: Cache, fake: Fake
     assert fake.count("/works", service="crossref") == 1
 
 
-async def test_search_works_upserts_works_for_offline_fts(cache: Cache, fake: FakeUpstream) -> None:
+async def test_search_works_upserts_works_for_offline_fts(cache: Services, fake: FakeUpstream) -> None:
     """Works of a search page are stored; with Crossref down a new query is answered from the FTS index
     with a local-mirror notice (no traceback), flagged stale with upstream_error.
     """
@@ -77,7 +77,7 @@ async def test_search_works_upserts_works_for_offline_fts(cache: Cache, fake: Fa
     assert data["cache"]["upstream_error"] == "upstream_unavailable"
 
 
-async def test_offline_with_nothing_stored_is_declared_error(cache: Cache, fake: FakeUpstream) -> None:
+async def test_offline_with_nothing_stored_is_declared_error(cache: Services, fake: FakeUpstream) -> None:
     """Upstream down and no query terms to search locally: upstream_unavailable, never a traceback."""
     fake.stop()
     res = await call(cache, "crossref_search_works", {"filter": {"type": "journal-article"}})
@@ -85,7 +85,9 @@ async def test_offline_with_nothing_stored_is_declared_error(cache: Cache, fake:
     assert "Recovery:" in res.content[0].text
 
 
-async def test_search_partial_work_is_refetched_whole_by_get_work(cache: Cache, fake: FakeUpstream) -> None:
+async def test_search_partial_work_is_refetched_whole_by_get_work(
+    cache: Services, fake: FakeUpstream
+) -> None:
     """A work first seen in a search page is fetched whole by crossref_get_work (the list item has no
     reference list): the PeerJ cursor page holds 10.1371/journal.pone.0210699; get_work asks /works/{doi}.
     """
@@ -115,7 +117,7 @@ async def test_search_partial_work_is_refetched_whole_by_get_work(cache: Cache, 
     assert res.structured_content["referencesCount"] == 70
 
 
-async def test_cursor_walk_ends_on_first_empty_page(cache: Cache, fake: FakeUpstream) -> None:
+async def test_cursor_walk_ends_on_first_empty_page(cache: Services, fake: FakeUpstream) -> None:
     """Physical Review C walk: 20 + 10 records with nextCursor, then an empty page with no nextCursor and
     the walk-complete notice (totalResults 30).
     """
@@ -134,7 +136,7 @@ async def test_cursor_walk_ends_on_first_empty_page(cache: Cache, fake: FakeUpst
     assert "cursor walk is complete" in p3["notice"]
 
 
-async def test_empty_page_notices(cache: Cache, fake: FakeUpstream) -> None:
+async def test_empty_page_notices(cache: Services, fake: FakeUpstream) -> None:
     """Nothing matched (query adfaaf, total 0) and offset past the end (total 454 for widget) say which."""
     none = (await call(cache, "crossref_search_works", {"query": "adfaaf"})).structured_content
     assert none["totalResults"] == 0 and "Nothing matched" in none["notice"]
@@ -146,7 +148,7 @@ async def test_empty_page_notices(cache: Cache, fake: FakeUpstream) -> None:
     assert "offset=500 is past the end of the 454" in past["notice"]
 
 
-async def test_blank_terms_unfiltered_listing_and_select_alias(cache: Cache, fake: FakeUpstream) -> None:
+async def test_blank_terms_unfiltered_listing_and_select_alias(cache: Services, fake: FakeUpstream) -> None:
     """Blank query and filter values are dropped (works?rows=2 recorded, 183388203 results) with the
     unfiltered-listing notice; Crossref's own alias names (select, query.*) are accepted.
     """
@@ -163,7 +165,7 @@ async def test_blank_terms_unfiltered_listing_and_select_alias(cache: Cache, fak
     assert sent[-1].query["select"] == "DOI,title"
 
 
-async def test_facets_counts_highest_first(cache: Cache, fake: FakeUpstream) -> None:
+async def test_facets_counts_highest_first(cache: Services, fake: FakeUpstream) -> None:
     """Rows 0 + facets: the lagotto facet page (total 10) returns facet values ordered by count."""
     fake.set_body(
         "crossref", "/works", corpus_json("crossref/work-list/works_query-lagotto_rows-0_facets.json")
@@ -190,7 +192,7 @@ async def test_facets_counts_highest_first(cache: Cache, fake: FakeUpstream) -> 
     ],
 )
 async def test_crossref_400_rejections_map_to_reasons(
-    cache: Cache, fake: FakeUpstream, body_file: str, expected: str, extra: Any
+    cache: Services, fake: FakeUpstream, body_file: str, expected: str, extra: Any
 ) -> None:
     """Crossref's validation-failure bodies become declared reasons with data.rejected, never retried."""
     fake.set_body("crossref", "/works", corpus_json(body_file), status=400)
@@ -200,7 +202,7 @@ async def test_crossref_400_rejections_map_to_reasons(
     assert fake.count("/works", service="crossref") == 1
 
 
-async def test_unknown_filter_suggests_hyphenated_key(cache: Cache, fake: FakeUpstream) -> None:
+async def test_unknown_filter_suggests_hyphenated_key(cache: Services, fake: FakeUpstream) -> None:
     """Filter has_abstract: Crossref's filter-not-available -> unknown_filter with suggestion has-abstract."""
     body = {
         "status": "failed",
@@ -220,7 +222,7 @@ async def test_unknown_filter_suggests_hyphenated_key(cache: Cache, fake: FakeUp
     assert res.structured_content["error"]["data"]["suggestion"] == "has-abstract"
 
 
-async def test_invalid_cursor_and_sort_cursor_conflict(cache: Cache, fake: FakeUpstream) -> None:
+async def test_invalid_cursor_and_sort_cursor_conflict(cache: Services, fake: FakeUpstream) -> None:
     """A bad cursor (recorded 404 resource-failure) is invalid_cursor; a publication-date sort with a cursor
     is sort_cursor_conflict before any request; cursor+offset and a deep offset are refused locally.
     """
@@ -261,7 +263,7 @@ async def test_invalid_cursor_and_sort_cursor_conflict(cache: Cache, fake: FakeU
     ],
 )
 async def test_upstream_failures_are_declared_reasons(
-    cache: Cache, fake: FakeUpstream, kind: str, params: dict[str, Any], expected: str
+    cache: Services, fake: FakeUpstream, kind: str, params: dict[str, Any], expected: str
 ) -> None:
     """Upstream failures on a search with nothing stored come back as the declared reason."""
     fake.fault(kind, service="crossref", **params)
@@ -272,7 +274,7 @@ async def test_upstream_failures_are_declared_reasons(
 # -------------------------------------------------------------------------------------------- references
 
 
-async def test_get_references_shares_the_stored_work(cache: Cache, fake: FakeUpstream) -> None:
+async def test_get_references_shares_the_stored_work(cache: Services, fake: FakeUpstream) -> None:
     """10.1002/jor.1100150407 has 36 references; page 3 of 10 from 0 has nextOffset 10; after get_work no
     second request is made; the third reference's title is relayed.
     """
@@ -292,26 +294,33 @@ async def test_get_references_shares_the_stored_work(cache: Cache, fake: FakeUps
     assert fake.count("/works", service="crossref") == 1
 
 
-async def test_get_references_notices(cache: Cache) -> None:
-    """No list indexed (10.1016/j.actao.2019.01.006, 69 counted) and offset past the end both say why."""
+async def test_get_references_notices(cache: Services) -> None:
+    """No list indexed (10.1016/j.actao.2019.01.006, 69 counted) and offset past the end both say why;
+    referenceCount is what Crossref counts in both tools (69, as crossref_get_work's referencesCount),
+    listedCount what can be paged (0) (issue 14.8: it said 0 here and 69 in crossref_get_work).
+    """
     none = (
         await call(cache, "crossref_get_references", {"doi": "10.1016/j.actao.2019.01.006"})
     ).structured_content
     assert (
-        none["referenceCount"] == 0
+        none["referenceCount"] == 69
+        and none["listedCount"] == 0
         and "No reference list indexed" in none["notice"]
         and "69" in none["notice"]
     )
+    work = (await call(cache, "crossref_get_work", {"doi": "10.1016/j.actao.2019.01.006"})).structured_content
+    assert work["referencesCount"] == none["referenceCount"]
     past = (
         await call(cache, "crossref_get_references", {"doi": "10.1002/jor.1100150407", "offset": 40})
     ).structured_content
     assert (
         past["references"] == []
-        and "Offset 40 is past the end of this reference list (36 references)" in past["notice"]
+        and "Offset 40 is past the end of this reference list (36 references listed)" in past["notice"]
+        and "listedCount" not in past
     )
 
 
-async def test_citation_strings_are_stripped_and_decoded(cache: Cache) -> None:
+async def test_citation_strings_are_stripped_and_decoded(cache: Services) -> None:
     """Citation strings lose <i> markup and decode &amp;; the DOI inside stays byte-exact."""
     data = (
         await call(cache, "crossref_get_references", {"doi": "10.53731/r79s4nh-97aq74v-ag4t1"})
@@ -326,7 +335,7 @@ async def test_citation_strings_are_stripped_and_decoded(cache: Cache) -> None:
 # -------------------------------------------------------------------------------------------- RA lookups
 
 
-async def test_zenodo_doi_short_circuits_without_crossref(cache: Cache, fake: FakeUpstream) -> None:
+async def test_zenodo_doi_short_circuits_without_crossref(cache: Services, fake: FakeUpstream) -> None:
     """10.5281/zenodo.13225792 (BC-08): doi_not_found naming DataCite and zenodo_get_record, 0 requests."""
     for tool in ("crossref_get_work", "crossref_get_references"):
         res = await call(cache, tool, {"doi": "10.5281/zenodo.13225792"})
@@ -337,7 +346,7 @@ async def test_zenodo_doi_short_circuits_without_crossref(cache: Cache, fake: Fa
     assert fake.count(service="crossref") == 0 and fake.count(service="doi") == 0
 
 
-async def test_other_agency_doi_names_agency_cached_per_prefix(cache: Cache, fake: FakeUpstream) -> None:
+async def test_other_agency_doi_names_agency_cached_per_prefix(cache: Services, fake: FakeUpstream) -> None:
     """A DataCite arXiv DOI gets doi_not_found with registrationAgency DataCite; a second DOI under the same
     prefix asks doi.org no more (cached per prefix); a mEDRA DOI names mEDRA.
     """
@@ -350,7 +359,7 @@ async def test_other_agency_doi_names_agency_cached_per_prefix(cache: Cache, fak
     assert medra.structured_content["error"]["data"]["registrationAgency"] == "mEDRA"
 
 
-async def test_datacite_10_5281_points_at_zenodo(cache: Cache, fake: FakeUpstream) -> None:
+async def test_datacite_10_5281_points_at_zenodo(cache: Services, fake: FakeUpstream) -> None:
     """A non-zenodo.N 10.5281 DOI, after Crossref's 404, is DataCite and points at zenodo_get_record."""
     res = await call(cache, "crossref_get_work", {"doi": "10.5281/other.1"})
     assert reason(res) == "doi_not_found"
@@ -360,7 +369,7 @@ async def test_datacite_10_5281_points_at_zenodo(cache: Cache, fake: FakeUpstrea
 # --------------------------------------------------------------------------------------------- entities
 
 
-async def test_journal_by_issn_local_first(cache: Cache, fake: FakeUpstream) -> None:
+async def test_journal_by_issn_local_first(cache: Services, fake: FakeUpstream) -> None:
     """ISSN 1803-2427: Journal of Landscape Ecology, 356 DOIs, years ascending; second call 0 requests."""
     data = (await call(cache, "crossref_search_journals", {"issn": "18032427"})).structured_content
     j = data["journals"][0]
@@ -373,7 +382,7 @@ async def test_journal_by_issn_local_first(cache: Cache, fake: FakeUpstream) -> 
     assert again["cache"]["source"] == "store" and fake.count(service="crossref") == n
 
 
-async def test_journal_title_search_and_ambiguity(cache: Cache, fake: FakeUpstream) -> None:
+async def test_journal_title_search_and_ambiguity(cache: Services, fake: FakeUpstream) -> None:
     """Query ecology rows 2: Ecology and Population Ecology of 337, nextOffset 2; include_works with 337
     matches is ambiguous_journal naming candidates and ISSNs.
     """
@@ -389,7 +398,7 @@ async def test_journal_title_search_and_ambiguity(cache: Cache, fake: FakeUpstre
     assert "0012-9658" in res.content[0].text
 
 
-async def test_journal_include_works_and_errors(cache: Cache, fake: FakeUpstream) -> None:
+async def test_journal_include_works_and_errors(cache: Services, fake: FakeUpstream) -> None:
     """include_works for 1803-2427 lists its works (49 total); unknown ISSN is issn_not_found; ceilings and
     cursor/offset conflicts are refused.
     """
@@ -431,7 +440,7 @@ async def test_journal_include_works_and_errors(cache: Cache, fake: FakeUpstream
     assert reason(await call(cache, "crossref_search_journals", {"issn": "12345"})) == "invalid_parameter"
 
 
-async def test_funder_by_doi_with_descendants_and_works(cache: Cache, fake: FakeUpstream) -> None:
+async def test_funder_by_doi_with_descendants_and_works(cache: Services, fake: FakeUpstream) -> None:
     """https://doi.org/10.13039/100000001: National Science Foundation, 84 descendants, worksCount 447883;
     funded works from /funders/{id}/works (368301 total); second call 0 requests.
     """
@@ -461,7 +470,7 @@ async def test_funder_by_doi_with_descendants_and_works(cache: Cache, fake: Fake
     assert again.structured_content["cache"]["source"] == "store" and fake.count(service="crossref") == n
 
 
-async def test_funder_name_search_ambiguity_and_replaced_by(cache: Cache, fake: FakeUpstream) -> None:
+async def test_funder_name_search_ambiguity_and_replaced_by(cache: Services, fake: FakeUpstream) -> None:
     """Query NSF rows 2 (93 matches) lists Large Facilities Office; include_works is ambiguous_funder; a
     replaced-by entry carries the deprecation notice naming its successor; unknown id is funder_not_found.
     """
@@ -489,7 +498,7 @@ async def test_funder_name_search_ambiguity_and_replaced_by(cache: Cache, fake: 
     )
 
 
-async def test_member_and_prefix(cache: Cache, fake: FakeUpstream) -> None:
+async def test_member_and_prefix(cache: Services, fake: FakeUpstream) -> None:
     """Member 98 is Hindawi Limited (8 prefixes, journal-article largest type 130272); prefix 10.1016 is
     Elsevier BV, member 78; repeats make 0 requests; unknown member/prefix are declared misses.
     """
@@ -516,7 +525,7 @@ async def test_member_and_prefix(cache: Cache, fake: FakeUpstream) -> None:
     assert reason(await call(cache, "crossref_get_member", {"member_id": 0})) == "invalid_parameter"
 
 
-async def test_entities_offline_served_stale(cache: Cache, fake: FakeUpstream) -> None:
+async def test_entities_offline_served_stale(cache: Services, fake: FakeUpstream) -> None:
     """Past their lifetime with Crossref down, stored member and journal are answered flagged stale."""
     await call(cache, "crossref_get_member", {"member_id": 98})
     await call(cache, "crossref_search_journals", {"issn": "1803-2427"})
@@ -533,7 +542,7 @@ async def test_entities_offline_served_stale(cache: Cache, fake: FakeUpstream) -
 # ----------------------------------------------------------------------------------------------- guide
 
 
-async def test_guide_resource_and_template(cache: Cache) -> None:
+async def test_guide_resource_and_template(cache: Services) -> None:
     """skill://crossref-guide/SKILL.md is listed and readable, also through the skill://{+path} template."""
     async with Client(build_server(cache)) as client:
         listed = await client.list_resources()
@@ -544,7 +553,7 @@ async def test_guide_resource_and_template(cache: Cache) -> None:
         assert "skill://{+path}" in [t.uri_template for t in templates.resource_templates]
 
 
-async def test_tool_annotations_follow_the_anchor(cache: Cache) -> None:
+async def test_tool_annotations_follow_the_anchor(cache: Services) -> None:
     """All seven tools are listed; read-only everywhere, idempotent on gets, open-world on searches."""
     async with Client(build_server(cache)) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}

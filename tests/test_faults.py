@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from syncd.cache import Cache
+from syncd.services import Services
 from syncd.config import Settings
 from syncd.store.repo import Store
 from syncd.tools.server import build_server
@@ -57,10 +57,10 @@ TOOLS = {
 
 
 @pytest.fixture
-def quick(fake: FakeUpstream, db_url: str) -> Iterator[tuple[Settings, Store, Cache]]:
+def quick(fake: FakeUpstream, db_url: str) -> Iterator[tuple[Settings, Store, Services]]:
     settings = make_settings(fake, db_url, deadline_s=DEADLINE_S)
     store = Store.open(db_url)
-    cache = Cache(settings, store)
+    cache = Services.open(settings, store)
     yield settings, store, cache
     cache.close()
     store.close()
@@ -73,7 +73,7 @@ def _inject(fake: FakeUpstream, service: str, kind: str, params: dict[str, Any])
     fake.fault(kind, service=service, **params)
 
 
-async def _call(cache: Cache, tool: str, args: dict[str, Any]) -> tuple[Any, float]:
+async def _call(cache: Services, tool: str, args: dict[str, Any]) -> tuple[Any, float]:
     async with Client(build_server(cache)) as client:
         started = time.monotonic()
         res = await client.call_tool(tool, args)
@@ -83,7 +83,7 @@ async def _call(cache: Cache, tool: str, args: dict[str, Any]) -> tuple[Any, flo
 @pytest.mark.parametrize("tool", sorted(TOOLS))
 @pytest.mark.parametrize(("kind", "params", "crossref_reason", "zenodo_reason"), FAULTS, ids=IDS)
 async def test_stored_entry_survives_fault(
-    quick: tuple[Settings, Store, Cache],
+    quick: tuple[Settings, Store, Services],
     fake: FakeUpstream,
     tool: str,
     kind: str,
@@ -123,7 +123,7 @@ async def test_stored_entry_survives_fault(
 @pytest.mark.parametrize("tool", sorted(TOOLS))
 @pytest.mark.parametrize(("kind", "params", "crossref_reason", "zenodo_reason"), FAULTS, ids=IDS)
 async def test_missing_entry_gets_declared_reason(
-    quick: tuple[Settings, Store, Cache],
+    quick: tuple[Settings, Store, Services],
     fake: FakeUpstream,
     tool: str,
     kind: str,
@@ -146,7 +146,7 @@ async def test_missing_entry_gets_declared_reason(
 
 
 async def test_breaker_opens_after_repeated_failures_and_answers_at_once(
-    quick: tuple[Settings, Store, Cache], fake: FakeUpstream
+    quick: tuple[Settings, Store, Services], fake: FakeUpstream
 ) -> None:
     """After repeated connection failures the pool is offline: the stale answer comes without a request
     (neither upstream nor a budget wait is tried; counted on the fake, not timed).

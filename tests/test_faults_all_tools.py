@@ -54,7 +54,7 @@ import pytest
 from mcp import Client
 from sqlalchemy import select
 
-from syncd.cache import Cache
+from syncd.services import Services
 from syncd.store.models import Blob, Entry
 from syncd.store.repo import Store
 from syncd.tools.server import build_server
@@ -267,11 +267,11 @@ async def _timed(
     return Outcome(tool, state, elapsed, body, bool(res.is_error), res.structured_content, text)
 
 
-def _open(fake: FakeUpstream, path: Path) -> tuple[Any, Store, Cache]:
+def _open(fake: FakeUpstream, path: Path) -> tuple[Any, Store, Services]:
     url = f"sqlite:///{path}"
     settings = make_settings(fake, url, deadline_s=DEADLINE_S, budget={p: ROOMY for p in POOLS})
     store = Store.open(url)
-    return settings, store, Cache(settings, store)
+    return settings, store, Services.open(settings, store)
 
 
 def build_template(workdir: Path) -> Template:

@@ -29,7 +29,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp import Client
 
-from syncd.cache import Cache
+from syncd.services import Services
 from syncd.contracts.crossref import SELECT_FIELDS, SORT_FIELDS
 from syncd.store.repo import Store
 from syncd.tools.server import build_server
@@ -244,7 +244,7 @@ class World:
             self.fake, f"sqlite:///{self.db}", deadline_s=2.0, budget={p: ROOMY for p in POOLS}
         )
         self.store = Store.open(self.settings.database_url)
-        self.cache = Cache(self.settings, self.store)
+        self.cache = Services.open(self.settings, self.store)
         self.server = build_server(self.cache)
 
     def call(self, tool: str, args: dict[str, Any]) -> Any:

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp import Client
 
-from syncd.cache import Cache
+from syncd.services import Services
 from syncd.errors import InvalidInput
 from syncd.normalize.doi import parse_doi
 from syncd.normalize.zenodo_id import parse_record_ref
@@ -85,7 +85,7 @@ def test_tools_answer_hostile_ids_with_declared_reasons(tmp_path: Path) -> None:
             deadline_s=2.0,
             budget={p: fast for p in ("crossref_single", "zenodo_general", "zenodo_search")},
         )
-        cache = Cache(tuned, store)
+        cache = Services.open(tuned, store)
         seen: list[str] = []
 
         @given(raw=hostile_text)

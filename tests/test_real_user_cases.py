@@ -11,14 +11,14 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from syncd.cache import Cache
+from syncd.services import Services
 from syncd.tools.server import build_server
 from tests.fakeupstream import FakeUpstream
 
 pytestmark = pytest.mark.anyio
 
 
-async def call(cache: Cache, name: str, args: dict[str, Any]) -> Any:
+async def call(cache: Services, name: str, args: dict[str, Any]) -> Any:
     async with Client(build_server(cache)) as client:
         return await client.call_tool(name, args)
 
@@ -28,7 +28,7 @@ def reason(res: Any) -> str:
     return res.structured_content["error"]["data"]["reason"]
 
 
-async def test_bc16_status_error_body_on_200_is_not_stored(cache: Cache, fake: FakeUpstream) -> None:
+async def test_bc16_status_error_body_on_200_is_not_stored(cache: Services, fake: FakeUpstream) -> None:
     """BC-16: a 200 whose JSON says "status": "error" is a failure, never cached."""
     fake.set_body(
         "crossref",
@@ -41,7 +41,7 @@ async def test_bc16_status_error_body_on_200_is_not_stored(cache: Cache, fake: F
 
 
 async def test_bc20_offset_and_rows_caps_are_refused_before_any_request(
-    cache: Cache, fake: FakeUpstream
+    cache: Services, fake: FakeUpstream
 ) -> None:
     """BC-20: offset past 10,000 and rows past the cap are declared errors, not silently clamped."""
     assert reason(await call(cache, "crossref_search_works", {"query": "ecology", "offset": 20_000})) == (
@@ -53,7 +53,7 @@ async def test_bc20_offset_and_rows_caps_are_refused_before_any_request(
     assert fake.count(service="crossref") == 0
 
 
-async def test_bc28_doi_in_zenodo_query_and_unpaired_slash(cache: Cache, fake: FakeUpstream) -> None:
+async def test_bc28_doi_in_zenodo_query_and_unpaired_slash(cache: Services, fake: FakeUpstream) -> None:
     """BC-28: a bare DOI as the query is query_is_identifier; an unpaired / is query_syntax; no request."""
     assert reason(await call(cache, "zenodo_search_records", {"query": "10.5281/zenodo.5244404"})) == (
         "query_is_identifier"
@@ -62,7 +62,7 @@ async def test_bc28_doi_in_zenodo_query_and_unpaired_slash(cache: Cache, fake: F
     assert fake.count(service="zenodo") == 0
 
 
-async def test_bc29_zenodo_page_size_and_window(cache: Cache, fake: FakeUpstream) -> None:
+async def test_bc29_zenodo_page_size_and_window(cache: Services, fake: FakeUpstream) -> None:
     """BC-29: size above 25 is refused; page x size past 10,000 is result_window_exceeded; no request."""
     assert reason(await call(cache, "zenodo_search_records", {"query": "climate", "size": 26})) == (
         "invalid_parameter"
@@ -73,7 +73,7 @@ async def test_bc29_zenodo_page_size_and_window(cache: Cache, fake: FakeUpstream
     assert fake.count(service="zenodo") == 0
 
 
-async def test_bc25_concept_doi_resolves_to_the_latest_version(cache: Cache) -> None:
+async def test_bc25_concept_doi_resolves_to_the_latest_version(cache: Services) -> None:
     """BC-25: the concept DOI 10.5281/zenodo.591564 answers the latest scikit-learn version, not a miss."""
     res = await call(cache, "zenodo_get_record", {"id": "https://doi.org/10.5281/zenodo.591564"})
     data = res.structured_content
@@ -81,7 +81,7 @@ async def test_bc25_concept_doi_resolves_to_the_latest_version(cache: Cache) -> 
     assert data["record"]["recid"] == "22705923" and data["record"]["concept_recid"] == "591564"
 
 
-async def test_bc27_embargoed_files_are_metadata_only(cache: Cache) -> None:
+async def test_bc27_embargoed_files_are_metadata_only(cache: Services) -> None:
     """BC-27: an embargoed record answers its metadata with the embargo date and a metadata-only notice."""
     res = await call(cache, "zenodo_get_record", {"id": "22837418"})
     data = res.structured_content
@@ -91,7 +91,7 @@ async def test_bc27_embargoed_files_are_metadata_only(cache: Cache) -> None:
     assert "embargo" in data["notice"].lower()
 
 
-async def test_bc31_legacy_and_rdm_shapes_read_alike(cache: Cache) -> None:
+async def test_bc31_legacy_and_rdm_shapes_read_alike(cache: Services) -> None:
     """BC-31: a legacy-shape record (2022) and an RDM-era one both give a title, creators and a DOI."""
     legacy = (await call(cache, "zenodo_get_record", {"id": "7078768"})).structured_content["record"]
     assert legacy["title"] == "Frictionless Data Test Dataset Without Descriptor"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from syncd.cache import Cache
+from syncd.services import Services
 from syncd.lookups.zenodo import get_record
 from syncd.normalize.zenodo_id import parse_record_ref
 from syncd.store.repo import Store
@@ -26,7 +26,7 @@ def test_token_sent_but_never_stored_or_logged(
     assert TOKEN not in repr(settings)  # SecretStr hides it from reprs and tracebacks
     caplog.set_level(logging.DEBUG)
     store = Store.open(settings.database_url)
-    cache = Cache(settings, store)
+    cache = Services.open(settings, store)
     try:
         lookup = get_record(cache, parse_record_ref("5244404"))
         assert lookup.entry.title == "The Origins of SARS-CoV-2: A Critical Review"

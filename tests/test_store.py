@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
+from syncd import policy
+from syncd.config import Settings
 from syncd.lookups.crossref import work_content
 from syncd.store.engine import current_revision, head_revision, make_engine, upgrade_to_head
 from syncd.store.repo import EntryContent, Store
@@ -123,7 +125,7 @@ def test_stale_listing_is_oldest_first(store: Store) -> None:
 
 def test_volatile_counters_refreshed_in_place(store: Store) -> None:
     """A new citation count is laid over the stored body without rewriting it (DESIGN: counters in place)."""
-    from syncd.cache import document
+    from syncd.store.content import document
 
     message = corpus_json(WORK)["message"]
     first, _ = store.put_content(work_content("10.1101/598821", message, None), now=1000.0)
@@ -135,12 +137,12 @@ def test_volatile_counters_refreshed_in_place(store: Store) -> None:
     assert document(again)["is-referenced-by-count"] == 42
 
 
-def test_background_sweep_skips_search_pages(cache: object) -> None:
+def test_background_sweep_skips_search_pages(settings: Settings) -> None:
     """The daemon's sweep never revalidates stored search pages; works and entities it does."""
-    kinds = {kind for kind, _ in cache.ttls(background=True)}  # type: ignore[attr-defined]
+    kinds = {kind for kind, _ in policy.ttls(settings.ttl, background=True)}
     assert "crossref_work" in kinds and "zenodo_record" in kinds and "crossref_journal" in kinds
     assert "crossref_search" not in kinds and "zenodo_search" not in kinds
-    assert "crossref_search" in {kind for kind, _ in cache.ttls()}  # type: ignore[attr-defined]
+    assert "crossref_search" in {kind for kind, _ in policy.ttls(settings.ttl)}
 
 
 def test_nul_characters_never_reach_the_search_columns(store: Store) -> None:

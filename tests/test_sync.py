@@ -13,10 +13,10 @@ from urllib.parse import urlencode
 import pytest
 
 from syncd import watch as watch_mod
-from syncd.batch import batch_params, revalidate_crossref
-from syncd.cache import Cache
+from syncd.batch import batch_params
 from syncd.config import Settings
-from syncd.refresh import sweep
+from syncd.refresh import revalidate_crossref, sweep
+from syncd.services import Services
 from syncd.store.repo import Store
 from syncd.store.watches import get_sync_state, list_watches
 from syncd.sync import ZENODO_FLOOR, crossref_params, sync_all, sync_watch, zenodo_params
@@ -36,11 +36,11 @@ FAST = {
 
 
 @pytest.fixture
-def daemon_cache(fake: FakeUpstream, db_url: str) -> Iterator[Cache]:
+def daemon_cache(fake: FakeUpstream, db_url: str) -> Iterator[Services]:
     """The daemon's view: a non-interactive cache (leaves the reserve), generous test budget."""
     settings = make_settings(fake, db_url, budget=FAST)
     store = Store.open(settings.database_url)
-    c = Cache(settings, store, interactive=False)
+    c = Services.open(settings, store, interactive=False)
     yield c
     c.close()
     store.close()
@@ -61,7 +61,7 @@ def _prc_items() -> list[dict[str, Any]]:
 
 
 def test_watched_query_full_then_incremental_fetches_only_changed(
-    daemon_cache: Cache, fake: FakeUpstream
+    daemon_cache: Services, fake: FakeUpstream
 ) -> None:
     """A watched Crossref query is walked fully by cursor (30 works, 3 list requests), then an
     incremental pass asks with from-index-date and transfers only the 2 works re-indexed since.
@@ -110,7 +110,7 @@ def test_watched_query_full_then_incremental_fetches_only_changed(
 
 
 def test_crash_mid_walk_resumes_from_checkpoint_without_refetching(
-    daemon_cache: Cache, fake: FakeUpstream
+    daemon_cache: Services, fake: FakeUpstream
 ) -> None:
     """A walk that dies after its second page resumes at the third: page 1 and 2 are never asked
     again, and all 90 works of the three recorded pages end up stored once.
@@ -156,7 +156,7 @@ def test_crash_mid_walk_resumes_from_checkpoint_without_refetching(
     assert state is not None and state.cursor is None and state.checkpoint == {"index_date": "2026-11-29"}
 
 
-def test_expired_cursor_restarts_the_walk(daemon_cache: Cache, fake: FakeUpstream) -> None:
+def test_expired_cursor_restarts_the_walk(daemon_cache: Services, fake: FakeUpstream) -> None:
     """A resume whose cursor Crossref no longer knows (404) restarts from cursor=* instead of failing."""
     store = daemon_cache.store
     w, _ = watch_mod.add(store, "crossref_query", {"route": "/works", "filter": PRC_FILTER})
@@ -175,7 +175,7 @@ def _search_body(hits: list[dict[str, Any]], total: int | None = None) -> dict[s
     return {"hits": {"hits": hits, "total": len(hits) if total is None else total}, "aggregations": {}}
 
 
-def test_zenodo_community_full_walk_then_updated_window(daemon_cache: Cache, fake: FakeUpstream) -> None:
+def test_zenodo_community_full_walk_then_updated_window(daemon_cache: Services, fake: FakeUpstream) -> None:
     """A Zenodo community watch walks `updated` windows: a first window from 2013 stores the 10
     recorded records, the next pass asks only for [last end, now) and stores the one updated record.
     """
@@ -209,7 +209,7 @@ def test_zenodo_community_full_walk_then_updated_window(daemon_cache: Cache, fak
     assert rec is not None and rec.title == "Frictionless Data Test (edited)"
 
 
-def test_zenodo_window_over_10000_is_split(daemon_cache: Cache, fake: FakeUpstream) -> None:
+def test_zenodo_window_over_10000_is_split(daemon_cache: Services, fake: FakeUpstream) -> None:
     """A window whose total exceeds Zenodo's 10,000 limit is split in two halves, each walked on its own."""
     store = daemon_cache.store
     w, _ = watch_mod.add(store, "zenodo_query", watch_mod.zenodo_spec(q="climate"))
@@ -241,7 +241,7 @@ def test_zenodo_window_over_10000_is_split(daemon_cache: Cache, fake: FakeUpstre
 
 
 def test_batch_revalidation_uses_fewer_requests_than_one_per_work(
-    daemon_cache: Cache, fake: FakeUpstream
+    daemon_cache: Services, fake: FakeUpstream
 ) -> None:
     """30 stale works are confirmed with one `filter=doi:...&select=DOI,indexed` list request; only the
     one whose `indexed` stamp moved is fetched whole: 2 requests instead of 30.
@@ -276,7 +276,7 @@ def test_batch_revalidation_uses_fewer_requests_than_one_per_work(
 
 
 def test_batch_falls_back_to_single_fetch_for_works_the_list_omits(
-    daemon_cache: Cache, fake: FakeUpstream
+    daemon_cache: Services, fake: FakeUpstream
 ) -> None:
     """A stored work missing from the batch answer is revalidated on its own (and its failure counted)."""
     store = daemon_cache.store
@@ -296,7 +296,7 @@ def test_batch_falls_back_to_single_fetch_for_works_the_list_omits(
     assert report.failed == 1 and report.failures == {"not_found": 1}
 
 
-def test_doi_watches_are_fetched_through_one_list_request(daemon_cache: Cache, fake: FakeUpstream) -> None:
+def test_doi_watches_are_fetched_through_one_list_request(daemon_cache: Services, fake: FakeUpstream) -> None:
     """Watched DOIs not yet stored arrive through one filter=doi:... list request; a DOI the list does
     not return is asked for singly (and stored as a miss).
     """
@@ -347,7 +347,7 @@ def test_config_watches_are_added_once(settings: Settings, store: Store, tmp_pat
     assert json.loads(json.dumps(watches[3].spec))["rows"] == 1000
 
 
-def test_shutdown_stops_a_walk_at_a_page_boundary(daemon_cache: Cache, fake: FakeUpstream) -> None:
+def test_shutdown_stops_a_walk_at_a_page_boundary(daemon_cache: Services, fake: FakeUpstream) -> None:
     """With the stop flag set (SIGTERM), a walk ends after the current page with its cursor saved,
     and the next pass resumes there.
     """

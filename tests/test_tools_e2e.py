@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from syncd.cache import Cache
+from syncd.services import Services
 from syncd.tools.server import build_server
 from tests.fakeupstream import FakeUpstream
 
@@ -18,12 +18,12 @@ RAPTOR_DOI = "10.1101/598821"
 RAPTOR_TITLE = "Raptor genomes reveal evolutionary signatures of predatory and nocturnal lifestyles"
 
 
-async def call(cache: Cache, name: str, args: dict[str, Any]) -> Any:
+async def call(cache: Services, name: str, args: dict[str, Any]) -> Any:
     async with Client(build_server(cache)) as client:
         return await client.call_tool(name, args)
 
 
-async def test_first_call_fetches_second_is_served_from_store(cache: Cache, fake: FakeUpstream) -> None:
+async def test_first_call_fetches_second_is_served_from_store(cache: Services, fake: FakeUpstream) -> None:
     """crossref_get_work: 1 upstream request on the first call, 0 on the second; real title and authors."""
     first = await call(cache, "crossref_get_work", {"doi": RAPTOR_DOI})
     assert first.is_error is False
@@ -40,7 +40,7 @@ async def test_first_call_fetches_second_is_served_from_store(cache: Cache, fake
     assert fake.count("/works", service="crossref") == 1
 
 
-async def test_author_paging(cache: Cache) -> None:
+async def test_author_paging(cache: Services) -> None:
     """offset/limit page the author list: authors 21-24 of 24, no nextOffset on the last page."""
     res = await call(cache, "crossref_get_work", {"doi": RAPTOR_DOI, "offset": 20, "limit": 10})
     data = res.structured_content
@@ -51,7 +51,7 @@ async def test_author_paging(cache: Cache) -> None:
     assert first_page["nextOffset"] == 10
 
 
-async def test_upstream_down_serves_stored_entry_flagged(cache: Cache, fake: FakeUpstream) -> None:
+async def test_upstream_down_serves_stored_entry_flagged(cache: Services, fake: FakeUpstream) -> None:
     """With the fake stopped and the entry stale, the stored work is answered with stale + upstream_error."""
     await call(cache, "crossref_get_work", {"doi": RAPTOR_DOI})
     cache.settings.ttl.crossref_work = 0.001
@@ -67,7 +67,7 @@ async def test_upstream_down_serves_stored_entry_flagged(cache: Cache, fake: Fak
 
 
 async def test_unknown_doi_with_upstream_down_is_a_declared_error_fast(
-    cache: Cache, fake: FakeUpstream
+    cache: Services, fake: FakeUpstream
 ) -> None:
     """Nothing stored and upstream down: a tool error with reason upstream_unavailable in under 5 s."""
     fake.stop()
@@ -79,7 +79,7 @@ async def test_unknown_doi_with_upstream_down_is_a_declared_error_fast(
     assert "Recovery:" in res.content[0].text
 
 
-async def test_unknown_doi_is_doi_not_found(cache: Cache, fake: FakeUpstream) -> None:
+async def test_unknown_doi_is_doi_not_found(cache: Services, fake: FakeUpstream) -> None:
     """Crossref's plain-text 404 becomes doi_not_found; the miss is stored, so a repeat costs no request."""
     res = await call(cache, "crossref_get_work", {"doi": "10.1371/notarealdoi"})
     assert res.is_error is True
@@ -91,7 +91,7 @@ async def test_unknown_doi_is_doi_not_found(cache: Cache, fake: FakeUpstream) ->
     assert fake.count(service="crossref") == before
 
 
-async def test_not_a_doi_is_refused_before_any_request(cache: Cache, fake: FakeUpstream) -> None:
+async def test_not_a_doi_is_refused_before_any_request(cache: Services, fake: FakeUpstream) -> None:
     """A non-DOI string is invalid_parameter and reaches no upstream (BC-07)."""
     res = await call(cache, "crossref_get_work", {"doi": "THISISNOTAREALDOI"})
     assert res.is_error is True
@@ -99,7 +99,7 @@ async def test_not_a_doi_is_refused_before_any_request(cache: Cache, fake: FakeU
     assert fake.count() == 0
 
 
-async def test_stale_entry_revalidated_unchanged_leaves_row(cache: Cache, fake: FakeUpstream) -> None:
+async def test_stale_entry_revalidated_unchanged_leaves_row(cache: Services, fake: FakeUpstream) -> None:
     """A stale work is revalidated with one request; the same content only bumps validated_at."""
     await call(cache, "crossref_get_work", {"doi": RAPTOR_DOI})
     before = cache.store.get("crossref_work", RAPTOR_DOI)
@@ -114,7 +114,7 @@ async def test_stale_entry_revalidated_unchanged_leaves_row(cache: Cache, fake: 
 
 
 async def test_stale_entry_changed_upstream_is_replaced(
-    cache: Cache, fake: FakeUpstream, corpus_message
+    cache: Services, fake: FakeUpstream, corpus_message
 ) -> None:
     """When upstream's title changed, revalidation stores the new body and the tool shows it."""
     await call(cache, "crossref_get_work", {"doi": RAPTOR_DOI})
@@ -132,7 +132,7 @@ async def test_stale_entry_changed_upstream_is_replaced(
     assert cache.store.get("crossref_work", RAPTOR_DOI).changes == 2
 
 
-async def test_zenodo_etag_revalidation_sends_if_none_match(cache: Cache, fake: FakeUpstream) -> None:
+async def test_zenodo_etag_revalidation_sends_if_none_match(cache: Services, fake: FakeUpstream) -> None:
     """Zenodo's stored weak ETag is sent back as If-None-Match; a 304 touches only validated_at."""
     fake.etags = True
     first = await call(cache, "zenodo_get_record", {"id": "5244404"})
@@ -150,7 +150,7 @@ async def test_zenodo_etag_revalidation_sends_if_none_match(cache: Cache, fake: 
     assert after.validated_at > stored.validated_at
 
 
-async def test_zenodo_record_served_offline(cache: Cache, fake: FakeUpstream) -> None:
+async def test_zenodo_record_served_offline(cache: Services, fake: FakeUpstream) -> None:
     """A stored Zenodo record is still answered with the fake stopped, flagged stale."""
     await call(cache, "zenodo_get_record", {"id": "5244404"})
     fake.stop()
@@ -164,7 +164,7 @@ async def test_zenodo_record_served_offline(cache: Cache, fake: FakeUpstream) ->
     assert data["cache"]["upstream_error"] == "upstream_unavailable"
 
 
-async def test_zenodo_concept_id_resolves_to_latest(cache: Cache, fake: FakeUpstream) -> None:
+async def test_zenodo_concept_id_resolves_to_latest(cache: Services, fake: FakeUpstream) -> None:
     """Concept record id 591564 (scikit-learn) resolves to its latest version; a repeat costs no request."""
     res = await call(cache, "zenodo_get_record", {"id": "591564"})
     data = res.structured_content
@@ -179,7 +179,7 @@ async def test_zenodo_concept_id_resolves_to_latest(cache: Cache, fake: FakeUpst
     assert fake.count(service="zenodo") == n
 
 
-async def test_zenodo_tombstone_is_a_miss_not_an_error(cache: Cache) -> None:
+async def test_zenodo_tombstone_is_a_miss_not_an_error(cache: Services) -> None:
     """A deleted record (410) answers found: false, miss_kind deleted, with its tombstone."""
     res = await call(cache, "zenodo_get_record", {"id": "22705918"})
     assert res.is_error is False
@@ -189,7 +189,7 @@ async def test_zenodo_tombstone_is_a_miss_not_an_error(cache: Cache) -> None:
     assert data["tombstone"]
 
 
-async def test_zenodo_invalid_identifier(cache: Cache, fake: FakeUpstream) -> None:
+async def test_zenodo_invalid_identifier(cache: Services, fake: FakeUpstream) -> None:
     """A GitHub-badge id is refused with invalid_identifier before any request."""
     res = await call(cache, "zenodo_get_record", {"id": "https://zenodo.org/badge/latestdoi/12345"})
     assert res.is_error is True
@@ -197,7 +197,7 @@ async def test_zenodo_invalid_identifier(cache: Cache, fake: FakeUpstream) -> No
     assert fake.count() == 0
 
 
-async def test_tools_listed_with_output_schema(cache: Cache) -> None:
+async def test_tools_listed_with_output_schema(cache: Services) -> None:
     """Both tools are listed read-only with input and output schemas (cache block included)."""
     async with Client(build_server(cache)) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
@@ -208,7 +208,7 @@ async def test_tools_listed_with_output_schema(cache: Cache) -> None:
     assert work.input_schema["properties"]["limit"]["maximum"] == 500
 
 
-def test_concurrent_case_variants_make_one_request(cache: Cache, fake: FakeUpstream) -> None:
+def test_concurrent_case_variants_make_one_request(cache: Services, fake: FakeUpstream) -> None:
     """Two concurrent lookups of one DOI in different case: one upstream request, one row (BC-05)."""
     import threading
 
@@ -230,7 +230,7 @@ def test_concurrent_case_variants_make_one_request(cache: Cache, fake: FakeUpstr
     assert fake.count("/works", service="crossref") == 1
 
 
-async def test_cache_etag_is_stable_for_unchanged_content(cache: Cache, fake: FakeUpstream) -> None:
+async def test_cache_etag_is_stable_for_unchanged_content(cache: Services, fake: FakeUpstream) -> None:
     """cache.etag (syncd's content hash) is the same after an unchanged revalidation, new after a change."""
     first = (await call(cache, "crossref_get_work", {"doi": RAPTOR_DOI})).structured_content["cache"]["etag"]
     cache.settings.ttl.crossref_work = 0.001

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from syncd.cache import Cache
+from syncd.services import Services
 from syncd.lookups.crossref import get_work
 from syncd.normalize.doi import parse_doi
 from tests.fakeupstream import FakeUpstream
@@ -12,7 +12,7 @@ from tests.fakeupstream import FakeUpstream
 RAPTOR = "10.1101/598821"
 
 
-def test_last_modified_is_replayed_as_if_modified_since(cache: Cache, fake: FakeUpstream) -> None:
+def test_last_modified_is_replayed_as_if_modified_since(cache: Services, fake: FakeUpstream) -> None:
     """A stored Last-Modified goes back as If-Modified-Since; the 304 only bumps validated_at."""
     fake.last_modified = True
     first = get_work(cache, parse_doi(RAPTOR)).entry
@@ -27,7 +27,7 @@ def test_last_modified_is_replayed_as_if_modified_since(cache: Cache, fake: Fake
     assert second.entry.validated_at > first.validated_at
 
 
-def test_retry_after_is_honoured_within_the_deadline(cache: Cache, fake: FakeUpstream) -> None:
+def test_retry_after_is_honoured_within_the_deadline(cache: Services, fake: FakeUpstream) -> None:
     """A 429 with Retry-After: 1 is waited out and retried once: the call succeeds with 2 requests."""
     fake.fault("rate_limit", retry_after=1, times=1, service="crossref")
     started = time.monotonic()
@@ -41,7 +41,7 @@ def test_retry_after_is_honoured_within_the_deadline(cache: Cache, fake: FakeUps
     assert 0.9 <= elapsed < 3.0
 
 
-def test_polite_user_agent_and_encoded_sici_path(cache: Cache, fake: FakeUpstream) -> None:
+def test_polite_user_agent_and_encoded_sici_path(cache: Services, fake: FakeUpstream) -> None:
     """Crossref requests carry mailto in the User-Agent (never the query); SICI characters are encoded."""
     try:
         get_work(cache, parse_doi("10.1175/1520-0477(1996)077<0935:WOTWSM>2.0.CO;2"))

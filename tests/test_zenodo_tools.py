@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from syncd.cache import Cache
+from syncd.services import Services
 from syncd.config import Settings
 from syncd.normalize.zenodo_cursor import CursorState, encode_cursor
 from syncd.store.blobs import blob_usage
@@ -38,7 +38,7 @@ CSV_HEADER = (
 
 
 @pytest.fixture
-async def mcp(cache: Cache) -> AsyncIterator[Client]:
+async def mcp(cache: Services) -> AsyncIterator[Client]:
     """One MCP client session per test, on a server answering through ``cache``."""
     async with Client(build_server(cache)) as client:
         yield client
@@ -57,7 +57,7 @@ def reason(res: Any) -> str:
 
 
 async def test_citations_match_zenodo_rendering_offline(
-    mcp: Client, cache: Cache, fake: FakeUpstream
+    mcp: Client, cache: Services, fake: FakeUpstream
 ) -> None:
     """BibTeX and APA rendered locally equal Zenodo's own export of 22705923, also with Zenodo down."""
     bib = corpus_json("zenodo/non-json/records-22705923_citation_bibtex.exchange.json")["body_text"]
@@ -86,7 +86,7 @@ async def test_citations_match_zenodo_rendering_offline(
 
 
 async def test_unknown_citation_style_is_invalid_parameter(
-    mcp: Client, cache: Cache, fake: FakeUpstream
+    mcp: Client, cache: Services, fake: FakeUpstream
 ) -> None:
     """A style outside the eight is refused before any request."""
     res = await call(mcp, "zenodo_get_record", {"id": "22705923", "citation_style": "vancouver"})
@@ -95,7 +95,7 @@ async def test_unknown_citation_style_is_invalid_parameter(
 
 
 async def test_description_continuations_walk_the_whole_text(
-    mcp: Client, cache: Cache, fake: FakeUpstream
+    mcp: Client, cache: Services, fake: FakeUpstream
 ) -> None:
     """7391177's 25,419-character description: 4,000 shown, then 8,000-character windows to the end."""
     res = (await call(mcp, "zenodo_get_record", {"id": "7391177"})).structured_content
@@ -117,7 +117,7 @@ async def test_description_continuations_walk_the_whole_text(
     assert fake.count("/records/7391177", service="zenodo") == 1
 
 
-async def test_cursor_for_other_record_or_garbage_is_invalid_cursor(mcp: Client, cache: Cache) -> None:
+async def test_cursor_for_other_record_or_garbage_is_invalid_cursor(mcp: Client, cache: Services) -> None:
     """A cursor passed with another record's id, or one never issued, is invalid_cursor."""
     res = (await call(mcp, "zenodo_get_record", {"id": "7391177"})).structured_content
     cursor = res["continuations"][0]["cursor"]
@@ -129,7 +129,7 @@ async def test_cursor_for_other_record_or_garbage_is_invalid_cursor(mcp: Client,
     )
 
 
-async def test_cursor_invalid_after_revision_change(mcp: Client, cache: Cache, fake: FakeUpstream) -> None:
+async def test_cursor_invalid_after_revision_change(mcp: Client, cache: Services, fake: FakeUpstream) -> None:
     """record-history 5244404: a cursor bound to revision 4 is refused once revision 7 is stored."""
     fake.serve_history(
         "5244404",
@@ -154,7 +154,7 @@ async def test_cursor_invalid_after_revision_change(mcp: Client, cache: Cache, f
     )
 
 
-async def test_record_unavailable_and_rate_limited(mcp: Client, cache: Cache, fake: FakeUpstream) -> None:
+async def test_record_unavailable_and_rate_limited(mcp: Client, cache: Services, fake: FakeUpstream) -> None:
     """A 500 from Zenodo is record_unavailable; a 429 is rate_limited with the wait."""
     fake.fault("status", status=500, service="zenodo")
     assert reason(await call(mcp, "zenodo_get_record", {"id": "22705923"})) == "record_unavailable"
@@ -170,7 +170,7 @@ async def test_record_unavailable_and_rate_limited(mcp: Client, cache: Cache, fa
 SEARCH = {"query": 'title:"Frictionless Data Test"', "size": 2, "sort": "bestmatch"}
 
 
-async def test_search_local_first_and_hits_stored(mcp: Client, cache: Cache, fake: FakeUpstream) -> None:
+async def test_search_local_first_and_hits_stored(mcp: Client, cache: Services, fake: FakeUpstream) -> None:
     """A search page: 13 hits, 2 shown; the repeat costs 0 requests; its records are stored."""
     first = (await call(mcp, "zenodo_search_records", SEARCH)).structured_content
     assert (first["total"], first["shown"], first["next_page"]) == (13, 2, 2)
@@ -188,7 +188,7 @@ async def test_search_local_first_and_hits_stored(mcp: Client, cache: Cache, fak
 
 
 async def test_search_offline_answers_from_fts_with_notice(
-    mcp: Client, cache: Cache, fake: FakeUpstream
+    mcp: Client, cache: Services, fake: FakeUpstream
 ) -> None:
     """With Zenodo down, a new query is answered from stored records' full-text index, flagged local."""
     await call(mcp, "zenodo_get_record", {"id": "5244404"})
@@ -205,7 +205,7 @@ async def test_search_offline_answers_from_fts_with_notice(
     assert [h["recid"] for h in by_creator["hits"]] == ["22705923"]
 
 
-async def test_search_filters_compose_into_q(mcp: Client, cache: Cache, fake: FakeUpstream) -> None:
+async def test_search_filters_compose_into_q(mcp: Client, cache: Services, fake: FakeUpstream) -> None:
     """resource_type, license, access_status and partial dates become AND-ed clauses of q."""
     fake.set_body("zenodo", "/records", corpus_json("zenodo/search/records_title_size-2_page-1_new-api.json"))
     res = await call(
@@ -228,7 +228,7 @@ async def test_search_filters_compose_into_q(mcp: Client, cache: Cache, fake: Fa
     assert fake.requests[-1].query["q"] == q
 
 
-async def test_search_declared_errors(mcp: Client, cache: Cache, fake: FakeUpstream) -> None:
+async def test_search_declared_errors(mcp: Client, cache: Services, fake: FakeUpstream) -> None:
     """Local pre-checks refuse bad searches before any request, each with its reason."""
     cases = [
         ({"query": "10.5281/zenodo.22705923"}, "query_is_identifier"),
@@ -251,7 +251,7 @@ async def test_search_declared_errors(mcp: Client, cache: Cache, fake: FakeUpstr
 # ------------------------------------------------------------------------------------ list_versions
 
 
-async def test_list_versions_page_and_store(mcp: Client, cache: Cache, fake: FakeUpstream) -> None:
+async def test_list_versions_page_and_store(mcp: Client, cache: Services, fake: FakeUpstream) -> None:
     """22705923's series: 47 versions, newest first, latest 22705923; a repeat costs 0 requests."""
     res = (await call(mcp, "zenodo_list_versions", {"id": "22705923", "size": 3})).structured_content
     assert (res["total_versions"], res["latest_recid"], res["concept_recid"]) == (47, "22705923", "591564")
@@ -264,7 +264,7 @@ async def test_list_versions_page_and_store(mcp: Client, cache: Cache, fake: Fak
     assert cache.store.concept_latest("591564")[0] == "22705923"
 
 
-async def test_list_versions_past_end_and_deleted(mcp: Client, cache: Cache) -> None:
+async def test_list_versions_past_end_and_deleted(mcp: Client, cache: Services) -> None:
     """Page 3 of 25 is past the 47 versions (notice); a deleted record is found: false with tombstone."""
     past = (await call(mcp, "zenodo_list_versions", {"id": "22705923", "page": 3})).structured_content
     assert past["versions"] == [] and "past the last page" in past["notice"]
@@ -289,7 +289,7 @@ def zip_record() -> dict[str, Any]:
     return body
 
 
-async def test_list_files_manifest_paging_and_filter(mcp: Client, cache: Cache, fake: FakeUpstream) -> None:
+async def test_list_files_manifest_paging_and_filter(mcp: Client, cache: Services, fake: FakeUpstream) -> None:
     """22917909's 9 files page locally; key_contains filters before paging; no extra request."""
     res = (await call(mcp, "zenodo_list_files", {"id": "22917909", "limit": 4})).structured_content
     assert (res["file_count"], res["matched"], res["shown"], res["next_offset"]) == (9, 9, 4, 4)
@@ -301,7 +301,7 @@ async def test_list_files_manifest_paging_and_filter(mcp: Client, cache: Cache, 
     assert fake.count(service="zenodo") == 1
 
 
-async def test_list_files_zip_members_and_errors(mcp: Client, cache: Cache, fake: FakeUpstream) -> None:
+async def test_list_files_zip_members_and_errors(mcp: Client, cache: Services, fake: FakeUpstream) -> None:
     """The recorded ZIP listing: 7 TIFF members, 1 directory; errors for missing or non-ZIP keys."""
     fake.set_body("zenodo", "/records/7614815", zip_record())
     res = await call(mcp, "zenodo_list_files", {"id": "7614815", "archive_key": "monthly_shapes_0_20.zip"})
@@ -330,7 +330,7 @@ async def test_list_files_zip_members_and_errors(mcp: Client, cache: Cache, fake
 
 
 async def test_read_file_preview_kept_and_served_offline(
-    mcp: Client, cache: Cache, fake: FakeUpstream
+    mcp: Client, cache: Services, fake: FakeUpstream
 ) -> None:
     """The recorded CSV range: BOM dropped, cut after the 240-byte first line; offline it is served again."""
     args = {"id": "22917909", "key": CSV_KEY, "max_bytes": 256}
@@ -346,7 +346,7 @@ async def test_read_file_preview_kept_and_served_offline(
     assert offline["text"] == first["text"] and offline["cache"]["source"] in ("store", "store-stale")
 
 
-async def test_read_file_binary_and_range_errors(mcp: Client, cache: Cache, fake: FakeUpstream) -> None:
+async def test_read_file_binary_and_range_errors(mcp: Client, cache: Services, fake: FakeUpstream) -> None:
     """A PDF is not_text without a content request; offset past the size is offset_out_of_range."""
     pdf = "[Dokumentation]_Intensivkapazitaeten_und_COVID-19-Intensivbettenbelegung_in_Deutschland.pdf"
     res = (await call(mcp, "zenodo_read_file", {"id": "22917909", "key": pdf})).structured_content
@@ -368,7 +368,7 @@ async def test_read_file_binary_and_range_errors(mcp: Client, cache: Cache, fake
 # -------------------------------------------------------------------------------- lookup_vocabulary
 
 
-async def test_vocabularies(mcp: Client, cache: Cache, fake: FakeUpstream) -> None:
+async def test_vocabularies(mcp: Client, cache: Services, fake: FakeUpstream) -> None:
     """Awards, funders and licenses from the recorded pages; resource_types static; repeats are free."""
     awards = await call(mcp, "zenodo_lookup_vocabulary", {"vocabulary": "grant", "query": "SYMBA"})
     first = awards.structured_content["entries"][0]
@@ -396,7 +396,7 @@ async def test_vocabularies(mcp: Client, cache: Cache, fake: FakeUpstream) -> No
     assert reason(err) == "funder_only_for_awards"
 
 
-async def test_six_tools_listed_read_only(mcp: Client, cache: Cache) -> None:
+async def test_six_tools_listed_read_only(mcp: Client, cache: Services) -> None:
     """All six Zenodo tools are listed read-only with output schemas carrying the cache block."""
     async with Client(build_server(cache)) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}

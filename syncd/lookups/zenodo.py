@@ -23,40 +23,43 @@ from typing import Any
 
 from sqlalchemy import select
 
-from syncd.cache import ZENODO_RECORD, Cache, Lookup, Provenance, content_hash, register_kind, volatile_json
-from syncd.errors import BudgetExhausted, MalformedResponse, NotFound
+from syncd import policy
+from syncd.cache import Lookup
+from syncd.errors import BudgetExhausted, InvalidInput, MalformedResponse, NotFound, UpstreamError
+from syncd.kinds import KINDS, ZENODO_PREVIEW, ZENODO_RECORD, ZENODO_SEARCH, ZENODO_VERSIONS
 from syncd.normalize import zenodo as zenodo_norm
 from syncd.normalize.zenodo_id import RecordRef
+from syncd.policy import Provenance
+from syncd.services import Services
 from syncd.store import blobs
+from syncd.store.content import content_hash, volatile_json
 from syncd.store.models import Entry
-from syncd.store.repo import EntryContent, StoredEntry
+from syncd.store.repo import EntryContent, Store, StoredEntry
 from syncd.upstream.http import Deadline, current_deadline
-from syncd.upstream.zenodo import RDM_JSON
+from syncd.upstream.zenodo import RDM_JSON, ZenodoClient
 
 __all__ = [
-    "ZENODO_CONTAINER",
-    "ZENODO_ENTITY",
-    "ZENODO_PREVIEW",
-    "ZENODO_SEARCH",
-    "ZENODO_VERSIONS",
-    "ZENODO_VOCAB",
     "PageLookup",
     "fetch_page",
     "fetch_record",
     "get_page",
     "get_record",
     "local_search",
+    "miss_error",
     "page_key",
     "preview_key",
     "read_preview",
     "record_content",
+    "refetch_page",
+    "refetch_record",
+    "stored_record",
 ]
 
 log = logging.getLogger("syncd.lookups.zenodo")
 
 
 def get_record(
-    cache: Cache, ref: RecordRef, deadline: Deadline | None = None, *, force: bool = False
+    svc: Services, ref: RecordRef, deadline: Deadline | None = None, *, force: bool = False
 ) -> Lookup:
     """The Zenodo record for ``ref`` (record id, concept id, Zenodo DOI or another DOI).
 
@@ -66,40 +69,71 @@ def get_record(
         NotFound: ``ref`` is a DOI that no Zenodo record holds (reason ``not_on_zenodo``).
         UpstreamError, BudgetExhausted: nothing stored and upstream could not be used.
     """
-    deadline = deadline or current_deadline(cache.settings.deadline_s)
+    deadline = deadline or current_deadline(svc.settings.deadline_s)
     resolved_from = "version"
     recid = ref.recid
     if recid is None and ref.doi is not None:
         resolved_from = "external_doi"
-        found = cache.store.find_by_doi(ZENODO_RECORD, ref.doi)
+        found = svc.store.find_by_doi(ZENODO_RECORD, ref.doi)
         if found is not None:
             recid = found.key
         else:
-            recid = cache.zenodo.find_doi(ref.doi, deadline)
+            recid = svc.upstreams.zenodo.find_doi(ref.doi, deadline)
             if recid is None:
                 raise NotFound(f"no Zenodo record holds DOI {ref.doi}", reason="not_on_zenodo", doi=ref.doi)
     assert recid is not None
-    concept = cache.store.concept_latest(recid)
+    concept = svc.store.concept_latest(recid)
     target = recid
     if concept is not None:
         target = concept[0]
         resolved_from = "concept_to_latest"
-    holder: dict[str, str] = {}
-
-    def fetch(e: StoredEntry | None) -> StoredEntry:
-        asked = recid if concept is not None else (e.key if e else recid)
-        stored, via = fetch_record(cache, asked, e if asked == target else None, deadline)
-        holder["via"] = via
-        return stored
-
-    stored, prov = cache.local_first(ZENODO_RECORD, target, "zenodo_general", deadline, force, fetch)
-    if holder.get("via") == "concept_to_latest" or (concept is not None and stored.key != recid):
+    held = svc.store.get(ZENODO_RECORD, target)
+    plan = svc.runner.plan(ZENODO_RECORD, target, held, deadline, force=force)
+    via = "version"
+    with svc.runner.claim(plan) as claim:
+        answer = claim.answer
+        if answer is None:
+            asked = recid if concept is not None else (held.key if held else recid)
+            try:
+                fresh, via = fetch_record(
+                    svc.upstreams.zenodo, svc.store, asked, held if asked == target else None, deadline
+                )
+            except (UpstreamError, BudgetExhausted) as exc:
+                answer = claim.failed(exc)
+            else:
+                answer = claim.fetched(fresh)
+    stored, prov = answer
+    if via == "concept_to_latest" or (concept is not None and stored.key != recid):
         resolved_from = "concept_to_latest"
     return Lookup(stored, prov, resolved_from=resolved_from)
 
 
+def stored_record(store: Store, ref: RecordRef) -> StoredEntry | None:
+    """The stored record ``ref`` names, with no request: a concept id reads its latest version.
+
+    None when nothing is stored (a DOI not yet resolved to a record id included).
+    """
+    if ref.recid is not None:
+        concept = store.concept_latest(ref.recid)
+        return store.get(ZENODO_RECORD, concept[0] if concept else ref.recid)
+    return store.find_by_doi(ZENODO_RECORD, ref.doi) if ref.doi else None
+
+
+_MISSES = {
+    "not_found": ("record_not_found", "no Zenodo record has this id"),
+    "gone": ("record_deleted", "the record was deleted (a tombstone is stored)"),
+    "restricted": ("record_restricted", "the record's metadata is restricted"),
+}
+
+
+def miss_error(entry: StoredEntry, label: str) -> NotFound:
+    """The declared error for a stored record miss (``not_found``, ``gone``, ``restricted``), named ``label``."""
+    reason, what = _MISSES.get(entry.status, ("record_not_found", entry.status))
+    return NotFound(f"{label}: {what}", reason=reason)
+
+
 def fetch_record(
-    cache: Cache, recid: str, entry: StoredEntry | None, deadline: Deadline
+    zenodo: ZenodoClient, store: Store, recid: str, entry: StoredEntry | None, deadline: Deadline
 ) -> tuple[StoredEntry, str]:
     """Ask Zenodo for record ``recid`` now and store the answer; returns ``(entry, resolved_from)``.
 
@@ -109,28 +143,28 @@ def fetch_record(
     Raises:
         UpstreamError, BudgetExhausted: upstream could not be used; nothing was written.
     """
-    answer = cache.zenodo.get_record(recid, deadline, etag=entry.etag if entry else None)
+    answer = zenodo.get_record(recid, deadline, etag=entry.etag if entry else None)
     if answer.status == "not_modified" and entry is not None:
-        cache.store.mark_validated(entry.id, etag=answer.etag, last_modified=answer.last_modified)
-        return cache.reload(entry), "version"
+        store.mark_validated(entry.id, etag=answer.etag, last_modified=answer.last_modified)
+        return store.get_by_id(entry.id) or entry, "version"
     if answer.status != "ok" or answer.body is None:
         body = answer.text if answer.status == "gone" else None
         content = EntryContent(
             ZENODO_RECORD, recid, answer.status, body, content_hash(body) if body else None
         )
-        stored, _ = cache.store.put_content(content)
+        stored, _ = store.put_content(content)
         return stored, "version"
     keys = zenodo_norm.record_keys(answer.body)
     content = record_content(answer.body, answer.text, answer.etag, answer.last_modified)
-    stored, changed = cache.store.put_content(content)
+    stored, changed = store.put_content(content)
     log.debug("event=stored kind=zenodo_record key=%s changed=%s", keys.recid, changed)
     via = "version"
     if keys.recid != recid:
         # asked for a concept record id: Zenodo redirected to its latest version
-        cache.store.set_concept(recid, keys.recid)
+        store.set_concept(recid, keys.recid)
         via = "concept_to_latest"
     elif keys.concept_recid and keys.is_latest:
-        cache.store.set_concept(keys.concept_recid, keys.recid)
+        store.set_concept(keys.concept_recid, keys.recid)
     return stored, via
 
 
@@ -162,26 +196,14 @@ def record_content(
     )
 
 
-def _refetch(cache: Cache, entry: StoredEntry, deadline: Deadline) -> StoredEntry:
-    stored, _ = fetch_record(cache, entry.key, entry, deadline)
+def refetch_record(zenodo: ZenodoClient, store: Store, entry: StoredEntry, deadline: Deadline) -> StoredEntry:
+    """Ask Zenodo again for the stored record ``entry`` (conditionally) and store the answer."""
+    stored, _ = fetch_record(zenodo, store, entry.key, entry, deadline)
     return stored
-
-
-register_kind(ZENODO_RECORD, "zenodo_record", _refetch)
 
 
 # --------------------------------------------------------------------------------------------------
 # JSON pages: searches, version lists, vocabularies, entities (community/funder), ZIP listings.
-
-ZENODO_SEARCH = "zenodo_search"
-ZENODO_VERSIONS = "zenodo_versions"
-ZENODO_VOCAB = "zenodo_vocab"
-ZENODO_ENTITY = "zenodo_entity"
-ZENODO_CONTAINER = "zenodo_container"
-ZENODO_PREVIEW = "zenodo_preview"
-"""Blob kind of kept file previews (``blobs`` table)."""
-
-_PAGE_POOL = {ZENODO_SEARCH: "zenodo_search"}
 
 
 @dataclass(frozen=True)
@@ -212,7 +234,7 @@ def _page_projection(kind: str, body: Any) -> Any:
     return out
 
 
-def _upsert_hits(cache: Cache, hits: list[Any]) -> int:
+def _upsert_hits(store: Store, hits: list[Any]) -> int:
     """Store search/version hits as records; returns how many were written.
 
     New ones are inserted, stored ones replaced only by a newer revision (a record GET stays the
@@ -228,7 +250,7 @@ def _upsert_hits(cache: Cache, hits: list[Any]) -> int:
         except Exception:  # a malformed hit is skipped, never fatal for the page
             log.debug("event=skip_hit reason=malformed")
             continue
-        stored = cache.store.get(ZENODO_RECORD, keys.recid)
+        stored = store.get(ZENODO_RECORD, keys.recid)
         newer = (
             stored is not None
             and stored.status == "ok"
@@ -238,14 +260,14 @@ def _upsert_hits(cache: Cache, hits: list[Any]) -> int:
             and keys.revision > int(stored.upstream_version)
         )
         if stored is None or newer:
-            cache.store.put_content(content)
+            store.put_content(content)
             written += 1
         if keys.concept_recid and keys.is_latest:
-            cache.store.set_concept(keys.concept_recid, keys.recid)
+            store.set_concept(keys.concept_recid, keys.recid)
     return written
 
 
-def fetch_page(cache: Cache, kind: str, key: str, deadline: Deadline) -> StoredEntry:
+def fetch_page(zenodo: ZenodoClient, store: Store, kind: str, key: str, deadline: Deadline) -> StoredEntry:
     """Ask Zenodo for the page ``key`` (see :func:`page_key`) now and store the answer.
 
     A 404 is stored as ``not_found`` (miss TTL). Search and version pages upsert their hits as
@@ -256,17 +278,17 @@ def fetch_page(cache: Cache, kind: str, key: str, deadline: Deadline) -> StoredE
         UpstreamError, BudgetExhausted: upstream could not be used; nothing was written.
     """
     spec = json.loads(key)
-    resp = cache.zenodo.get_json(
+    resp = zenodo.get_json(
         spec["p"],
         deadline,
         params=spec["q"] or None,
-        pool=_PAGE_POOL.get(kind, "zenodo_general"),
+        pool=KINDS[kind].pool,
         accept=(200, 404),
         accept_header=spec["a"],
         parse_json=(200,),
     )
     if resp.status == 404:
-        stored, _ = cache.store.put_content(EntryContent(kind, key, "not_found", None, None))
+        stored, _ = store.put_content(EntryContent(kind, key, "not_found", None, None))
         return stored
     body = resp.json
     if not isinstance(body, dict):
@@ -277,14 +299,14 @@ def fetch_page(cache: Cache, kind: str, key: str, deadline: Deadline) -> StoredE
     ):
         raise MalformedResponse("zenodo: the answer has no hits list")
     content = EntryContent(kind, key, "ok", resp.text, content_hash(_page_projection(kind, body)))
-    stored, changed = cache.store.put_content(content)
+    stored, changed = store.put_content(content)
     if kind in (ZENODO_SEARCH, ZENODO_VERSIONS) and changed:
-        _upsert_hits(cache, hits["hits"])
+        _upsert_hits(store, hits["hits"])
     return stored
 
 
 def get_page(
-    cache: Cache,
+    svc: Services,
     kind: str,
     path: str,
     params: dict[str, str],
@@ -296,8 +318,8 @@ def get_page(
     """A Zenodo JSON page (search, versions, vocabulary, community, funder, ZIP listing), local-first.
 
     Args:
-        cache: the local-first cache.
-        kind: one of the registered page kinds (``zenodo_search`` pages use the search pool).
+        svc: the services bundle.
+        kind: one of the page kinds of :mod:`syncd.kinds` (``zenodo_search`` pages use the search pool).
         path: the API path, percent-encoded (``/records``, ``/records/1/versions``...).
         params: normalized query parameters (their canonical JSON is the store key).
         deadline: the call's deadline (default ``deadline_s``).
@@ -307,32 +329,31 @@ def get_page(
     Raises:
         UpstreamError, BudgetExhausted: nothing stored and upstream could not be used.
     """
-    deadline = deadline or current_deadline(cache.settings.deadline_s)
+    deadline = deadline or current_deadline(svc.settings.deadline_s)
     key = page_key(path, params, accept)
-    pool = _PAGE_POOL.get(kind, "zenodo_general")
-    entry, prov = cache.local_first(
-        kind, key, pool, deadline, force, lambda _e: fetch_page(cache, kind, key, deadline)
-    )
+    plan = svc.runner.plan(kind, key, svc.store.get(kind, key), deadline, force=force)
+    with svc.runner.claim(plan) as claim:
+        answer = claim.answer
+        if answer is None:
+            try:
+                answer = claim.fetched(fetch_page(svc.upstreams.zenodo, svc.store, kind, key, deadline))
+            except (UpstreamError, BudgetExhausted) as exc:
+                answer = claim.failed(exc)
+    entry, prov = answer
     body = json.loads(entry.body) if entry.status == "ok" and entry.body else None
     return PageLookup(entry, prov, body if isinstance(body, dict) else None)
 
 
-def _refetch_page(cache: Cache, entry: StoredEntry, deadline: Deadline) -> StoredEntry:
-    return fetch_page(cache, entry.kind, entry.key, deadline)
-
-
-register_kind(ZENODO_SEARCH, "search", _refetch_page)
-register_kind(ZENODO_VERSIONS, "search", _refetch_page)
-register_kind(ZENODO_VOCAB, "entity", _refetch_page)
-register_kind(ZENODO_ENTITY, "entity", _refetch_page)
-register_kind(ZENODO_CONTAINER, "zenodo_record", _refetch_page)
+def refetch_page(zenodo: ZenodoClient, store: Store, entry: StoredEntry, deadline: Deadline) -> StoredEntry:
+    """Ask Zenodo again for the stored page ``entry`` and store the answer."""
+    return fetch_page(zenodo, store, entry.kind, entry.key, deadline)
 
 
 # --------------------------------------------------------------------------------------------------
 # Offline search over stored records
 
 
-def local_search(cache: Cache, query: str, limit: int = 200) -> list[StoredEntry]:
+def local_search(store: Store, query: str, limit: int = 200) -> list[StoredEntry]:
     """Stored ``ok`` records matching ``query`` in the full-text index, best first.
 
     The index covers title, creators, description, keywords and DOI. With no usable terms, the most
@@ -341,15 +362,15 @@ def local_search(cache: Cache, query: str, limit: int = 200) -> list[StoredEntry
     terms = re.findall(r"\w+", re.sub(r"\b[\w.]+:", " ", query or ""), flags=re.UNICODE)
     terms = [t for t in terms if t.upper() not in ("AND", "OR", "NOT")]
     if terms:
-        found = cache.store.search(" ".join(terms), kind=ZENODO_RECORD, limit=limit)
+        found = store.search(" ".join(terms), kind=ZENODO_RECORD, limit=limit)
         if not found and len(terms) > 1:  # Zenodo ORs bare terms: fall back to any term
             seen: dict[int, StoredEntry] = {}
             for term in terms:
-                for e in cache.store.search(term, kind=ZENODO_RECORD, limit=limit):
+                for e in store.search(term, kind=ZENODO_RECORD, limit=limit):
                     seen.setdefault(e.id, e)
             found = list(seen.values())[:limit]
         return [e for e in found if e.status == "ok"]
-    with cache.store.read() as conn:
+    with store.read() as conn:
         ids = [
             r[0]
             for r in conn.execute(
@@ -359,7 +380,7 @@ def local_search(cache: Cache, query: str, limit: int = 200) -> list[StoredEntry
                 .limit(limit)
             )
         ]
-    return [e for e in (cache.store.get_by_id(i) for i in ids) if e is not None]
+    return [e for e in (store.get_by_id(i) for i in ids) if e is not None]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -372,7 +393,7 @@ def preview_key(recid: str, key: str, md5: str | None, member: str | None = None
 
 
 def read_preview(
-    cache: Cache,
+    svc: Services,
     recid: str,
     path: str,
     blob_key: str,
@@ -395,18 +416,16 @@ def read_preview(
             the tool); ``offset_out_of_range`` (416) as InvalidInput.
         UpstreamError, BudgetExhausted: nothing kept covers the range and upstream failed.
     """
-    from syncd.errors import InvalidInput, UpstreamError
-
-    deadline = deadline or current_deadline(cache.settings.deadline_s)
-    kept = blobs.get_blob(cache.store, ZENODO_PREVIEW, blob_key)
-    if kept is not None:
-        whole = file_size is not None and kept.size >= file_size
-        if whole or offset + length <= kept.size:
-            return kept.data[offset : offset + length], file_size, "store", None
+    deadline = deadline or current_deadline(svc.settings.deadline_s)
+    kept = blobs.get_blob(svc.store, ZENODO_PREVIEW, blob_key)
+    if kept is not None and policy.preview_covers(kept.size, file_size, offset, length):
+        return kept.data[offset : offset + length], file_size, "store", None
     try:
-        answer = cache.zenodo.read_bytes(path, deadline, start=offset if ranged else None, length=length)
+        answer = svc.upstreams.zenodo.read_bytes(
+            path, deadline, start=offset if ranged else None, length=length
+        )
     except (UpstreamError, BudgetExhausted) as exc:
-        if kept is not None and offset < kept.size:
+        if kept is not None and policy.preview_rescues(kept.size, offset):
             return kept.data[offset : offset + length], file_size, "store", exc.reason
         raise
     if answer.status == 404:
@@ -416,16 +435,16 @@ def read_preview(
     if answer.status == 416:
         raise InvalidInput("offset_bytes is past the end of the file", reason="offset_out_of_range")
     total = answer.total_size if answer.total_size is not None else file_size
-    per_file = cache.settings.zenodo.preview_bytes_per_file
+    per_file = svc.settings.zenodo.preview_bytes_per_file
     if offset == 0 and per_file > 0 and answer.data:
         keep = answer.data[:per_file]
         if kept is None or len(keep) > kept.size:
             blobs.put_blob(
-                cache.store,
+                svc.store,
                 ZENODO_PREVIEW,
                 blob_key,
                 keep,
                 answer.content_type,
-                cache.settings.zenodo.preview_total_bytes,
+                svc.settings.zenodo.preview_total_bytes,
             )
     return answer.data, total, "upstream", None

@@ -22,7 +22,7 @@ from syncd.contracts.zenodo import (
     YearBucket,
 )
 from syncd.errors import InvalidInput
-from syncd.normalize.zenodo import detect_shape, record_parts, record_url
+from syncd.normalize.zenodo import record_parts, record_url
 
 __all__ = [
     "RESOURCE_TYPES",
@@ -425,11 +425,6 @@ def file_entry(entry: Any) -> FileListEntry:
         previewable=preview_mode(entry.key, entry.mimetype) != "binary",
         listable=is_listable(entry.key, entry.mimetype),
     )
-
-
-def shape(body: dict[str, Any]) -> str:
-    """The record shape (re-exported for the tools)."""
-    return detect_shape(body)
 
 
 def _complete_utf8_end(data: bytes) -> int:

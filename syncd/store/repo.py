@@ -33,9 +33,6 @@ from syncd.store.models import Concept, Entry, Validation
 
 __all__ = ["EntryContent", "Store", "StoredEntry"]
 
-KINDS = ("crossref_work", "zenodo_record")
-STATUSES = ("ok", "not_found", "gone", "restricted")
-
 
 @dataclass(frozen=True)
 class StoredEntry:

@@ -20,7 +20,7 @@ from mcp.server import MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, WithJsonSchema, model_validator
 
-from syncd.cache import Cache, Lookup, Provenance, document
+from syncd.cache import Lookup
 from syncd.contracts.common import CacheInfo, WithCache
 from syncd.contracts.crossref import (
     SELECT_FIELDS,
@@ -35,8 +35,12 @@ from syncd.contracts.crossref import (
 )
 from syncd.errors import InvalidInput
 from syncd.lookups import crossref as lookups_crossref
+from syncd.lookups import crossref_queries
 from syncd.normalize.crossref import work_view
 from syncd.normalize.doi import parse_doi
+from syncd.policy import Provenance
+from syncd.services import Services
+from syncd.store.content import document
 from syncd.tools.errors import error_result
 
 __all__ = [
@@ -130,7 +134,7 @@ def _work_data(lookup: Lookup, offset: int, limit: int) -> dict[str, Any]:
 
 
 def get_work(
-    cache: Cache,
+    cache: Services,
     doi: Annotated[str, Field(min_length=1, max_length=2000, description=DOI_DESCRIPTION)],
     offset: Annotated[int, Field(ge=0, description="Authors to skip (pages the author list only).")] = 0,
     limit: Annotated[int, Field(ge=1, le=500, description="Authors per page.")] = 25,
@@ -220,7 +224,7 @@ def _work_line(w: dict[str, Any]) -> str:
 TERM = Annotated[str | None, Field(description="Blank is read as omitted.")]
 
 
-def search_works(cache: Cache, args: dict[str, Any]) -> CallToolResult:
+def search_works(cache: Services, args: dict[str, Any]) -> CallToolResult:
     """Search the Crossref works index, from the local store first.
 
     Free text (query) plus field-scoped queryBibliographic (citation -> DOI), queryTitle, queryAuthor and
@@ -240,7 +244,7 @@ def search_works(cache: Cache, args: dict[str, Any]) -> CallToolResult:
     offset_too_large, rate_limited, upstream_unavailable, malformed_response, request_timeout.
     """
     try:
-        data, prov = lookups_crossref.search_works(cache, args)
+        data, prov = crossref_queries.search_works(cache, args)
     except Exception as exc:
         return error_result(exc)
     lines = [f"{data['returned']} of {data['totalResults']} results"]
@@ -250,7 +254,7 @@ def search_works(cache: Cache, args: dict[str, Any]) -> CallToolResult:
     return _answer(data, prov, "Crossref works", lines)
 
 
-def get_references(cache: Cache, doi: str, offset: int, limit: int) -> CallToolResult:
+def get_references(cache: Services, doi: str, offset: int, limit: int) -> CallToolResult:
     """Return the outgoing reference list of a work (the works it cites), from the local store first.
 
     The DOI is bare or resolver-wrapped (https://doi.org/..., doi:...). Each reference carries its
@@ -265,7 +269,7 @@ def get_references(cache: Cache, doi: str, offset: int, limit: int) -> CallToolR
     try:
         _check("offset", offset, 0)
         _check("limit", limit, 1, 500)
-        data, prov = lookups_crossref.get_references(cache, parse_doi(doi), offset, limit)
+        data, prov = crossref_queries.get_references(cache, parse_doi(doi), offset, limit)
     except Exception as exc:
         return error_result(exc)
     lines = [
@@ -282,7 +286,7 @@ def get_references(cache: Cache, doi: str, offset: int, limit: int) -> CallToolR
     return _answer(data, prov, "Crossref references", lines)
 
 
-def search_journals(cache: Cache, args: dict[str, Any]) -> CallToolResult:
+def search_journals(cache: Services, args: dict[str, Any]) -> CallToolResult:
     """Find Crossref journals by ISSN or title, from the local store first.
 
     Find Crossref journal records by ISSN or title query, from the local store first; optionally a page
@@ -302,7 +306,7 @@ def search_journals(cache: Cache, args: dict[str, Any]) -> CallToolResult:
         _check("rows", args["rows"], 1, 100)
         _check("offset", args["offset"], 0)
         _check("works_offset", args["works_offset"], 0)
-        data, prov = lookups_crossref.search_journals(cache, args)
+        data, prov = crossref_queries.search_journals(cache, args)
     except Exception as exc:
         return error_result(exc)
     lines = [f"{data['journalCount']} of {data['journalsTotal']} journals"]
@@ -315,7 +319,7 @@ def search_journals(cache: Cache, args: dict[str, Any]) -> CallToolResult:
     return _answer(data, prov, "Crossref journals", lines)
 
 
-def search_funders(cache: Cache, args: dict[str, Any]) -> CallToolResult:
+def search_funders(cache: Services, args: dict[str, Any]) -> CallToolResult:
     """Find funders in the Open Funder Registry, from the local store first.
 
     Find funders in the Open Funder Registry by name, registry id or funder DOI, from the local store
@@ -335,7 +339,7 @@ def search_funders(cache: Cache, args: dict[str, Any]) -> CallToolResult:
         _check("rows", args["rows"], 1, 100)
         _check("offset", args["offset"], 0)
         _check("works_offset", args["works_offset"], 0)
-        data, prov = lookups_crossref.search_funders(cache, args)
+        data, prov = crossref_queries.search_funders(cache, args)
     except Exception as exc:
         return error_result(exc)
     lines = [f"{data['funderCount']} of {data['fundersTotal']} funders"]
@@ -357,7 +361,7 @@ def _pct(value: float | None) -> str:
     return f"{pct:.2g}%"
 
 
-def get_member(cache: Cache, member_id: int) -> CallToolResult:
+def get_member(cache: Services, member_id: int) -> CallToolResult:
     """Resolve a Crossref member id to its publisher record, from the local store first.
 
     Resolve a Crossref member id to its publisher record, from the local store first: primary and
@@ -369,7 +373,7 @@ def get_member(cache: Cache, member_id: int) -> CallToolResult:
     """
     try:
         _check("member_id", member_id, 1)
-        data, prov = lookups_crossref.get_member(cache, member_id)
+        data, prov = crossref_queries.get_member(cache, member_id)
     except Exception as exc:
         return error_result(exc)
     lines = [
@@ -383,7 +387,7 @@ def get_member(cache: Cache, member_id: int) -> CallToolResult:
     return _answer(data, prov, "Crossref member", lines)
 
 
-def get_prefix(cache: Cache, prefix: str) -> CallToolResult:
+def get_prefix(cache: Services, prefix: str) -> CallToolResult:
     """Resolve a DOI prefix to the Crossref member that registered it, from the local store first.
 
     Resolve a DOI prefix (e.g. 10.1038, no suffix) to the Crossref member that registered it, from the
@@ -401,7 +405,7 @@ def get_prefix(cache: Cache, prefix: str) -> CallToolResult:
                 reason="invalid_parameter",
                 hint="Pass only the prefix, e.g. 10.1038 for 10.1038/nphys1170.",
             )
-        data, prov = lookups_crossref.get_prefix(cache, p)
+        data, prov = crossref_queries.get_prefix(cache, p)
     except Exception as exc:
         return error_result(exc)
     return _answer(
@@ -477,7 +481,7 @@ _INT9 = _bounded("Name-search offset (offset + rows <= 100,000).", 0)
 _INT11 = _bounded("Crossref member id, e.g. 98 (Hindawi), 297 (Springer).", 1)
 
 
-def register(server: MCPServer, cache: Cache, annotations: ToolAnnotations) -> None:
+def register(server: MCPServer, cache: Services, annotations: ToolAnnotations) -> None:
     """Register the seven Crossref tools and the guide resource on ``server``, answering through ``cache``.
 
     Annotations follow the anchor: read-only everywhere; idempotent on the get tools; open-world on the

@@ -1,7 +1,8 @@
 """The MCP server (official ``mcp`` SDK 2.x ``MCPServer``) exposing syncd's local-first tools.
 
 Served over stdio by ``syncd mcp`` and over Streamable HTTP (``/mcp``) by ``syncd daemon``. The
-tools are synchronous and run on the SDK's worker threads; they share one :class:`Cache`.
+tools are synchronous and run on the SDK's worker threads; they share one
+:class:`~syncd.services.Services` bundle.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from mcp.types import ToolAnnotations
 from pydantic import ValidationError
 
 from syncd import __version__
-from syncd.cache import Cache
 from syncd.errors import InvalidInput
+from syncd.services import Services
 from syncd.tools import crossref, zenodo
 from syncd.tools.errors import error_result
 from syncd.upstream.http import call_deadline
@@ -81,7 +82,7 @@ class SyncdServer(MCPServer):
                 )
 
 
-def build_server(cache: Cache, *, close_on_exit: bool = False) -> MCPServer:
+def build_server(cache: Services, *, close_on_exit: bool = False) -> MCPServer:
     """An ``MCPServer`` whose tools answer through ``cache``.
 
     Args:

@@ -26,7 +26,6 @@ from mcp.server import MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from syncd.cache import Cache, document, iso
 from syncd.contracts.common import WithCache
 from syncd.contracts.zenodo import (
     GetRecordView,
@@ -43,14 +42,14 @@ from syncd.errors import (
     UpstreamError,
     UpstreamRejected,
 )
-from syncd.lookups import zenodo as lookups_zenodo
-from syncd.lookups.zenodo import (
+from syncd.kinds import (
     ZENODO_CONTAINER,
     ZENODO_ENTITY,
     ZENODO_SEARCH,
     ZENODO_VERSIONS,
     ZENODO_VOCAB,
 )
+from syncd.lookups import zenodo as lookups_zenodo
 from syncd.normalize import zenodo_lists as lists
 from syncd.normalize.zenodo import (
     download_url,
@@ -63,6 +62,9 @@ from syncd.normalize.zenodo import (
 from syncd.normalize.zenodo_citation import render_citation, resolve_style
 from syncd.normalize.zenodo_cursor import continuations_for_record, decode_cursor, window_for
 from syncd.normalize.zenodo_id import RecordRef, parse_record_ref
+from syncd.policy import iso
+from syncd.services import Services
+from syncd.store.content import document
 from syncd.store.repo import StoredEntry
 from syncd.tools.errors import error_result
 from syncd.upstream.zenodo import LEGACY_JSON
@@ -254,7 +256,7 @@ def _window_check(page: int, size: int) -> None:
 
 
 def get_record(
-    cache: Cache,
+    cache: Services,
     id: str,
     cursor: str | None = None,
     citation_style: str | None = None,
@@ -398,7 +400,7 @@ def _query_checks(query: str) -> None:
         )
 
 
-def _community_uuid(cache: Cache, raw: str) -> str:
+def _community_uuid(cache: Services, raw: str) -> str:
     slug = re.sub(r"^(?:https?://)?(?:www\.)?zenodo\.org/communities/", "", raw.strip()).strip("/")
     if not _COMMUNITY.match(slug):
         raise InvalidInput(
@@ -417,7 +419,7 @@ def _community_uuid(cache: Cache, raw: str) -> str:
     )
 
 
-def _funder_ror(cache: Cache, raw: str) -> str:
+def _funder_ror(cache: Services, raw: str) -> str:
     value = raw.strip()
     ror = re.sub(r"^(?:https?://)?(?:www\.)?ror\.org/", "", value, flags=re.IGNORECASE).lower()
     if _ROR.match(ror):
@@ -456,7 +458,7 @@ def _total(body: dict[str, Any]) -> int:
 
 
 def search_records(
-    cache: Cache,
+    cache: Services,
     query: str | None = None,
     resource_type: str | list[str] | None = None,
     community: str | None = None,
@@ -609,7 +611,7 @@ def _search_notice(total: int, page: int, size: int, shown: int, q: str | None) 
 
 
 def _local_search(
-    cache: Cache,
+    cache: Services,
     exc: UpstreamError | BudgetExhausted,
     query: str | None,
     types: list[str],
@@ -624,7 +626,7 @@ def _local_search(
 ) -> dict[str, Any]:
     """The offline answer: stored records from the full-text index, filtered locally, paged."""
     matched: list[tuple[StoredEntry, dict[str, Any]]] = []
-    for entry in lookups_zenodo.local_search(cache, query or ""):
+    for entry in lookups_zenodo.local_search(cache.store, query or ""):
         try:
             body = document(entry)
             hit = lists.search_hit(body)
@@ -671,7 +673,7 @@ def _local_search(
 # ------------------------------------------------------------------------------------- list_versions
 
 
-def _resolve_ok(cache: Cache, ref: RecordRef) -> tuple[StoredEntry, Any]:
+def _resolve_ok(cache: Services, ref: RecordRef) -> tuple[StoredEntry, Any]:
     """The stored record for ``ref`` or NotFound (record_not_found / record_deleted) for the file tools."""
     lookup = lookups_zenodo.get_record(cache, ref)
     entry = lookup.entry
@@ -682,7 +684,7 @@ def _resolve_ok(cache: Cache, ref: RecordRef) -> tuple[StoredEntry, Any]:
     return entry, lookup
 
 
-def list_versions(cache: Cache, id: str, page: int = 1, size: int = 25) -> CallToolResult:
+def list_versions(cache: Services, id: str, page: int = 1, size: int = 25) -> CallToolResult:
     """List every version of a Zenodo record's series, newest first, from the local store first.
 
     ``id`` takes any form zenodo_get_record takes (a concept id lists its series). Returns the
@@ -777,7 +779,7 @@ def _file_by_key(parts: Any, key: str) -> Any:
     return found
 
 
-def _container(cache: Cache, recid: str, key: str) -> Any:
+def _container(cache: Services, recid: str, key: str) -> Any:
     path = download_url(recid, key).split("/api", 1)[1].removesuffix("/content") + "/container"
     try:
         page = lookups_zenodo.get_page(cache, ZENODO_CONTAINER, path, {}, accept=LEGACY_JSON)
@@ -795,7 +797,7 @@ def _container(cache: Cache, recid: str, key: str) -> Any:
 
 
 def list_files(
-    cache: Cache,
+    cache: Services,
     id: str,
     archive_key: str | None = None,
     key_contains: str | None = None,
@@ -910,7 +912,7 @@ def list_files(
 
 
 def read_file(
-    cache: Cache,
+    cache: Services,
     id: str,
     key: str,
     archive_member: str | None = None,
@@ -1102,7 +1104,7 @@ _ESCAPE = re.compile(r"([\\/:\[\]{}()^~!?])")
 
 
 def lookup_vocabulary(
-    cache: Cache,
+    cache: Services,
     vocabulary: str,
     query: str | None = None,
     funder: str | None = None,
@@ -1200,7 +1202,7 @@ RecordIdParam = Annotated[str, Field(min_length=1, max_length=500, description=I
 """The ``id`` parameter every Zenodo tool takes (any form parse_record_ref accepts)."""
 
 
-def register(server: MCPServer, cache: Cache, annotations: ToolAnnotations) -> None:
+def register(server: MCPServer, cache: Services, annotations: ToolAnnotations) -> None:
     """Register the six Zenodo tools on ``server``, answering through ``cache``."""
 
     @server.tool(
