@@ -39,6 +39,7 @@ from syncd.errors import (
     UpstreamTimeout,
     UpstreamUnavailable,
 )
+from syncd.upstream.valid_text import has_escaped_surrogate, valid_unicode
 
 __all__ = [
     "DEFAULT_RETRY_AFTER_S",
@@ -380,6 +381,11 @@ class UpstreamHTTP:
                 parsed = json.loads(body)
             except (ValueError, UnicodeDecodeError) as exc:
                 raise MalformedResponse(f"{self.name}: body is not valid JSON (HTTP {status})") from exc
+            if has_escaped_surrogate(body):
+                parsed, repaired = valid_unicode(parsed)
+                if repaired:  # store what was parsed, repaired, so every later read is valid text too
+                    log.warning("event=invalid_text pool=%s url=%s repaired=%d", pool, url, repaired)
+                    text = json.dumps(parsed, ensure_ascii=False)
         return Response(status=status, json=parsed, text=text, headers=hdrs, url=url, content=body)
 
     @staticmethod
