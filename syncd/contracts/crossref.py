@@ -517,7 +517,15 @@ class ReferencesView(_Model):
     """``structuredContent`` of ``crossref_get_references``."""
 
     doi: str = Field(description="The citing work's DOI.")
-    referenceCount: int = Field(description="Full number of deposited references (all pages).")
+    referenceCount: int = Field(
+        description="References Crossref counts for the work (its references-count, the same number "
+        "crossref_get_work gives as referencesCount), listed or not."
+    )
+    listedCount: int | None = Field(
+        None,
+        description="Entries of the reference list Crossref exposes, the ones this tool pages through "
+        "(offset/nextOffset); present when it differs from referenceCount.",
+    )
     offset: int = Field(description="Index of the first reference on this page.")
     references: list[Reference] = Field(description="This page of the reference list.")
     nextOffset: int | None = Field(None, description="Offset of the next page; present when more remain.")

@@ -265,16 +265,19 @@ def _reference(entry: Any) -> Reference:
 def references_view(message: dict[str, Any], *, offset: int, limit: int) -> ReferencesView:
     """``crossref_get_references`` from a stored work ``message``: ``reference[offset:offset+limit]``.
 
-    ``referenceCount`` is the number of deposited entries (``reference-count`` when no list is indexed).
-    Two notices, neither an error: no reference list indexed (coverage caveat), and offset past the end.
+    ``referenceCount`` is what Crossref counts (``references-count``, as ``crossref_get_work`` gives it;
+    the listed entries when the work carries no count); ``listedCount`` the entries of ``reference[]``
+    that are paged, given when the two differ (a closed or partial reference list). Two notices, neither
+    an error: no reference list indexed (coverage caveat), and offset past the end.
     """
     refs = _list(message.get("reference"))
     count = len(refs)
+    declared = _int(message.get("references-count", message.get("reference-count")))
+    total = declared if declared is not None else count
     page = [_reference(r) for r in refs[offset : offset + limit]]
     remain = offset + len(page) < count
     notice: str | None = None
     if count == 0:
-        declared = _int(message.get("references-count", message.get("reference-count"))) or 0
         notice = (
             "No reference list indexed for this work: the publisher did not deposit one or does not make it "
             "open"
@@ -283,8 +286,8 @@ def references_view(message: dict[str, Any], *, offset: int, limit: int) -> Refe
         )
     elif offset >= count:
         notice = (
-            f"Offset {offset} is past the end of this reference list ({count} references); use an offset "
-            f"from 0 to {count - 1}."
+            f"Offset {offset} is past the end of this reference list ({count} references listed); use an "
+            f"offset from 0 to {count - 1}."
         )
     elif remain:
         notice = (
@@ -293,7 +296,8 @@ def references_view(message: dict[str, Any], *, offset: int, limit: int) -> Refe
         )
     return ReferencesView(
         doi=_str(message.get("DOI")) or "",
-        referenceCount=count,
+        referenceCount=total,
+        listedCount=count if count != total else None,
         offset=offset,
         references=page,
         nextOffset=offset + len(page) if remain else None,
