@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import enum
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from syncd.config import TtlSettings
@@ -62,6 +62,7 @@ __all__ = [
     "from_upstream",
     "iso",
     "merged",
+    "of_bytes",
     "outcome_of",
     "preview_covers",
     "preview_rescues",
@@ -353,6 +354,20 @@ def preview_covers(kept_size: int, file_size: int | None, offset: int, length: i
 def preview_rescues(kept_size: int, offset: int) -> bool:
     """Whether a kept preview holds part of a range upstream failed to serve (answered, flagged)."""
     return offset < kept_size
+
+
+def of_bytes(record: Provenance, source: str, upstream_error: str | None, now: float) -> Provenance:
+    """The provenance of file bytes shown with ``record``'s provenance (``zenodo_read_file``).
+
+    Bytes read from upstream now are ``upstream`` (fetched and validated ``now``); bytes from the kept
+    preview keep the record's times as ``store``, or ``store-stale`` with ``upstream_error`` when
+    upstream failed (or the record itself was stale).
+    """
+    if source == "upstream":
+        return Provenance("upstream", now, now, stale=False, etag=record.etag)
+    if upstream_error:
+        return replace(record, source="store-stale", stale=True, upstream_error=upstream_error)
+    return record if record.source == "store-stale" else replace(record, source="store")
 
 
 # --------------------------------------------------------------------------------------------------

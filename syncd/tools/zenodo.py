@@ -26,6 +26,7 @@ from mcp.server import MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
+from syncd import policy
 from syncd.contracts.common import WithCache
 from syncd.contracts.zenodo import (
     GetRecordView,
@@ -62,7 +63,7 @@ from syncd.normalize.zenodo import (
 from syncd.normalize.zenodo_citation import render_citation, resolve_style
 from syncd.normalize.zenodo_cursor import continuations_for_record, decode_cursor, window_for
 from syncd.normalize.zenodo_id import RecordRef, parse_record_ref
-from syncd.policy import iso
+from syncd.policy import Provenance
 from syncd.services import Services
 from syncd.store.content import document
 from syncd.store.repo import StoredEntry
@@ -659,14 +660,7 @@ def _local_search(
     now = time.time()
     validated = min((e.validated_at for e, _ in window), default=now)
     fetched = min((e.fetched_at for e, _ in window), default=now)
-    data["cache"] = {
-        "source": "store-stale",
-        "fetched_at": iso(fetched),
-        "validated_at": iso(validated),
-        "age_s": round(max(0.0, now - validated), 3),
-        "stale": True,
-        "upstream_error": exc.reason,
-    }
+    data["cache"] = Provenance("store-stale", fetched, validated, True, exc.reason).as_dict(now)
     return data
 
 
@@ -975,7 +969,7 @@ def read_file(
             data["mimetype"] = mimetype
         if size is not None:
             data["file_size"] = size
-        provenance = lookup.provenance.as_dict()
+        provenance = lookup.provenance
         mode = lists.preview_mode(member or key, mimetype)
         restricted = access is not None and (access.files == "restricted" or access.embargo_active)
         status, notice, text, kept, replacement = "text", None, None, 0, 0
@@ -1030,22 +1024,11 @@ def read_file(
                         status, notice = "not_text", "The file holds NUL bytes: it is binary."
                     elif not raw:
                         status = "empty"
-                if source == "upstream":
-                    now = time.time()
-                    provenance = dict(
-                        provenance, source="upstream", fetched_at=iso(now), validated_at=iso(now)
+                provenance = policy.of_bytes(provenance, source, upstream_error, time.time())
+                if source != "upstream" and upstream_error:
+                    notice = (
+                        f"Served from the locally kept preview; Zenodo could not be used ({upstream_error})."
                     )
-                    provenance.update(age_s=0.0, stale=False)
-                    provenance.pop("upstream_error", None)
-                else:
-                    if provenance.get("source") != "store-stale":
-                        provenance = dict(provenance, source="store")
-                    if upstream_error:
-                        provenance.update(source="store-stale", stale=True, upstream_error=upstream_error)
-                        notice = (
-                            "Served from the locally kept preview; Zenodo could not be used "
-                            f"({upstream_error})."
-                        )
                 if status == "text" and more:
                     hint = (
                         f"The member is {total} bytes; pass max_bytes {min(total, 65_536)} or download it."
@@ -1070,7 +1053,7 @@ def read_file(
         data.update(base)
         if notice:
             data["notice"] = notice
-        data["cache"] = provenance
+        data["cache"] = provenance.as_dict()
     except Exception as exc:
         return error_result(exc, FILE_RENAME)
     return _result(data, f"{key}{' :: ' + member if member else ''} (record {data['recid']})")
@@ -1150,13 +1133,7 @@ def lookup_vocabulary(
                     rows.append(row)
             total, entries = len(rows), rows[(page - 1) * size : page * size]
             now = time.time()
-            provenance = {
-                "source": "store",
-                "fetched_at": iso(now),
-                "validated_at": iso(now),
-                "age_s": 0.0,
-                "stale": False,
-            }
+            provenance = Provenance("store", now, now, stale=False).as_dict(now)
         else:
             params = {"page": str(page), "size": str(size)}
             if query:
