@@ -67,14 +67,14 @@ def test_output_schema_describes_every_field() -> None:
 
 
 def test_raptor_preprint_fields() -> None:
-    """10.1101/598821: title, type, 24 authors, ORCID as bare iD, preprint relation, issued date chain."""
+    """10.1101/598821: title, type, 24 authors, ORCID relayed as deposited (URI), preprint relation, dates."""
     v = view("10.1101_598821")
     assert v["title"] == "Raptor genomes reveal evolutionary signatures of predatory and nocturnal lifestyles"
     assert v["type"] == "posted-content"
     assert v["authorCount"] == 24 and len(v["authors"]) == 24 and v["offset"] == 0
     assert v["authors"][0] == {"given": "Yun Sung", "family": "Cho", "sequence": "first"}
     assert message("10.1101_598821")["author"][1]["ORCID"] == "http://orcid.org/0000-0002-6558-1091"
-    assert v["authors"][1]["orcid"] == "0000-0002-6558-1091"
+    assert v["authors"][1]["orcid"] == "http://orcid.org/0000-0002-6558-1091"  # as Crossref relays it
     assert v["relations"] == [
         {
             "type": "is-preprint-of",
@@ -259,7 +259,7 @@ def test_correction_notice_points_at_the_notice_doi() -> None:
             "doi": "10.1371/annotation/c76da2c1-ccb8-4797-94c1-359d3ceceeda",
             "type": "correction",
             "source": "publisher",
-            "updated": "2012-05-08",
+            "updated": {"year": 2012, "month": 5, "day": 8},
         }
     ]
     notice_lines = v["notice"].split("\n")
@@ -279,7 +279,7 @@ def test_in_place_update_is_qualified() -> None:
                 "doi": "10.1371/journal.ppat.1008184",
                 "type": "new_version",
                 "source": "publisher",
-                "updated": "2020-01-30",
+                "updated": {"year": 2020, "month": 1, "day": 30},
             }
         ]
     )
@@ -307,13 +307,13 @@ def test_retraction_watch_entries_keep_record_id_and_are_not_merged() -> None:
             "type": "retraction",
             "source": "retraction-watch",
             "recordId": "11459",
-            "updated": "2017-07-24",
+            "updated": {"year": 2017, "month": 7, "day": 24},
         },
         {
             "doi": "10.1016/j.apsusc.2017.07.145",
             "type": "erratum",
             "source": "publisher",
-            "updated": "2017-10-31",
+            "updated": {"year": 2017, "month": 10, "day": 31},
         },
     ]
     assert "retraction (retraction-watch); erratum (publisher)" in v["notice"]
@@ -325,7 +325,11 @@ def test_update_without_source_keeps_source_absent() -> None:
     """
     v = view("10.1103_physrevd.97.012001")
     assert v["updateTo"] == [
-        {"doi": "10.1103/physrevd.97.012001", "type": "corrected", "updated": "2018-03-22"}
+        {
+            "doi": "10.1103/physrevd.97.012001",
+            "type": "corrected",
+            "updated": {"year": 2018, "month": 3, "day": 22},
+        }
     ]
     assert v["authorCount"] == 306
     assert v["notice"].startswith("Showing authors 1–25 of 306; call again with offset=25")
@@ -480,3 +484,20 @@ def test_deposit_dependent_fields_from_the_corpus() -> None:
     assert actao.memberId == "78"
     assert actao.containerTitles == ["Acta Oecologica"]
     assert iccv.degree is None and iccv.clinicalTrialNumbers is None
+
+
+def test_orcid_in_crossrefs_https_form_is_relayed_unchanged() -> None:
+    """Issue 13.1: NumPy's paper (10.1038/s41586-020-2649-2) gives K. Jarrod Millman's ORCID as Crossref
+    sends it, https://orcid.org/0000-0002-5263-5070, not the bare iD.
+    """
+    v = view("10.1038_s41586-020-2649-2")
+    millman = v["authors"][1]
+    assert (millman["given"], millman["family"]) == ("K. Jarrod", "Millman")
+    assert millman["orcid"] == "https://orcid.org/0000-0002-5263-5070"
+
+
+def test_update_dates_are_crossref_date_parts() -> None:
+    """Issue 13.1: updatedBy[].updated is {year, month, day} as Crossref's date-parts give it, no string."""
+    updated = view("10.1371_journal.pone.0033693")["updatedBy"][0]["updated"]
+    assert updated == {"year": 2012, "month": 5, "day": 8}
+    assert message("10.1371_journal.pone.0033693")["updated-by"][0]["updated"]["date-parts"] == [[2012, 5, 8]]

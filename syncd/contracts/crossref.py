@@ -84,13 +84,25 @@ class Contributor(_Model):
     )
     orcid: str | None = Field(
         None,
-        description="ORCID iD as the bare 16-character identifier (e.g. 0000-0002-1825-0097), taken from "
-        "the deposited https://orcid.org/ URI.",
+        description="ORCID iD as Crossref relays it: the deposited URI, e.g. "
+        "https://orcid.org/0000-0002-1825-0097 (http://orcid.org/... in older deposits).",
     )
     affiliation: list[Affiliation] | None = Field(
         None, description="Institutional affiliations, in deposited order."
     )
     sequence: str | None = Field(None, description="Author order role: 'first' or 'additional'.")
+
+
+class PublishedDate(_Model):
+    """Publication date: the first of published, published-print, published-online, issued naming one."""
+
+    model_config = ConfigDict(
+        extra="forbid", json_schema_extra={"description": "Primary publication date (partial dates allowed)."}
+    )
+
+    year: int = Field(description="Year.")
+    month: int | None = Field(None, description="Month (1-12); absent when Crossref records it as unknown.")
+    day: int | None = Field(None, description="Day of month; absent when unknown or when the month is.")
 
 
 class Update(_Model):
@@ -115,8 +127,8 @@ class Update(_Model):
         "records none (older deposits).",
     )
     recordId: str | None = Field(None, description="Retraction Watch record id (source retraction-watch).")
-    updated: str | None = Field(
-        None, description="Date of the update as ISO 8601 (YYYY-MM-DD, or YYYY-MM / YYYY when partial)."
+    updated: PublishedDate | None = Field(
+        None, description="Date of the update as Crossref's date parts {year, month?, day?}."
     )
 
 
@@ -139,18 +151,6 @@ class Relation(_Model):
         description="Related identifiers in Crossref order. Only Crossref-registered DOIs resolve through "
         "crossref_get_work; others (DataCite, URIs) must be looked up elsewhere."
     )
-
-
-class PublishedDate(_Model):
-    """Publication date: the first of published, published-print, published-online, issued naming one."""
-
-    model_config = ConfigDict(
-        extra="forbid", json_schema_extra={"description": "Primary publication date (partial dates allowed)."}
-    )
-
-    year: int = Field(description="Year.")
-    month: int | None = Field(None, description="Month (1-12); absent when Crossref records it as unknown.")
-    day: int | None = Field(None, description="Day of month; absent when unknown or when the month is.")
 
 
 class Funder(_Model):

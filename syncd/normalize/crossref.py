@@ -5,9 +5,9 @@ Input is the ``message`` object of a Crossref ``GET /works/{doi}`` body
 
 Decisions (beyond anchors §1a):
 
-* ``orcid`` is the bare iD (``0000-0002-1825-0097``); Crossref deposits a URI
-  (``http://orcid.org/0000-...``), the anchor relays it verbatim. A value that is not an ORCID URI/iD is
-  relayed as deposited.
+* ``orcid`` is relayed as Crossref gives it, the deposited URI (``https://orcid.org/0000-...``, or
+  ``http://orcid.org/0000-...`` in older deposits), as the anchor does; only surrounding space is cut.
+* ``updatedBy[].updated`` / ``updateTo[].updated`` are Crossref's date parts ``{year, month?, day?}``.
 * ``ror`` (affiliations, funders) is relayed as deposited: affiliations carry ``https://ror.org/<id>``,
   funders sometimes the bare ``<id>``.
 * A funder with neither name, DOI nor ROR but with award numbers is kept as ``{award: [...]}``; a funder
@@ -19,7 +19,6 @@ Decisions (beyond anchors §1a):
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from syncd.contracts.crossref import (
@@ -70,7 +69,6 @@ VOLATILE_FIELDS: frozenset[str] = frozenset(
   its stored copy on every fetch; they just do not make the work count as "changed".
 """
 
-_ORCID = re.compile(r"^(?:https?://(?:www\.)?orcid\.org/)?([0-9]{4}-[0-9]{4}-[0-9]{4}-[0-9]{3}[0-9Xx])/?$")
 _ROR_TYPE = "ror"
 
 
@@ -168,19 +166,6 @@ def parse_date_parts(value: Any) -> PublishedDate | None:
     )
 
 
-def _iso_date(value: Any) -> str | None:
-    date = parse_date_parts(value)
-    if date is None:
-        raw = _str(_dict(value).get("date-time"))
-        return raw[:10] if raw else None
-    parts = [f"{date.year:04d}"]
-    if date.month is not None:
-        parts.append(f"{date.month:02d}")
-        if date.day is not None:
-            parts.append(f"{date.day:02d}")
-    return "-".join(parts)
-
-
 _DATE_CHAIN = ("published", "published-print", "published-online", "issued")
 
 
@@ -199,10 +184,7 @@ def _published(message: dict[str, Any]) -> PublishedDate | None:
 
 def _orcid(value: Any) -> str | None:
     raw = _str(value)
-    if raw is None:
-        return None
-    m = _ORCID.match(raw.strip())
-    return m.group(1).upper() if m else raw.strip()
+    return raw.strip() if raw is not None else None
 
 
 def _affiliation(entry: Any) -> Affiliation | None:
@@ -241,7 +223,7 @@ def _updates(value: Any) -> list[Update] | None:
                 type=kind,
                 source=_str(entry.get("source")),
                 recordId=str(record) if _str(record) or _int(record) is not None else None,
-                updated=_iso_date(entry.get("updated")),
+                updated=parse_date_parts(entry.get("updated")),
             )
         )
     return out or None
