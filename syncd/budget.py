@@ -210,6 +210,10 @@ class Budget:
     def _limits(self, pool: str) -> PoolLimits:
         return self.settings.pool_limits(pool)  # type: ignore[arg-type]
 
+    def _floor(self, limits: PoolLimits) -> float:
+        """Tokens this taker must leave in the bucket (the daemon's reserve for interactive calls)."""
+        return 0.0 if self.interactive else self.settings.budget.daemon_reserve * limits.burst
+
     @staticmethod
     def _refilled(row: Any, limits: PoolLimits, now: float) -> float:
         """Tokens at ``now``: never a refill for time before ``updated_at`` (monotonic bucket)."""
@@ -293,7 +297,7 @@ class Budget:
             StoreError: the store cannot be written.
         """
         limits = self._limits(pool)
-        floor = 0.0 if self.interactive else self.settings.budget.daemon_reserve * limits.burst
+        floor = self._floor(limits)
         hold = LEASE_TTL_S if hold_s is None else max(0.0, hold_s)
         with self.store.write() as conn:
             row = self._locked_row(conn, pool)
@@ -338,7 +342,9 @@ class Budget:
         """Take a token and a slot of ``pool``, waiting at most ``max_wait_s`` seconds for them.
 
         The lease is held at most the time left of ``max_wait_s`` when it is granted (the caller's
-        deadline), plus :data:`LEASE_MARGIN_S`.
+        deadline), plus :data:`LEASE_MARGIN_S`. After a refusal, a waiter looks with a read
+        (:meth:`state`) and takes the write lock again only when a take may succeed, so callers
+        queueing for a slot or a token do not queue on the database's writer.
 
         Raises:
             BudgetExhausted: nothing free within ``max_wait_s`` (reason ``rate_limited``,
@@ -347,17 +353,36 @@ class Budget:
             StoreError: the store cannot be written.
         """
         start = time.monotonic()
+        refused = False
         while True:
             left = max_wait_s - (time.monotonic() - start)
-            grant = self.try_acquire(pool, hold_s=left)
-            if grant.lease is not None:
-                return grant.lease
+            grant = self._peek(pool) if refused else None
+            if grant is None:
+                grant = self.try_acquire(pool, hold_s=left)
+                if grant.lease is not None:
+                    return grant.lease
+            refused = True
             left = max_wait_s - (time.monotonic() - start)
             if grant.wait_s > left:
                 raise BudgetExhausted(
                     self._refusal(pool, grant), retry_after_s=round(grant.wait_s, 3), pool=pool
                 )
             self.sleep(max(0.001, grant.wait_s))
+
+    def _peek(self, pool: str) -> Grant | None:
+        """The refusal a take would meet now, read without the write lock; None when it may succeed."""
+        state = self.state(pool)
+        now = self.clock()
+        if state.offline(now):
+            return None  # the take raises UpstreamOffline with its own retry_after_s
+        floor = self._floor(state.limits)
+        if state.blocked_until > now:
+            return Grant(None, state.blocked_until - now, why="blocked")
+        if state.tokens - 1.0 < floor:
+            return Grant(None, (1.0 + floor - state.tokens) / state.limits.per_s, why="tokens")
+        if state.in_flight >= state.limits.in_flight:
+            return Grant(None, LEASE_POLL_S, why="in_flight")
+        return None
 
     def _refusal(self, pool: str, grant: Grant) -> str:
         if grant.why == "blocked":

@@ -188,6 +188,30 @@ def test_pool_rows_come_from_the_migration_not_from_serving(budget_store: Store)
         assert conn.execute(select(BudgetPool.pool).where(BudgetPool.pool == POOL)).first() is None
 
 
+def test_a_caller_waiting_for_a_slot_reads_instead_of_taking_the_write_lock(budget_store: Store) -> None:
+    """in_flight=1 held by another caller: a waiter polls 5 times (reads) and takes the write lock only for
+    its first try and for the take once the slot is free: 2 write transactions (before: one per try, 6).
+    """
+    settings = _settings(str(budget_store.engine.url), burst=10)
+    holder = Budget(budget_store, settings)
+    held = holder.try_acquire(POOL).lease
+    assert held is not None
+    counter = WriteCounter(budget_store)
+    polls = []
+
+    def sleep(_seconds: float) -> None:
+        polls.append(counter.writes)
+        if len(polls) == 5:
+            holder.release(held, Outcome.ANSWERED)  # one write transaction of the holder, not counted below
+            polls.append(-1)
+
+    waiter = Budget(budget_store, settings, sleep=sleep)
+    lease = waiter.acquire(POOL, max_wait_s=30.0)
+    assert lease.pool == POOL
+    assert polls[:5] == [1, 1, 1, 1, 1]  # refused once with the write lock, then only reads
+    assert counter.writes - 1 == 2  # minus the holder's release
+
+
 # --- leases die with their holder (issue 12.6) ---------------------------------------------------------
 
 
