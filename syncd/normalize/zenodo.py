@@ -70,6 +70,8 @@ __all__ = [
     "content_hash_projection",
     "detect_shape",
     "download_url",
+    "i18n",
+    "identifier_of",
     "miss_guidance",
     "record_keys",
     "record_parts",
@@ -158,7 +160,7 @@ def _b(value: Any) -> bool | None:
     return value if isinstance(value, bool) else None
 
 
-def _i18n(value: Any) -> str | None:
+def i18n(value: Any) -> str | None:
     """English value of an RDM multilingual map (``{"en": ..., "de": ...}``), else the first one."""
     if isinstance(value, str):
         return _s(value)
@@ -174,7 +176,8 @@ def _lower_doi(value: Any) -> str | None:
     return doi.strip().translate(_ASCII_LOWER) if doi else None
 
 
-def _identifier(identifiers: Any, scheme: str) -> str | None:
+def identifier_of(identifiers: Any, scheme: str) -> str | None:
+    """The first non-empty ``identifier`` of ``scheme`` (any case) in an RDM ``identifiers`` list."""
     for entry in _l(identifiers):
         entry = _d(entry)
         if str(entry.get("scheme") or "").lower() == scheme:
@@ -237,17 +240,17 @@ def _rdm_person(raw: Any, *, with_role: bool) -> Person:
     affiliations = []
     for aff in map(_d, _l(entry.get("affiliations"))):
         aff_name = _s(aff.get("name"))
-        ror = _s(aff.get("id")) or _identifier(aff.get("identifiers"), "ror")
+        ror = _s(aff.get("id")) or identifier_of(aff.get("identifiers"), "ror")
         if aff_name or ror:
             affiliations.append(Affiliation(name=aff_name, ror=ror))
     role = None
     if with_role:
         role_raw = entry.get("role")
-        role = _i18n(_d(role_raw).get("title")) or _s(_d(role_raw).get("id")) or _s(role_raw)
+        role = i18n(_d(role_raw).get("title")) or _s(_d(role_raw).get("id")) or _s(role_raw)
     return Person(
         name=name,
         type=_s(p.get("type")),
-        orcid=_identifier(p.get("identifiers"), "orcid"),
+        orcid=identifier_of(p.get("identifiers"), "orcid"),
         role=role,
         affiliations=affiliations,
     )
@@ -410,10 +413,10 @@ def _rdm_parts(body: dict[str, Any]) -> _Parts:
                 award_id=_s(award.get("id")),
                 award_number=_s(award.get("number")),
                 award_acronym=_s(award.get("acronym")),
-                award_title=_i18n(award.get("title")),
+                award_title=i18n(award.get("title")),
                 award_program=_s(award.get("program")),
-                award_doi=_identifier(award.get("identifiers"), "doi"),
-                award_url=_identifier(award.get("identifiers"), "url"),
+                award_doi=identifier_of(award.get("identifiers"), "doi"),
+                award_url=identifier_of(award.get("identifiers"), "url"),
             )
         )
 
@@ -433,7 +436,7 @@ def _rdm_parts(body: dict[str, Any]) -> _Parts:
     additional = []
     for raw in map(_d, _l(m.get("additional_descriptions"))):
         dtype = _d(raw.get("type"))
-        entry = _additional(_i18n(dtype.get("title")) or _s(dtype.get("id")), raw.get("description"))
+        entry = _additional(i18n(dtype.get("title")) or _s(dtype.get("id")), raw.get("description"))
         if entry:
             additional.append(entry)
 
@@ -455,7 +458,7 @@ def _rdm_parts(body: dict[str, Any]) -> _Parts:
         version=_s(m.get("version")),
         publisher=_s(m.get("publisher")),
         resource_type=(
-            ResourceType(id=rt_id, title=_i18n(resource_type.get("title")))
+            ResourceType(id=rt_id, title=i18n(resource_type.get("title")))
             if (rt_id := _s(resource_type.get("id")))
             else None
         ),
@@ -467,7 +470,7 @@ def _rdm_parts(body: dict[str, Any]) -> _Parts:
         rights=[
             RightsEntry(
                 id=_s(r.get("id")),
-                title=_i18n(r.get("title")) or _s(r.get("id")) or "",
+                title=i18n(r.get("title")) or _s(r.get("id")) or "",
                 url=_s(_d(r.get("props")).get("url")) or _s(r.get("link")),
             )
             for r in map(_d, _l(m.get("rights")))
@@ -544,7 +547,7 @@ def _legacy_parts(body: dict[str, Any]) -> _Parts:
                 award_id=internal_id if internal_id and "::" in internal_id else None,
                 award_number=_s(raw.get("code")),
                 award_acronym=_s(raw.get("acronym")),
-                award_title=_i18n(raw.get("title")),
+                award_title=i18n(raw.get("title")),
                 award_program=_s(raw.get("program")),
                 award_url=_s(raw.get("url")),
             )

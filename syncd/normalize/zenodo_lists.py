@@ -22,7 +22,7 @@ from syncd.contracts.zenodo import (
     YearBucket,
 )
 from syncd.errors import InvalidInput
-from syncd.normalize.zenodo import record_parts, record_url
+from syncd.normalize.zenodo import i18n, identifier_of, record_parts, record_url
 
 __all__ = [
     "RESOURCE_TYPES",
@@ -325,21 +325,6 @@ def version_entry(body: dict[str, Any]) -> VersionEntry:
     )
 
 
-def _i18n(value: Any) -> str | None:
-    if isinstance(value, str):
-        return value or None
-    if isinstance(value, dict):
-        return value.get("en") or next((v for v in value.values() if isinstance(v, str) and v), None)
-    return None
-
-
-def _ident(identifiers: Any, scheme: str) -> str | None:
-    for entry in identifiers if isinstance(identifiers, list) else []:
-        if isinstance(entry, dict) and str(entry.get("scheme", "")).lower() == scheme:
-            return entry.get("identifier")
-    return None
-
-
 def vocabulary_entry(vocabulary: str, hit: dict[str, Any]) -> dict[str, Any]:
     """One upstream vocabulary hit -> ``{filter_param, filter_value, label, ...extras}`` (nulls dropped)."""
     out: dict[str, Any]
@@ -359,9 +344,9 @@ def vocabulary_entry(vocabulary: str, hit: dict[str, Any]) -> dict[str, Any]:
         out = {
             "filter_param": "funder",
             "filter_value": hit.get("id"),
-            "label": hit.get("name") or _i18n(hit.get("title")),
+            "label": hit.get("name") or i18n(hit.get("title")),
             "ror_id": hit.get("id"),
-            "funder_doi": _ident(hit.get("identifiers"), "doi"),
+            "funder_doi": identifier_of(hit.get("identifiers"), "doi"),
             "acronym": hit.get("acronym"),
             "country": hit.get("country"),
             "country_name": hit.get("country_name"),
@@ -371,15 +356,15 @@ def vocabulary_entry(vocabulary: str, hit: dict[str, Any]) -> dict[str, Any]:
         out = {
             "filter_param": "award",
             "filter_value": hit.get("id"),
-            "label": _i18n(hit.get("title")) or hit.get("number"),
+            "label": i18n(hit.get("title")) or hit.get("number"),
             "number": hit.get("number"),
             "acronym": hit.get("acronym"),
-            "title": _i18n(hit.get("title")),
+            "title": i18n(hit.get("title")),
             "program": hit.get("program"),
             "funder_id": funder.get("id"),
             "funder_name": funder.get("name"),
-            "award_doi": _ident(hit.get("identifiers"), "doi"),
-            "award_url": _ident(hit.get("identifiers"), "url"),
+            "award_doi": identifier_of(hit.get("identifiers"), "doi"),
+            "award_url": identifier_of(hit.get("identifiers"), "url"),
             "start_date": hit.get("start_date"),
             "end_date": hit.get("end_date"),
         }
@@ -389,7 +374,7 @@ def vocabulary_entry(vocabulary: str, hit: dict[str, Any]) -> dict[str, Any]:
         out = {
             "filter_param": "license",
             "filter_value": hit.get("id"),
-            "label": _i18n(hit.get("title")) or hit.get("id"),
+            "label": i18n(hit.get("title")) or hit.get("id"),
             "url": props.get("url"),
             "osi_approved": (osi == "y") if isinstance(osi, str) and osi else None,
             "tags": hit.get("tags") or [],
