@@ -11,7 +11,7 @@ import weakref
 from typing import Any
 
 import pytest
-from mcp import Client
+from mcp import Client, MCPError
 
 from syncd.services import Services
 from syncd.tools.server import build_server
@@ -25,15 +25,24 @@ _SERVERS: weakref.WeakKeyDictionary[Services, Any] = weakref.WeakKeyDictionary()
 
 
 async def call(cache: Services, name: str, args: dict[str, Any]) -> Any:
-    """One tool call through a fresh MCP client session (the server is built once per cache)."""
+    """One tool call through a fresh MCP client session (the server is built once per cache); a call
+    refused with a JSON-RPC error returns that ``MCPError``.
+    """
     server = _SERVERS.get(cache)
     if server is None:
         server = _SERVERS[cache] = build_server(cache)
     async with Client(server) as client:
-        return await client.call_tool(name, args)
+        try:
+            return await client.call_tool(name, args)
+        except MCPError as exc:
+            return exc
 
 
 def reason(res: Any) -> str:
+    """The declared reason of an error result, or of an invalid-params (-32602) refusal."""
+    if isinstance(res, MCPError):
+        assert res.code == -32602, res.message
+        return str(res.data["reason"])
     assert res.is_error is True, res.structured_content
     return res.structured_content["error"]["data"]["reason"]
 
@@ -242,13 +251,13 @@ async def test_invalid_cursor_and_sort_cursor_conflict(cache: Services, fake: Fa
         == "offset_too_large"
     )
     assert (
-        reason(await call(cache, "crossref_search_works", {"query": "a", "rows": 101})) == "invalid_parameter"
+        reason(await call(cache, "crossref_search_works", {"query": "a", "rows": 101})) == "invalid_arguments"
     )
     assert (
         reason(await call(cache, "crossref_search_works", {"filter": {"issn": "12-34"}}))
         == "invalid_parameter"
     )
-    assert reason(await call(cache, "crossref_search_works", {"fields": ["nope"]})) == "invalid_parameter"
+    assert reason(await call(cache, "crossref_search_works", {"fields": ["nope"]})) == "invalid_arguments"
     assert fake.count(service="crossref") == n
 
 
@@ -437,7 +446,7 @@ async def test_journal_include_works_and_errors(cache: Services, fake: FakeUpstr
         )
         == "works_cursor_offset_conflict"
     )
-    assert reason(await call(cache, "crossref_search_journals", {"issn": "12345"})) == "invalid_parameter"
+    assert reason(await call(cache, "crossref_search_journals", {"issn": "12345"})) == "invalid_arguments"
 
 
 async def test_funder_by_doi_with_descendants_and_works(cache: Services, fake: FakeUpstream) -> None:
@@ -521,8 +530,8 @@ async def test_member_and_prefix(cache: Services, fake: FakeUpstream) -> None:
     miss = await call(cache, "crossref_get_prefix", {"prefix": "10.5281"})
     assert reason(miss) == "prefix_not_found"
     assert miss.structured_content["error"]["data"]["registrationAgency"] == "DataCite"
-    assert reason(await call(cache, "crossref_get_prefix", {"prefix": "10.1016/x"})) == "invalid_parameter"
-    assert reason(await call(cache, "crossref_get_member", {"member_id": 0})) == "invalid_parameter"
+    assert reason(await call(cache, "crossref_get_prefix", {"prefix": "10.1016/x"})) == "invalid_arguments"
+    assert reason(await call(cache, "crossref_get_member", {"member_id": 0})) == "invalid_arguments"
 
 
 async def test_entities_offline_served_stale(cache: Services, fake: FakeUpstream) -> None:

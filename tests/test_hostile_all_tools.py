@@ -4,11 +4,11 @@ Property-based (hypothesis) runs over each of the 13 tools' parameters through a
 (one server per run, built once): ids, DOIs, URLs, queries, filters, facets, cursors (garbage and another
 record's), huge and unicode strings, control characters, FTS syntax (``"``, ``*``, ``NEAR(``, ``AND OR``)
 and SQL fragments. Every answer is either a result carrying ``cache`` or a tool error whose
-``error.data.reason`` is one the tool declares; ``internal_error`` never appears. The SDK's own
-argument validation (out-of-bounds ints, wrong types, over-long strings) produces a bare
-"Error executing tool" without structured content: those are counted separately, asserted to be that
-refusal and nothing else, and the defect is pinned by a strict xfail
-(``test_schema_refusals_carry_a_reason``). After each run ``PRAGMA integrity_check`` is ok and the
+``error.data.reason`` is one the tool declares; ``internal_error`` never appears. Arguments that break
+the tool's input schema after repair (out-of-bounds ints, wrong types, over-long strings) are the
+JSON-RPC invalid-params error -32602 with ``data.reason`` ``invalid_arguments`` (anchors.md): those are
+counted separately and asserted to be that refusal (``test_schema_refusals_carry_a_reason``).
+After each run ``PRAGMA integrity_check`` is ok and the
 tables are intact. A second pair of runs sends hostile queries to the two searches with upstream
 stopped, so they reach the local full-text index. Hostile upstream text (HTML, ``<script>``, control
 characters, prompt-like text) in a Crossref work and a Zenodo record comes back as data.
@@ -27,10 +27,10 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from mcp import Client
+from mcp import Client, MCPError
 
-from syncd.services import Services
 from syncd.contracts.crossref import SELECT_FIELDS, SORT_FIELDS
+from syncd.services import Services
 from syncd.store.repo import Store
 from syncd.tools.server import build_server
 from tests.conftest import CORPUS, corpus_json, make_settings
@@ -248,9 +248,14 @@ class World:
         self.server = build_server(self.cache)
 
     def call(self, tool: str, args: dict[str, Any]) -> Any:
+        """The tool's result, or the ``MCPError`` the call was refused with."""
+
         async def go() -> Any:
             async with Client(self.server) as client:
-                return await client.call_tool(tool, args)
+                try:
+                    return await client.call_tool(tool, args)
+                except MCPError as exc:
+                    return exc
 
         return asyncio.run(go())
 
@@ -283,20 +288,17 @@ def _check(world: World, declared: dict[str, set[str]], tool: str, args: dict[st
     args = {k: (cursor if v == "CURSOR_7391177" else v) for k, v in args.items()}
     res = world.call(tool, args)
     COUNTS["cases"] += 1
+    if isinstance(res, MCPError):  # the input model's refusal (see test_schema_refusals_carry_a_reason)
+        assert res.code == -32602 and res.data["reason"] == "invalid_arguments", (tool, args, res.message)
+        assert res.data["recovery"]["hint"] and res.data["fields"], (tool, args, res.data)
+        COUNTS["schema_refusals"] += 1
+        return
     sc = res.structured_content
     if not res.is_error:
         assert sc is not None and sc["cache"]["source"] in ("store", "upstream", "store-stale"), (tool, args)
         COUNTS["results"] += 1
         return
-    if sc is None:  # the SDK's own argument validation (no reason: see test_schema_refusals_carry_a_reason)
-        msg = res.content[0].text
-        assert msg.startswith(f"Error executing tool {tool}: ") and "validation error" in msg, (
-            tool,
-            args,
-            msg,
-        )
-        COUNTS["schema_refusals"] += 1
-        return
+    assert sc is not None, (tool, args, res.content[0].text)
     reason = sc["error"]["data"]["reason"]
     assert reason != "internal_error", (tool, args, res.content[0].text)
     nul = any("\x00" in v for v in _strings(args))
@@ -374,7 +376,7 @@ def test_nul_in_offline_crossref_query_is_not_a_store_failure(world: World, quer
     [
         ("crossref_get_work", {"doi": "10.1101/598821", "limit": 0}),
         ("crossref_get_member", {"member_id": "abc"}),
-        ("crossref_search_works", {"filter": {"type": 1}}),
+        ("crossref_search_works", {"filter": {"type": [1]}}),
         ("zenodo_get_record", {"id": ""}),
         ("zenodo_get_record", {"id": "9" * 501}),
         ("zenodo_search_records", {"size": 26}),
@@ -383,15 +385,15 @@ def test_nul_in_offline_crossref_query_is_not_a_store_failure(world: World, quer
     ],
 )
 def test_schema_refusals_carry_a_reason(world: World, tool: str, args: dict[str, Any]) -> None:
-    """An argument out of the schema's bounds or of the wrong type is a tool error with a structured
-    ``error.data.reason`` (invalid_parameter) like every other refusal.
+    """An argument out of the schema's bounds or of the wrong type is the JSON-RPC invalid-params error
+    -32602 whose data carries reason invalid_arguments, the refused parameter and a recovery hint.
     """
     res = world.call(tool, args)
-    assert res.is_error is True
-    assert res.structured_content is not None
-    reason = res.structured_content["error"]["data"]["reason"]
-    assert reason in ("invalid_parameter", "invalid_identifier"), reason
-    assert reason in world.declared()[tool]
+    assert isinstance(res, MCPError), res
+    assert res.code == -32602
+    assert res.data["reason"] == "invalid_arguments"
+    assert res.data["fields"] == sorted(args.keys() - {"id", "key", "doi"} or args.keys())
+    assert res.data["recovery"]["hint"]
 
 
 # ------------------------------------------------------------------------------- hostile upstream text

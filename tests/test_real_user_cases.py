@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from mcp import Client
+from mcp import Client, MCPError
 
 from syncd.services import Services
 from syncd.tools.server import build_server
@@ -20,10 +20,17 @@ pytestmark = pytest.mark.anyio
 
 async def call(cache: Services, name: str, args: dict[str, Any]) -> Any:
     async with Client(build_server(cache)) as client:
-        return await client.call_tool(name, args)
+        try:
+            return await client.call_tool(name, args)
+        except MCPError as exc:  # invalid arguments: the JSON-RPC error -32602
+            return exc
 
 
 def reason(res: Any) -> str:
+    """The declared reason of an error result, or of an invalid-params (-32602) refusal."""
+    if isinstance(res, MCPError):
+        assert res.code == -32602, res.message
+        return str(res.data["reason"])
     assert res.is_error is True, res.content[0].text
     return res.structured_content["error"]["data"]["reason"]
 
@@ -48,7 +55,7 @@ async def test_bc20_offset_and_rows_caps_are_refused_before_any_request(
         "offset_too_large"
     )
     assert reason(await call(cache, "crossref_search_works", {"query": "ecology", "rows": 1000})) == (
-        "invalid_parameter"
+        "invalid_arguments"
     )
     assert fake.count(service="crossref") == 0
 
@@ -65,7 +72,7 @@ async def test_bc28_doi_in_zenodo_query_and_unpaired_slash(cache: Services, fake
 async def test_bc29_zenodo_page_size_and_window(cache: Services, fake: FakeUpstream) -> None:
     """BC-29: size above 25 is refused; page x size past 10,000 is result_window_exceeded; no request."""
     assert reason(await call(cache, "zenodo_search_records", {"query": "climate", "size": 26})) == (
-        "invalid_parameter"
+        "invalid_arguments"
     )
     assert reason(
         await call(cache, "zenodo_search_records", {"query": "climate", "size": 25, "page": 401})

@@ -6,7 +6,7 @@ import time
 from typing import Any
 
 import pytest
-from mcp import Client
+from mcp import Client, MCPError
 
 from syncd.services import Services
 from syncd.tools.server import build_server
@@ -92,10 +92,15 @@ async def test_unknown_doi_is_doi_not_found(cache: Services, fake: FakeUpstream)
 
 
 async def test_not_a_doi_is_refused_before_any_request(cache: Services, fake: FakeUpstream) -> None:
-    """A non-DOI string is invalid_parameter and reaches no upstream (BC-07)."""
-    res = await call(cache, "crossref_get_work", {"doi": "THISISNOTAREALDOI"})
-    assert res.is_error is True
-    assert res.structured_content["error"]["data"]["reason"] == "invalid_parameter"
+    """A non-DOI string is the invalid-params error -32602 (invalid_arguments) and reaches no upstream
+    (BC-07).
+    """
+    async with Client(build_server(cache)) as client:
+        with pytest.raises(MCPError) as refused:
+            await client.call_tool("crossref_get_work", {"doi": "THISISNOTAREALDOI"})
+    assert refused.value.code == -32602
+    assert refused.value.data["reason"] == "invalid_arguments"
+    assert refused.value.data["fields"] == ["doi"]
     assert fake.count() == 0
 
 

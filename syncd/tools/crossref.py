@@ -10,21 +10,16 @@ Contract: ``../shared/spec/anchors.md`` §1a (same name, parameters, bounds, out
 
 from __future__ import annotations
 
-import inspect
 import json
-from collections.abc import Callable
 from importlib import resources
-from typing import Annotated, Any
+from typing import Any
 
 from mcp.server import MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field, WithJsonSchema, model_validator
 
 from syncd.cache import Lookup
-from syncd.contracts.common import CacheInfo, WithCache
+from syncd.contracts.common import WithCache
 from syncd.contracts.crossref import (
-    SELECT_FIELDS,
-    SORT_FIELDS,
     MemberView,
     PrefixView,
     ReferencesView,
@@ -42,25 +37,31 @@ from syncd.policy import Provenance
 from syncd.services import Services
 from syncd.store.content import document
 from syncd.tools.errors import error_result
+from syncd.tools.params import (
+    GetMemberArgs,
+    GetPrefixArgs,
+    GetReferencesArgs,
+    GetWorkArgs,
+    SearchFundersArgs,
+    SearchJournalsArgs,
+    SearchWorksArgs,
+    ToolSpec,
+)
 
 __all__ = [
     "GUIDE_URI",
+    "TOOLS",
     "GetWorkResult",
     "get_member",
     "get_prefix",
     "get_references",
     "get_work",
-    "register",
+    "register_resources",
     "render_work",
     "search_funders",
     "search_journals",
     "search_works",
 ]
-
-DOI_DESCRIPTION = (
-    "The DOI to resolve: bare (10.1038/nphys1170), with a doi: prefix, or as a https://doi.org/ or "
-    "dx.doi.org URL; any case. SICI DOIs with <>;()[]# are kept whole."
-)
 
 
 class GetWorkResult(WorkView, WithCache):
@@ -135,10 +136,10 @@ def _work_data(lookup: Lookup, offset: int, limit: int) -> dict[str, Any]:
 
 def get_work(
     cache: Services,
-    doi: Annotated[str, Field(min_length=1, max_length=2000, description=DOI_DESCRIPTION)],
-    offset: Annotated[int, Field(ge=0, description="Authors to skip (pages the author list only).")] = 0,
-    limit: Annotated[int, Field(ge=1, le=500, description="Authors per page.")] = 25,
-) -> Annotated[CallToolResult, GetWorkResult]:
+    doi: str,
+    offset: int = 0,
+    limit: int = 25,
+) -> CallToolResult:
     """Resolve a DOI to its full Crossref record, from the local store first.
 
     Returns title, authors (paged by offset/limit, with authorCount and nextOffset), editors,
@@ -164,20 +165,6 @@ def get_work(
 
 GUIDE_URI = "skill://crossref-guide/SKILL.md"
 GUIDE_TEMPLATE = "skill://{+path}"
-
-_WITH_CACHE = {"cache": (CacheInfo | None, Field(None, description="Where this answer came from."))}
-
-
-def _bounded(description: str, minimum: int, maximum: int | None = None) -> Any:
-    """An int parameter with schema-declared bounds, checked by the tool.
-
-    An int parameter whose bounds are declared in the schema and checked by the tool (so a bad value
-    is an ``invalid_parameter`` tool error with a recovery hint, not a bare validation failure).
-    """
-    schema: dict[str, Any] = {"type": "integer", "minimum": minimum, "description": description}
-    if maximum is not None:
-        schema["maximum"] = maximum
-    return Annotated[int, Field(description=description), WithJsonSchema(schema)]
 
 
 def _check(name: str, value: int, minimum: int, maximum: int | None = None) -> int:
@@ -220,8 +207,6 @@ def _work_line(w: dict[str, Any]) -> str:
 # --------------------------------------------------------------------------------------------------
 # tools
 # --------------------------------------------------------------------------------------------------
-
-TERM = Annotated[str | None, Field(description="Blank is read as omitted.")]
 
 
 def search_works(cache: Services, args: dict[str, Any]) -> CallToolResult:
@@ -422,226 +407,72 @@ def guide_text() -> str:
 
 
 # --------------------------------------------------------------------------------------------------
-# registration
+# the tools, each declared once (input models in syncd.tools.params)
 # --------------------------------------------------------------------------------------------------
 
-_ALIASES: dict[str, dict[str, str]] = {
-    "crossref_search_works": {
-        "query.bibliographic": "queryBibliographic",
-        "query.title": "queryTitle",
-        "query.author": "queryAuthor",
-        "query.container-title": "queryContainerTitle",
-        "select": "fields",
-        "facet": "facets",
-    },
-}
+_GET = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+_SEARCH = ToolAnnotations(read_only_hint=True, idempotent_hint=False, open_world_hint=True)
+
+TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec("crossref_get_work", "Get a Crossref work by DOI", GetWorkArgs, GetWorkResult, get_work, _GET),
+    ToolSpec(
+        "crossref_search_works",
+        "Search Crossref works",
+        SearchWorksArgs,
+        SearchWorksResult,
+        search_works,
+        _SEARCH,
+        pass_dict=True,
+    ),
+    ToolSpec(
+        "crossref_get_references",
+        "Get the reference list of a Crossref work",
+        GetReferencesArgs,
+        ReferencesResult,
+        get_references,
+        _GET,
+    ),
+    ToolSpec(
+        "crossref_search_journals",
+        "Find Crossref journals",
+        SearchJournalsArgs,
+        SearchJournalsResult,
+        search_journals,
+        _SEARCH,
+        pass_dict=True,
+    ),
+    ToolSpec(
+        "crossref_search_funders",
+        "Find funders in the Open Funder Registry",
+        SearchFundersArgs,
+        SearchFundersResult,
+        search_funders,
+        _SEARCH,
+        pass_dict=True,
+    ),
+    ToolSpec(
+        "crossref_get_member",
+        "Get a Crossref member (publisher)",
+        GetMemberArgs,
+        MemberResult,
+        get_member,
+        _GET,
+    ),
+    ToolSpec(
+        "crossref_get_prefix",
+        "Get the Crossref member behind a DOI prefix",
+        GetPrefixArgs,
+        PrefixResult,
+        get_prefix,
+        _GET,
+    ),
+)
+"""The seven Crossref tools. Annotations follow the anchor: read-only everywhere; idempotent on the
+get tools; open-world on the three searches."""
 
 
-def _accept_aliases(server: MCPServer, tool: str, aliases: dict[str, str]) -> None:
-    """Let ``tool`` accept Crossref's own parameter names as aliases.
-
-    Let ``tool`` accept Crossref's own parameter names: each alias is renamed to its parameter
-    before validation (the parameter wins when both are given).
-    """
-    registered = server._tool_manager.get_tool(tool)
-    if registered is None:
-        return
-    base = registered.fn_metadata.arg_model
-
-    class WithAliases(base):  # type: ignore[misc, valid-type]
-        @model_validator(mode="before")
-        @classmethod
-        def _rename(cls, value: Any) -> Any:
-            if isinstance(value, dict):
-                value = dict(value)
-                for alias, name in aliases.items():
-                    if alias in value:
-                        aliased = value.pop(alias)
-                        if isinstance(aliased, str) and name == "fields":
-                            aliased = [f.strip() for f in aliased.split(",") if f.strip()]
-                        value.setdefault(name, aliased)
-            return value
-
-    WithAliases.__name__ = base.__name__
-    registered.fn_metadata.arg_model = WithAliases
-
-
-_SORT_SCHEMA = {"anyOf": [{"const": "", "type": "string"}, {"enum": list(SORT_FIELDS), "type": "string"}]}
-_ORDER_SCHEMA = {"anyOf": [{"const": "", "type": "string"}, {"enum": ["asc", "desc"], "type": "string"}]}
-_INT0 = _bounded("Works per page (0-100, default 20; 0 = counts and facets only).", 0, 100)
-_INT1 = _bounded("Authors kept per work (1-500, default 25).", 1, 500)
-_INT2 = _bounded("Zero-based offset (offset + rows <= 10,000); not with cursor.", 0)
-_INT3 = _bounded("References to skip.", 0)
-_INT4 = _bounded("References per page (1-500, default 100).", 1, 500)
-_INT5 = _bounded("Journals per page, or works per page with include_works (1-100).", 1, 100)
-_INT6 = _bounded("Title-search offset (offset + rows <= 100,000).", 0)
-_INT7 = _bounded("Works-list offset (works_offset + rows <= 10,000).", 0)
-_INT8 = _bounded("Funders per page, or works per page with include_works (1-100).", 1, 100)
-_INT9 = _bounded("Name-search offset (offset + rows <= 100,000).", 0)
-_INT11 = _bounded("Crossref member id, e.g. 98 (Hindawi), 297 (Springer).", 1)
-
-
-def register(server: MCPServer, cache: Services, annotations: ToolAnnotations) -> None:
-    """Register the seven Crossref tools and the guide resource on ``server``, answering through ``cache``.
-
-    Annotations follow the anchor: read-only everywhere; idempotent on the get tools; open-world on the
-    three searches.
-    """
-    get_ann = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
-    search_ann = ToolAnnotations(read_only_hint=True, idempotent_hint=False, open_world_hint=True)
-    del annotations  # the server-wide default is replaced by the anchor's per-tool hints
-
-    def doc(fn: Callable[..., Any]) -> str:
-        return inspect.cleandoc(fn.__doc__ or "")
-
-    @server.tool(
-        name="crossref_get_work",
-        title="Get a Crossref work by DOI",
-        description=doc(get_work),
-        annotations=get_ann,
-    )
-    def crossref_get_work(
-        doi: Annotated[str, Field(min_length=1, max_length=2000, description=DOI_DESCRIPTION)],
-        offset: Annotated[int, Field(ge=0, description="Authors to skip (pages the author list only).")] = 0,
-        limit: Annotated[int, Field(ge=1, le=500, description="Authors per page (1-500).")] = 25,
-    ) -> Annotated[CallToolResult, GetWorkResult]:
-        return get_work(cache, doi, offset, limit)
-
-    @server.tool(
-        name="crossref_search_works",
-        title="Search Crossref works",
-        description=doc(search_works),
-        annotations=search_ann,
-    )
-    def crossref_search_works(
-        query: Annotated[
-            str | None, Field(description='Free-text query, e.g. "CRISPR gene editing".')
-        ] = None,
-        queryBibliographic: Annotated[
-            str | None, Field(description="Whole-citation match to resolve a reference to its DOI.")
-        ] = None,
-        queryTitle: Annotated[str | None, Field(description="Match against work titles only.")] = None,
-        queryAuthor: Annotated[str | None, Field(description="Match against author names only.")] = None,
-        queryContainerTitle: Annotated[
-            str | None, Field(description="Match against the journal/book title only.")
-        ] = None,
-        filter: Annotated[
-            dict[str, str] | None,
-            Field(
-                description='Crossref filters, hyphenated keys, string values: {"type": "journal-article", '
-                '"from-pub-date": "2023-01-01", "has-abstract": "true"}.'
-            ),
-        ] = None,
-        fields: Annotated[
-            list[str] | None,
-            Field(description="Crossref select names to return (DOI always included)."),
-            WithJsonSchema(
-                {
-                    "type": "array",
-                    "items": {"enum": list(SELECT_FIELDS), "type": "string"},
-                    "description": "Crossref select names to return (DOI always included).",
-                }
-            ),
-        ] = None,
-        rows: _INT0 = 20,
-        authorLimit: _INT1 = 25,
-        offset: _INT2 = 0,
-        cursor: Annotated[
-            str | None, Field(description='"*" starts a cursor walk; then pass nextCursor back.')
-        ] = None,
-        sort: Annotated[str | None, Field(description="Sort field."), WithJsonSchema(_SORT_SCHEMA)] = None,
-        order: Annotated[str | None, Field(description="asc or desc."), WithJsonSchema(_ORDER_SCHEMA)] = None,
-        facets: Annotated[
-            dict[str, str | int] | None,
-            Field(description='Facet name -> "*" or a number of values, e.g. {"type-name": "*"}.'),
-        ] = None,
-    ) -> Annotated[CallToolResult, SearchWorksResult]:
-        return search_works(cache, dict(locals()))
-
-    _accept_aliases(server, "crossref_search_works", _ALIASES["crossref_search_works"])
-
-    @server.tool(
-        name="crossref_get_references",
-        title="Get the reference list of a Crossref work",
-        description=doc(get_references),
-        annotations=get_ann,
-    )
-    def crossref_get_references(
-        doi: Annotated[str, Field(min_length=1, max_length=2000, description=DOI_DESCRIPTION)],
-        offset: _INT3 = 0,
-        limit: _INT4 = 100,
-    ) -> Annotated[CallToolResult, ReferencesResult]:
-        return get_references(cache, doi, offset, limit)
-
-    @server.tool(
-        name="crossref_search_journals",
-        title="Find Crossref journals",
-        description=doc(search_journals),
-        annotations=search_ann,
-    )
-    def crossref_search_journals(
-        query: Annotated[str | None, Field(description="Journal title search.")] = None,
-        issn: Annotated[
-            str | None,
-            Field(description="Exact ISSN lookup (NNNN-NNNX); supersedes query; offset is ignored."),
-        ] = None,
-        include_works: Annotated[
-            bool, Field(description="Also return a page of the journal's works.")
-        ] = False,
-        rows: _INT5 = 10,
-        offset: _INT6 = 0,
-        works_offset: _INT7 = 0,
-        works_cursor: Annotated[
-            str | None, Field(description='"*" starts an uncapped works walk; pass nextWorksCursor back.')
-        ] = None,
-    ) -> Annotated[CallToolResult, SearchJournalsResult]:
-        return search_journals(cache, dict(locals()))
-
-    @server.tool(
-        name="crossref_search_funders",
-        title="Find funders in the Open Funder Registry",
-        description=doc(search_funders),
-        annotations=search_ann,
-    )
-    def crossref_search_funders(
-        query: Annotated[str | None, Field(description="Funder name search.")] = None,
-        funder_doi: Annotated[
-            str | None,
-            Field(
-                description="Registry id (100000001) or funder DOI (10.13039/100000001, doi:, doi.org URL)."
-            ),
-        ] = None,
-        include_works: Annotated[bool, Field(description="Also return a page of funded works.")] = False,
-        rows: _INT8 = 10,
-        offset: _INT9 = 0,
-        works_offset: _INT7 = 0,
-        works_cursor: Annotated[
-            str | None, Field(description='"*" starts an uncapped works walk; pass nextWorksCursor back.')
-        ] = None,
-    ) -> Annotated[CallToolResult, SearchFundersResult]:
-        return search_funders(cache, dict(locals()))
-
-    @server.tool(
-        name="crossref_get_member",
-        title="Get a Crossref member (publisher)",
-        description=doc(get_member),
-        annotations=get_ann,
-    )
-    def crossref_get_member(
-        member_id: _INT11,
-    ) -> Annotated[CallToolResult, MemberResult]:
-        return get_member(cache, member_id)
-
-    @server.tool(
-        name="crossref_get_prefix",
-        title="Get the Crossref member behind a DOI prefix",
-        description=doc(get_prefix),
-        annotations=get_ann,
-    )
-    def crossref_get_prefix(
-        prefix: Annotated[str, Field(description="DOI prefix such as 10.1038 (no /suffix).")],
-    ) -> Annotated[CallToolResult, PrefixResult]:
-        return get_prefix(cache, prefix)
+def register_resources(server: MCPServer[Any]) -> None:
+    """Register the crossref-guide skill resource and the ``skill://{+path}`` template on ``server``."""
 
     @server.resource(
         GUIDE_URI,

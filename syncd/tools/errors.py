@@ -5,6 +5,10 @@ A failed call is a ``CallToolResult`` with ``is_error=True`` whose structured co
 whose text is the message plus a ``Recovery:`` line. Codes follow the anchors' framework:
 NotFound -32001, ServiceUnavailable -32000, RateLimited -32003, Timeout -32004,
 ValidationError -32007, SerializationError -32070, InternalError -32603.
+
+Arguments that violate a tool's input schema are not a tool result but the JSON-RPC
+invalid-params error -32602 with ``data.reason = "invalid_arguments"`` (anchors.md, "Arguments are
+repaired before validation"): :func:`invalid_arguments` builds it.
 """
 
 from __future__ import annotations
@@ -12,12 +16,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 
-from mcp.types import CallToolResult, TextContent
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS, CallToolResult, TextContent
+from pydantic import ValidationError
 
 from syncd.contracts.common import ErrorData, ErrorInfo, Recovery
 from syncd.errors import SyncdError, UpstreamError, UpstreamRejected
 
-__all__ = ["CODES", "error_result", "to_error_info"]
+__all__ = ["CODES", "error_result", "invalid_arguments", "to_error_info"]
 
 log = logging.getLogger("syncd.tools")
 
@@ -31,6 +37,7 @@ CODES: dict[str, int] = {
     "rate_limited": -32003,
     "request_timeout": -32004,
     "malformed_response": -32070,
+    "invalid_arguments": INVALID_PARAMS,
     "invalid_parameter": -32007,
     "invalid_identifier": -32007,
     "invalid_cursor": -32007,
@@ -86,4 +93,32 @@ def error_result(exc: Exception, rename: Mapping[str, str] | None = None) -> Cal
         content=[TextContent(type="text", text=text)],
         structured_content={"error": info.to_dict()},
         is_error=True,
+    )
+
+
+ARGUMENTS_HINT = "Check the tool's input schema: types, bounds, allowed names and forms."
+
+
+def invalid_arguments(tool: str, exc: ValidationError) -> MCPError:
+    """The JSON-RPC error (-32602) for arguments of ``tool`` that its input model refused.
+
+    ``data`` is the contracts' error data: ``reason`` ``invalid_arguments``, ``recovery.hint``,
+    ``retryable`` false, and ``fields`` (the parameters refused). The values themselves are not
+    echoed beyond pydantic's message.
+    """
+    errors = exc.errors(include_url=False, include_input=False)
+    fields = sorted({str(err["loc"][0]) for err in errors if err.get("loc")})
+    details = "; ".join(
+        f"{'.'.join(str(p) for p in err.get('loc', ())) or '(arguments)'}: {err.get('msg')}" for err in errors
+    )
+    data = ErrorData(
+        reason="invalid_arguments",
+        recovery=Recovery(hint=ARGUMENTS_HINT),
+        retryable=False,
+        fields=fields,
+    )
+    return MCPError(
+        code=INVALID_PARAMS,
+        message=f"invalid arguments for {tool}: {details}",
+        data=data.model_dump(mode="json", exclude_none=True),
     )

@@ -15,16 +15,13 @@ locally from the stored record.
 
 from __future__ import annotations
 
-import inspect
 import json
 import re
 import time
-from typing import Annotated, Any
+from typing import Any
 from urllib.parse import quote
 
-from mcp.server import MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
 
 from syncd import policy
 from syncd.contracts.common import WithCache
@@ -68,25 +65,29 @@ from syncd.services import Services
 from syncd.store.content import document
 from syncd.store.repo import StoredEntry
 from syncd.tools.errors import error_result
+from syncd.tools.params import (
+    GetRecordArgs,
+    ListFilesArgs,
+    ListVersionsArgs,
+    LookupVocabularyArgs,
+    ReadFileArgs,
+    SearchRecordsArgs,
+    ToolSpec,
+)
 from syncd.upstream.zenodo import LEGACY_JSON
 
 __all__ = [
+    "TOOLS",
     "GetRecordResult",
     "get_record",
     "list_files",
     "list_versions",
     "lookup_vocabulary",
     "read_file",
-    "register",
     "render_record",
     "search_records",
 ]
 
-ID_DESCRIPTION = (
-    "The deposit to resolve: a record id (22705923), a Zenodo DOI (10.5281/zenodo.22705923, doi: prefix "
-    "and any case accepted), a concept DOI or concept record id (resolves to the latest version), another "
-    "DOI registered to a Zenodo record, or a zenodo.org/records or doi.org URL."
-)
 # Upstream reasons as zenodo_get_record declares them.
 RENAME = {
     "upstream_unavailable": "record_unavailable",
@@ -186,17 +187,6 @@ def _miss(kind: str, input_kind: str, ident: str, tombstone_body: str | None = N
     return data
 
 
-CURSOR_DESCRIPTION = (
-    "A continuations[].cursor from an earlier zenodo_get_record response, passed unchanged with that "
-    "continuation's id as id. Returns that field's next window (8,000 characters of text, or the next page "
-    "of entries) as window, in place of record. Omit to get the record."
-)
-CITATION_DESCRIPTION = (
-    "Include a formatted citation of the resolved version: bibtex, csl-json, or a text style (apa, "
-    "chicago-author-date, harvard-cite-them-right, ieee, modern-language-association, nature). Case, spaces, "
-    "hyphens, and underscores are ignored when matching (BibTeX, APA, CSL JSON). Omit for none. Rendered "
-    "locally from the stored record, so it works offline."
-)
 WINDOW_LIMIT = 10_000
 """Zenodo's result window: ``page x size`` may not pass it."""
 FILE_RENAME = {**RENAME, "not_found": "record_not_found"}
@@ -1170,187 +1160,53 @@ def lookup_vocabulary(
     return _result(data, f"Zenodo {data.get('vocabulary', vocabulary)}: {query or 'browse'}")
 
 
-# ------------------------------------------------------------------------------------------ register
+# ------------------------------------------------------------------------------- the tools, declared once
 
-OptStr = Annotated[str | None, Field(None, max_length=1000)]
+_ANNOTATIONS = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=True)
 
-
-RecordIdParam = Annotated[str, Field(min_length=1, max_length=500, description=ID_DESCRIPTION)]
-"""The ``id`` parameter every Zenodo tool takes (any form parse_record_ref accepts)."""
-
-
-def register(server: MCPServer, cache: Services, annotations: ToolAnnotations) -> None:
-    """Register the six Zenodo tools on ``server``, answering through ``cache``."""
-
-    @server.tool(
-        name="zenodo_get_record",
-        title="Get a Zenodo record",
-        description=inspect.cleandoc(get_record.__doc__ or ""),
-        annotations=annotations,
-    )
-    def zenodo_get_record(
-        id: RecordIdParam,
-        cursor: Annotated[str | None, Field(max_length=500, description=CURSOR_DESCRIPTION)] = None,
-        citation_style: Annotated[str | None, Field(max_length=64, description=CITATION_DESCRIPTION)] = None,
-    ) -> Annotated[CallToolResult, GetRecordResult]:
-        return get_record(cache, id, cursor, citation_style)
-
-    @server.tool(
-        name="zenodo_search_records",
-        title="Search Zenodo records",
-        description=inspect.cleandoc(search_records.__doc__ or ""),
-        annotations=annotations,
-    )
-    def zenodo_search_records(
-        query: Annotated[
-            str | None,
-            Field(
-                max_length=1000,
-                description="Search terms (OR-ed unless joined by AND; quote phrases; field syntax such as "
-                'metadata.title:"..." works). Omit to browse.',
-            ),
-        ] = None,
-        resource_type: Annotated[
-            str | list[str] | None,
-            Field(description="Resource type ids (dataset, software, publication-article, ...); up to 10."),
-        ] = None,
-        community: Annotated[
-            str | None, Field(max_length=200, description="Community slug, UUID or URL.")
-        ] = None,
-        funder: Annotated[
-            str | None, Field(max_length=200, description="Funder ROR id, ROR URL or Funder DOI.")
-        ] = None,
-        award: Annotated[
-            str | None, Field(max_length=200, description="Award id <ror>::<number>, or a grant number.")
-        ] = None,
-        creator_orcid: Annotated[
-            str | None, Field(max_length=100, description="A creator's ORCID iD.")
-        ] = None,
-        file_type: Annotated[
-            str | list[str] | None, Field(description="File extensions (csv, pdf, ...); up to 10.")
-        ] = None,
-        license: Annotated[
-            str | None, Field(max_length=64, description="License id (cc-by-4.0, mit).")
-        ] = None,
-        access_status: Annotated[
-            str | None, Field(max_length=32, description="open, restricted, embargoed or metadata-only.")
-        ] = None,
-        published_from: Annotated[
-            str | None, Field(max_length=10, description="YYYY, YYYY-MM or YYYY-MM-DD.")
-        ] = None,
-        published_to: Annotated[
-            str | None, Field(max_length=10, description="YYYY, YYYY-MM or YYYY-MM-DD.")
-        ] = None,
-        all_versions: Annotated[
-            bool, Field(description="Search every version, not only the latest.")
-        ] = False,
-        sort: Annotated[
-            str | None,
-            Field(
-                max_length=32,
-                description="bestmatch (default with a query), newest (default without), oldest, mostviewed, "
-                "mostdownloaded, updated-desc, updated-asc.",
-            ),
-        ] = None,
-        page: Annotated[int, Field(ge=1, description="Page (1-based); page x size <= 10,000.")] = 1,
-        size: Annotated[int, Field(ge=1, le=25, description="Hits per page (1-25).")] = 10,
-    ) -> Annotated[CallToolResult, SearchRecordsResult]:
-        return search_records(
-            cache,
-            query,
-            resource_type,
-            community,
-            funder,
-            award,
-            creator_orcid,
-            file_type,
-            license,
-            access_status,
-            published_from,
-            published_to,
-            all_versions,
-            sort,
-            page,
-            size,
-        )
-
-    @server.tool(
-        name="zenodo_list_versions",
-        title="List a Zenodo record's versions",
-        description=inspect.cleandoc(list_versions.__doc__ or ""),
-        annotations=annotations,
-    )
-    def zenodo_list_versions(
-        id: RecordIdParam,
-        page: Annotated[int, Field(ge=1, description="Page (1-based); page x size <= 10,000.")] = 1,
-        size: Annotated[int, Field(ge=1, le=25, description="Versions per page (1-25).")] = 25,
-    ) -> Annotated[CallToolResult, ListVersionsResult]:
-        return list_versions(cache, id, page, size)
-
-    @server.tool(
-        name="zenodo_list_files",
-        title="List a Zenodo record's files",
-        description=inspect.cleandoc(list_files.__doc__ or ""),
-        annotations=annotations,
-    )
-    def zenodo_list_files(
-        id: RecordIdParam,
-        archive_key: Annotated[
-            str | None, Field(max_length=1000, description="Exact key of a .zip file: list its members.")
-        ] = None,
-        key_contains: Annotated[
-            str | None, Field(max_length=200, description="Case-insensitive substring filter on keys.")
-        ] = None,
-        offset: Annotated[int, Field(ge=0, description="Entries to skip.")] = 0,
-        limit: Annotated[int, Field(ge=1, le=200, description="Most entries returned (1-200).")] = 50,
-    ) -> Annotated[CallToolResult, ListFilesResult]:
-        return list_files(cache, id, archive_key, key_contains, offset, limit)
-
-    @server.tool(
-        name="zenodo_read_file",
-        title="Read a text preview of a Zenodo file",
-        description=inspect.cleandoc(read_file.__doc__ or ""),
-        annotations=annotations,
-    )
-    def zenodo_read_file(
-        id: RecordIdParam,
-        key: Annotated[str, Field(min_length=1, max_length=1000, description="Exact file key.")],
-        archive_member: Annotated[
-            str | None, Field(max_length=1000, description="Path of a member inside the ZIP named by key.")
-        ] = None,
-        offset_bytes: Annotated[
-            int, Field(ge=0, description="Byte offset to start at (0 with archive_member).")
-        ] = 0,
-        max_bytes: Annotated[
-            int, Field(ge=256, le=65_536, description="Most bytes read (256-65,536).")
-        ] = 16_384,
-    ) -> Annotated[CallToolResult, ReadFileResult]:
-        return read_file(cache, id, key, archive_member, offset_bytes, max_bytes)
-
-    @server.tool(
-        name="zenodo_lookup_vocabulary",
-        title="Look up Zenodo filter ids",
-        description=inspect.cleandoc(lookup_vocabulary.__doc__ or ""),
-        annotations=annotations,
-    )
-    def zenodo_lookup_vocabulary(
-        vocabulary: Annotated[
-            str,
-            Field(
-                min_length=1,
-                max_length=32,
-                description="communities, funders, awards, licenses or resource_types (singular and "
-                "grant/grants accepted).",
-            ),
-        ],
-        query: Annotated[
-            str | None, Field(max_length=200, description="Search terms; omit to browse.")
-        ] = None,
-        funder: Annotated[
-            str | None,
-            Field(max_length=200, description="Awards only: funder ROR id, ROR URL or Funder DOI."),
-        ] = None,
-        page: Annotated[int, Field(ge=1, description="Page (1-based); page x size <= 10,000.")] = 1,
-        size: Annotated[int, Field(ge=1, le=25, description="Entries per page (1-25).")] = 10,
-    ) -> Annotated[CallToolResult, LookupVocabularyResult]:
-        return lookup_vocabulary(cache, vocabulary, query, funder, page, size)
+TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec(
+        "zenodo_get_record", "Get a Zenodo record", GetRecordArgs, GetRecordResult, get_record, _ANNOTATIONS
+    ),
+    ToolSpec(
+        "zenodo_search_records",
+        "Search Zenodo records",
+        SearchRecordsArgs,
+        SearchRecordsResult,
+        search_records,
+        _ANNOTATIONS,
+    ),
+    ToolSpec(
+        "zenodo_list_versions",
+        "List a Zenodo record's versions",
+        ListVersionsArgs,
+        ListVersionsResult,
+        list_versions,
+        _ANNOTATIONS,
+    ),
+    ToolSpec(
+        "zenodo_list_files",
+        "List a Zenodo record's files",
+        ListFilesArgs,
+        ListFilesResult,
+        list_files,
+        _ANNOTATIONS,
+    ),
+    ToolSpec(
+        "zenodo_read_file",
+        "Read a text preview of a Zenodo file",
+        ReadFileArgs,
+        ReadFileResult,
+        read_file,
+        _ANNOTATIONS,
+    ),
+    ToolSpec(
+        "zenodo_lookup_vocabulary",
+        "Look up Zenodo filter ids",
+        LookupVocabularyArgs,
+        LookupVocabularyResult,
+        lookup_vocabulary,
+        _ANNOTATIONS,
+    ),
+)
+"""The six Zenodo tools (input models in :mod:`syncd.tools.params`)."""
