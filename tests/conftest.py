@@ -32,11 +32,12 @@ from typing import Any
 
 import pytest
 
-from syncd.services import Services
 from syncd.config import Settings
+from syncd.services import Services
 from syncd.store.repo import Store
 from tests.corpus_path import CORPUS
 from tests.fakeupstream import FakeUpstream
+from tests.schema_check import checking
 
 
 def corpus_json(rel: str) -> Any:
@@ -47,6 +48,13 @@ def corpus_json(rel: str) -> Any:
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture(autouse=True)
+def answers_fit_output_schema(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Every tool answer in every test is checked against its tool's outputSchema (tests/schema_check.py)."""
+    with checking(monkeypatch):
+        yield
 
 
 @pytest.fixture

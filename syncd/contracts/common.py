@@ -28,12 +28,6 @@ class CacheInfo(BaseModel):
     )
 
 
-class WithCache(BaseModel):
-    """Mixin for every tool output: the contract's fields plus the ``cache`` provenance block."""
-
-    cache: CacheInfo | None = Field(None, description="Where this answer came from and how fresh it is.")
-
-
 class Recovery(BaseModel):
     """What the caller can do about an error."""
 
@@ -62,3 +56,26 @@ class ErrorInfo(BaseModel):
     def to_dict(self) -> dict[str, Any]:
         """JSON form without nulls."""
         return self.model_dump(mode="json", exclude_none=True)
+
+
+def _answer_schema(schema: dict[str, Any]) -> None:
+    """A tool's ``outputSchema`` admits all its answers: nothing is required at the top level.
+
+    Success, miss and error answers share no field (an error carries only ``error``), so the
+    top-level ``required`` list is dropped; nested objects keep theirs.
+    """
+    schema.pop("required", None)
+
+
+class WithCache(BaseModel):
+    """Mixin for every tool output: the contract's fields plus ``cache`` provenance and ``error``.
+
+    The published ``outputSchema`` requires no top-level field (see :func:`_answer_schema`), so
+    clients that check ``structuredContent`` against it (TypeScript SDK, MCP Inspector) accept the
+    error and miss answers too.
+    """
+
+    model_config = ConfigDict(json_schema_extra=_answer_schema)
+
+    cache: CacheInfo | None = Field(None, description="Where this answer came from and how fresh it is.")
+    error: ErrorInfo | None = Field(None, description="Present when the call failed. Absent on success.")

@@ -1,0 +1,53 @@
+"""Every tool answer checked against the tool's declared ``outputSchema`` (issue 12 item 1).
+
+Clients on the TypeScript SDK (the MCP Inspector, many agents) validate ``structuredContent`` against
+the tool's ``outputSchema`` and show only the schema failure when it does not fit. :func:`checking`
+wraps ``mcp.Client.call_tool`` so that every answer a test receives (success, miss, each error
+reason) is validated with ``jsonschema`` against the schema the same client listed; conftest turns
+it on for every test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+from mcp import Client
+from mcp.types import CallToolResult
+
+__all__ = ["checking", "schema_errors"]
+
+
+def schema_errors(schema: dict[str, Any], content: Any) -> list[str]:
+    """The ``jsonschema`` (draft 2020-12) errors of ``content`` against ``schema``, as readable lines."""
+    validator = Draft202012Validator(schema)
+    return [
+        f"{'/'.join(str(p) for p in err.absolute_path) or '(root)'}: {err.message}"
+        for err in sorted(validator.iter_errors(content), key=lambda e: list(e.absolute_path))
+    ]
+
+
+async def _output_schema(client: Client, name: str) -> dict[str, Any] | None:
+    """The outputSchema ``client`` lists for tool ``name`` (the client caches its tools/list answer)."""
+    return next((t.output_schema for t in (await client.list_tools()).tools if t.name == name), None)
+
+
+@contextmanager
+def checking(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Within the block, ``Client.call_tool`` fails a test whose answer breaks the tool's outputSchema."""
+    original: Callable[..., Awaitable[CallToolResult]] = Client.call_tool
+
+    async def call_tool(self: Client, name: str, *args: Any, **kwargs: Any) -> CallToolResult:
+        result = await original(self, name, *args, **kwargs)
+        if result.structured_content is not None:
+            schema = await _output_schema(self, name)
+            if schema is not None:
+                errors = schema_errors(schema, result.structured_content)
+                assert not errors, f"{name} answer breaks its outputSchema: {errors}"
+        return result
+
+    monkeypatch.setattr(Client, "call_tool", call_tool)
+    yield
