@@ -69,11 +69,13 @@ async def test_upstream_down_serves_stored_entry_flagged(cache: Services, fake: 
 async def test_unknown_doi_with_upstream_down_is_a_declared_error_fast(
     cache: Services, fake: FakeUpstream
 ) -> None:
-    """Nothing stored and upstream down: a tool error with reason upstream_unavailable in under 5 s."""
+    """Nothing stored and upstream down: a tool error with reason upstream_unavailable within the deadline
+    (plus scheduling margin).
+    """
     fake.stop()
     started = time.monotonic()
     res = await call(cache, "crossref_get_work", {"doi": "10.1234/never-seen"})
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < cache.settings.deadline_s + 2
     assert res.is_error is True
     assert res.structured_content["error"]["data"]["reason"] == "upstream_unavailable"
     assert "Recovery:" in res.content[0].text
