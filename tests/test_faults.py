@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from syncd.services import Services
 from syncd.config import Settings
+from syncd.services import Services
 from syncd.store.repo import Store
 from syncd.tools.server import build_server
 from tests.conftest import make_settings
