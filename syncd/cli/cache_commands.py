@@ -1,0 +1,524 @@
+"""``syncd cache``: inspect, use and maintain the local store."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from syncd import policy
+from syncd.budget import Budget
+from syncd.cli.common import (
+    EXIT_FAILURE,
+    EXIT_NOT_FOUND,
+    EXIT_USAGE,
+    ProgressBar,
+    emit,
+    entry_dict,
+    fail,
+    handle_errors,
+    json_option,
+    kind_filter,
+    kind_option,
+    limit_option,
+    parse_duration,
+    parse_size,
+    pool_rows,
+    print_rows,
+    resolve_id,
+    session,
+    store_kind_option,
+    stored_entry,
+)
+from syncd.config import POOLS
+from syncd.errors import InvalidInput, NotFound, SyncdError
+from syncd.lookups import crossref as lookups_crossref
+from syncd.lookups import zenodo as lookups_zenodo
+from syncd.normalize.crossref import work_view
+from syncd.normalize.zenodo import record_view
+from syncd.refresh import sweep
+from syncd.store.content import document
+from syncd.store.maintenance import count_entries, delete_entries, list_entries, prune, vacuum, verify
+from syncd.store.watches import list_watches
+from syncd.transfer import export_entries, import_paths, open_text
+
+
+@click.group()
+def cache() -> None:
+    """Inspect and use the local store."""
+
+
+@cache.command("stats")
+@json_option
+@click.pass_context
+@handle_errors
+def cache_stats(ctx: click.Context, as_json: bool) -> None:
+    """Entries per kind and status, fresh/stale counts, database size and budget per pool."""
+    with session(ctx) as svc:
+        store = svc.store
+        now = time.time()
+        counts = store.counts(policy.ttls(svc.settings.ttl), now)
+        pools = pool_rows(svc.budget, now)
+        data = {"database_size_bytes": store.size_bytes(), "entries": counts, "budget": pools}
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+        return
+    console = Console()
+    table = Table(title="Stored entries")
+    for col in ("kind", "status", "entries", "fresh", "stale"):
+        table.add_column(col, justify="right" if col in ("entries", "fresh", "stale") else "left")
+    for row in counts:
+        table.add_row(row["kind"], row["status"], str(row["entries"]), str(row["fresh"]), str(row["stale"]))
+    if not counts:
+        table.add_row("(empty)", "", "0", "0", "0")
+    console.print(table)
+    size = data["database_size_bytes"]
+    console.print(f"Database size: {size:,} bytes" if size is not None else "Database size: n/a")
+    budget = Table(title="Request budget")
+    for col in ("pool", "tokens", "burst", "per_s", "in flight", "blocked for (s)", "offline"):
+        budget.add_column(col)
+    for p in pools:
+        budget.add_row(
+            p["pool"],
+            f"{p['tokens']:.2f}",
+            f"{p['burst']:g}",
+            f"{p['per_s']:g}",
+            f"{p['in_flight']}/{p['in_flight_limit']}",
+            f"{p['blocked_for_s']:g}",
+            "yes" if p["offline"] else "no",
+        )
+    console.print(budget)
+
+
+@cache.command("show")
+@click.argument("ident", metavar="ID")
+@kind_option
+@json_option
+@click.pass_context
+@handle_errors
+def cache_show(ctx: click.Context, ident: str, kind: str, as_json: bool) -> None:
+    """Show one stored entry (a DOI or a Zenodo id): key, status, validators, ages. No upstream request."""
+    _, parsed = resolve_id(ident, kind)
+    with session(ctx) as svc:
+        entry = stored_entry(svc, parsed)
+        if entry is None:
+            raise NotFound(f"{ident} is not in the store", reason="not_cached")
+        data = entry_dict(entry, svc.settings, time.time())
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+        return
+    table = Table(show_header=False)
+    table.add_column("field")
+    table.add_column("value")
+    for k, v in data.items():
+        table.add_row(k, "" if v is None else str(v))
+    Console().print(table)
+
+
+@cache.command("get")
+@click.argument("ident", metavar="ID")
+@kind_option
+@json_option
+@click.option("--refresh", is_flag=True, help="Revalidate against upstream even when fresh.")
+@click.pass_context
+@handle_errors
+def cache_get(ctx: click.Context, ident: str, kind: str, as_json: bool, refresh: bool) -> None:
+    """Look an ID up through the local-first path (store first, upstream within the budget)."""
+    which, parsed = resolve_id(ident, kind)
+    with session(ctx) as svc:
+        if which == "crossref":
+            lookup = lookups_crossref.get_work(svc, parsed, force=refresh)
+            view: dict[str, Any] = work_view(document(lookup.entry)).model_dump(
+                mode="json", exclude_none=True
+            )
+        else:
+            lookup = lookups_zenodo.get_record(svc, parsed, force=refresh)
+            if lookup.entry.status != "ok":
+                raise lookups_zenodo.miss_error(lookup.entry, ident)
+            view = record_view(document(lookup.entry)).model_dump(mode="json", exclude_none=True)
+        data = {
+            "kind": lookup.entry.kind,
+            "key": lookup.entry.key,
+            "cache": lookup.provenance.as_dict(),
+            **view,
+        }
+    if as_json:
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        return
+    console = Console()
+    console.print(f"[bold]{data.get('title') or '(untitled)'}[/bold]")
+    console.print(f"{data['kind']} {data['key']}")
+    c = data["cache"]
+    flag = f" upstream_error={c['upstream_error']}" if c.get("upstream_error") else ""
+    console.print(f"cache: {c['source']} validated_at={c['validated_at']} stale={c['stale']}{flag}")
+
+
+# --- syncd cache ls / search ----------------------------------------------------------------------
+
+
+@cache.command("ls")
+@store_kind_option
+@click.option(
+    "--status", type=click.Choice(["ok", "not_found", "gone", "restricted"]), help="Only this status."
+)
+@click.option("--stale", is_flag=True, help="Only entries past their lifetime.")
+@click.option("--query", "-q", default=None, help="Substring of the key, DOI or title (case-insensitive).")
+@click.option(
+    "--sort",
+    type=click.Choice(["validated", "fetched", "key", "title", "size"]),
+    default="validated",
+    show_default=True,
+    help="Sort key (validated: oldest validation first).",
+)
+@click.option("--desc", is_flag=True, help="Reverse the sort order.")
+@limit_option(50)
+@json_option
+@click.pass_context
+@handle_errors
+def cache_ls(
+    ctx: click.Context,
+    store_kind: str,
+    status: str | None,
+    stale: bool,
+    query: str | None,
+    sort: str,
+    desc: bool,
+    limit: int,
+    as_json: bool,
+) -> None:
+    """List stored entries: filter by kind, status, staleness or text; sort by age, key, title, size."""
+    with session(ctx) as svc:
+        store = svc.store
+        now = time.time()
+        entries = list_entries(
+            store,
+            kind=kind_filter(store_kind),
+            status=status,
+            stale=(policy.ttls(svc.settings.ttl), now) if stale else None,
+            query=query,
+            sort=sort,
+            descending=desc,
+            limit=limit or None,
+        )
+        rows = [entry_dict(e, svc.settings, now) for e in entries]
+    emit(rows, as_json, lambda: print_rows(rows, ["kind", "key", "status", "title", "validated_at", "stale"]))
+
+
+@cache.command("search")
+@click.argument("text")
+@store_kind_option
+@limit_option(20)
+@json_option
+@click.pass_context
+@handle_errors
+def cache_search(ctx: click.Context, text: str, store_kind: str, limit: int, as_json: bool) -> None:
+    """Full-text search of the local index (titles, authors, abstracts, journals); no upstream request."""
+    if not text.strip():
+        raise InvalidInput("the search text is empty", reason="invalid_parameter")
+    with session(ctx) as svc:
+        store = svc.store
+        now = time.time()
+        hits = store.search(text, kind=kind_filter(store_kind), limit=limit or 1000)
+        rows = [entry_dict(e, svc.settings, now) for e in hits]
+    emit(rows, as_json, lambda: print_rows(rows, ["kind", "key", "title", "validated_at"]))
+
+
+# --- syncd cache refresh ----------------------------------------------------------------------------
+
+
+@cache.command("refresh")
+@click.argument("idents", metavar="[ID]...", nargs=-1)
+@click.option("--stale", "stale_only", is_flag=True, help="Every stale entry, oldest first.")
+@click.option("--all", "everything", is_flag=True, help="Every stored entry, oldest validation first.")
+@kind_option
+@limit_option(0)
+@json_option
+@click.pass_context
+@handle_errors
+def cache_refresh(
+    ctx: click.Context,
+    idents: tuple[str, ...],
+    stale_only: bool,
+    everything: bool,
+    kind: str,
+    limit: int,
+    as_json: bool,
+) -> None:
+    """Revalidate entries against upstream now (IDs, --stale or --all), through the shared budget.
+
+    Crossref works are confirmed in groups through list requests (filter=doi:...). IDs not yet
+    stored are fetched. Exit 3 when any revalidation failed, 1 when an ID does not exist upstream.
+    """
+    if sum(map(bool, (idents, stale_only, everything))) != 1:
+        raise InvalidInput("give IDs, --stale or --all (exactly one)", reason="invalid_parameter")
+    parsed = [(i, *resolve_id(i, kind)) for i in idents]
+    missing: list[str] = []
+    fetched = 0
+    with session(ctx) as svc:
+        store = svc.store
+        now = time.time()
+        if everything:
+            entries = list_entries(store, limit=limit or None)
+        elif stale_only:
+            entries = store.stale(policy.ttls(svc.settings.ttl), now, limit or 1_000_000)
+        else:
+            entries = []
+            for ident, which, ref in parsed:
+                entry = stored_entry(svc, ref)
+                if entry is not None:
+                    entries.append(entry)
+                    continue
+                try:  # not stored yet: fetch it like `cache get --refresh`
+                    if which == "crossref":
+                        lookups_crossref.get_work(svc, ref, force=True)
+                    else:
+                        lookups_zenodo.get_record(svc, ref, force=True)
+                    fetched += 1
+                except NotFound:
+                    missing.append(ident)
+        with ProgressBar(not as_json, "revalidating", len(entries)) as bar:
+            report = sweep(svc, len(entries), now, entries=entries, on_entry=bar.advance)
+    data = {**report.as_dict(), "fetched": fetched, "not_found": missing}
+    emit(
+        data,
+        as_json,
+        lambda: click.echo(
+            f"checked {report.checked}: {report.unchanged} unchanged, {report.changed} changed, "
+            f"{report.failed} failed; fetched {fetched}; {report.requests} requests"
+        ),
+    )
+    if report.failed:
+        reason = next(iter(report.failures), "upstream_unavailable")
+        fail(
+            SyncdError(f"{report.failed} of {report.checked} revalidations failed", reason=reason),
+            EXIT_FAILURE,
+        )
+    if missing:
+        fail(NotFound(f"not found upstream: {', '.join(missing)}", reason="not_found"), EXIT_NOT_FOUND)
+
+
+# --- syncd cache evict / prune ----------------------------------------------------------------------
+
+
+@cache.command("evict")
+@click.argument("idents", metavar="ID...", nargs=-1, required=True)
+@kind_option
+@json_option
+@click.pass_context
+@handle_errors
+def cache_evict(ctx: click.Context, idents: tuple[str, ...], kind: str, as_json: bool) -> None:
+    """Delete stored entries by ID (with their index rows); exit 1 when none of them was stored."""
+    parsed = [(i, *resolve_id(i, kind)) for i in idents]
+    with session(ctx) as svc:
+        store = svc.store
+        found = {ident: stored_entry(svc, ref) for ident, _, ref in parsed}
+        ids = [e.id for e in found.values() if e is not None]
+        deleted = delete_entries(store, ids)
+    absent = [i for i, e in found.items() if e is None]
+    data = {"evicted": deleted, "not_cached": absent}
+    emit(data, as_json, lambda: click.echo(f"evicted {deleted} entries"))
+    if not deleted:
+        fail(NotFound(f"not in the store: {', '.join(absent)}", reason="not_cached"), EXIT_NOT_FOUND)
+
+
+@cache.command("prune")
+@click.option(
+    "--older-than", default=None, help="Delete entries not confirmed by upstream for this long (e.g. 180d)."
+)
+@click.option(
+    "--misses-older-than", default=None, help="Delete misses (404/410/403) older than this (e.g. 7d)."
+)
+@click.option(
+    "--max-size",
+    default=None,
+    help="Shrink bodies + blobs to this size (e.g. 2G): blobs LRU, then the entries confirmed longest ago.",
+)
+@store_kind_option
+@click.option("--dry-run", is_flag=True, help="Only say what would be deleted.")
+@json_option
+@click.pass_context
+@handle_errors
+def cache_prune(
+    ctx: click.Context,
+    older_than: str | None,
+    misses_older_than: str | None,
+    max_size: str | None,
+    store_kind: str,
+    dry_run: bool,
+    as_json: bool,
+) -> None:
+    """Delete entries by age, misses by age, and the oldest entries above a size cap (watched DOIs kept)."""
+    if not (older_than or misses_older_than or max_size):
+        raise InvalidInput("give --older-than, --misses-older-than or --max-size", reason="invalid_parameter")
+    age = parse_duration(older_than) if older_than else None
+    miss_age = parse_duration(misses_older_than) if misses_older_than else None
+    cap = parse_size(max_size) if max_size else None
+    with session(ctx) as svc:
+        store = svc.store
+        protect = {("crossref_work", w.spec["doi"]) for w in list_watches(store, "doi")}
+        result = prune(
+            store,
+            now=time.time(),
+            older_than_s=age,
+            misses_older_than_s=miss_age,
+            max_bytes=cap,
+            kind=kind_filter(store_kind),
+            protect=protect,
+            dry_run=dry_run,
+        )
+    data = asdict(result)
+    verb = "would delete" if dry_run else "deleted"
+    emit(
+        data,
+        as_json,
+        lambda: click.echo(
+            f"{verb} {result.entries} entries ({result.entry_bytes:,} bytes) and {result.blobs} blobs "
+            f"({result.blob_bytes:,} bytes)"
+        ),
+    )
+
+
+# --- syncd cache export / import --------------------------------------------------------------------
+
+
+@cache.command("export")
+@click.option(
+    "--output", "-o", default="-", show_default=True, help="File to write (.gz: gzip); - for stdout."
+)
+@store_kind_option
+@click.pass_context
+@handle_errors
+def cache_export(ctx: click.Context, output: str, store_kind: str) -> None:
+    """Write stored entries as JSON Lines of the raw upstream bodies (one entry per line)."""
+    with session(ctx) as svc:
+        store = svc.store
+        total = count_entries(store, kind_filter(store_kind))
+        try:
+            out = open_text(output, "w")
+        except OSError as exc:
+            raise InvalidInput(f"cannot write {output}: {exc}", reason="invalid_parameter") from exc
+        try:
+            with ProgressBar(output != "-", "exporting", total) as bar:
+                n = export_entries(store, out, kind=kind_filter(store_kind), on_entry=bar.advance)
+        finally:
+            if output != "-":
+                out.close()
+    if output != "-":
+        click.echo(f"exported {n} entries to {output}", err=True)
+
+
+@cache.command("import")
+@click.argument("paths", metavar="FILE...", nargs=-1, required=True, type=click.Path(path_type=Path))
+@json_option
+@click.pass_context
+@handle_errors
+def cache_import(ctx: click.Context, paths: tuple[Path, ...], as_json: bool) -> None:
+    """Import syncd exports or Crossref public data files (.jsonl[.gz], .json[.gz], directories).
+
+    Never replaces a stored entry with an older one. Exit 2 when a file is missing or not JSON, or
+    when no item at all could be read.
+    """
+    with session(ctx) as svc:
+        store = svc.store
+        with ProgressBar(not as_json, "importing") as bar:
+            report = import_paths(store, list(paths), on_item=bar.advance)
+    emit(
+        report.as_dict(),
+        as_json,
+        lambda: click.echo(
+            f"read {report.read}: {report.new} new, {report.changed} changed, {report.unchanged} unchanged, "
+            f"{report.skipped_older} kept (store newer), {report.invalid} invalid"
+        ),
+    )
+    if report.read and report.invalid == report.read:
+        fail(InvalidInput(f"no readable item: {report.errors[0]}", reason="invalid_parameter"), EXIT_USAGE)
+
+
+# --- syncd cache verify / vacuum / budget ----------------------------------------------------------
+
+
+@cache.command("verify")
+@click.option("--repair", is_flag=True, help="Fix what can be fixed (orphans, FTS index rebuild).")
+@json_option
+@click.pass_context
+@handle_errors
+def cache_verify(ctx: click.Context, repair: bool, as_json: bool) -> None:
+    """Check the store: SQLite integrity, orphan rows, FTS index consistency. Exit 3 on problems."""
+    with session(ctx) as svc:
+        store = svc.store
+        result = verify(store, repair=repair)
+    data = {
+        "ok": result.ok,
+        "integrity": result.integrity,
+        "entries": result.entries,
+        "fts_rows": result.fts_rows,
+        "problems": result.problems,
+        "repaired": result.repaired,
+    }
+
+    def human() -> None:
+        for line in result.repaired:
+            click.echo(f"repaired: {line}")
+        for line in result.problems:
+            click.echo(f"problem: {line}")
+        click.echo(
+            f"{'ok' if result.ok else 'NOT OK'}: {result.entries} entries, {result.fts_rows} index rows"
+        )
+
+    emit(data, as_json, human)
+    if not result.ok:
+        fail(SyncdError(result.problems[0], reason="store_inconsistent"), EXIT_FAILURE)
+
+
+@cache.command("vacuum")
+@json_option
+@click.pass_context
+@handle_errors
+def cache_vacuum(ctx: click.Context, as_json: bool) -> None:
+    """Checkpoint the WAL, optimize the FTS index and VACUUM the database (sizes before/after)."""
+    with session(ctx) as svc:
+        store = svc.store
+        data = vacuum(store)
+    emit(
+        data,
+        as_json,
+        lambda: click.echo(f"size {data['size_before_bytes']:,} -> {data['size_after_bytes']:,} bytes"),
+    )
+
+
+@cache.command("budget")
+@click.argument("pool", required=False, type=click.Choice(POOLS))
+@click.option("--reset", is_flag=True, help="Clear 429 blocks and open breakers (of POOL, else all).")
+@json_option
+@click.pass_context
+@handle_errors
+def cache_budget(ctx: click.Context, pool: str | None, reset: bool, as_json: bool) -> None:
+    """The shared request budget: per pool tokens, limits, requests in flight, blocked/offline until.
+
+    With --reset [POOL], first clear the 429 blocks and breakers of POOL (every pool when omitted).
+    """
+    if pool is not None and not reset:
+        raise click.UsageError("POOL is only taken with --reset")
+    with session(ctx) as svc:
+        settings = svc.settings
+        store = svc.store
+        budget = Budget(store, settings)
+        if reset:
+            click.echo(f"reset: {', '.join(budget.reset(pool))}", err=True)
+        now = time.time()
+        pools = pool_rows(budget, now)
+    emit(
+        pools,
+        as_json,
+        lambda: print_rows(
+            pools,
+            ["pool", "tokens", "burst", "per_s", "in_flight", "blocked_until", "offline_until"],
+            "Request budget",
+        ),
+    )

@@ -1,0 +1,310 @@
+"""Shared pieces of the ``syncd`` commands: options, error handling, the session, output helpers."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import re
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+import click
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+
+from syncd import policy
+from syncd.budget import Budget
+from syncd.config import Settings, load_settings
+from syncd.errors import InvalidInput, NotFound, SyncdError
+from syncd.kinds import RECORD_KINDS
+from syncd.logsetup import setup_logging
+from syncd.lookups import crossref as lookups_crossref
+from syncd.lookups import zenodo as lookups_zenodo
+from syncd.normalize.doi import ParsedDOI, parse_doi
+from syncd.normalize.zenodo_id import RecordRef, parse_record_ref
+from syncd.policy import iso
+from syncd.services import Services
+from syncd.store.repo import Store, StoredEntry
+
+__all__ = [
+    "CONTEXT_SETTINGS",
+    "EXIT_FAILURE",
+    "EXIT_NOT_FOUND",
+    "EXIT_USAGE",
+    "F",
+    "ProgressBar",
+    "emit",
+    "entry_dict",
+    "fail",
+    "handle_errors",
+    "json_option",
+    "kind_filter",
+    "kind_option",
+    "limit_option",
+    "parse_duration",
+    "parse_size",
+    "pool_rows",
+    "print_rows",
+    "resolve_id",
+    "session",
+    "settings_of",
+    "setup_logs",
+    "store_kind_option",
+    "stored_entry",
+]
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
+
+EXIT_NOT_FOUND = 1
+EXIT_USAGE = 2
+EXIT_FAILURE = 3
+
+
+def json_option(func: F) -> F:
+    """Option bundle: ``--json`` for machine-readable output."""
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")(func)
+
+
+def kind_option(func: F) -> F:
+    """Option bundle: ``--kind`` to say which upstream an ID belongs to."""
+    return click.option(
+        "--kind",
+        type=click.Choice(["auto", "crossref", "zenodo"]),
+        default="auto",
+        show_default=True,
+        help="crossref: ID is a DOI; zenodo: ID is a record id/DOI/URL; auto: Zenodo forms, else a DOI.",
+    )(func)
+
+
+def settings_of(ctx: click.Context) -> Settings:
+    """The settings of this invocation (``--config`` and the environment), loaded once per command."""
+    obj = ctx.ensure_object(dict)
+    if "settings" not in obj:
+        try:
+            obj["settings"] = load_settings(obj.get("config"))
+        except InvalidInput as exc:
+            fail(exc, EXIT_USAGE)
+    return obj["settings"]
+
+
+def fail(exc: SyncdError, code: int) -> None:
+    """Print ``error: <reason>: <message>`` on stderr and exit with ``code``."""
+    click.echo(f"error: {exc.reason}: {exc.message}", err=True)
+    sys.exit(code)
+
+
+def handle_errors(func: F) -> F:
+    """Map syncd errors to one stderr line and the documented exit code."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except InvalidInput as exc:
+            fail(exc, EXIT_USAGE)
+        except NotFound as exc:
+            fail(exc, EXIT_NOT_FOUND)
+        except SyncdError as exc:
+            fail(exc, EXIT_FAILURE)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def setup_logs(ctx: click.Context, default: str = "WARNING") -> None:
+    """Set up logging: ``--log-level``, else ``default`` (``INFO`` reads the configured level)."""
+    settings = settings_of(ctx)
+    level = (ctx.obj.get("log_level") or (settings.log_level if default == "INFO" else default)).upper()
+    setup_logging(level, settings)
+
+
+@contextlib.contextmanager
+def session(ctx: click.Context) -> Iterator[Services]:
+    """The command's :class:`~syncd.services.Services` over the configured store; both closed on exit."""
+    settings = settings_of(ctx)
+    store = Store.open(settings.database_url)
+    try:
+        svc = Services.open(settings, store, interactive=True)
+        try:
+            yield svc
+        finally:
+            svc.close()
+    finally:
+        store.close()
+
+
+def entry_dict(entry: StoredEntry, settings: Settings, now: float) -> dict[str, Any]:
+    """One stored entry as a JSON-ready row: key, status, validators, ages, TTL and staleness."""
+    ttl = policy.ttl_s(settings.ttl, entry.kind, entry.status)
+    age = max(0.0, now - entry.validated_at)
+    return {
+        "kind": entry.kind,
+        "key": entry.key,
+        "status": entry.status,
+        "title": entry.title,
+        "doi": entry.doi,
+        "concept_recid": entry.concept_key,
+        "etag": entry.etag,
+        "last_modified": entry.last_modified,
+        "content_hash": entry.content_hash,
+        "upstream_version": entry.upstream_version,
+        "fetched_at": iso(entry.fetched_at),
+        "validated_at": iso(entry.validated_at),
+        "age_s": round(age, 1),
+        "ttl_s": ttl,
+        "stale": age >= ttl,
+        "checks": entry.checks,
+        "changes": entry.changes,
+        "last_error": entry.last_error,
+        "body_bytes": len(entry.body.encode("utf-8")) if entry.body else 0,
+    }
+
+
+def resolve_id(ident: str, kind: str) -> tuple[str, ParsedDOI | RecordRef]:
+    """Parse ``ident`` as a Zenodo reference or a DOI; raises InvalidInput for neither."""
+    if kind == "crossref":
+        return "crossref", parse_doi(ident)
+    if kind == "zenodo":
+        return "zenodo", parse_record_ref(ident)
+    try:
+        ref = parse_record_ref(ident)
+    except InvalidInput:
+        return "crossref", parse_doi(ident)
+    if ref.recid is None:  # a DOI (bare or doi.org URL) that is not a Zenodo DOI
+        return "crossref", parse_doi(ident)
+    return "zenodo", ref
+
+
+def stored_entry(svc: Services, parsed: ParsedDOI | RecordRef) -> StoredEntry | None:
+    """The stored work or record ``parsed`` names, with no request (None when not stored)."""
+    if isinstance(parsed, ParsedDOI):
+        return lookups_crossref.stored_work(svc.store, parsed)
+    return lookups_zenodo.stored_record(svc.store, parsed)
+
+
+def pool_rows(budget: Budget, now: float) -> list[dict[str, Any]]:
+    """One JSON-ready row per budget pool (shared by ``cache stats`` and ``cache budget``)."""
+    rows = []
+    for s in budget.states():
+        rows.append(
+            {
+                "pool": s.pool,
+                "tokens": round(s.tokens, 2),
+                "burst": s.limits.burst,
+                "per_s": s.limits.per_s,
+                "in_flight": s.in_flight,
+                "in_flight_limit": s.limits.in_flight,
+                "daemon_floor": round(budget.settings.budget.daemon_reserve * s.limits.burst, 2),
+                "blocked_until": iso(s.blocked_until) if s.blocked_until > now else None,
+                "blocked_for_s": round(s.blocked_for(now), 1),
+                "offline": s.offline(now),
+                "offline_until": iso(s.offline_until) if s.offline(now) else None,
+                "failures": s.failures,
+            }
+        )
+    return rows
+
+
+# --- helpers of the maintenance commands ----------------------------------------------------------
+
+_DURATION = {"s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800}
+_SIZE = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
+
+
+def parse_duration(value: str) -> float:
+    """``90d``, ``12h``, ``30m``, ``45s``, ``2w`` or plain seconds -> seconds (InvalidInput otherwise)."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*", value.lower())
+    if not m:
+        raise InvalidInput(f"not a duration: {value!r} (use e.g. 90d, 12h, 3600)", reason="invalid_parameter")
+    return float(m.group(1)) * _DURATION.get(m.group(2) or "s", 1)
+
+
+def parse_size(value: str) -> int:
+    """``500M``, ``2G``, ``100k`` or plain bytes -> bytes (InvalidInput otherwise)."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*", value.lower())
+    if not m:
+        raise InvalidInput(f"not a size: {value!r} (use e.g. 500M, 2G)", reason="invalid_parameter")
+    return int(float(m.group(1)) * _SIZE[m.group(2)])
+
+
+def store_kind_option(func: F) -> F:
+    """Option bundle: ``--kind`` to restrict a listing or maintenance command to one upstream."""
+    return click.option(
+        "--kind",
+        "store_kind",
+        type=click.Choice(["all", "crossref", "zenodo"]),
+        default="all",
+        show_default=True,
+        help="Only Crossref works or only Zenodo records.",
+    )(func)
+
+
+def limit_option(default: int | None) -> Callable[[F], F]:
+    """Option bundle: ``--limit N`` (0: no limit)."""
+
+    def deco(func: F) -> F:
+        return click.option(
+            "--limit",
+            type=click.IntRange(min=0),
+            default=default,
+            show_default=True,
+            help="Most rows (0: all).",
+        )(func)
+
+    return deco
+
+
+class ProgressBar:
+    """A rich progress bar on stderr, shown only on a terminal and never with ``--json``."""
+
+    def __init__(self, enabled: bool, description: str, total: int | None = None) -> None:
+        self.enabled = enabled and sys.stderr.isatty()
+        self.description = description
+        self.total = total
+        self._progress: Any = None
+        self._task: Any = None
+
+    def __enter__(self) -> ProgressBar:
+        if self.enabled:
+            self._progress = Progress(console=Console(stderr=True), transient=True)
+            self._progress.start()
+            self._task = self._progress.add_task(self.description, total=self.total)
+        return self
+
+    def advance(self, *_: object) -> None:
+        """One step done."""
+        if self._progress is not None:
+            self._progress.advance(self._task)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+
+def kind_filter(value: str) -> str | None:
+    """The stored kind a ``--kind`` choice selects (None for ``all``)."""
+    return RECORD_KINDS.get(value)
+
+
+def print_rows(rows: list[dict[str, Any]], columns: list[str], title: str | None = None) -> None:
+    """Print ``columns`` of ``rows`` as a table."""
+    table = Table(title=title)
+    for i, col in enumerate(columns):
+        table.add_column(col, overflow="fold", no_wrap=i == 0)
+    for row in rows:
+        table.add_row(*("" if row.get(c) is None else str(row.get(c)) for c in columns))
+    if not rows:
+        table.add_row("(none)", *[""] * (len(columns) - 1))
+    Console().print(table)
+
+
+def emit(data: object, as_json: bool, human: Callable[[], None]) -> None:
+    """Print ``data`` as JSON with ``--json``, else call ``human`` to print it for people."""
+    if as_json:
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        human()

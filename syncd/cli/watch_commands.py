@@ -1,0 +1,185 @@
+"""``syncd watch``: the watch lists the daemon keeps mirrored."""
+
+from __future__ import annotations
+
+import click
+
+from syncd import watch as watch_mod
+from syncd.cli.common import (
+    EXIT_FAILURE,
+    EXIT_NOT_FOUND,
+    ProgressBar,
+    emit,
+    fail,
+    handle_errors,
+    json_option,
+    print_rows,
+    session,
+    setup_logs,
+)
+from syncd.errors import InvalidInput, NotFound, SyncdError
+from syncd.policy import iso
+from syncd.store.watches import list_sync_states, list_watches, remove_watch
+from syncd.sync import sync_all
+
+# --- syncd watch ------------------------------------------------------------------------------------
+
+
+@click.group()
+def watch() -> None:
+    """Manage the watch lists the daemon keeps mirrored (DOIs, Crossref queries, Zenodo communities)."""
+
+
+@watch.command("add")
+@click.argument("what", type=click.Choice(["doi", "crossref", "zenodo-community", "zenodo-query"]))
+@click.argument("values", nargs=-1)
+@click.option(
+    "--file", "doi_file", type=click.Path(dir_okay=False), help="doi: read DOIs from a file, one per line."
+)
+@click.option("--orcid", help="crossref: works of this ORCID iD.")
+@click.option("--funder", help="crossref: works funded by this funder id (e.g. 10.13039/100000001).")
+@click.option("--issn", help="crossref: works in this ISSN.")
+@click.option("--member", help="crossref: works of this Crossref member id.")
+@click.option("--filter", "filters", multiple=True, help="crossref: any filter name:value (repeatable).")
+@click.option("--query", help="crossref: free-text query.")
+@click.option("--route", help="crossref: works route, e.g. /journals/1932-6203/works (default /works).")
+@click.option(
+    "--rows", type=click.IntRange(1, 1000), default=1000, show_default=True, help="crossref: page size."
+)
+@click.option("--label", help="Free text shown by `syncd watch ls`.")
+@json_option
+@click.pass_context
+@handle_errors
+def watch_add(
+    ctx: click.Context,
+    what: str,
+    values: tuple[str, ...],
+    doi_file: str | None,
+    orcid: str | None,
+    funder: str | None,
+    issn: str | None,
+    member: str | None,
+    filters: tuple[str, ...],
+    query: str | None,
+    route: str | None,
+    rows: int,
+    label: str | None,
+    as_json: bool,
+) -> None:
+    """Add watches: DOIs, a Crossref query, Zenodo communities or a Zenodo query.
+
+    `doi DOI... | --file F`, `crossref --orcid/--funder/--issn/--member/--filter/--query/--route`,
+    `zenodo-community ID... [--query Q]`, `zenodo-query QUERY`.
+    """
+    if what == "doi":
+        dois = list(values) + (watch_mod.read_doi_file(doi_file) if doi_file else [])
+        if not dois:
+            raise InvalidInput("give DOIs or --file", reason="invalid_parameter")
+        specs = [("doi", s) for s in watch_mod.doi_specs(dois)]
+    elif what == "crossref":
+        if values:
+            raise InvalidInput("crossref watches take options, not arguments", reason="invalid_parameter")
+        spec = watch_mod.crossref_spec(
+            route=route,
+            filters=filters,
+            query=query,
+            rows=rows,
+            orcid=orcid,
+            funder=funder,
+            issn=issn,
+            member=member,
+        )
+        specs = [("crossref_query", spec)]
+    elif what == "zenodo-community":
+        if not values:
+            raise InvalidInput("give community ids", reason="invalid_parameter")
+        specs = [("zenodo_community", watch_mod.zenodo_spec(community=v, q=query)) for v in values]
+    else:
+        if len(values) != 1:
+            raise InvalidInput("give one query", reason="invalid_parameter")
+        specs = [("zenodo_query", watch_mod.zenodo_spec(q=values[0]))]
+    with session(ctx) as svc:
+        added = [watch_mod.add(svc.store, k, s, label) for k, s in specs]
+    rows_out = [
+        {"id": w.id, "kind": w.kind, "watch": watch_mod.describe(w), "created": created}
+        for w, created in added
+    ]
+    emit(rows_out, as_json, lambda: print_rows(rows_out, ["id", "kind", "watch", "created"]))
+
+
+@watch.command("ls")
+@json_option
+@click.pass_context
+@handle_errors
+def watch_ls(ctx: click.Context, as_json: bool) -> None:
+    """List watches with their sync progress (status, checkpoint, last success)."""
+    with session(ctx) as svc:
+        watches = list_watches(svc.store)
+        states = list_sync_states(svc.store)
+    rows = []
+    for w in watches:
+        st = states.get(f"watch:{w.id}")
+        rows.append(
+            {
+                "id": w.id,
+                "kind": w.kind,
+                "watch": watch_mod.describe(w),
+                "spec": w.spec,
+                "label": w.label,
+                "status": st.status if st else "never",
+                "checkpoint": st.checkpoint if st else None,
+                "resumable": bool(st and st.cursor),
+                "last_success_at": iso(st.last_success_at) if st and st.last_success_at else None,
+            }
+        )
+    emit(
+        rows,
+        as_json,
+        lambda: print_rows(rows, ["id", "kind", "watch", "label", "status", "last_success_at"]),
+    )
+
+
+@watch.command("rm")
+@click.argument("ids", metavar="WATCH_ID...", nargs=-1, required=True, type=int)
+@click.pass_context
+@handle_errors
+def watch_rm(ctx: click.Context, ids: tuple[int, ...]) -> None:
+    """Remove watches by id (stored entries stay); exit 1 when an id does not exist."""
+    with session(ctx) as svc:
+        missing = [i for i in ids if not remove_watch(svc.store, i)]
+    click.echo(f"removed {len(ids) - len(missing)} watches")
+    if missing:
+        fail(NotFound(f"no watch with id {', '.join(map(str, missing))}", reason="not_found"), EXIT_NOT_FOUND)
+
+
+@watch.command("sync")
+@click.argument("ids", metavar="[WATCH_ID]...", nargs=-1, type=int)
+@click.option("--full", is_flag=True, help="Walk everything again instead of incrementally.")
+@json_option
+@click.pass_context
+@handle_errors
+def watch_sync(ctx: click.Context, ids: tuple[int, ...], full: bool, as_json: bool) -> None:
+    """Walk the watch lists now (config watches included).
+
+    Full walk first, then incremental; a crashed walk resumes from its checkpoint. Exit 3 when a walk failed.
+    """
+    setup_logs(ctx, "ERROR")  # stderr keeps to the one `error:` line unless --log-level says otherwise
+    with session(ctx) as svc:
+        settings = svc.settings
+        store = svc.store
+        watch_mod.apply_config(store, settings.watch)
+        with ProgressBar(not as_json, "syncing") as bar:
+            reports = sync_all(svc, ids=list(ids) or None, full=full, on_watch=lambda w, r: bar.advance())
+    rows = [r.as_dict() for r in reports]
+    emit(
+        rows,
+        as_json,
+        lambda: print_rows(
+            rows, ["watch_id", "kind", "mode", "resumed", "requests", "stored", "new", "changed", "error"]
+        ),
+    )
+    failed = [r for r in reports if r.error]
+    if failed:
+        fail(
+            SyncdError(f"{len(failed)} of {len(reports)} walks failed", reason=failed[0].error), EXIT_FAILURE
+        )
