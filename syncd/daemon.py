@@ -79,10 +79,13 @@ def plan_jobs(settings: Settings, store: Store, now: dt.datetime) -> dict[str, d
 log = logging.getLogger("syncd.daemon")
 
 
-async def _serve(settings: Settings, store: Store) -> None:
-    tools_services = Services.open(settings, store, interactive=True)
-    sweep_services = Services.open(settings, store, interactive=False)
-    server = build_server(tools_services)
+def _web_server(settings: Settings, services: Services) -> _Server:
+    """The uvicorn server of the MCP app over ``services`` (bearer auth when a token is set).
+
+    Raises:
+        SyncdError: a non-loopback bind without a bearer token (:func:`syncd.httpauth.check_bind`).
+    """
+    server = build_server(services)
     token = settings.http.bearer_token()
     check_bind(settings.http.host, token)
     app: Any = server.streamable_http_app(
@@ -97,7 +100,41 @@ async def _serve(settings: Settings, store: Store) -> None:
     config = uvicorn.Config(
         app, host=settings.http.host, port=settings.http.port, log_level="warning", lifespan="on"
     )
-    web = _Server(config)
+    return _Server(config)
+
+
+def _schedule(
+    scheduler: AsyncIOScheduler,
+    settings: Settings,
+    store: Store,
+    jobs: dict[str, Callable[[], Awaitable[None]]],
+) -> None:
+    """Add the sweep and sync ``jobs`` (first runs from :func:`plan_jobs`), the leader poll, the watchdog."""
+    plan = plan_jobs(settings, store, dt.datetime.now(dt.UTC))
+    for job_id in ("revalidate", "sync"):
+        scheduler.add_job(
+            jobs[job_id],
+            "interval",
+            seconds=plan[job_id]["seconds"],
+            id=job_id,
+            next_run_time=plan[job_id]["next_run_time"],
+            replace_existing=True,
+        )
+    log.info(
+        "event=scheduled revalidate_first=%s sync_first=%s",
+        plan["revalidate"]["next_run_time"].isoformat(timespec="seconds"),  # type: ignore[attr-defined]
+        plan["sync"]["next_run_time"].isoformat(timespec="seconds"),  # type: ignore[attr-defined]
+    )
+    scheduler.add_job(jobs["leader"], "interval", seconds=POLL_S, id="leader")
+    wd = watchdog_interval_s()
+    if wd:
+        scheduler.add_job(lambda: notify("WATCHDOG=1"), "interval", seconds=wd, id="watchdog")
+
+
+async def _serve(settings: Settings, store: Store) -> None:
+    tools_services = Services.open(settings, store, interactive=True)
+    sweep_services = Services.open(settings, store, interactive=False)
+    web = _web_server(settings, tools_services)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, _request_exit, web, sig)
@@ -134,25 +171,7 @@ async def _serve(settings: Settings, store: Store) -> None:
             finally:
                 running.discard(fut)
 
-    plan = plan_jobs(settings, store, dt.datetime.now(dt.UTC))
-    for job_id, func in (("revalidate", sweep_job), ("sync", sync_job)):
-        scheduler.add_job(
-            func,
-            "interval",
-            seconds=plan[job_id]["seconds"],
-            id=job_id,
-            next_run_time=plan[job_id]["next_run_time"],
-            replace_existing=True,
-        )
-    log.info(
-        "event=scheduled revalidate_first=%s sync_first=%s",
-        plan["revalidate"]["next_run_time"].isoformat(timespec="seconds"),  # type: ignore[attr-defined]
-        plan["sync"]["next_run_time"].isoformat(timespec="seconds"),  # type: ignore[attr-defined]
-    )
-    scheduler.add_job(leader_job, "interval", seconds=POLL_S, id="leader")
-    wd = watchdog_interval_s()
-    if wd:
-        scheduler.add_job(lambda: notify("WATCHDOG=1"), "interval", seconds=wd, id="watchdog")
+    _schedule(scheduler, settings, store, {"revalidate": sweep_job, "sync": sync_job, "leader": leader_job})
 
     async def ready_when_listening() -> None:
         while not web.started:
