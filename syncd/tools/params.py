@@ -205,8 +205,13 @@ class ToolArgs(BaseModel):
 
     @classmethod
     def input_schema(cls) -> dict[str, Any]:
-        """The tool's ``inputSchema``: the model's JSON schema, optional fields without a null arm."""
-        return cls.model_json_schema(schema_generator=_InputSchema)
+        """The tool's ``inputSchema``: the model's JSON schema, optional fields without a null arm.
+
+        The model's docstring is not repeated (the tool's description says what the tool does).
+        """
+        schema = cls.model_json_schema(schema_generator=_InputSchema)
+        schema.pop("description", None)
+        return schema
 
     def arguments(self) -> dict[str, Any]:
         """The validated arguments by parameter name (defaults filled in)."""
