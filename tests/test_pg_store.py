@@ -303,11 +303,12 @@ def test_daemon_lock_elects_one_holder_and_fails_over(pg_url: str) -> None:
     engine.dispose()
 
 
-def test_daemon_lock_on_sqlite_is_always_held(tmp_path: Path) -> None:
-    """One workstation, one file: nothing to elect."""
+def test_daemon_lock_on_sqlite_is_a_lock_file(tmp_path: Path) -> None:
+    """One file: the first daemon takes the lock file beside it and is named its holder (issue 12.9)."""
     engine = make_engine(f"sqlite:///{tmp_path / 'x.db'}")
-    lock = DaemonLock(engine)
-    assert lock.held and lock.poll()
-    assert lock_holder(engine) is None
+    lock = DaemonLock(engine, name="syncd-daemon host 1")
+    assert not lock.held and lock.poll() and lock.held
+    assert lock_holder(engine) == "syncd-daemon host 1"
     lock.release()
+    assert lock_holder(engine) is None
     engine.dispose()
