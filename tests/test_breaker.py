@@ -23,8 +23,8 @@ from mcp import Client
 from sqlalchemy import update
 
 import syncd.budget
-from syncd.services import Services
 from syncd.errors import UpstreamOffline
+from syncd.services import Services
 from syncd.store.models import BudgetPool
 from syncd.store.repo import Store
 from syncd.tools.server import build_server
