@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from mcp import Client, MCPError
 
-from syncd.tools.server import build_server
+from syncd.tools.server import TOOLS, build_server
 from tests.fakeupstream import FakeUpstream
 
 pytestmark = pytest.mark.anyio
@@ -252,8 +252,6 @@ async def test_invalid_arguments_are_invalid_params(
 
 async def test_every_tool_has_refusal_cases() -> None:
     """The refusal table covers all 13 tools."""
-    from syncd.tools.server import TOOLS
-
     assert {t for t, _, _ in INVALID} == {spec.name for spec in TOOLS}
 
 

@@ -28,7 +28,6 @@ from syncd.contracts.crossref import (
     SearchWorksView,
     WorkView,
 )
-from syncd.errors import InvalidInput
 from syncd.lookups import crossref as lookups_crossref
 from syncd.lookups import crossref_queries
 from syncd.normalize.crossref import work_view
@@ -167,18 +166,6 @@ GUIDE_URI = "skill://crossref-guide/SKILL.md"
 GUIDE_TEMPLATE = "skill://{+path}"
 
 
-def _check(name: str, value: int, minimum: int, maximum: int | None = None) -> int:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int)
-        or value < minimum
-        or (maximum is not None and value > maximum)
-    ):
-        bound = f"from {minimum} to {maximum}" if maximum is not None else f">= {minimum}"
-        raise InvalidInput(f"{name} must be an integer {bound}, got {value!r}", reason="invalid_parameter")
-    return value
-
-
 def _answer(data: dict[str, Any], prov: Provenance, title: str, lines: list[str]) -> CallToolResult:
     """Success result: ``data`` plus the ``cache`` block, with a short Markdown text and the JSON."""
     data["cache"] = prov.as_dict()
@@ -252,8 +239,6 @@ def get_references(cache: Services, doi: str, offset: int, limit: int) -> CallTo
     upstream_unavailable, malformed_response, request_timeout.
     """
     try:
-        _check("offset", offset, 0)
-        _check("limit", limit, 1, 500)
         data, prov = crossref_queries.get_references(cache, parse_doi(doi), offset, limit)
     except Exception as exc:
         return error_result(exc)
@@ -288,9 +273,6 @@ def search_journals(cache: Services, args: dict[str, Any]) -> CallToolResult:
     malformed_response, request_timeout.
     """
     try:
-        _check("rows", args["rows"], 1, 100)
-        _check("offset", args["offset"], 0)
-        _check("works_offset", args["works_offset"], 0)
         data, prov = crossref_queries.search_journals(cache, args)
     except Exception as exc:
         return error_result(exc)
@@ -321,9 +303,6 @@ def search_funders(cache: Services, args: dict[str, Any]) -> CallToolResult:
     malformed_response, request_timeout.
     """
     try:
-        _check("rows", args["rows"], 1, 100)
-        _check("offset", args["offset"], 0)
-        _check("works_offset", args["works_offset"], 0)
         data, prov = crossref_queries.search_funders(cache, args)
     except Exception as exc:
         return error_result(exc)
@@ -357,7 +336,6 @@ def get_member(cache: Services, member_id: int) -> CallToolResult:
     malformed_response, request_timeout.
     """
     try:
-        _check("member_id", member_id, 1)
         data, prov = crossref_queries.get_member(cache, member_id)
     except Exception as exc:
         return error_result(exc)
@@ -383,14 +361,7 @@ def get_prefix(cache: Services, prefix: str) -> CallToolResult:
     request_timeout.
     """
     try:
-        p = (prefix or "").strip()
-        if not p or not __import__("re").fullmatch(r"10\.\d+", p):
-            raise InvalidInput(
-                f"{prefix!r} is not a DOI prefix (10.NNNN, no suffix)",
-                reason="invalid_parameter",
-                hint="Pass only the prefix, e.g. 10.1038 for 10.1038/nphys1170.",
-            )
-        data, prov = crossref_queries.get_prefix(cache, p)
+        data, prov = crossref_queries.get_prefix(cache, prefix.strip())
     except Exception as exc:
         return error_result(exc)
     return _answer(
