@@ -21,9 +21,6 @@ __all__ = [
     "FacetValue",
     "Funder",
     "FunderRecord",
-    "GetMemberInput",
-    "GetPrefixInput",
-    "GetReferencesInput",
     "JournalRecord",
     "JournalSubject",
     "License",
@@ -35,9 +32,7 @@ __all__ = [
     "Reference",
     "ReferencesView",
     "Relation",
-    "SearchFundersInput",
     "SearchFundersView",
-    "SearchJournalsInput",
     "SearchJournalsView",
     "SearchWorksInput",
     "SearchWorksView",
@@ -485,14 +480,6 @@ class SearchWorksView(_Model):
 # --------------------------------------------------------------------------------------------------
 
 
-class GetReferencesInput(_Model):
-    """Input of ``crossref_get_references``."""
-
-    doi: str = Field(description="Citing work's DOI, bare or resolver-wrapped.")
-    offset: int = Field(0, ge=0, description="References to skip.")
-    limit: int = Field(100, ge=1, le=500, description="References per page.")
-
-
 class Reference(_Model):
     """One deposited reference (``reference[]``); identifiers byte-exact, text normalized."""
 
@@ -600,18 +587,6 @@ class ListWork(_Model):
     isReferencedByCount: int | None = Field(None, description="Incoming citation count.")
 
 
-class SearchJournalsInput(_Model):
-    """Input of ``crossref_search_journals``."""
-
-    query: str | None = Field(None, description="Title search.")
-    issn: str | None = Field(None, description="Exact ISSN lookup (supersedes query).")
-    include_works: bool = Field(False, description="Also return a page of the journal's works.")
-    rows: int = Field(10, ge=1, le=100, description="Journals (or works) per page.")
-    offset: int = Field(0, ge=0, description="Title-search offset.")
-    works_offset: int = Field(0, ge=0, description="Works-list offset.")
-    works_cursor: str | None = Field(None, description='Works-list cursor ("*" starts).')
-
-
 class SearchJournalsView(_Model):
     """``structuredContent`` of ``crossref_search_journals``."""
 
@@ -645,18 +620,6 @@ class FunderRecord(_Model):
     )
 
 
-class SearchFundersInput(_Model):
-    """Input of ``crossref_search_funders``."""
-
-    query: str | None = Field(None, description="Name search.")
-    funder_doi: str | None = Field(None, description="Registry id or funder DOI.")
-    include_works: bool = Field(False, description="Also return a page of funded works.")
-    rows: int = Field(10, ge=1, le=100, description="Funders (or works) per page.")
-    offset: int = Field(0, ge=0, description="Name-search offset.")
-    works_offset: int = Field(0, ge=0, description="Works-list offset.")
-    works_cursor: str | None = Field(None, description='Works-list cursor ("*" starts).')
-
-
 class SearchFundersView(_Model):
     """``structuredContent`` of ``crossref_search_funders``."""
 
@@ -682,12 +645,6 @@ class TypeCount(_Model):
     count: int = Field(description="Number of works.")
 
 
-class GetMemberInput(_Model):
-    """Input of ``crossref_get_member``."""
-
-    member_id: int = Field(ge=1, description="Crossref member id (e.g. 98 Hindawi, 297 Springer).")
-
-
 class MemberView(_Model):
     """``structuredContent`` of ``crossref_get_member``."""
 
@@ -703,12 +660,6 @@ class MemberView(_Model):
     coverage: list[CoverageEntry] | None = Field(None, description="Deposit coverage per category, by name.")
     deposits: bool | None = Field(None, description="Whether the member deposits at all.")
     depositsArticles: bool | None = Field(None, description="Whether the member deposits articles.")
-
-
-class GetPrefixInput(_Model):
-    """Input of ``crossref_get_prefix``."""
-
-    prefix: str = Field(pattern=r"^10\.\d+$", description="DOI prefix such as 10.1038 (no suffix).")
 
 
 class PrefixView(_Model):
