@@ -2,19 +2,19 @@
 
 Lookups take the :class:`~syncd.services.Services` bundle, ask its runner for the policy's plan,
 fetch with the Crossref or doi.org client when the plan says so, and store what upstream answers as
-entries (kinds, TTL settings and pools: :mod:`syncd.kinds`):
+entries (their TTL settings and pools: :mod:`syncd.kinds`), keyed as follows:
 
-=================== ====================================================== ============ ==================
-kind                key                                                    ttl setting  pool
-=================== ====================================================== ============ ==================
-``crossref_work``   ASCII-lowercased DOI (body: raw ``/works/{doi}`` JSON) crossref_work crossref_single
-``crossref_search`` canonical JSON ``{"route", "params"}`` of a list call  search       crossref_list
-``crossref_journal`` ISSN (``NNNN-NNNX``)                                  entity       crossref_single
-``crossref_funder`` registry id (``100000001``)                            entity       crossref_single
-``crossref_member`` member id                                              entity       crossref_single
-``crossref_prefix`` prefix (``10.1038``)                                   entity       crossref_single
-``doi_ra``          DOI prefix (body: raw doi.org ``/ra/{prefix}`` JSON)   entity       doi
-=================== ====================================================== ============ ==================
+=================== ======================================================
+kind                key
+=================== ======================================================
+``crossref_work``   ASCII-lowercased DOI (body: raw ``/works/{doi}`` JSON)
+``crossref_search`` canonical JSON ``{"route", "params"}`` of a list call
+``crossref_journal`` ISSN (``NNNN-NNNX``)
+``crossref_funder`` registry id (``100000001``)
+``crossref_member`` member id
+``crossref_prefix`` prefix (``10.1038``)
+``doi_ra``          DOI prefix (body: raw doi.org ``/ra/{prefix}`` JSON)
+=================== ======================================================
 
 The works of a full (no ``select``) ``/works`` search page are upserted as ``crossref_work`` entries marked
 partial (``message-type: work-list-item``; list items carry no reference list): they feed the offline

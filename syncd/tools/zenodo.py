@@ -49,6 +49,7 @@ from syncd.kinds import (
 )
 from syncd.lookups import zenodo as lookups_zenodo
 from syncd.normalize import zenodo_lists as lists
+from syncd.normalize import zenodo_params
 from syncd.normalize.zenodo import (
     download_url,
     miss_guidance,
@@ -60,6 +61,7 @@ from syncd.normalize.zenodo import (
 from syncd.normalize.zenodo_citation import render_citation, resolve_style
 from syncd.normalize.zenodo_cursor import continuations_for_record, decode_cursor, window_for
 from syncd.normalize.zenodo_id import RecordRef, parse_record_ref
+from syncd.normalize.zenodo_params import WINDOW_LIMIT, blank, window_check
 from syncd.policy import Provenance
 from syncd.services import Services
 from syncd.store.content import document
@@ -187,23 +189,8 @@ def _miss(kind: str, input_kind: str, ident: str, tombstone_body: str | None = N
     return data
 
 
-WINDOW_LIMIT = 10_000
-"""Zenodo's result window: ``page x size`` may not pass it."""
 FILE_RENAME = {**RENAME, "not_found": "record_not_found"}
 """The file tools: a missing record is an error, a failed ZIP listing is archive_unavailable."""
-
-
-def _blank(value: str | None) -> str | None:
-    """Optional string inputs: blank or whitespace reads as unset."""
-    return value.strip() if isinstance(value, str) and value.strip() else None
-
-
-def _listish(value: str | list[str] | None) -> list[str]:
-    """A lone string where a list is expected, blanks dropped."""
-    if value is None:
-        return []
-    items = [value] if isinstance(value, str) else list(value)
-    return [v.strip() for v in items if isinstance(v, str) and v.strip()]
 
 
 def _result(data: dict[str, Any], title: str) -> CallToolResult:
@@ -234,15 +221,6 @@ def _result(data: dict[str, Any], title: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text="\n".join(lines))], structured_content=data)
 
 
-def _window_check(page: int, size: int) -> None:
-    if page * size > WINDOW_LIMIT:
-        raise InvalidInput(
-            f"page {page} x size {size} passes Zenodo's 10,000-result window",
-            reason="result_window_exceeded",
-            hint="Narrow the query or filters; Zenodo serves only the first 10,000 results.",
-        )
-
-
 # ---------------------------------------------------------------------------------------- get_record
 
 
@@ -268,8 +246,8 @@ def get_record(
     invalid_identifier, invalid_cursor, invalid_parameter, record_unavailable, rate_limited.
     """
     try:
-        style = resolve_style(citation_style) if _blank(citation_style) else None
-        state = decode_cursor(cursor) if _blank(cursor) else None
+        style = resolve_style(citation_style) if blank(citation_style) else None
+        state = decode_cursor(cursor) if blank(cursor) else None
         ref = parse_record_ref(id)
         try:
             lookup = lookups_zenodo.get_record(cache, ref)
@@ -339,56 +317,7 @@ def _record_answer(
 # ------------------------------------------------------------------------------------ search_records
 
 _ROR = re.compile(r"^0[a-z0-9]{6}\d{2}$")
-_ORCID = re.compile(r"^\d{4}-\d{4}-\d{4}-\d{3}[\dX]$")
-_FILE_TYPE = re.compile(r"^[a-z0-9]{1,16}$")
-_LICENSE = re.compile(r"^[a-z0-9][a-z0-9.+-]{0,63}$")
 _COMMUNITY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$")
-
-
-def _orcid(raw: str) -> str:
-    value = re.sub(r"^(?:https?://)?(?:www\.)?orcid\.org/", "", raw.strip(), flags=re.IGNORECASE).upper()
-    total = 0
-    if _ORCID.match(value):
-        digits = value.replace("-", "")
-        for ch in digits[:-1]:
-            total = (total + int(ch)) * 2
-        check = (12 - total % 11) % 11
-        if digits[-1] == ("X" if check == 10 else str(check)):
-            return value
-    raise InvalidInput(f"creator_orcid {raw!r} is not a valid ORCID iD", reason="invalid_parameter")
-
-
-def _resource_type(raw: str) -> str:
-    value = raw.split("::", 1)[1] if "::" in raw else raw
-    folded = lists.fold(value)
-    for rid, (_t, _s, label) in lists.RESOURCE_TYPE_IDS.items():
-        if folded in (lists.fold(rid), lists.fold(label)):
-            return rid
-    raise InvalidInput(
-        f"unknown resource_type {raw!r}",
-        reason="invalid_parameter",
-        hint="List the accepted ids with zenodo_lookup_vocabulary vocabulary=resource_types.",
-    )
-
-
-def _query_checks(query: str) -> None:
-    try:
-        ref = parse_record_ref(query)
-    except InvalidInput:
-        ref = None
-    if ref is not None and ref.input_kind != "record_id":
-        raise InvalidInput(
-            "query is a single identifier; Zenodo answers a bare identifier in q with an error",
-            reason="query_is_identifier",
-            hint=f'Use zenodo_get_record with id={query!r}, or search doi:"<doi>".',
-        )
-    unquoted = re.sub(r'"(?:[^"\\]|\\.)*"', "", query)
-    if len(re.findall(r"(?<!\\)/", unquoted)) % 2:
-        raise InvalidInput(
-            "query has an unpaired / (Zenodo reads / as a regular-expression delimiter)",
-            reason="query_syntax",
-            hint='Quote the term holding the slash ("a/b") or escape it as \\/.',
-        )
 
 
 def _community_uuid(cache: Services, raw: str) -> str:
@@ -480,43 +409,16 @@ def search_records(
     unknown_funder, rate_limited (only when nothing local can answer).
     """
     try:
-        query = _blank(query)
-        if query:
-            _query_checks(query)
-        types = [_resource_type(t) for t in _listish(resource_type)][:10]
-        ftypes = [t.lower().lstrip(".") for t in _listish(file_type)][:10]
-        for t in ftypes:
-            if not _FILE_TYPE.match(t):
-                raise InvalidInput(f"file_type {t!r} is not a file extension", reason="invalid_parameter")
-        lic = _blank(license)
-        lic = lic.lower() if lic else None
-        if lic and not _LICENSE.match(lic):
-            raise InvalidInput(f"license {lic!r} is not a license id", reason="invalid_parameter")
-        access = _blank(access_status)
-        if access:
-            access = next((a for a in lists.ACCESS_STATUSES if lists.fold(a) == lists.fold(access)), None)
-            if access is None:
-                raise InvalidInput(
-                    f"access_status must be one of {', '.join(lists.ACCESS_STATUSES)}",
-                    reason="invalid_parameter",
-                )
-        pf = (
-            lists.expand_date(published_from, end=False, name="published_from")
-            if _blank(published_from)
-            else None
-        )
-        pt = lists.expand_date(published_to, end=True, name="published_to") if _blank(published_to) else None
-        if pf and pt and pf > pt:
-            raise InvalidInput(f"published_from {pf} is after published_to {pt}", reason="invalid_date_range")
-        orcid = _orcid(creator_orcid) if _blank(creator_orcid) else None
-        sort_name = _blank(sort) or ("bestmatch" if query else "newest")
-        sort_value = next((s for s in lists.SORTS if lists.fold(s) == lists.fold(sort_name)), None)
-        if sort_value is None:
-            raise InvalidInput(f"sort must be one of {', '.join(lists.SORTS)}", reason="invalid_parameter")
-        _window_check(page, size)
-        award_value = _blank(award)
+        req = zenodo_params.search_request(
+            query, resource_type, file_type, license, access_status, published_from, published_to,
+            creator_orcid, award, sort, page, size,
+        )  # fmt: skip
+        query, types, ftypes, lic, access = req.query, req.types, req.file_types, req.license, req.access
+        pf, pt, orcid, sort_value, award_value = (
+            req.published_from, req.published_to, req.orcid, req.sort, req.award
+        )  # fmt: skip
         try:
-            funder_id = _funder_ror(cache, funder) if _blank(funder) else None
+            funder_id = _funder_ror(cache, funder) if blank(funder) else None
             q = lists.compose_query(
                 query,
                 resource_types=types,
@@ -534,7 +436,7 @@ def search_records(
                 params["q"] = q
             if all_versions:
                 params["all_versions"] = "true"
-            if _blank(community):
+            if blank(community):
                 params["communities"] = _community_uuid(cache, community or "")
             found = lookups_zenodo.get_page(cache, ZENODO_SEARCH, "/records", params)
         except (UpstreamError, BudgetExhausted) as exc:
@@ -681,7 +583,7 @@ def list_versions(cache: Services, id: str, page: int = 1, size: int = 25) -> Ca
     """
     try:
         ref = parse_record_ref(id)
-        _window_check(page, size)
+        window_check(page, size)
         params = {"page": str(page), "size": str(size), "sort": "version"}
         recid = ref.recid
         concept = cache.store.concept_latest(recid) if recid else None
@@ -803,10 +705,10 @@ def list_files(
         entry, lookup = _resolve_ok(cache, ref)
         parts, _ = record_parts(document(entry))
         access = parts.access
-        needle = (_blank(key_contains) or "").lower()
+        needle = (blank(key_contains) or "").lower()
         data: dict[str, Any] = {
             "recid": parts.recid,
-            "kind": "archive" if _blank(archive_key) else "manifest",
+            "kind": "archive" if blank(archive_key) else "manifest",
             "access_status": access.status if access else "unknown",
         }
         if access and access.files:
@@ -818,8 +720,8 @@ def list_files(
             data["key_contains"] = key_contains
         notes: list[str] = []
         provenance = lookup.provenance
-        if _blank(archive_key):
-            key = _blank(archive_key) or ""
+        if blank(archive_key):
+            key = blank(archive_key) or ""
             file = _file_by_key(parts, key)
             if not lists.is_listable(file.key, file.mimetype):
                 raise InvalidInput(f"{key!r} is not a ZIP archive", reason="not_an_archive")
@@ -919,7 +821,7 @@ def read_file(
         entry, lookup = _resolve_ok(cache, ref)
         parts, _ = record_parts(document(entry))
         file = _file_by_key(parts, key)
-        member = _blank(archive_member)
+        member = blank(archive_member)
         access = parts.access
         data: dict[str, Any] = {"recid": parts.recid, "key": key}
         if member:
@@ -1103,10 +1005,10 @@ def lookup_vocabulary(
                 "vocabulary must be communities, funders, awards, licenses or resource_types",
                 reason="invalid_parameter",
             )
-        query = _blank(query)
-        if _blank(funder) and vocab != "awards":
+        query = blank(query)
+        if blank(funder) and vocab != "awards":
             raise InvalidInput("funder narrows awards only", reason="funder_only_for_awards")
-        _window_check(page, size)
+        window_check(page, size)
         data: dict[str, Any] = {"vocabulary": vocab}
         if query:
             data["query"] = query
@@ -1128,7 +1030,7 @@ def lookup_vocabulary(
             params = {"page": str(page), "size": str(size)}
             if query:
                 params["q"] = _ESCAPE.sub(r"\\\1", query)
-            if _blank(funder):
+            if blank(funder):
                 params["funders"] = _funder_ror(cache, funder or "")
             found = lookups_zenodo.get_page(
                 cache, ZENODO_VOCAB, _VOCAB_PATHS[vocab], params, accept=LEGACY_JSON
