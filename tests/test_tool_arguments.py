@@ -10,6 +10,7 @@ request. Values asserted are the recorded corpus bodies served by the fake upstr
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -263,3 +264,17 @@ async def test_values_crossref_rejects_stay_invalid_parameter(cache: Any, fake: 
     assert not isinstance(res, MCPError)
     assert res.is_error is True
     assert res.structured_content["error"]["data"]["reason"] == "invalid_parameter"
+
+
+def test_no_private_sdk_attribute_in_syncd() -> None:
+    """The tool surface uses the SDK's public API only: no ``_tool_manager``, ``arg_model`` or
+    ``fn_metadata`` access and no ``__cause__`` unwrapping anywhere in syncd/ (issue 11, done-when).
+    """
+    root = Path(__file__).resolve().parents[1] / "syncd"
+    offending = [
+        f"{path.relative_to(root)}: {needle}"
+        for path in sorted(root.rglob("*.py"))
+        for needle in ("_tool_manager", "arg_model", "fn_metadata", "__cause__")
+        if needle in path.read_text(encoding="utf-8")
+    ]
+    assert offending == []
