@@ -138,6 +138,26 @@ def test_one_upstream_request_is_two_write_transactions(budget_store: Store) -> 
     assert counter.writes == 0  # reading the budget takes no write lock
 
 
+def test_an_unwritable_store_at_release_loses_the_bookkeeping_not_the_answer(
+    budget_store: Store, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """When the release cannot be written (disk full, lock held past the timeout), both GETs still return
+    upstream's answer, and one warning names the cause, not one per call.
+    """
+    budget = Budget(budget_store, _settings(str(budget_store.engine.url), burst=10, in_flight=3))
+
+    def unwritable(*_args: Any, **_kwargs: Any) -> bool:
+        raise StoreError("store write failed: OperationalError: database or disk is full")
+
+    monkeypatch.setattr(budget, "release", unwritable)
+    http = _http(budget, lambda _request: httpx.Response(200, json=WORK))
+    with caplog.at_level(logging.WARNING, logger="syncd.upstream"):
+        answers = [http.get(POOL, "/works/x", deadline=Deadline(5)).json for _ in range(2)]
+    assert answers == [WORK, WORK]
+    warnings = [r.getMessage() for r in caplog.records if "event=budget_not_recorded" in r.getMessage()]
+    assert len(warnings) == 1 and "OperationalError" in warnings[0] and "outcome=answered" in warnings[0]
+
+
 def test_a_tool_call_writes_the_budget_twice_cold_and_never_warm(cache: Any, store: Store) -> None:
     """Through a real MCP session: a cold crossref_get_work makes 2 budget write transactions (no other
     write transaction touches the budget), the same call warm makes no write transaction at all.

@@ -29,9 +29,10 @@ import httpx
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
 from syncd import __version__
-from syncd.budget import Budget, Outcome
+from syncd.budget import Budget, Lease, Outcome
 from syncd.errors import (
     MalformedResponse,
+    StoreError,
     UpstreamError,
     UpstreamOffline,
     UpstreamRateLimited,
@@ -189,6 +190,7 @@ class UpstreamHTTP:
     ) -> None:
         self.name = name
         self.budget = budget
+        self._unrecorded: set[str] = set()
         self.client = httpx.Client(
             base_url=base_url.rstrip("/"),
             headers={"User-Agent": f"syncd/{__version__}", **(headers or {})},
@@ -253,7 +255,7 @@ class UpstreamHTTP:
                 outcome = Outcome.FAILED
                 raise
             finally:  # the response is read and its connection back in the pool or closed
-                self.budget.release(lease, outcome, block_s=block_s)
+                self._release(lease, outcome, block_s)
             return self._classify(pool, status, hdrs, body, url, accept, parse_json, block_s)
 
         retrying = Retrying(
@@ -264,6 +266,26 @@ class UpstreamHTTP:
             reraise=True,
         )
         return retrying(attempt)
+
+    def _release(self, lease: Lease, outcome: Outcome, block_s: float) -> None:
+        """Release ``lease`` with ``outcome``; a store that cannot be written loses the bookkeeping only.
+
+        The answer already read is never lost to it: the lease then expires at its deadline plus
+        margin, and one warning is logged per cause (not per call).
+        """
+        try:
+            self.budget.release(lease, outcome, block_s=block_s)
+        except StoreError as exc:
+            cause = ": ".join(str(exc).split(": ")[:2])  # e.g. "store write failed: OperationalError"
+            if cause not in self._unrecorded:
+                self._unrecorded.add(cause)
+                log.warning(
+                    "event=budget_not_recorded service=%s pool=%s outcome=%s cause=%r",
+                    self.name,
+                    lease.pool,
+                    outcome.value,
+                    cause,
+                )
 
     @staticmethod
     def _retryable(exc: BaseException, deadline: Deadline) -> bool:
