@@ -17,8 +17,8 @@ import pytest
 from freezegun import freeze_time
 
 from syncd.config import Settings
-from syncd.errors import NotFound
-from syncd.kinds import CROSSREF_WORK, DOI_RA, ZENODO_RECORD
+from syncd.errors import NotFound, UpstreamRateLimited
+from syncd.kinds import CROSSREF_JOURNAL, CROSSREF_WORK, DOI_RA, ZENODO_RECORD
 from syncd.lookups import crossref, zenodo
 from syncd.normalize.doi import parse_doi
 from syncd.normalize.zenodo_id import parse_record_ref
@@ -170,3 +170,34 @@ def test_revalidate_reports_a_typed_outcome(svc: Services, upstream: Upstream) -
     failed = revalidate(svc, stored)
     assert (failed.result.value, failed.reason) == ("failed", "upstream_unavailable")
     assert set(upstream.hosts()) == {CROSSREF}  # the 500 may be retried; nothing else was asked
+
+
+def test_a_blocked_pool_with_nothing_stored_is_a_declared_error_without_request(
+    svc: Services, upstream: Upstream
+) -> None:
+    """A 429 block on crossref_single longer than the deadline: rate_limited at once, nothing sent."""
+    svc.budget.block("crossref_single", 60.0)
+    with pytest.raises(UpstreamRateLimited) as err:
+        crossref.get_work(svc, parse_doi(WORK))
+    assert err.value.reason == "rate_limited"
+    with pytest.raises(UpstreamRateLimited):
+        crossref.get_entity(svc, CROSSREF_JOURNAL, "0036-8075")  # journals share the works' pool
+    assert upstream.requests == []
+
+
+def test_a_block_on_another_pool_does_not_stop_a_journal_lookup(svc: Services, upstream: Upstream) -> None:
+    """A journal lookup consults crossref_single only: a Zenodo block leaves it asking Crossref."""
+    svc.budget.block("zenodo_general", 60.0)
+    stored, prov = crossref.get_entity(svc, CROSSREF_JOURNAL, "0036-8075")
+    assert (stored.status, prov.source) == ("not_found", "upstream")  # the mock knows no journal: a 404 miss
+    assert upstream.requests == [(CROSSREF, "/journals/0036-8075")]
+
+
+def test_a_blocked_pool_answers_the_stale_entry_without_request(svc: Services, upstream: Upstream) -> None:
+    """Past its TTL with the pool blocked, the stored work is answered flagged rate_limited, no request."""
+    crossref.get_work(svc, parse_doi(WORK))
+    with freeze_time(_later(8), tick=True):
+        svc.budget.block("crossref_single", 60.0)
+        stale = crossref.get_work(svc, parse_doi(WORK))
+    assert (stale.provenance.source, stale.provenance.upstream_error) == ("store-stale", "rate_limited")
+    assert upstream.requests == [(CROSSREF, f"/works/{WORK}")]
