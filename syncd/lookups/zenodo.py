@@ -44,6 +44,7 @@ __all__ = [
     "fetch_record",
     "get_page",
     "get_record",
+    "latest_version",
     "local_search",
     "miss_error",
     "page_key",
@@ -82,10 +83,9 @@ def get_record(
             if recid is None:
                 raise NotFound(f"no Zenodo record holds DOI {ref.doi}", reason="not_on_zenodo", doi=ref.doi)
     assert recid is not None
-    concept = svc.store.concept_latest(recid)
-    target = recid
-    if concept is not None:
-        target = concept[0]
+    latest = latest_version(svc.store, recid)
+    target = latest or recid
+    if latest is not None:
         resolved_from = "concept_to_latest"
     held = svc.store.get(ZENODO_RECORD, target)
     plan = svc.runner.plan(ZENODO_RECORD, target, held, deadline, force=force)
@@ -93,7 +93,7 @@ def get_record(
     with svc.runner.claim(plan) as claim:
         answer = claim.answer
         if answer is None:
-            asked = recid if concept is not None else (held.key if held else recid)
+            asked = recid if latest is not None else (held.key if held else recid)
             try:
                 fresh, via = fetch_record(
                     svc.upstreams.zenodo, svc.store, asked, held if asked == target else None, deadline
@@ -103,9 +103,15 @@ def get_record(
             else:
                 answer = claim.fetched(fresh)
     stored, prov = answer
-    if via == "concept_to_latest" or (concept is not None and stored.key != recid):
+    if via == "concept_to_latest" or (latest is not None and stored.key != recid):
         resolved_from = "concept_to_latest"
     return Lookup(stored, prov, resolved_from=resolved_from)
+
+
+def latest_version(store: Store, recid: str) -> str | None:
+    """The stored latest version id when ``recid`` is a known concept record id, else None."""
+    concept = store.concept_latest(recid)
+    return concept[0] if concept is not None else None
 
 
 def stored_record(store: Store, ref: RecordRef) -> StoredEntry | None:
@@ -114,8 +120,7 @@ def stored_record(store: Store, ref: RecordRef) -> StoredEntry | None:
     None when nothing is stored (a DOI not yet resolved to a record id included).
     """
     if ref.recid is not None:
-        concept = store.concept_latest(ref.recid)
-        return store.get(ZENODO_RECORD, concept[0] if concept else ref.recid)
+        return store.get(ZENODO_RECORD, latest_version(store, ref.recid) or ref.recid)
     return store.find_by_doi(ZENODO_RECORD, ref.doi) if ref.doi else None
 
 
@@ -127,7 +132,7 @@ _MISSES = {
 
 
 def miss_error(entry: StoredEntry, label: str) -> NotFound:
-    """The declared error for a stored record miss (``not_found``, ``gone``, ``restricted``), named ``label``."""
+    """The declared error for a stored record miss (``not_found``, ``gone``, ``restricted``) of ``label``."""
     reason, what = _MISSES.get(entry.status, ("record_not_found", entry.status))
     return NotFound(f"{label}: {what}", reason=reason)
 
