@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from syncd.services import Services
 from syncd.lookups.zenodo import get_record
 from syncd.normalize.zenodo_id import parse_record_ref
+from syncd.services import Services
 from syncd.store.repo import Store
 from tests.conftest import make_settings
 from tests.fakeupstream import FakeUpstream

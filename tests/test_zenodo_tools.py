@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from syncd.services import Services
 from syncd.config import Settings
 from syncd.normalize.zenodo_cursor import CursorState, encode_cursor
+from syncd.services import Services
 from syncd.store.blobs import blob_usage
 from syncd.tools.server import build_server
 from tests.conftest import corpus_json, make_settings
@@ -289,7 +289,9 @@ def zip_record() -> dict[str, Any]:
     return body
 
 
-async def test_list_files_manifest_paging_and_filter(mcp: Client, cache: Services, fake: FakeUpstream) -> None:
+async def test_list_files_manifest_paging_and_filter(
+    mcp: Client, cache: Services, fake: FakeUpstream
+) -> None:
     """22917909's 9 files page locally; key_contains filters before paging; no extra request."""
     res = (await call(mcp, "zenodo_list_files", {"id": "22917909", "limit": 4})).structured_content
     assert (res["file_count"], res["matched"], res["shown"], res["next_offset"]) == (9, 9, 4, 4)
