@@ -7,11 +7,18 @@ Crossref sends no validators, so revalidating a work one by one costs a full ``/
 the list did not return, are revalidated singly by :mod:`syncd.refresh`, which stores the new body
 only when its content hash changed. With ``k`` changed works out of ``n`` this costs
 ``ceil(n / GROUP) + k`` requests instead of ``n``.
+
+A DOI that cannot be written into a ``doi:`` filter (:func:`filter_safe`: a comma, which Crossref's
+filter parser splits on, or any character outside the suffix set Crossref recommends) never goes
+into one: it is revalidated singly. A rejected list request (HTTP 400, 5xx, an unreadable body) is
+split in halves by :func:`syncd.refresh.revalidate_crossref`, down to single lookups, so one poison
+DOI never stalls the others.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
@@ -23,7 +30,16 @@ from syncd.store.repo import StoredEntry
 from syncd.upstream.crossref import CrossrefClient
 from syncd.upstream.http import Deadline
 
-__all__ = ["GROUP", "BatchReport", "batch_params", "confirmed", "eligible", "fetch_stamps"]
+__all__ = [
+    "GROUP",
+    "BatchReport",
+    "batch_params",
+    "confirmed",
+    "eligible",
+    "fetch_stamps",
+    "filter_safe",
+    "halves",
+]
 
 log = logging.getLogger("syncd.batch")
 
@@ -54,8 +70,25 @@ def eligible(entry: StoredEntry) -> bool:
     return entry.kind == CROSSREF_WORK and entry.status == "ok" and bool(entry.upstream_version)
 
 
+_FILTER_SAFE = re.compile(r"10\.[0-9]+(?:\.[0-9]+)*/[A-Za-z0-9\-._;()/]+")
+"""A DOI Crossref's ``filter=doi:A,doi:B`` parser reads back whole: the suffix characters Crossref
+recommends (``a-z A-Z 0-9 - . _ ; ( ) /``). A comma splits the filter list; ``:`` splits name from
+value; spaces, ``&``, ``#``, ``+``, ``<>`` and non-ASCII letters are known to be mangled or refused."""
+
+
+def filter_safe(doi: str) -> bool:
+    """Whether ``doi`` can go into a ``doi:`` list filter (else it is looked up alone, ``/works/{doi}``)."""
+    return _FILTER_SAFE.fullmatch(doi) is not None
+
+
+def halves(chunk: Sequence[StoredEntry]) -> list[Sequence[StoredEntry]]:
+    """``chunk`` split in two (the first half the smaller one); a rejected batch is retried as these."""
+    mid = len(chunk) // 2
+    return [chunk[:mid], chunk[mid:]]
+
+
 def batch_params(dois: Sequence[str]) -> dict[str, str]:
-    """Query parameters of one batch request for ``dois``."""
+    """Query parameters of one batch request for ``dois`` (each :func:`filter_safe`)."""
     return {"filter": ",".join(f"doi:{d}" for d in dois), "select": "DOI,indexed", "rows": str(len(dois))}
 
 

@@ -14,9 +14,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
 from syncd import policy
-from syncd.batch import GROUP, BatchReport, confirmed, eligible, fetch_stamps
+from syncd.batch import GROUP, BatchReport, confirmed, eligible, fetch_stamps, filter_safe, halves
 from syncd.budget import Budget
-from syncd.errors import BudgetExhausted, UpstreamError
+from syncd.errors import (
+    BudgetExhausted,
+    MalformedResponse,
+    SyncdError,
+    UpstreamError,
+    UpstreamOffline,
+    UpstreamRejected,
+    UpstreamUnavailable,
+)
 from syncd.kinds import (
     CROSSREF_FUNDER,
     CROSSREF_JOURNAL,
@@ -115,6 +123,23 @@ def revalidate(svc: Services, entry: StoredEntry, deadline: Deadline | None = No
     return policy.outcome_of(entry, stored)
 
 
+def _splittable(exc: SyncdError) -> bool:
+    """Whether a failed list request may be the batch's fault (split it) rather than upstream's (stop).
+
+    HTTP 400 (a DOI Crossref's filter parser refused), a 5xx answer, or a body that is not a work
+    list: yes. A 429, a spent budget, an open breaker or a timeout: no, the rest waits.
+    """
+    if isinstance(exc, UpstreamRejected | MalformedResponse):
+        return True
+    status = exc.data.get("status")
+    return (
+        isinstance(exc, UpstreamUnavailable)
+        and not isinstance(exc, UpstreamOffline)
+        and isinstance(status, int)
+        and status >= 500
+    )
+
+
 def revalidate_crossref(
     svc: Services,
     entries: Sequence[StoredEntry],
@@ -125,42 +150,80 @@ def revalidate_crossref(
 ) -> BatchReport:
     """Revalidate stored Crossref works in groups of ``group`` (see :mod:`syncd.batch`).
 
-    Stops early (``stopped``) when the budget is spent or the list pool is offline; the rest waits
-    for the next sweep.
+    DOIs that cannot go into a ``doi:`` filter (:func:`syncd.batch.filter_safe`) are revalidated
+    alone. A list request upstream rejects (400, 5xx, unreadable body) is split in halves, down to
+    single lookups (``GET /works/{doi}``): the good works are confirmed, the bad one is revalidated
+    alone or counted failed with its reason, so every sweep makes progress. Stops early
+    (``stopped``) when the budget is spent, a pool is rate limited or the list pool is offline; the
+    rest waits for the next sweep.
     """
     report = BatchReport()
     todo = [e for e in entries if eligible(e)]
-    for i in range(0, len(todo), group):
-        chunk = todo[i : i + group]
+    alone = [e for e in todo if not filter_safe(e.doi or e.key)]
+    for entry in alone:
+        log.info("event=batch_single doi=%s reason=filter_unsafe", entry.doi or entry.key)
+    pending: list[Sequence[StoredEntry]] = [[e] for e in alone]
+    safe = [e for e in todo if filter_safe(e.doi or e.key)]
+    pending += [safe[i : i + group] for i in range(0, len(safe), group)]
+    while pending and not report.stopped:
+        chunk = pending.pop(0)
+        if len(chunk) == 1:
+            _single(svc, chunk[0], report, deadline_s, on_entry)
+            continue
         report.list_requests += 1
         try:
             stamps = fetch_stamps(svc.upstreams.crossref, chunk, Deadline(deadline_s))
         except (UpstreamError, BudgetExhausted) as exc:
+            if isinstance(exc, UpstreamError) and _splittable(exc):
+                log.info("event=batch_split size=%d reason=%s", len(chunk), exc.reason)
+                pending[:0] = halves(chunk)
+                continue
             report.stopped = exc.reason
             log.info("event=batch_stopped reason=%s", exc.reason)
             break
         for entry in chunk:
             if confirmed(entry, stamps):
                 svc.store.mark_validated(entry.id)
-                outcome = policy.UNCHANGED
-            else:
-                outcome = revalidate(svc, entry, Deadline(deadline_s))
-                report.single_requests += 1
-            report.add(outcome)
-            if on_entry is not None:
-                on_entry(entry, outcome)
-            if outcome.result is Result.FAILED and outcome.reason == "rate_limited":
-                report.stopped = "rate_limited"
+                _count(report, entry, policy.UNCHANGED, on_entry)
+            elif _single(svc, entry, report, deadline_s, on_entry):
                 break
-        if report.stopped:
-            break
     log.info(
         "event=batch_revalidate checked=%d unchanged=%d changed=%d failed=%d list_requests=%d "
-        "single_requests=%d",
+        "single_requests=%d stopped=%s",
         report.checked, report.unchanged, report.changed, report.failed, report.list_requests,
-        report.single_requests,
+        report.single_requests, report.stopped or "-",
     )  # fmt: skip
     return report
+
+
+def _count(
+    report: BatchReport,
+    entry: StoredEntry,
+    outcome: Outcome,
+    on_entry: Callable[[StoredEntry, Outcome], None] | None,
+) -> None:
+    report.add(outcome)
+    if on_entry is not None:
+        on_entry(entry, outcome)
+
+
+def _single(
+    svc: Services,
+    entry: StoredEntry,
+    report: BatchReport,
+    deadline_s: float,
+    on_entry: Callable[[StoredEntry, Outcome], None] | None,
+) -> bool:
+    """Revalidate ``entry`` alone (``GET /works/{doi}``), count it; True when that ends the batch (429)."""
+    outcome = revalidate(svc, entry, Deadline(deadline_s))
+    report.single_requests += 1
+    _count(report, entry, outcome, on_entry)
+    if outcome.result is Result.FAILED and outcome.reason == "rate_limited":
+        report.stopped = "rate_limited"
+        return True
+    if outcome.result is Result.FAILED:
+        log.info("event=batch_failed doi=%s reason=%s", entry.doi or entry.key, outcome.reason)
+    return False
 
 
 @dataclass

@@ -38,6 +38,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from syncd.batch import filter_safe
 from syncd.errors import BudgetExhausted, InvalidInput, MalformedResponse, NotFound, SyncdError, UpstreamError
 from syncd.kinds import CROSSREF_WORK, ZENODO_RECORD
 from syncd.lookups.crossref import fetch_work, work_content
@@ -377,8 +378,9 @@ def sync_dois(svc: Services, watches: list[StoredWatch], *, now: float | None = 
             crossref.append(doi)
     for i in range(0, len(crossref), DOI_GROUP):
         group = crossref[i : i + DOI_GROUP]
-        if len(group) > 1:
-            params = {"filter": ",".join(f"doi:{d}" for d in group), "rows": str(len(group))}
+        listed = [d for d in group if filter_safe(d)]  # a comma DOI would split the filter: fetched alone
+        if len(listed) > 1:
+            params = {"filter": ",".join(f"doi:{d}" for d in listed), "rows": str(len(listed))}
             try:
                 message = svc.upstreams.crossref.list_works(params, _deadline())
                 items = message["items"]
