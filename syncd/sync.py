@@ -96,6 +96,7 @@ class SyncReport:
     failed: int = 0
     resumed: bool = False
     complete: bool = False
+    stopped: str | None = None
     error: str | None = None
     elapsed_s: float = 0.0
     notes: list[str] = field(default_factory=list)
@@ -174,6 +175,62 @@ def _utc_day(ts: float) -> str:
     return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%d")
 
 
+WALK_MARGIN_FRACTION = 0.1
+"""A walk may read ``total-results`` plus this fraction (at least one page) before it is called runaway."""
+
+
+@dataclass
+class WalkGuard:
+    """What one Crossref cursor walk has seen, to stop a walk upstream keeps going forever.
+
+    ``rows``: the page size. A walk stops (``stop_reason``) when the next cursor repeats one already
+    sent (``cursor_repeated``), when a page brings no DOI this walk has not seen (``no_new_items``), or
+    when it has read more than ``total-results`` plus a margin (``past_total``; the largest total any
+    page answered, so a result set growing during the walk is no reason).
+    """
+
+    rows: int
+    cursors: set[str] = field(default_factory=set)
+    dois: set[str] = field(default_factory=set)
+    read: int = 0
+    total: int = 0
+
+    def stop_reason(self, sent: str, nxt: str, items: list[dict[str, Any]], total: object) -> str | None:
+        """The reason to stop after a page answered ``items`` and ``nxt`` to the cursor ``sent``, or None."""
+        self.cursors.add(sent)
+        self.read += len(items)
+        if isinstance(total, int) and total > self.total:
+            self.total = total
+        fresh = {str(i.get("DOI", "")).lower() for i in items} - self.dois
+        self.dois |= fresh
+        if nxt in self.cursors:
+            return "cursor_repeated"
+        if not fresh:
+            return "no_new_items"
+        margin = max(self.rows, int(self.total * WALK_MARGIN_FRACTION))
+        if self.read > self.total + margin:
+            return "past_total"
+        return None
+
+
+def _walk_stopped(
+    svc: Services, watch: StoredWatch, report: SyncReport, reason: str, guard: WalkGuard
+) -> SyncReport:
+    """End a walk upstream would not end: logged, ``sync_state.status = stopped:<reason>``.
+
+    The checkpoint of the last complete walk is kept (the next pass is no more incremental than it
+    was) and the cursor cleared, so the next pass starts the walk again from that checkpoint.
+    """
+    log.warning(
+        "event=walk_stopped watch=%d reason=%s requests=%d read=%d total=%d",
+        watch.id, reason, report.requests, guard.read, guard.total,
+    )  # fmt: skip
+    save_sync_state(svc.store, state_name(watch), cursor=None, status=f"stopped:{reason}")
+    report.stopped = reason
+    report.notes.append(f"walk stopped: {reason} (checkpoint kept; the next pass starts again from it)")
+    return report
+
+
 def sync_crossref_query(
     svc: Services, watch: StoredWatch, *, now: float | None = None, on_page: PageHook | None = None,
     full: bool = False,
@@ -197,6 +254,7 @@ def sync_crossref_query(
     report.mode = "incremental" if since else "full"
     route = watch.spec.get("route") or "/works"
     restarted = False
+    guard = WalkGuard(rows=int(watch.spec.get("rows") or 20))
     while True:
         message = _crossref_page(svc, route, crossref_params(watch.spec, token, since))
         report.requests += 1
@@ -206,6 +264,7 @@ def sync_crossref_query(
             log.warning("event=cursor_expired watch=%d pages_done=%d", watch.id, pages)
             report.notes.append("cursor expired: walk restarted")
             token, restarted = "*", True
+            guard = WalkGuard(rows=guard.rows)  # the restarted walk sees its pages again
             continue
         items = [i for i in message["items"] if isinstance(i, dict)]
         for item in items:
@@ -216,6 +275,9 @@ def sync_crossref_query(
             report.pages += 1
         if not items or not isinstance(nxt, str) or not nxt:
             break
+        stuck = guard.stop_reason(token, nxt, items, message.get("total-results"))
+        if stuck is not None:
+            return _walk_stopped(svc, watch, report, stuck, guard)
         token = nxt
         position = {"cursor": token, "since": since, "started_at": started, "pages": pages}
         save_sync_state(svc.store, name, cursor=position)
