@@ -36,6 +36,7 @@ __all__ = [
     "PoolLimits",
     "PoolSettings",
     "Settings",
+    "StoreSettings",
     "TtlSettings",
     "ZenodoSettings",
     "check_config_keys",
@@ -158,6 +159,22 @@ class TtlSettings(BaseModel):
     miss: float = Field(3600.0, gt=0, description="Misses: 404s, tombstones, other agencies (seconds).")
 
 
+class StoreSettings(BaseModel):
+    """The store's safety limits: replaced-body retention and the bounds of local full-text search."""
+
+    keep_previous_s: float = Field(
+        30 * DAY,
+        ge=0,
+        description="Seconds a replaced body is kept beside its entry (previous_bodies), 30 days.",
+    )
+    search_max_chars: int = Field(
+        2000, ge=1, le=100_000, description="Longest local search query in characters."
+    )
+    search_max_terms: int = Field(
+        256, ge=1, le=10_000, description="Most whitespace-separated terms in a local search query."
+    )
+
+
 class PoolSettings(BaseModel):
     """Overrides for one budget pool; unset values take the published defaults (see PoolLimits)."""
 
@@ -234,6 +251,7 @@ class Settings(BaseSettings):
     doi: DoiSettings = Field(default_factory=DoiSettings)
     http: HttpSettings = Field(default_factory=HttpSettings)
     ttl: TtlSettings = Field(default_factory=TtlSettings)
+    store: StoreSettings = Field(default_factory=StoreSettings)
     deadline_s: float = Field(5.0, gt=0, le=300, description="Whole tool call deadline, upstream included.")
     budget: BudgetSettings = Field(default_factory=BudgetSettings)
     revalidate_interval_s: float = Field(

@@ -18,6 +18,9 @@ Tables:
                   ``checkpoint`` advanced only on success.
     blobs         bounded binary payloads kept for offline use (Zenodo file previews), LRU by
                   ``accessed_at``.
+    previous_bodies bodies set aside: the body an entry had before a replacement (``role`` previous,
+                  kept ``store.keep_previous_s``) and a suspicious new body awaiting confirmation
+                  (``role`` suspect); migration 0004.
     entries_fts   FTS5 index over ``entries.title`` and ``entries.search_text`` (created by migration,
                   kept in sync by triggers; not mapped here).
 """
@@ -44,6 +47,7 @@ __all__ = [
     "BudgetPool",
     "Concept",
     "Entry",
+    "PreviousBody",
     "SyncState",
     "Validation",
     "Watch",
@@ -205,3 +209,25 @@ class Blob(Base):
     content_type: Mapped[str | None] = mapped_column(String(128), nullable=True)
     fetched_at: Mapped[float] = mapped_column(Float)
     accessed_at: Mapped[float] = mapped_column(Float, index=True)
+
+
+class PreviousBody(Base):
+    """A body set aside beside entry ``entry_id`` (migration 0004; times epoch seconds).
+
+    ``role`` ``previous``: the body the entry held before a replacement (``status``, ``body``,
+    ``content_hash`` and ``fetched_at`` as they were), kept until ``kept_at`` + ``store.keep_previous_s``.
+    ``role`` ``suspect``: a new upstream body that dropped most of the stored one (``reason``
+    ``suspicious_shrink``), stored only when a later answer with the same ``content_hash`` confirms it.
+    """
+
+    __tablename__ = "previous_bodies"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    entry_id: Mapped[int] = mapped_column(ForeignKey("entries.id", ondelete="CASCADE"), index=True)
+    role: Mapped[str] = mapped_column(String(16))
+    status: Mapped[str] = mapped_column(String(16))
+    body: Mapped[str | None] = mapped_column(Text, nullable=True)
+    content_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    fetched_at: Mapped[float] = mapped_column(Float)
+    kept_at: Mapped[float] = mapped_column(Float, index=True)
+    reason: Mapped[str | None] = mapped_column(String(64), nullable=True)

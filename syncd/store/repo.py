@@ -23,15 +23,19 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, Engine, and_, bindparam, func, or_, select, text, update
+from sqlalchemy import Connection, Engine, and_, bindparam, delete, func, insert, or_, select, text, update
 from sqlalchemy.exc import SQLAlchemyError
 
-from syncd.errors import StoreError
+from syncd.errors import MalformedResponse, StoreError
+from syncd.store import guard
 from syncd.store.dialect import PG_TS_CONFIG, database_size, insert_ignore, is_postgresql, upsert
 from syncd.store.engine import make_engine, point_reader, reader, upgrade_to_head
-from syncd.store.models import Concept, Entry, Validation
+from syncd.store.models import Concept, Entry, PreviousBody, Validation
 
-__all__ = ["EntryContent", "Store", "StoredEntry"]
+__all__ = ["KEEP_PREVIOUS_S", "EntryContent", "Store", "StoredEntry"]
+
+KEEP_PREVIOUS_S = 30 * 86400.0
+"""Default retention of a replaced body (seconds; setting ``store.keep_previous_s``)."""
 
 
 @dataclass(frozen=True)
@@ -157,23 +161,30 @@ class Store:
 
     Args:
         engine: an engine from :func:`syncd.store.engine.make_engine`.
+        keep_previous_s: how long a replaced body is kept in ``previous_bodies`` (seconds).
 
     All methods raise :class:`~syncd.errors.StoreError` when the database fails.
     """
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, *, keep_previous_s: float = KEEP_PREVIOUS_S) -> None:
         self.engine = engine
+        self.keep_previous_s = keep_previous_s
         self._reader = reader(engine)
         self._point = point_reader(engine)
         self._local = threading.local()
 
     @classmethod
-    def open(cls, database_url: str, *, upgrade: bool = True) -> Store:
-        """Open (and by default upgrade to the newest schema) the store at ``database_url``."""
+    def open(
+        cls, database_url: str, *, upgrade: bool = True, keep_previous_s: float = KEEP_PREVIOUS_S
+    ) -> Store:
+        """Open (and by default upgrade to the newest schema) the store at ``database_url``.
+
+        ``keep_previous_s``: retention of replaced bodies in seconds (setting ``store.keep_previous_s``).
+        """
         engine = make_engine(database_url)
         if upgrade:
             upgrade_to_head(engine)
-        return cls(engine)
+        return cls(engine, keep_previous_s=keep_previous_s)
 
     def close(self) -> None:
         """Release every pooled connection."""
@@ -440,8 +451,28 @@ class Store:
 
         A ``not_found`` answer never replaces a stored ``ok`` body (index lag, BC-09): the entry keeps
         its body and gets ``last_error = "not_found"`` instead; ``changed`` is False.
+
+        Nothing lost (:mod:`syncd.store.guard`): a record body lacking what every real answer of its
+        kind carries is refused before any write; a valid body that drops most of the stored one is
+        set aside (``previous_bodies`` role ``suspect``) and only stored when a later answer with the
+        same content hash confirms it; whatever replaces a body, the previous one is kept for
+        ``keep_previous_s`` seconds.
+
+        Raises:
+            MalformedResponse: reason ``malformed_response`` (hollow body, nothing written) or
+                ``suspicious_shrink`` (the suspect was set aside and ``last_error`` recorded; the
+                stored body is untouched).
+            StoreError: the database failed.
         """
         now = time.time() if now is None else now
+        lacking = guard.missing(content.kind, content.status, content.body)
+        if lacking:
+            raise MalformedResponse(
+                f"{content.kind} {content.key}: upstream answered a body without {', '.join(lacking)}; "
+                "the stored copy is kept",
+                missing=lacking,
+            )
+        held_back: str | None = None
         with self.write() as conn:
             existing = self._locked(conn, content.kind, content.key)
             if existing is None:
@@ -487,9 +518,112 @@ class Store:
             if existing is not None:
                 old = _row_to_entry(existing)
                 entry_id = old.id
-                changed = self._apply(conn, old, content, now)
+                held_back = self._held_back(conn, old, content, now)
+                changed = False if held_back else self._apply(conn, old, content, now)
             row = conn.execute(_GET_BY_ID, {"entry_id": entry_id}).one()
+        if held_back:
+            raise MalformedResponse(
+                f"{content.kind} {content.key}: upstream answered a body that drops most of the stored "
+                "one; it is stored only if the next revalidation confirms it",
+                reason=held_back,
+                hint="The stored copy is answered meanwhile; a later revalidation decides.",
+            )
         return _row_to_entry(row), changed
+
+    def _held_back(self, conn: Connection, old: StoredEntry, content: EntryContent, now: float) -> str | None:
+        """The suspicion that holds ``content`` back from replacing ``old`` (recorded), or None.
+
+        A suspicious body (:func:`syncd.store.guard.shrink`) seen for the first time is set aside as
+        the entry's ``suspect`` and the suspicion recorded as ``last_error``; the same body again
+        (same content hash) is the confirmation: the suspect row goes and the body is stored.
+        """
+        if old.status != "ok" or content.status != "ok" or old.content_hash == content.content_hash:
+            return None
+        suspicion = guard.shrink(content.kind, old.body, content.body)
+        if suspicion is None:
+            return None
+        suspects = PreviousBody.__table__
+        confirmed = conn.execute(
+            select(func.count())
+            .select_from(suspects)
+            .where(
+                suspects.c.entry_id == old.id,
+                suspects.c.role == "suspect",
+                suspects.c.content_hash == content.content_hash,
+            )
+        ).scalar_one()
+        conn.execute(delete(suspects).where(suspects.c.entry_id == old.id, suspects.c.role == "suspect"))
+        if confirmed:
+            return None
+        conn.execute(
+            insert(suspects).values(
+                entry_id=old.id,
+                role="suspect",
+                status=content.status,
+                body=content.body,
+                content_hash=content.content_hash,
+                fetched_at=now,
+                kept_at=now,
+                reason=suspicion,
+            )
+        )
+        conn.execute(
+            update(Validation)
+            .where(Validation.entry_id == old.id)
+            .values(last_error=suspicion, last_error_at=now)
+        )
+        return suspicion
+
+    def _keep_previous(self, conn: Connection, old: StoredEntry, now: float) -> None:
+        """Set ``old``'s body aside (role ``previous``); drop its suspect and the ones past retention."""
+        table = PreviousBody.__table__
+        if old.body is not None:
+            conn.execute(
+                insert(table).values(
+                    entry_id=old.id,
+                    role="previous",
+                    status=old.status,
+                    body=old.body,
+                    content_hash=old.content_hash,
+                    fetched_at=old.fetched_at,
+                    kept_at=now,
+                    reason=None,
+                )
+            )
+        conn.execute(
+            delete(table).where(
+                table.c.entry_id == old.id,
+                or_(
+                    table.c.role == "suspect",
+                    and_(table.c.role == "previous", table.c.kept_at < now - self.keep_previous_s),
+                ),
+            )
+        )
+
+    def previous_bodies(self, entry_id: int) -> list[dict[str, Any]]:
+        """Bodies set aside beside entry ``entry_id``, newest first.
+
+        Each: ``role`` (``previous`` or ``suspect``), ``status``, ``body``, ``content_hash``,
+        ``fetched_at`` and ``kept_at`` (epoch seconds), ``reason``.
+        """
+        table = PreviousBody.__table__
+        with self.read() as conn:
+            rows = conn.execute(
+                select(table)
+                .where(table.c.entry_id == entry_id)
+                .order_by(table.c.kept_at.desc(), table.c.id.desc())
+            ).all()
+        return [{k: v for k, v in r._mapping.items() if k not in ("id", "entry_id")} for r in rows]
+
+    def prune_previous(self, now: float | None = None) -> int:
+        """Drop every replaced body kept longer than ``keep_previous_s``; returns how many went."""
+        now = time.time() if now is None else now
+        table = PreviousBody.__table__
+        with self.write() as conn:
+            result = conn.execute(
+                delete(table).where(table.c.role == "previous", table.c.kept_at < now - self.keep_previous_s)
+            )
+        return int(result.rowcount or 0)
 
     @staticmethod
     def _locked(conn: Connection, kind: str, key: str) -> Any:
@@ -516,6 +650,7 @@ class Store:
                     update(Entry).where(Entry.id == old.id).values(upstream_version=content.upstream_version)
                 )
             return False
+        self._keep_previous(conn, old, now)
         conn.execute(
             update(Entry)
             .where(Entry.id == old.id)
