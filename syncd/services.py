@@ -3,23 +3,110 @@
 :class:`Upstreams` holds the three HTTP clients (Crossref, Zenodo, doi.org); :class:`Services` holds
 the settings, the store, the budget, the upstreams and the local-first :class:`~syncd.cache.Runner`.
 Whoever opens a :class:`Services` closes it (the store is closed by its own owner).
+
+Over a store this user cannot write (:func:`syncd.store.engine.is_read_only`) the bundle is
+read-only: :class:`ReadOnlyBudget` reads every pool as offline and takes nothing, and
+:class:`ReadOnlyRunner` answers from the store only (a stale entry flagged ``store_read_only``, a
+missing one refused with a message naming the fix), so no request is sent and nothing is written.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import httpx
 
-from syncd.budget import Budget
-from syncd.cache import Runner
+from syncd.budget import Budget, Grant, Lease, Outcome, PoolState
+from syncd.cache import Plan, Runner
 from syncd.config import Settings
-from syncd.store.repo import Store
+from syncd.errors import StoreError, UpstreamOffline
+from syncd.policy import Action
+from syncd.store.engine import READ_ONLY_HINT, is_read_only
+from syncd.store.repo import Store, StoredEntry
 from syncd.upstream.crossref import CrossrefClient
 from syncd.upstream.doi import DoiClient
+from syncd.upstream.http import Deadline
 from syncd.upstream.zenodo import ZenodoClient
 
-__all__ = ["Services", "Upstreams"]
+__all__ = ["READ_ONLY_REASON", "ReadOnlyBudget", "ReadOnlyRunner", "Services", "Upstreams"]
+
+READ_ONLY_REASON = "store_read_only"
+"""``cache.upstream_error`` of a stale answer served because the store is read-only for this user."""
+READ_ONLY_OFFLINE_S = 3600.0
+"""How far ahead a read-only budget reports each pool offline (seconds, rolling)."""
+
+
+class ReadOnlyBudget(Budget):
+    """The budget over a read-only store: every pool reads offline, nothing is taken or recorded.
+
+    :meth:`try_acquire` raises :class:`~syncd.errors.UpstreamOffline` (no request can be paid for,
+    since the budget rows cannot be written); the recording methods do nothing.
+    """
+
+    def state(self, pool: str) -> PoolState:
+        """The stored snapshot of ``pool``, reported offline for the next :data:`READ_ONLY_OFFLINE_S`."""
+        snapshot = super().state(pool)
+        return dataclasses.replace(snapshot, offline_until=self.clock() + READ_ONLY_OFFLINE_S)
+
+    def try_acquire(self, pool: str, hold_s: float | None = None) -> Grant:
+        """Never grants: raises UpstreamOffline naming the read-only store and the fix."""
+        raise UpstreamOffline(
+            f"no upstream request: the store is read-only for this user ({pool})",
+            hint=READ_ONLY_HINT,
+            pool=pool,
+        )
+
+    def release(self, lease: Lease, outcome: Outcome = Outcome.NOT_SENT, *, block_s: float = 0.0) -> bool:
+        """Nothing to free (no lease is ever granted)."""
+        return False
+
+    def block(self, pool: str, seconds: float) -> None:
+        """Not recorded (read-only store)."""
+
+    def record_success(self, pool: str) -> None:
+        """Not recorded (read-only store)."""
+
+    def record_failure(self, pool: str) -> bool:
+        """Not recorded (read-only store); never opens the breaker."""
+        return False
+
+    def reset(self, pool: str | None = None) -> list[str]:
+        """Refused: raises StoreError (the budget rows cannot be written)."""
+        raise StoreError(f"the store is read-only for this user; {READ_ONLY_HINT}")
+
+
+class ReadOnlyRunner(Runner):
+    """The runner over a read-only store: stored answers only (see the module docstring)."""
+
+    def plan(
+        self,
+        kind: str,
+        key: str,
+        entry: StoredEntry | None,
+        deadline: Deadline,
+        *,
+        force: bool = False,
+        refetch: bool = False,
+    ) -> Plan:
+        """The :class:`~syncd.cache.Runner` plan, with the read-only store as why upstream is not used.
+
+        Raises:
+            UpstreamOffline: nothing is stored for ``(kind, key)`` (message and hint name the fix).
+        """
+        plan = super().plan(kind, key, entry, deadline, force=force, refetch=refetch)
+        action = plan.decision.action
+        if action is Action.ERROR:
+            raise UpstreamOffline(
+                f"{key} is not stored, and the store is read-only for this user (no upstream request)",
+                hint=READ_ONLY_HINT,
+                pool=plan.pool,
+            )
+        if action is Action.SERVE_STALE:
+            return dataclasses.replace(
+                plan, decision=dataclasses.replace(plan.decision, reason=READ_ONLY_REASON)
+            )
+        return plan
 
 
 @dataclass(frozen=True, eq=False)
@@ -66,6 +153,7 @@ class Services:
         *,
         interactive: bool = True,
         transport: httpx.BaseTransport | None = None,
+        read_only: bool | None = None,
     ) -> Services:
         """Build the bundle over ``store``.
 
@@ -74,15 +162,25 @@ class Services:
             store: the shared store (not closed by :meth:`close`).
             interactive: True for tools and CLI; False for the daemon (leaves the budget reserve).
             transport: optional httpx transport for every upstream client (tests).
+            read_only: answer from the store only (default: whether the store was opened read-only).
         """
-        budget = Budget(store, settings, interactive=interactive)
+        if read_only is None:
+            read_only = is_read_only(store.engine)
+        budget_cls = ReadOnlyBudget if read_only else Budget
+        runner_cls = ReadOnlyRunner if read_only else Runner
+        budget = budget_cls(store, settings, interactive=interactive)
         return cls(
             settings,
             store,
             budget,
             Upstreams.open(settings, budget, transport),
-            Runner(store, budget, settings.ttl),
+            runner_cls(store, budget, settings.ttl),
         )
+
+    @property
+    def read_only(self) -> bool:
+        """True when this bundle answers from the store only (the store is read-only for this user)."""
+        return isinstance(self.budget, ReadOnlyBudget)
 
     def close(self) -> None:
         """Close upstream connections (the store is closed by its owner)."""

@@ -65,7 +65,12 @@ def cache_stats(ctx: click.Context, as_json: bool) -> None:
         now = time.time()
         counts = store.counts(policy.ttls(svc.settings.ttl), now)
         pools = pool_rows(svc.budget, now)
-        data = {"database_size_bytes": store.size_bytes(), "entries": counts, "budget": pools}
+        data = {
+            "database_size_bytes": store.size_bytes(),
+            "read_only": svc.read_only,
+            "entries": counts,
+            "budget": pools,
+        }
     if as_json:
         click.echo(json.dumps(data, indent=2))
         return
@@ -80,6 +85,8 @@ def cache_stats(ctx: click.Context, as_json: bool) -> None:
     console.print(table)
     size = data["database_size_bytes"]
     console.print(f"Database size: {size:,} bytes" if size is not None else "Database size: n/a")
+    if data["read_only"]:
+        console.print("Read-only store: answers come from the store only, no upstream request.")
     budget = Table(title="Request budget")
     for col in ("pool", "tokens", "burst", "per_s", "in flight", "blocked for (s)", "offline"):
         budget.add_column(col)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from sqlalchemy import delete, func, select, update
 
 from syncd.store.dialect import upsert
+from syncd.store.engine import is_read_only
 from syncd.store.models import Blob
 from syncd.store.repo import Store
 
@@ -36,9 +37,10 @@ class StoredBlob:
 
 
 def get_blob(store: Store, kind: str, key: str, now: float | None = None) -> StoredBlob | None:
-    """The blob ``(kind, key)`` or None; a hit bumps its ``accessed_at`` (LRU)."""
+    """The blob ``(kind, key)`` or None; a hit bumps its ``accessed_at`` (LRU; not on a read-only store)."""
     now = time.time() if now is None else now
-    with store.write() as conn:
+    read_only = is_read_only(store.engine)
+    with store.read() if read_only else store.write() as conn:
         row = conn.execute(
             select(Blob.data, Blob.size, Blob.content_type, Blob.fetched_at).where(
                 Blob.kind == kind, Blob.key == key
@@ -46,7 +48,8 @@ def get_blob(store: Store, kind: str, key: str, now: float | None = None) -> Sto
         ).first()
         if row is None:
             return None
-        conn.execute(update(Blob).where(Blob.kind == kind, Blob.key == key).values(accessed_at=now))
+        if not read_only:
+            conn.execute(update(Blob).where(Blob.kind == kind, Blob.key == key).values(accessed_at=now))
         return StoredBlob(kind, key, bytes(row.data), row.size, row.content_type, row.fetched_at, now)
 
 

@@ -12,11 +12,19 @@ transaction opened through :meth:`Engine.begin` starts with ``BEGIN IMMEDIATE`` 
 taken up front, so several processes never deadlock on a lock upgrade); read-only work uses
 :func:`reader`, which starts ``BEGIN DEFERRED``. Alembic owns the schema: :func:`upgrade_to_head`
 runs on every start and from ``syncd db upgrade``.
+
+Read-only users: an SQLite file this user can read but not write (or a URL with ``?mode=ro``) is
+opened read-only (:func:`is_read_only`): connections use ``mode=ro`` (``immutable=1`` when no
+process holds the database open and its directory cannot hold the ``-wal``/``-shm`` files), every
+transaction is ``BEGIN DEFERRED`` under ``PRAGMA query_only``, migrations are skipped when the schema
+is at head and refused when it is behind, and one warning names the fix (:data:`READ_ONLY_HINT`).
 """
 
 from __future__ import annotations
 
+import logging
 import os
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -24,15 +32,17 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import URL, Engine, NullPool, create_engine, event
 
 from syncd.errors import StoreError
 from syncd.store.dialect import migration_lock, normalize_url
 
 __all__ = [
     "BUSY_TIMEOUT_MS",
+    "READ_ONLY_HINT",
     "current_revision",
     "head_revision",
+    "is_read_only",
     "make_engine",
     "point_reader",
     "reader",
@@ -50,6 +60,15 @@ PG_CONNECT_ARGS: dict[str, Any] = {
     "keepalives_count": 3,
 }
 """libpq connection parameters of every PostgreSQL connection (seconds)."""
+
+READ_ONLY_HINT = (
+    "to let this user fetch and store, give it write access: add it to the group owning the database "
+    "(e.g. `sudo usermod -aG syncd $USER`, then log in again) and make the file, its -wal/-shm files "
+    "and its directory group-writable (chmod 0660 files, 0770 directory)"
+)
+"""The fix named by the read-only warning (logged once per engine)."""
+
+log = logging.getLogger("syncd.store")
 
 
 def _migrations_dir() -> Path:
@@ -87,6 +106,8 @@ def make_engine(database_url: str, **kwargs: Any) -> Engine:
         return create_engine(url, pool_pre_ping=True, connect_args=connect_args, **kwargs)
     if url.database and url.database != ":memory:":
         path = Path(url.database).expanduser()
+        if _sqlite_read_only(url, path):
+            return _read_only_engine(url.set(database=str(path)), path, **kwargs)
         try:
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o750)
         except OSError as exc:
@@ -114,6 +135,77 @@ def make_engine(database_url: str, **kwargs: Any) -> Engine:
         if mode:  # "": no BEGIN at all, each statement on its own (single-statement point reads)
             conn.exec_driver_sql("BEGIN " + mode)
 
+    return engine
+
+
+def _sqlite_read_only(url: URL, path: Path) -> bool:
+    """True when the SQLite file is to be opened read-only: ``?mode=ro`` asked, or not writable here."""
+    if url.query.get("mode") == "ro":
+        return True
+    return path.is_file() and not os.access(path, os.W_OK)
+
+
+def is_read_only(engine: Engine) -> bool:
+    """True when ``engine`` opened its SQLite file read-only (see the module docstring)."""
+    return engine.dialect.name == "sqlite" and engine.url.query.get("mode") == "ro"
+
+
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    """One read-only connection to ``path``: ``mode=ro``, else ``immutable=1`` when no WAL is open.
+
+    ``mode=ro`` reads a WAL database only while its ``-wal``/``-shm`` files exist (a writer has it
+    open) or can be created; with neither, and no ``-wal`` file, the file holds every commit and is
+    read as ``immutable`` (a fresh connection per use, so a later writer's checkpoints are seen).
+    """
+    uri = path.resolve().as_uri()
+    conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, check_same_thread=False)
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return conn
+    except sqlite3.OperationalError:
+        conn.close()
+        if Path(f"{path}-wal").exists():
+            raise
+    return sqlite3.connect(f"{uri}?immutable=1", uri=True, check_same_thread=False)
+
+
+def _read_only_engine(url: URL, path: Path, **kwargs: Any) -> Engine:
+    """An engine over ``path`` that never writes (``mode=ro`` connections, ``query_only``, no pool).
+
+    Raises:
+        StoreError: the file does not exist (a read-only user cannot create it).
+    """
+    if not path.is_file():
+        raise StoreError(f"the database {path} does not exist and was asked for read-only (mode=ro)")
+    engine = create_engine(
+        url.set(query={"mode": "ro", "uri": "true"}),  # the creator connects; the URL records the mode
+        creator=lambda: _connect_read_only(path),
+        poolclass=NullPool,
+        **kwargs,
+    )
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        dbapi_conn.isolation_level = None
+        cursor = dbapi_conn.cursor()
+        for pragma in (f"busy_timeout={BUSY_TIMEOUT_MS}", "query_only=ON", "foreign_keys=ON"):
+            cursor.execute(f"PRAGMA {pragma}")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Any) -> None:
+        if conn.get_execution_options().get("sqlite_begin", "IMMEDIATE"):
+            conn.exec_driver_sql("BEGIN DEFERRED")  # a read-only file takes no write lock
+
+    why = (
+        "the database URL asks for mode=ro" if url.query.get("mode") == "ro" else "this user cannot write it"
+    )
+    log.warning(
+        "event=store_read_only path=%s why=%r answers='from the store only, no upstream request' hint=%r",
+        path,
+        why,
+        READ_ONLY_HINT,
+    )
     return engine
 
 
@@ -157,8 +249,14 @@ def upgrade_to_head(engine: Engine) -> str | None:
     """
     try:
         head = head_revision()
-        if current_revision(engine) == head:
+        current = current_revision(engine)
+        if current == head:
             return head
+        if is_read_only(engine):
+            raise StoreError(
+                f"the store {engine.url.database} is at schema revision {current}, this syncd needs {head}, "
+                "and it is read-only for this user: ask its owner to run `syncd db upgrade`"
+            )
         cfg = _alembic_config()
         with engine.begin() as conn:
             migration_lock(conn)
