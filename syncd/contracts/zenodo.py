@@ -724,6 +724,19 @@ class ListFilesView(_Open):
     next_offset: Number | SkipJsonSchema[None] = Field(None, description="Offset of the next page.")
     file_count: Number | SkipJsonSchema[None] = Field(None, description="Files in the record (manifest).")
     total_bytes: Number | SkipJsonSchema[None] = Field(None, description="Total bytes (manifest).")
+    listed_from: Literal["record", "files_endpoint"] | SkipJsonSchema[None] = Field(
+        None,
+        description="Where the manifest comes from: the record body, or Zenodo's files endpoint when the "
+        "body lists fewer files than file_count.",
+    )
+    unlisted: Number | SkipJsonSchema[None] = Field(
+        None,
+        description="Files counted in file_count that no Zenodo answer listed (not in entries); the "
+        "notice says how to reach them.",
+    )
+    files_list_url: str | SkipJsonSchema[None] = Field(
+        None, description="Zenodo API URL listing every file of the record, when some are unlisted."
+    )
     entries: list[FileListEntry] | SkipJsonSchema[None] = Field(None, description="Files (manifest mode).")
     archive: ArchiveInfo | SkipJsonSchema[None] = Field(None, description="The ZIP (archive mode).")
     members: list[ArchiveMember] | SkipJsonSchema[None] = Field(None, description="Members (archive mode).")

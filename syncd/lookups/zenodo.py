@@ -20,13 +20,22 @@ import logging
 import re
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 from sqlalchemy import select
 
 from syncd import policy
 from syncd.cache import Lookup
+from syncd.contracts.zenodo import FileEntry
 from syncd.errors import BudgetExhausted, InvalidInput, MalformedResponse, NotFound, UpstreamError
-from syncd.kinds import KINDS, ZENODO_PREVIEW, ZENODO_RECORD, ZENODO_SEARCH, ZENODO_VERSIONS
+from syncd.kinds import (
+    KINDS,
+    ZENODO_CONTAINER,
+    ZENODO_PREVIEW,
+    ZENODO_RECORD,
+    ZENODO_SEARCH,
+    ZENODO_VERSIONS,
+)
 from syncd.normalize import zenodo as zenodo_norm
 from syncd.normalize.zenodo_id import RecordRef
 from syncd.policy import Provenance
@@ -36,12 +45,15 @@ from syncd.store.content import content_hash, volatile_json
 from syncd.store.models import Entry
 from syncd.store.repo import EntryContent, Store, StoredEntry
 from syncd.upstream.http import Deadline, current_deadline
-from syncd.upstream.zenodo import RDM_JSON, ZenodoClient
+from syncd.upstream.zenodo import LEGACY_JSON, RDM_JSON, ZenodoClient
 
 __all__ = [
+    "FILES_PAGES_MAX",
+    "FilesListing",
     "PageLookup",
     "fetch_page",
     "fetch_record",
+    "files_url",
     "get_page",
     "get_record",
     "latest_version",
@@ -51,6 +63,7 @@ __all__ = [
     "preview_key",
     "read_preview",
     "record_content",
+    "record_files",
     "refetch_page",
     "refetch_record",
     "stored_record",
@@ -352,6 +365,87 @@ def get_page(
 def refetch_page(zenodo: ZenodoClient, store: Store, entry: StoredEntry, deadline: Deadline) -> StoredEntry:
     """Ask Zenodo again for the stored page ``entry`` and store the answer."""
     return fetch_page(zenodo, store, entry.kind, entry.key, deadline)
+
+
+# --------------------------------------------------------------------------------------------------
+# A record's complete file list, when its body lists fewer files than it counts.
+
+FILES_PAGES_MAX = 40
+"""Most pages of ``/records/{id}/files`` followed (``links.next``) for one record."""
+
+
+@dataclass(frozen=True)
+class FilesListing:
+    """A record's files as Zenodo's files endpoint lists them.
+
+    ``files``: every entry read (upstream order); ``provenance``: of the pages read (None when
+    none could be); ``error``: the reason the listing stopped short (a page could not be read), or None.
+    """
+
+    files: list[FileEntry]
+    provenance: Provenance | None
+    error: str | None
+
+
+def files_url(recid: str) -> str:
+    """Public API URL listing every file of record ``recid`` (``/api/records/{id}/files``)."""
+    return f"https://zenodo.org/api/records/{recid}/files"
+
+
+def _listed_file(recid: str, raw: Any) -> FileEntry | None:
+    if not isinstance(raw, dict):
+        return None
+    key = raw.get("key") or raw.get("filename")
+    if not isinstance(key, str) or not key:
+        return None
+    size = raw.get("size", raw.get("filesize"))
+    mimetype = raw.get("mimetype")
+    checksum = raw.get("checksum")
+    md5 = checksum[4:] if isinstance(checksum, str) and checksum.startswith("md5:") else None
+    return FileEntry(
+        key=key,
+        size=size if isinstance(size, int) and not isinstance(size, bool) else None,
+        mimetype=mimetype if isinstance(mimetype, str) else None,
+        md5=md5 or None,
+        download_url=zenodo_norm.download_url(recid, key),
+    )
+
+
+def record_files(svc: Services, recid: str, deadline: Deadline | None = None) -> FilesListing:
+    """Every file of record ``recid`` from ``/records/{id}/files``, local-first.
+
+    Pages are stored as ``zenodo_container`` entries (``ttl.zenodo_record``); ``links.next`` is
+    followed when Zenodo pages the listing (at most :data:`FILES_PAGES_MAX` pages). Used when a
+    record body lists fewer entries than its ``files.count`` (Zenodo lists at most 1,000 files in a
+    record answer). Never raises for an upstream failure: the listing then stops
+    with ``error`` set and the files read so far.
+    """
+    deadline = deadline or current_deadline(svc.settings.deadline_s)
+    path = f"/records/{recid}/files"
+    params: dict[str, str] = {}
+    files: list[FileEntry] = []
+    provs: list[Provenance] = []
+    for _ in range(FILES_PAGES_MAX):
+        try:
+            page = get_page(svc, ZENODO_CONTAINER, path, params, deadline, accept=LEGACY_JSON)
+        except (UpstreamError, BudgetExhausted) as exc:
+            return FilesListing(files, policy.merged(*provs) if provs else None, exc.reason)
+        provs.append(page.provenance)
+        if page.body is None:
+            return FilesListing(files, policy.merged(*provs), "not_found")
+        entries = page.body.get("entries")
+        if isinstance(entries, dict):  # keyed by file key in some answers
+            entries = list(entries.values())
+        files.extend(f for f in (_listed_file(recid, raw) for raw in entries or []) if f is not None)
+        nxt = (page.body.get("links") or {}).get("next") if isinstance(page.body.get("links"), dict) else None
+        if not isinstance(nxt, str) or "?" not in nxt:
+            break
+        following = dict(parse_qsl(urlsplit(nxt).query))
+        if following == params:
+            break
+        params = following
+    log.info("event=files_listed recid=%s files=%d pages=%d", recid, len(files), len(provs))
+    return FilesListing(files, policy.merged(*provs), None)
 
 
 # --------------------------------------------------------------------------------------------------

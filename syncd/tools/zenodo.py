@@ -682,6 +682,37 @@ def _container(cache: Services, recid: str, key: str) -> Any:
     return page
 
 
+def _manifest(
+    cache: Services, parts: Any, provenance: Provenance, data: dict[str, Any], notes: list[str]
+) -> tuple[list[Any], Provenance]:
+    """The record's files, completed from Zenodo's files endpoint when the body lists fewer than it counts.
+
+    Sets ``listed_from`` and, when files stay unlisted, ``unlisted``, ``files_list_url`` and a notice,
+    so the totals never contradict ``file_count``.
+    """
+    files = list(parts.files or [])
+    count = parts.files_count
+    if count is None or len(files) >= count:
+        return files, provenance
+    listing = lookups_zenodo.record_files(cache, parts.recid)
+    if len(listing.files) > len(files):
+        files = listing.files
+        data["listed_from"] = "files_endpoint"
+        provenance = policy.merged(provenance, listing.provenance)
+    else:
+        data["listed_from"] = "record"
+    if len(files) < count:
+        missing = count - len(files)
+        url = lookups_zenodo.files_url(parts.recid)
+        data.update(unlisted=missing, files_list_url=url)
+        why = f" (the files endpoint could not be read: {listing.error})" if listing.error else ""
+        notes.append(
+            f"{missing:,} of the record's {count:,} files are not listed here{why}: Zenodo's record answer "
+            f"lists {len(parts.files or []):,}. The full list is at {url}."
+        )
+    return files, provenance
+
+
 def list_files(
     cache: Services,
     id: str,
@@ -763,7 +794,8 @@ def list_files(
                 data["file_count"] = parts.files_count
             if parts.files_total_bytes is not None:
                 data["total_bytes"] = parts.files_total_bytes
-            matched = [f for f in parts.files or [] if needle in f.key.lower()]
+            files, provenance = _manifest(cache, parts, provenance, data, notes)
+            matched = [f for f in files if needle in f.key.lower()]
             window = matched[offset : offset + limit]
             data["entries"] = [lists.file_entry(f).model_dump(mode="json", exclude_none=True) for f in window]
             if access and (access.files == "restricted" or access.embargo_active):
@@ -785,7 +817,8 @@ def list_files(
             notes.append(f"No key contains {key_contains!r}.")
         elif matched and offset >= len(matched):
             notes.append(f"offset {offset} is past the last entry ({len(matched)}).")
-        data.update(truncated=has_more, shown=len(window), cap=limit, totalCount=len(matched))
+        truncated = has_more or bool(data.get("unlisted"))  # files Zenodo did not list are missing too
+        data.update(truncated=truncated, shown=len(window), cap=limit, totalCount=len(matched))
         if notes:
             data["notice"] = " ".join(notes)
         data["cache"] = provenance.as_dict()
