@@ -94,6 +94,12 @@ class ZenodoSettings(BaseModel):
     preview_total_bytes: int = Field(
         64 * 1024 * 1024, ge=0, description="Total bytes of kept file previews; least recently read go first."
     )
+    unconditional_every: int = Field(
+        10,
+        ge=1,
+        description="Every Nth revalidation of a stored record is sent without If-None-Match: Zenodo's "
+        "revision ETag does not change when a newer version is published (1: never conditional).",
+    )
 
 
 class DoiSettings(BaseModel):
@@ -156,7 +162,12 @@ class TtlSettings(BaseModel):
     zenodo_record: float = Field(1 * DAY, gt=0, description="Zenodo records (seconds).")
     search: float = Field(1 * DAY, gt=0, description="Cached search pages (seconds).")
     entity: float = Field(7 * DAY, gt=0, description="Journals, funders, members, prefixes (seconds).")
-    miss: float = Field(3600.0, gt=0, description="Misses: 404s, tombstones, other agencies (seconds).")
+    miss: float = Field(3600.0, gt=0, description="Misses: 404s, restricted, other agencies (seconds).")
+    deleted: float = Field(
+        7 * DAY,
+        gt=0,
+        description="Deleted records (status gone, 410 tombstones): rechecked this rarely (seconds).",
+    )
 
 
 class StoreSettings(BaseModel):

@@ -81,12 +81,16 @@ CURSOR_LIFETIME_S = 240.0
 
 
 def ttl_s(ttl: TtlSettings, kind: str, status: str) -> float:
-    """Lifetime in seconds of an entry: its kind's ``ttl.*`` setting for ``ok``, ``ttl.miss`` otherwise.
+    """Lifetime (s) of an entry: ``ok`` its kind's ``ttl.*``, ``gone`` ``ttl.deleted``, else ``ttl.miss``.
+
+    A deleted record (``gone``) is rechecked rarely; the other misses hourly by default.
 
     Raises:
         KeyError: ``kind`` is not a stored kind (:data:`syncd.kinds.KINDS`).
     """
     setting = KINDS[kind].ttl
+    if status == "gone":
+        return ttl.deleted
     if status != "ok":
         return ttl.miss
     return float(getattr(ttl, setting))

@@ -96,7 +96,7 @@ def test_the_sweep_consults_the_breaker_of_the_kinds_own_pool(kind: str) -> None
         ("crossref_journal", "ok", 30 * DAY),
         ("doi_ra", "ok", 30 * DAY),
         ("crossref_work", "not_found", 3600.0),
-        ("zenodo_record", "gone", 3600.0),
+        ("zenodo_record", "gone", 7 * 86400.0),  # ttl.deleted: a deleted record is rechecked weekly
         ("zenodo_record", "restricted", 3600.0),
     ],
 )

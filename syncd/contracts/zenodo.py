@@ -33,6 +33,7 @@ __all__ = [
     "FundingEntry",
     "GetRecordView",
     "InputKind",
+    "LastKnownRecord",
     "MissKind",
     "Person",
     "RecordStats",
@@ -449,6 +450,18 @@ class RecordWindow(_Contract):
     )
 
 
+class LastKnownRecord(_Contract):
+    """The last metadata syncd stored of a record Zenodo has since deleted: NOT the current state."""
+
+    model_config = ConfigDict(
+        json_schema_extra={"description": "Last metadata stored before the record was deleted (not current)."}
+    )
+
+    note: str = Field(description="Says this copy is the last one stored before the removal, not current.")
+    stored_at: str = Field(description="When syncd fetched this copy (ISO 8601, UTC).")
+    record: ZenodoRecord = Field(description="The record as it was last seen, in the usual record shape.")
+
+
 class GetRecordView(_Contract):
     """The structured result of ``zenodo_get_record`` (every key optional, as in the seed).
 
@@ -474,6 +487,11 @@ class GetRecordView(_Contract):
     guidance: str | SkipJsonSchema[None] = Field(None, description="What to do next. Present when not found.")
     tombstone: Tombstone | SkipJsonSchema[None] = Field(
         None, description="Removal tombstone. Present when miss_kind is deleted."
+    )
+    last_known: LastKnownRecord | SkipJsonSchema[None] = Field(
+        None,
+        description="Only with miss_kind deleted, when syncd had stored the record before: its last "
+        "metadata, marked as such (the record itself is gone; see tombstone for the reason).",
     )
     record: ZenodoRecord | SkipJsonSchema[None] = Field(
         None, description="The record. Present when found and no cursor was passed."

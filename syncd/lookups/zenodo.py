@@ -18,11 +18,12 @@ from __future__ import annotations
 import json
 import logging
 import re
+import time
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from sqlalchemy import select
+from sqlalchemy import delete, insert, select
 
 from syncd import policy
 from syncd.cache import Lookup
@@ -42,20 +43,24 @@ from syncd.policy import Provenance
 from syncd.services import Services
 from syncd.store import blobs
 from syncd.store.content import content_hash, volatile_json
-from syncd.store.models import Entry
+from syncd.store.models import Entry, PreviousBody
 from syncd.store.repo import EntryContent, Store, StoredEntry
 from syncd.upstream.http import Deadline, current_deadline
 from syncd.upstream.zenodo import LEGACY_JSON, RDM_JSON, ZenodoClient
 
 __all__ = [
     "FILES_PAGES_MAX",
+    "LAST_KNOWN",
     "FilesListing",
+    "LastKnown",
     "PageLookup",
     "fetch_page",
     "fetch_record",
     "files_url",
     "get_page",
     "get_record",
+    "keep_last_known",
+    "last_known",
     "latest_version",
     "local_search",
     "miss_error",
@@ -167,8 +172,18 @@ def fetch_record(
         return store.get_by_id(entry.id) or entry, "version"
     if answer.status != "ok" or answer.body is None:
         body = answer.text if answer.status == "gone" else None
-        content = EntryContent(
-            ZENODO_RECORD, recid, answer.status, body, content_hash(body) if body else None
+        held = entry if entry is not None else store.get(ZENODO_RECORD, recid)
+        if answer.status == "gone" and held is not None and held.status == "ok":
+            keep_last_known(store, held)
+        content = EntryContent(  # a tombstone keeps the title and DOI it was known by
+            ZENODO_RECORD,
+            recid,
+            answer.status,
+            body,
+            content_hash(body) if body else None,
+            doi=held.doi if held is not None and answer.status == "gone" else None,
+            concept_key=held.concept_key if held is not None and answer.status == "gone" else None,
+            title=held.title if held is not None and answer.status == "gone" else None,
         )
         stored, _ = store.put_content(content)
         return stored, "version"
@@ -184,6 +199,57 @@ def fetch_record(
     elif keys.concept_recid and keys.is_latest:
         store.set_concept(keys.concept_recid, keys.recid)
     return stored, via
+
+
+LAST_KNOWN = "last_known"
+"""``previous_bodies.role`` of the last good body of a record Zenodo later deleted (kept as long as the
+tombstone, never pruned by ``store.keep_previous_s``)."""
+
+
+@dataclass(frozen=True)
+class LastKnown:
+    """The last good body stored of a record now deleted: ``body`` (parsed), ``fetched_at`` (epoch s)."""
+
+    body: dict[str, Any]
+    fetched_at: float
+
+
+def keep_last_known(store: Store, held: StoredEntry) -> None:
+    """Keep ``held``'s good body beside the tombstone about to replace it (role :data:`LAST_KNOWN`)."""
+    table = PreviousBody.__table__
+    now = time.time()
+    with store.write() as conn:
+        conn.execute(delete(table).where(table.c.entry_id == held.id, table.c.role == LAST_KNOWN))
+        conn.execute(
+            insert(table).values(
+                entry_id=held.id,
+                role=LAST_KNOWN,
+                status=held.status,
+                body=held.body,
+                content_hash=held.content_hash,
+                fetched_at=held.fetched_at,
+                kept_at=now,
+                reason="gone",
+            )
+        )
+    log.info("event=last_known_kept recid=%s title=%r", held.key, held.title)
+
+
+def last_known(store: Store, entry: StoredEntry) -> LastKnown | None:
+    """The last good metadata of the deleted record ``entry``, or None when syncd never held it.
+
+    The kept :data:`LAST_KNOWN` body, else the newest replaced ``ok`` body still kept.
+    """
+    kept = [b for b in store.previous_bodies(entry.id) if b["status"] == "ok" and b["body"]]
+    kept.sort(key=lambda b: b["role"] != LAST_KNOWN)  # stable: the last-known row first, then newest
+    for row in kept:
+        try:
+            body = json.loads(row["body"])
+        except ValueError:
+            continue
+        if isinstance(body, dict):
+            return LastKnown(body, float(row["fetched_at"]))
+    return None
 
 
 def record_content(

@@ -154,6 +154,10 @@ def render_record(data: dict[str, Any]) -> str:
             lines.extend("> " + line for line in win["text"].splitlines())
     else:
         lines.append(f"Not found ({data.get('miss_kind')}): {data.get('guidance', '')}")
+        known = data.get("last_known")
+        if known:
+            title = (known["record"].get("title") or "(untitled)").replace("<", "&lt;").replace(">", "&gt;")
+            lines.append(f"Last known metadata (stored {known['stored_at']}, not current): {title}")
     if data.get("citation"):
         lines.append(f"Citation ({data.get('citation_style')}):")
         lines.append(data["citation"])
@@ -187,6 +191,17 @@ def _miss(kind: str, input_kind: str, ident: str, tombstone_body: str | None = N
         data["tombstone"] = tomb.model_dump(mode="json", exclude_none=True)
     data["guidance"] = miss_guidance(kind, ident, tomb)
     return data
+
+
+def _last_known(known: lookups_zenodo.LastKnown) -> dict[str, Any]:
+    """The ``last_known`` block of a deleted record's miss: its last stored metadata, marked as such."""
+    stored_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(known.fetched_at))
+    return {
+        "note": "Zenodo has deleted this record (see tombstone); this is the last metadata syncd stored "
+        f"of it, fetched {stored_at}, kept for reference only: it is not current.",
+        "stored_at": stored_at,
+        "record": record_view(known.body).model_dump(mode="json", exclude_none=True),
+    }
 
 
 FILE_RENAME = {**RENAME, "not_found": "record_not_found"}
@@ -280,6 +295,9 @@ def get_record(
             else:
                 kind = {"gone": "deleted", "not_found": "not_found", "restricted": "restricted"}[entry.status]
                 data = _miss(kind, ref.input_kind, entry.key, entry.body)
+                known = lookups_zenodo.last_known(cache.store, entry) if entry.status == "gone" else None
+                if known is not None:
+                    data["last_known"] = _last_known(known)
             data["cache"] = lookup.provenance.as_dict()
     except Exception as exc:
         return error_result(exc, RENAME)
