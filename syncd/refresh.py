@@ -81,7 +81,13 @@ def _ra(svc: Services, entry: StoredEntry, deadline: Deadline) -> StoredEntry:
 
 
 def _record(svc: Services, entry: StoredEntry, deadline: Deadline) -> StoredEntry:
-    return zenodo.refetch_record(svc.upstreams.zenodo, svc.store, entry, deadline)
+    return zenodo.refetch_record(
+        svc.upstreams.zenodo,
+        svc.store,
+        entry,
+        deadline,
+        unconditional_every=svc.settings.zenodo.unconditional_every,
+    )
 
 
 def _page(svc: Services, entry: StoredEntry, deadline: Deadline) -> StoredEntry:

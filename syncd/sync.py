@@ -42,7 +42,7 @@ from syncd.batch import filter_safe
 from syncd.errors import BudgetExhausted, InvalidInput, MalformedResponse, NotFound, SyncdError, UpstreamError
 from syncd.kinds import CROSSREF_WORK, ZENODO_RECORD
 from syncd.lookups.crossref import fetch_work, work_content
-from syncd.lookups.zenodo import get_record, record_content
+from syncd.lookups.zenodo import get_record, record_content, supersede_older
 from syncd.normalize import zenodo as zenodo_norm
 from syncd.normalize.doi import parse_doi
 from syncd.normalize.zenodo_id import parse_record_ref
@@ -341,6 +341,7 @@ def _store_record(svc: Services, hit: dict[str, Any], report: SyncReport) -> Non
     _, changed = svc.store.put_content(content)
     if keys.concept_recid and keys.is_latest:
         svc.store.set_concept(keys.concept_recid, keys.recid)
+        supersede_older(svc.store, keys.concept_recid, keys.recid)
     report.stored += 1
     if before is None:
         report.new += 1

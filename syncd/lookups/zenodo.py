@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from sqlalchemy import delete, insert, select
+from sqlalchemy import delete, insert, select, update
 
 from syncd import policy
 from syncd.cache import Lookup
@@ -42,8 +42,8 @@ from syncd.normalize.zenodo_id import RecordRef
 from syncd.policy import Provenance
 from syncd.services import Services
 from syncd.store import blobs
-from syncd.store.content import content_hash, volatile_json
-from syncd.store.models import Entry, PreviousBody
+from syncd.store.content import content_hash, document, volatile_json
+from syncd.store.models import Entry, PreviousBody, Validation
 from syncd.store.repo import EntryContent, Store, StoredEntry
 from syncd.upstream.http import Deadline, current_deadline
 from syncd.upstream.zenodo import LEGACY_JSON, RDM_JSON, ZenodoClient
@@ -54,6 +54,7 @@ __all__ = [
     "FilesListing",
     "LastKnown",
     "PageLookup",
+    "conditional_etag",
     "fetch_page",
     "fetch_record",
     "files_url",
@@ -72,6 +73,7 @@ __all__ = [
     "refetch_page",
     "refetch_record",
     "stored_record",
+    "supersede_older",
 ]
 
 log = logging.getLogger("syncd.lookups.zenodo")
@@ -114,7 +116,12 @@ def get_record(
             asked = recid if latest is not None else (held.key if held else recid)
             try:
                 fresh, via = fetch_record(
-                    svc.upstreams.zenodo, svc.store, asked, held if asked == target else None, deadline
+                    svc.upstreams.zenodo,
+                    svc.store,
+                    asked,
+                    held if asked == target else None,
+                    deadline,
+                    unconditional_every=svc.settings.zenodo.unconditional_every,
                 )
             except (UpstreamError, BudgetExhausted) as exc:
                 answer = claim.failed(exc)
@@ -156,17 +163,26 @@ def miss_error(entry: StoredEntry, label: str) -> NotFound:
 
 
 def fetch_record(
-    zenodo: ZenodoClient, store: Store, recid: str, entry: StoredEntry | None, deadline: Deadline
+    zenodo: ZenodoClient,
+    store: Store,
+    recid: str,
+    entry: StoredEntry | None,
+    deadline: Deadline,
+    *,
+    unconditional_every: int = 0,
 ) -> tuple[StoredEntry, str]:
     """Ask Zenodo for record ``recid`` now and store the answer; returns ``(entry, resolved_from)``.
 
     ``resolved_from`` is ``concept_to_latest`` when ``recid`` was a concept id that Zenodo redirected
-    to its latest version (the mapping is stored), else ``version``.
+    to its latest version (the mapping is stored), else ``version``. The request is conditional on
+    the stored ETag except every ``unconditional_every``-th revalidation (:func:`conditional_etag`).
+    Whenever a latest version is learnt, older stored versions stop claiming to be the latest
+    (:func:`supersede_older`).
 
     Raises:
         UpstreamError, BudgetExhausted: upstream could not be used; nothing was written.
     """
-    answer = zenodo.get_record(recid, deadline, etag=entry.etag if entry else None)
+    answer = zenodo.get_record(recid, deadline, etag=conditional_etag(entry, unconditional_every))
     if answer.status == "not_modified" and entry is not None:
         store.mark_validated(entry.id, etag=answer.etag, last_modified=answer.last_modified)
         return store.get_by_id(entry.id) or entry, "version"
@@ -195,10 +211,84 @@ def fetch_record(
     if keys.recid != recid:
         # asked for a concept record id: Zenodo redirected to its latest version
         store.set_concept(recid, keys.recid)
+        supersede_older(store, recid, keys.recid)
         via = "concept_to_latest"
     elif keys.concept_recid and keys.is_latest:
         store.set_concept(keys.concept_recid, keys.recid)
+        supersede_older(store, keys.concept_recid, keys.recid)
     return stored, via
+
+
+def conditional_etag(entry: StoredEntry | None, every: int) -> str | None:
+    """The ETag to send with a record revalidation, or None for an unconditional GET.
+
+    Zenodo's ETag is the record's revision (``W/"4"``): it does not move when a newer version of the
+    series is published, so ``versions.is_latest`` could stay stale forever behind 304s. Every
+    ``every``-th check (``zenodo.unconditional_every``; 1: always unconditional; 0: always
+    conditional) is sent without ``If-None-Match``.
+    """
+    if entry is None or not entry.etag:
+        return None
+    if every >= 1 and entry.checks > 0 and entry.checks % every == 0:
+        return None
+    return entry.etag
+
+
+def _not_latest(body: dict[str, Any], latest_recid: str) -> dict[str, Any]:
+    """Top-level keys laid over a stored version's body so it says it is not the latest (either shape)."""
+    if isinstance(body.get("versions"), dict):
+        return {"versions": {**body["versions"], "is_latest": False}}
+    metadata = body.get("metadata")
+    relations = metadata.get("relations") if isinstance(metadata, dict) else None
+    chain = relations.get("version") if isinstance(relations, dict) else None
+    if isinstance(chain, list) and chain and isinstance(chain[0], dict):
+        first = {**chain[0], "is_last": False, "last_child": {"pid_type": "recid", "pid_value": latest_recid}}
+        return {"metadata": {**metadata, "relations": {**relations, "version": [first, *chain[1:]]}}}
+    return {}
+
+
+def supersede_older(store: Store, concept_recid: str, latest_recid: str) -> int:
+    """Stored versions of ``concept_recid`` other than ``latest_recid`` stop claiming ``is_latest: true``.
+
+    Their stored body is left as Zenodo sent it; the correction is laid over it through the entry's
+    volatile fields (read by :func:`syncd.store.content.document`) and the stored ETag is dropped so
+    the next revalidation is unconditional. Returns how many versions were corrected.
+    """
+    with store.read() as conn:
+        ids = [
+            r[0]
+            for r in conn.execute(
+                select(Entry.id).where(
+                    Entry.kind == ZENODO_RECORD,
+                    Entry.concept_key == concept_recid,
+                    Entry.key != latest_recid,
+                    Entry.status == "ok",
+                )
+            )
+        ]
+    corrected = 0
+    for entry_id in ids:
+        entry = store.get_by_id(entry_id)
+        if entry is None:
+            continue
+        body = document(entry)
+        try:
+            claims = zenodo_norm.record_keys(body).is_latest
+        except (MalformedResponse, ValueError, KeyError, TypeError):
+            continue
+        overlay = _not_latest(body, latest_recid) if claims else {}
+        if not overlay:
+            continue
+        volatile = {**json.loads(entry.volatile or "{}"), **overlay}
+        with store.write() as conn:
+            conn.execute(
+                update(Validation)
+                .where(Validation.entry_id == entry_id)
+                .values(volatile=volatile_json(volatile), etag=None)
+            )
+        corrected += 1
+        log.info("event=superseded recid=%s concept=%s latest=%s", entry.key, concept_recid, latest_recid)
+    return corrected
 
 
 LAST_KNOWN = "last_known"
@@ -280,9 +370,18 @@ def record_content(
     )
 
 
-def refetch_record(zenodo: ZenodoClient, store: Store, entry: StoredEntry, deadline: Deadline) -> StoredEntry:
-    """Ask Zenodo again for the stored record ``entry`` (conditionally) and store the answer."""
-    stored, _ = fetch_record(zenodo, store, entry.key, entry, deadline)
+def refetch_record(
+    zenodo: ZenodoClient,
+    store: Store,
+    entry: StoredEntry,
+    deadline: Deadline,
+    *,
+    unconditional_every: int = 0,
+) -> StoredEntry:
+    """Ask Zenodo again for the stored record ``entry`` (conditionally but every Nth) and store the answer."""
+    stored, _ = fetch_record(
+        zenodo, store, entry.key, entry, deadline, unconditional_every=unconditional_every
+    )
     return stored
 
 
@@ -348,6 +447,7 @@ def _upsert_hits(store: Store, hits: list[Any]) -> int:
             written += 1
         if keys.concept_recid and keys.is_latest:
             store.set_concept(keys.concept_recid, keys.recid)
+            supersede_older(store, keys.concept_recid, keys.recid)
     return written
 
 
