@@ -21,6 +21,7 @@ policy::
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -31,7 +32,7 @@ from dataclasses import dataclass
 from syncd import policy
 from syncd.budget import Budget
 from syncd.config import TtlSettings
-from syncd.errors import BudgetExhausted, UpstreamError
+from syncd.errors import BudgetExhausted, StoreError, UpstreamError
 from syncd.kinds import KINDS
 from syncd.policy import Action, Decision, EntryFacts, Provenance, UpstreamFacts
 from syncd.store.repo import Store, StoredEntry
@@ -40,6 +41,10 @@ from syncd.upstream.http import Deadline
 __all__ = ["Answer", "Claim", "Lookup", "Plan", "Runner"]
 
 log = logging.getLogger("syncd.cache")
+
+PROBE_SHARE = 0.5
+"""Share of the call's remaining deadline a revalidation waits for the store's write lock before it
+answers the held entry stale (``store_unavailable``) instead."""
 
 Answer = tuple[StoredEntry, Provenance]
 """A stored entry and where it came from."""
@@ -106,7 +111,11 @@ class Claim:
         if entry is None:
             raise exc
         log.info("event=serve_stale kind=%s key=%s reason=%s", entry.kind, entry.key, exc.reason)
-        self._store.mark_error(entry.id, exc.reason)
+        if self._store.write_problem() is None:
+            # bookkeeping only: the answer is the stored entry whether or not this is recorded (a
+            # store that cannot be written logs its cause once)
+            with contextlib.suppress(StoreError):
+                self._store.mark_error(entry.id, exc.reason)
         return entry, policy.after_failure(entry, self.plan.decision, exc.reason)
 
 
@@ -188,7 +197,19 @@ class Runner:
         if answer is not None or plan.decision.action not in (Action.FETCH, Action.REVALIDATE):
             yield Claim(self._store, plan, answer)
             return
-        with self._lock(plan.kind, lock_key or plan.key):
+        if plan.entry is not None:  # a held entry is never kept waiting on a store that cannot be written
+            cause = self._store.can_write(plan.deadline.remaining() * PROBE_SHARE)
+            if cause is not None:
+                log.info(
+                    "event=serve_stale kind=%s key=%s reason=store_unavailable cause=%s",
+                    plan.kind,
+                    plan.key,
+                    cause,
+                )
+                prov = policy.after_failure(plan.entry, plan.decision, "store_unavailable")
+                yield Claim(self._store, plan, (plan.entry, prov))
+                return
+        with self._store.waits_within(plan.deadline.remaining), self._lock(plan.kind, lock_key or plan.key):
             again = self._store.get(plan.kind, plan.key)
             if policy.coalesced(plan.entry, again, time.time(), plan.deadline.seconds):
                 assert again is not None

@@ -21,7 +21,9 @@ Actions:
     REVALIDATE  the stored entry is past its lifetime: ask upstream (conditionally) within the
                 call's deadline; on failure answer the stored entry flagged stale (stale-if-error).
     SERVE_STALE the stored entry is past its lifetime and upstream cannot be used now (breaker open,
-                pool blocked by a 429, no time left): answer it flagged stale with ``upstream_error``.
+                pool blocked by a 429 however short the block, no time left): answer it at once,
+                flagged stale with ``upstream_error`` (and ``retry_after_s`` when blocked); no
+                request, no retry loop.
     FETCH       nothing stored: fetch from upstream within the budget and the deadline.
     ERROR       nothing stored and upstream cannot be used: a declared error (``reason``).
 """
@@ -40,6 +42,7 @@ from syncd.store.repo import StoredEntry
 
 __all__ = [
     "CHANGED",
+    "CLOCK_SKEW_S",
     "CURSOR_LIFETIME_S",
     "UNCHANGED",
     "Action",
@@ -70,6 +73,10 @@ __all__ = [
     "ttl_s",
     "ttls",
 ]
+
+CLOCK_SKEW_S = 5.0
+"""A ``validated_at`` more than this many seconds after "now" means the clock stepped back (or another
+host's clock runs ahead): the entry's age is unknown, so it is not fresh (:meth:`EntryFacts.fresh`)."""
 
 CURSOR_LIFETIME_S = 240.0
 """A stored ``cursor=*`` page older than this is refetched: its ``next-cursor`` may have expired upstream
@@ -140,7 +147,15 @@ class EntryFacts:
         return max(0.0, now - self.validated_at)
 
     def fresh(self, now: float) -> bool:
-        """True while the entry is within its lifetime."""
+        """True while the entry is within its lifetime.
+
+        A ``validated_at`` more than :data:`CLOCK_SKEW_S` ahead of ``now`` is a clock that stepped
+        back: the age is unknown, so the entry is not fresh (revalidated, or answered stale), never
+        fresh "until the clock catches up". (The runner's ``now`` never moves backwards either:
+        :class:`syncd.cache.Runner`.)
+        """
+        if self.validated_at > now + CLOCK_SKEW_S:
+            return False
         return self.age_s(now) < self.ttl_s
 
 
@@ -190,7 +205,8 @@ def decide(
     retry_after: float | None = None
     if upstream.offline:
         unusable_reason = "upstream_unavailable"
-    elif blocked_for > 0 and blocked_for >= upstream.deadline_left_s:
+    elif blocked_for > 0 and (entry is not None or blocked_for >= upstream.deadline_left_s):
+        # a held entry is answered at once under any block; with nothing held a short block is waited
         unusable_reason, retry_after = "rate_limited", round(blocked_for, 3)
     elif upstream.deadline_left_s <= 0:
         unusable_reason = "request_timeout"

@@ -36,10 +36,16 @@ def test_stale_entry_served_stale_when_blocked_past_deadline() -> None:
     assert d.retry_after_s == 30
 
 
-def test_short_block_still_revalidates() -> None:
-    """A block that ends within the deadline does not prevent revalidation (the budget waits)."""
+def test_short_block_serves_the_stale_entry_at_once() -> None:
+    """A held stale entry under a block shorter than the deadline is answered now, no wait (issue 17, 3)."""
     d = decide(EntryFacts(NOW - 2 * DAY, DAY), NOW, UpstreamFacts(blocked_until=NOW + 1, deadline_left_s=5))
-    assert d.action is Action.REVALIDATE
+    assert (d.action, d.reason, d.retry_after_s) == (Action.SERVE_STALE, "rate_limited", 1)
+
+
+def test_short_block_with_nothing_stored_still_fetches() -> None:
+    """Nothing stored and a block that ends within the deadline: fetch (the budget waits out the block)."""
+    d = decide(None, NOW, UpstreamFacts(blocked_until=NOW + 1, deadline_left_s=5))
+    assert d.action is Action.FETCH
 
 
 def test_missing_entry_is_fetched() -> None:
@@ -71,8 +77,13 @@ def test_no_deadline_left_serves_stale_with_timeout() -> None:
     assert (d.action, d.reason) == (Action.SERVE_STALE, "request_timeout")
 
 
-def test_clock_behind_validated_at_counts_as_fresh() -> None:
-    """A clock that stepped backwards (validated_at in the future) yields age 0: fresh."""
+def test_clock_behind_validated_at_is_not_fresh() -> None:
+    """A clock that stepped back (validated_at 100 s in the future) makes the age unknown: revalidate.
+
+    Within CLOCK_SKEW_S (5 s) of "now" a future validated_at is ordinary skew and still fresh.
+    """
     facts = EntryFacts(NOW + 100, DAY)
     assert facts.age_s(NOW) == 0
-    assert decide(facts, NOW, UpstreamFacts()).action is Action.SERVE
+    assert facts.fresh(NOW) is False
+    assert decide(facts, NOW, UpstreamFacts()).action is Action.REVALIDATE
+    assert EntryFacts(NOW + 2, DAY).fresh(NOW) is True

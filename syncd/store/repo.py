@@ -15,11 +15,14 @@ neither fails on the unique ``(kind, key)`` constraint.
 
 from __future__ import annotations
 
+import logging
+import os
 import re
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,10 +32,45 @@ from sqlalchemy.exc import SQLAlchemyError
 from syncd.errors import MalformedResponse, StoreError
 from syncd.store import guard
 from syncd.store.dialect import PG_TS_CONFIG, database_size, insert_ignore, is_postgresql, upsert
-from syncd.store.engine import make_engine, point_reader, reader, upgrade_to_head
+from syncd.store.engine import (
+    BUSY_TIMEOUT_MS,
+    is_read_only,
+    make_engine,
+    point_reader,
+    reader,
+    upgrade_to_head,
+)
 from syncd.store.models import Concept, Entry, PreviousBody, Validation
 
-__all__ = ["KEEP_PREVIOUS_S", "EntryContent", "Store", "StoredEntry"]
+__all__ = ["KEEP_PREVIOUS_S", "UNWRITABLE_RECHECK_S", "EntryContent", "Store", "StoredEntry", "write_cause"]
+
+log = logging.getLogger("syncd.store")
+
+UNWRITABLE_RECHECK_S = 30.0
+"""After a write failed on a full disk or a read-only file, writes are skipped this long (seconds)."""
+
+MIN_FREE_BYTES = 256 * 1024
+"""Free space under which the database's filesystem counts as full (bytes)."""
+
+_WAIT_LEFT: ContextVar[Callable[[], float] | None] = ContextVar("syncd_store_wait_left", default=None)
+"""Seconds the running call may still wait for the write lock (set by :meth:`Store.waits_within`)."""
+
+
+def write_cause(exc: BaseException) -> str:
+    """The named cause of a failed write: ``disk_full``, ``read_only``, ``locked`` or ``error``.
+
+    From SQLite's messages (``database or disk is full``, ``attempt to write a readonly database``,
+    ``database is locked``) and the OS errors ENOSPC / EROFS.
+    """
+    text_ = str(exc).lower()
+    if "disk is full" in text_ or "no space left" in text_:
+        return "disk_full"
+    if "readonly" in text_ or "read-only" in text_ or "read only" in text_:
+        return "read_only"
+    if "locked" in text_ or "busy" in text_:
+        return "locked"
+    return "error"
+
 
 KEEP_PREVIOUS_S = 30 * 86400.0
 """Default retention of a replaced body (seconds; setting ``store.keep_previous_s``)."""
@@ -169,6 +207,8 @@ class Store:
     def __init__(self, engine: Engine, *, keep_previous_s: float = KEEP_PREVIOUS_S) -> None:
         self.engine = engine
         self.keep_previous_s = keep_previous_s
+        self._unwritable: tuple[str, float] | None = None
+        self._warned: set[str] = set()
         self._reader = reader(engine)
         self._point = point_reader(engine)
         self._local = threading.local()
@@ -200,11 +240,92 @@ class Store:
         if active is not None:
             yield active
             return
+        left = _WAIT_LEFT.get()
         try:
-            with self.engine.begin() as conn:
-                yield conn
+            with self.engine.connect() as conn:
+                bounded = left is not None and self.engine.dialect.name == "sqlite"
+                if bounded:
+                    assert left is not None
+                    self._busy_timeout(conn, min(BUSY_TIMEOUT_MS, int(left() * 1000)))
+                try:
+                    with conn.begin():
+                        yield conn
+                finally:
+                    if bounded:
+                        self._busy_timeout(conn, BUSY_TIMEOUT_MS)
         except SQLAlchemyError as exc:
+            self._failed(exc)
             raise StoreError(f"store write failed: {exc.__class__.__name__}: {exc}") from exc
+
+    @staticmethod
+    def _busy_timeout(conn: Connection, ms: int) -> None:
+        """Set SQLite's lock wait of ``conn`` (milliseconds) on the driver connection (no transaction)."""
+        conn.connection.driver_connection.execute(f"PRAGMA busy_timeout={max(0, ms)}")  # type: ignore[union-attr]
+
+    def _failed(self, exc: BaseException) -> None:
+        """Remember a full disk or read-only file (writes skipped a while); one warning per cause."""
+        cause = write_cause(exc)
+        if cause in ("disk_full", "read_only"):
+            self._unwritable = (cause, time.monotonic() + UNWRITABLE_RECHECK_S)
+        if cause not in self._warned and not is_read_only(self.engine):  # read-only: the engine warned
+            self._warned.add(cause)
+            log.warning(
+                "event=store_not_written cause=%s detail=%r answers='stored entries are still served'",
+                cause,
+                f"{exc.__class__.__name__}: {str(exc).splitlines()[0][:200]}",
+            )
+
+    @contextmanager
+    def waits_within(self, left: Callable[[], float]) -> Iterator[None]:
+        """Bound every wait for the write lock in this context by ``left()`` seconds (the call's deadline).
+
+        SQLite only (``busy_timeout`` set per connection for each write, restored after it).
+        """
+        token = _WAIT_LEFT.set(left)
+        try:
+            yield
+        finally:
+            _WAIT_LEFT.reset(token)
+
+    def write_problem(self) -> str | None:
+        """Why the store cannot be written now (``disk_full``, ``read_only``), or None when it may be.
+
+        A full disk or read-only file met by a write in the last :data:`UNWRITABLE_RECHECK_S` seconds
+        (no write is tried meanwhile), a read-only SQLite engine, or under :data:`MIN_FREE_BYTES`
+        free on the database's filesystem (``statvfs``).
+        """
+        if self._unwritable is not None:
+            cause, until = self._unwritable
+            if time.monotonic() < until:
+                return cause
+            self._unwritable = None
+        if self.engine.dialect.name != "sqlite" or not self.engine.url.database:
+            return None
+        if is_read_only(self.engine):
+            return "read_only"
+        try:
+            fs = os.statvfs(os.path.dirname(os.path.abspath(self.engine.url.database)))
+        except OSError:
+            return None
+        if fs.f_bavail * fs.f_frsize < MIN_FREE_BYTES:
+            return "disk_full"
+        return None
+
+    def can_write(self, wait_s: float) -> str | None:
+        """Probe the write lock: None when taken within ``wait_s`` seconds (then released), else the cause.
+
+        The cause is :meth:`write_problem`'s, or ``locked`` when another connection holds the write
+        lock past ``wait_s`` (SQLite ``BEGIN IMMEDIATE`` with a bounded ``busy_timeout``).
+        """
+        problem = self.write_problem()
+        if problem is not None or self.engine.dialect.name != "sqlite":
+            return problem
+        try:
+            with self.waits_within(lambda: wait_s), self.write():
+                pass
+        except StoreError as exc:
+            return write_cause(exc)
+        return None
 
     @contextmanager
     def batch(self) -> Iterator[None]:
