@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from urllib.parse import urlencode
 
 import pytest
 from click.testing import CliRunner, Result
@@ -80,3 +81,47 @@ def test_cache_show_keeps_title_and_deleted_ids_are_rechecked_weekly(deleted: Se
     assert [e.key for e in deleted.store.stale(ttls, now + 2 * 3600, 10)] == []
     assert [e.key for e in deleted.store.stale(ttls, now + 8 * DAY, 10)] == [RECID]
     assert json.loads(run("cache", "verify", "--json").stdout)["ok"] is True
+
+
+CONCEPT = "591564"
+LIVE = "22705923"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("given", [CONCEPT, f"10.5281/zenodo.{CONCEPT}"])
+async def test_concept_whose_route_is_gone_falls_back_to_the_latest_live_version(
+    cache: Services, fake: FakeUpstream, given: str
+) -> None:
+    """Concept 591564 (or its concept DOI) answered 410 by the concept route: the versions search finds
+    the newest live version 22705923, answered found true, resolved_from concept_to_latest, with a notice
+    saying the concept route answered 410; a second call is served from the store with no request.
+    """
+    fake.set_body(
+        "zenodo",
+        f"/records/{CONCEPT}",
+        corpus_json("zenodo/error/records-22705918_410_tombstone.json"),
+        status=410,
+    )
+    live = corpus_json(f"zenodo/record/records-{LIVE}.json")
+    live["versions"] = {"is_latest": False, "index": 47}  # v48 was the latest, and it is deleted
+    params = urlencode({"q": f"parent.id:{CONCEPT}", "allversions": "true", "sort": "version", "size": "5"})
+    fake.set_body("zenodo", f"/records?{params}", {"hits": {"hits": [live], "total": 1}, "links": {}})
+    async with Client(build_server(cache)) as client:
+        data = (await client.call_tool("zenodo_get_record", {"id": given})).structured_content
+        assert (data["found"], data["resolved_from"], data["record"]["recid"]) == (
+            True,
+            "concept_to_latest",
+            LIVE,
+        )
+        assert f"concept route for {CONCEPT} answered 410" in data["notice"]
+        fake.reset_log()
+        again = (await client.call_tool("zenodo_get_record", {"id": given})).structured_content
+    assert again["record"]["recid"] == LIVE and fake.count(service="zenodo") == 0
+
+
+@pytest.mark.anyio
+async def test_missing_record_id_stays_a_miss(cache: Services, fake: FakeUpstream) -> None:
+    """A record id that is no concept (404, and the versions search lists nothing) stays found: false."""
+    async with Client(build_server(cache)) as client:
+        data = (await client.call_tool("zenodo_get_record", {"id": "999999999999"})).structured_content
+    assert (data["found"], data["miss_kind"]) == (False, "not_found")

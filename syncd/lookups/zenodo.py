@@ -54,6 +54,7 @@ __all__ = [
     "FilesListing",
     "LastKnown",
     "PageLookup",
+    "concept_fallback_note",
     "conditional_etag",
     "fetch_page",
     "fetch_record",
@@ -62,6 +63,7 @@ __all__ = [
     "get_record",
     "keep_last_known",
     "last_known",
+    "latest_live_version",
     "latest_version",
     "local_search",
     "miss_error",
@@ -130,7 +132,56 @@ def get_record(
     stored, prov = answer
     if via == "concept_to_latest" or (latest is not None and stored.key != recid):
         resolved_from = "concept_to_latest"
+    never_held = stored.title is None and stored.concept_key is None  # a deleted version keeps both
+    if stored.status in ("not_found", "gone") and stored.key == recid and latest is None and never_held:
+        live = latest_live_version(svc, recid, deadline)
+        if live is not None:
+            return live
     return Lookup(stored, prov, resolved_from=resolved_from)
+
+
+def latest_live_version(svc: Services, concept_recid: str, deadline: Deadline) -> Lookup | None:
+    """The newest live version of the series ``concept_recid``, through a search, or None.
+
+    For a concept id (or concept DOI) the concept route answered 404/410 (its latest version was
+    deleted): ``/records?q=parent.id:<id>&allversions=true&sort=version`` (search pool, the page
+    stored) lists the live versions newest first; the first one is stored as the concept's latest
+    and answered (``resolved_from`` ``concept_to_latest``; :func:`concept_fallback_note` says how).
+    None when the search fails or lists no version of that concept (a plain missing record id).
+    """
+    params = {"q": f"parent.id:{concept_recid}", "allversions": "true", "sort": "version", "size": "5"}
+    try:
+        page = get_page(svc, ZENODO_SEARCH, "/records", params, deadline)
+    except (UpstreamError, BudgetExhausted) as exc:
+        log.info("event=concept_fallback concept=%s found=none reason=%s", concept_recid, exc.reason)
+        return None
+    hits = (page.body or {}).get("hits") or {}
+    for hit in hits.get("hits") or [] if isinstance(hits, dict) else []:
+        try:
+            keys = zenodo_norm.record_keys(hit)
+        except (MalformedResponse, ValueError, KeyError, TypeError):
+            continue
+        entry = svc.store.get(ZENODO_RECORD, keys.recid)
+        if keys.concept_recid != concept_recid or entry is None or entry.status != "ok":
+            continue
+        svc.store.set_concept(concept_recid, keys.recid)
+        log.info("event=concept_fallback concept=%s latest=%s", concept_recid, keys.recid)
+        return Lookup(entry, page.provenance, resolved_from="concept_to_latest")
+    return None
+
+
+def concept_fallback_note(store: Store, asked: RecordRef, entry: StoredEntry) -> str | None:
+    """A notice when ``entry`` answers a concept id whose own route is a stored miss (404/410), else None."""
+    if asked.recid is None or asked.recid == entry.key:
+        return None
+    miss = store.get(ZENODO_RECORD, asked.recid)
+    if miss is None or miss.status not in ("not_found", "gone"):
+        return None
+    code = "410 (deleted)" if miss.status == "gone" else "404"
+    return (
+        f"Zenodo's concept route for {asked.recid} answered {code}; record {entry.key} is the newest live "
+        "version of the series, found through a search of its versions."
+    )
 
 
 def latest_version(store: Store, recid: str) -> str | None:

@@ -289,6 +289,9 @@ def get_record(
                         data["continuations"] = [c.model_dump(mode="json", exclude_none=True) for c in conts]
                 else:
                     _record_answer(data, body, parts, description, binding)
+                fallback = lookups_zenodo.concept_fallback_note(cache.store, ref, entry)
+                if fallback is not None:  # the concept route missed: the latest live version, said so
+                    data["notice"] = " ".join(filter(None, [data.get("notice"), fallback]))
                 if style is not None:
                     data["citation"] = render_citation(body, style)
                     data["citation_style"] = style
