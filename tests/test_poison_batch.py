@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from typing import Any
 
 import pytest
@@ -12,9 +13,14 @@ from click.testing import CliRunner, Result
 from syncd.batch import filter_safe
 from syncd.cli import cli
 from syncd.config import Settings
+from syncd.lookups.crossref import get_work
+from syncd.normalize.doi import parse_doi
+from syncd.refresh import sweep
+from syncd.services import Services
 from tests.conftest import corpus_json
 from tests.fakeupstream import FakeUpstream
 from tests.test_cli import env  # noqa: F401  (fixture: SYNCD_* pointing at the fake and a temp DB)
+from tests.test_sync import daemon_cache  # noqa: F401  (fixture: the daemon's Services over the fake)
 
 POISON = "10.1001/jama.251.19.2504,2509"
 GOOD = ("10.1101/598821", "10.1002/jor.1100150407")
@@ -113,3 +119,21 @@ def test_a_work_that_fails_alone_is_counted_and_exits_3(
 def test_filter_safe(doi: str, safe: bool) -> None:
     """Only DOIs made of the suffix characters Crossref recommends go into a `doi:` list filter."""
     assert filter_safe(doi) is safe
+
+
+def test_daemon_sweep_makes_progress_past_the_poison_doi(
+    daemon_cache: Services,  # noqa: F811
+    fake: FakeUpstream,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The daemon's sweep (non-interactive Services) over the same 3 stale works with every list request
+    answered 400: all 3 checked and unchanged, one list request, and its `event=sweep` line says so.
+    """
+    fake.set_body("crossref", f"/works/{POISON}", _poison_work())
+    for doi in (*GOOD, POISON):
+        get_work(daemon_cache, parse_doi(doi))
+    fake.set_body("crossref", "/works", REJECTED, status=400)
+    with caplog.at_level(logging.INFO, logger="syncd"):
+        report = sweep(daemon_cache, 100, now=time.time() + 30 * 86_400)
+    assert (report.checked, report.unchanged, report.failed, report.requests) == (3, 3, 0, 4)
+    assert "event=sweep checked=3 unchanged=3 changed=0 failed=0 requests=4 stopped=-" in caplog.text
