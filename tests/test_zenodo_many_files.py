@@ -87,3 +87,26 @@ async def test_unreachable_files_endpoint_says_how_many_are_unlisted(mcp: Client
     assert res["files_list_url"] == f"https://zenodo.org/api/records/{RECID}/files"
     assert "1,052 of the record's 2,052 files are not listed here" in res["notice"]
     assert res["file_count"] == res["matched"] + res["unlisted"]
+
+
+async def test_a_file_past_the_body_can_be_read(mcp: Client, fake: FakeUpstream) -> None:
+    """zenodo_read_file of the 1,501st file (absent from the record body, listed by the files endpoint)
+    reads its text instead of answering file_not_found.
+    """
+    _serve_record(fake)
+    files = [_file(n) for n in range(COUNT)]
+    files[1500] = {
+        "key": "notes_1500.txt",
+        "size": 12,
+        "mimetype": "text/plain",
+        "checksum": "md5:" + "0" * 32,
+    }
+    fake.set_body("zenodo", f"/records/{RECID}/files", {"enabled": True, "entries": files, "links": {}})
+    fake.set_body(
+        "zenodo",
+        f"/records/{RECID}/files/notes_1500.txt/content",
+        "hello tiles\n",
+        headers={"content-type": "text/plain"},
+    )
+    res = (await mcp.call_tool("zenodo_read_file", {"id": RECID, "key": "notes_1500.txt"})).structured_content
+    assert (res["status"], res["text"]) == ("text", "hello tiles\n")

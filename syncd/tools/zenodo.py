@@ -675,8 +675,16 @@ def list_versions(cache: Services, id: str, page: int = 1, size: int = 25) -> Ca
 # ---------------------------------------------------------------------------------------- list_files
 
 
-def _file_by_key(parts: Any, key: str) -> Any:
+def _file_by_key(cache: Services, parts: Any, key: str) -> Any:
+    """The file ``key`` of the record, from its body or else from Zenodo's files endpoint.
+
+    The endpoint (stored) is read only when the body lists fewer files than it counts; raises
+    ``file_not_found`` when neither lists ``key``.
+    """
     found = next((f for f in parts.files or [] if f.key == key), None)
+    if found is None and parts.files_count is not None and parts.files_count > len(parts.files or []):
+        listed = lookups_zenodo.record_files(cache, parts.recid).files
+        found = next((f for f in listed if f.key == key), None)
     if found is None:
         raise NotFound(
             f"record {parts.recid} has no file {key!r}",
@@ -774,7 +782,7 @@ def list_files(
         provenance = lookup.provenance
         if blank(archive_key):
             key = blank(archive_key) or ""
-            file = _file_by_key(parts, key)
+            file = _file_by_key(cache, parts, key)
             if not lists.is_listable(file.key, file.mimetype):
                 raise InvalidInput(f"{key!r} is not a ZIP archive", reason="not_an_archive")
             page = _container(cache, parts.recid, key)
@@ -874,7 +882,7 @@ def read_file(
         ref = parse_record_ref(id)
         entry, lookup = _resolve_ok(cache, ref)
         parts, _ = record_parts(document(entry))
-        file = _file_by_key(parts, key)
+        file = _file_by_key(cache, parts, key)
         member = blank(archive_member)
         access = parts.access
         data: dict[str, Any] = {"recid": parts.recid, "key": key}
