@@ -12,6 +12,7 @@ from mcp import Client
 from syncd.config import Settings
 from syncd.refresh import revalidate
 from syncd.services import Services
+from syncd.store.maintenance import verify
 from syncd.store.repo import Store
 from syncd.tools.server import build_server
 from tests.conftest import corpus_json, make_settings
@@ -69,6 +70,7 @@ async def test_every_third_revalidation_is_unconditional(svc: Services, fake: Fa
     assert conditional == [True, True, False]
     assert outcomes == ["unchanged", "unchanged", "changed"]
     assert (await _is_latest(svc, V1))[0] is False
+    assert verify(svc.store).ok
 
 
 @pytest.mark.anyio
@@ -87,4 +89,5 @@ async def test_a_newer_version_seen_makes_the_stored_one_not_latest(
     assert fake.count(service="zenodo") == 0
     stored = svc.store.get("zenodo_record", V1)
     assert stored is not None and stored.etag is None and stored.concept_key == CONCEPT
+    assert verify(svc.store).ok
     assert svc.store.concept_latest(CONCEPT) is not None and svc.store.concept_latest(CONCEPT)[0] == V2  # type: ignore[index]
