@@ -271,7 +271,7 @@ def run_daemon(settings: Settings) -> None:
     """
     if not settings.crossref.mailto:
         log.warning("event=public_pool hint='set crossref.mailto to use the polite pool (higher limits)'")
-    store = Store.open(settings.database_url, keep_previous_s=settings.store.keep_previous_s)
+    store = Store.open(settings.database_url, search_timeout_s=settings.deadline_s, **settings.store.model_dump())
     log.info(
         "event=start database=%s mailto=%s zenodo_auth=%s sync_interval_s=%g revalidate_interval_s=%g",
         _redact_url(settings.database_url),

@@ -98,6 +98,21 @@ def _invalid(message: str) -> InvalidInput:
     )
 
 
+MAX_POSITION = 2**31 - 1
+"""Largest offset or index a cursor may hold (a forged one beyond it is invalid_cursor)."""
+
+
+def _position(value: Any) -> int:
+    """A cursor offset or index: a JSON integer in ``[0, MAX_POSITION]``.
+
+    Raises:
+        ValueError: anything else (a float such as ``1e400``, a bool, a string, out of bounds).
+    """
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_POSITION:
+        raise ValueError("cursor position out of bounds")
+    return value
+
+
 def decode_cursor(cursor: str) -> CursorState:
     """Decode and check a cursor string.
 
@@ -114,12 +129,12 @@ def decode_cursor(cursor: str) -> CursorState:
             recid=str(data["r"]),
             binding=str(data["h"]),
             field=str(data["f"]),
-            index=int(data["i"]) if "i" in data else None,
-            offset=int(data["o"]),
+            index=_position(data["i"]) if "i" in data else None,
+            offset=_position(data["o"]),
         )
-    except (ValueError, KeyError, TypeError, binascii.Error) as exc:
+    except (ValueError, KeyError, TypeError, OverflowError, binascii.Error) as exc:
         raise _invalid("cursor is not one zenodo_get_record returned") from exc
-    if (state.field != "description" and state.field not in PAGE) or state.offset < 0:
+    if state.field != "description" and state.field not in PAGE:
         raise _invalid("cursor is not one zenodo_get_record returned")
     return state
 

@@ -29,7 +29,7 @@ from typing import Any
 from sqlalchemy import Connection, Engine, and_, bindparam, delete, func, insert, or_, select, text, update
 from sqlalchemy.exc import SQLAlchemyError
 
-from syncd.errors import MalformedResponse, StoreError
+from syncd.errors import InvalidInput, MalformedResponse, StoreError
 from syncd.store import guard
 from syncd.store.dialect import PG_TS_CONFIG, database_size, insert_ignore, is_postgresql, upsert
 from syncd.store.engine import (
@@ -42,7 +42,17 @@ from syncd.store.engine import (
 )
 from syncd.store.models import Concept, Entry, PreviousBody, Validation
 
-__all__ = ["KEEP_PREVIOUS_S", "UNWRITABLE_RECHECK_S", "EntryContent", "Store", "StoredEntry", "write_cause"]
+__all__ = [
+    "KEEP_PREVIOUS_S",
+    "SEARCH_MAX_CHARS",
+    "SEARCH_MAX_TERMS",
+    "SEARCH_TIMEOUT_S",
+    "UNWRITABLE_RECHECK_S",
+    "EntryContent",
+    "Store",
+    "StoredEntry",
+    "write_cause",
+]
 
 log = logging.getLogger("syncd.store")
 
@@ -74,6 +84,12 @@ def write_cause(exc: BaseException) -> str:
 
 KEEP_PREVIOUS_S = 30 * 86400.0
 """Default retention of a replaced body (seconds; setting ``store.keep_previous_s``)."""
+SEARCH_MAX_CHARS = 2000
+"""Default longest local search query in characters (setting ``store.search_max_chars``)."""
+SEARCH_MAX_TERMS = 256
+"""Default most distinct terms of a local search query (setting ``store.search_max_terms``)."""
+SEARCH_TIMEOUT_S = 5.0
+"""Default longest local search in seconds (the daemon and CLI pass ``deadline_s``)."""
 
 
 @dataclass(frozen=True)
@@ -176,6 +192,8 @@ def _indexable(value: str | None) -> str | None:
     return value.replace("\x00", "") if value else value
 
 
+_WORD = re.compile(r"\w+")
+
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 """Control characters (NUL breaks FTS5 quoting and cannot be stored in PostgreSQL text)."""
 
@@ -183,13 +201,19 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 def _terms(query: str) -> list[str]:
     """Whitespace-separated terms of ``query``, each double-quoted (inner quotes dropped), blanks skipped.
 
+    A term whose tokens repeat an earlier term's (``Alpha``, ``alpha,``) is left out: FTS5's cost grows
+    with the square of repeated phrases matching the same rows (2,000 copies of one word: 10 s).
+
     A quoted term is a phrase of its tokens for FTS5 and for ``websearch_to_tsquery`` alike, so
     ``OR``, ``-``, ``NEAR``, ``title:`` and the like in user text are searched as words.
     """
     out = []
+    seen: set[tuple[str, ...]] = set()
     for term in _CONTROL.sub(" ", query).split():
         bare = term.replace('"', " ").strip()
-        if bare:
+        same = tuple(_WORD.findall(bare.casefold()))  # FTS5 and tsquery see these tokens: one phrase each
+        if bare and same not in seen:
+            seen.add(same)
             out.append(f'"{bare}"')
     return out
 
@@ -200,13 +224,28 @@ class Store:
     Args:
         engine: an engine from :func:`syncd.store.engine.make_engine`.
         keep_previous_s: how long a replaced body is kept in ``previous_bodies`` (seconds).
+        search_max_chars, search_max_terms: the longest local search query (characters) and the
+            most distinct terms; above them a search is refused (``invalid_arguments``).
+        search_timeout_s: a local search is interrupted after this many seconds, or sooner at the
+            deadline given by :meth:`waits_within` (the call's deadline).
 
     All methods raise :class:`~syncd.errors.StoreError` when the database fails.
     """
 
-    def __init__(self, engine: Engine, *, keep_previous_s: float = KEEP_PREVIOUS_S) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        keep_previous_s: float = KEEP_PREVIOUS_S,
+        search_max_chars: int = SEARCH_MAX_CHARS,
+        search_max_terms: int = SEARCH_MAX_TERMS,
+        search_timeout_s: float = SEARCH_TIMEOUT_S,
+    ) -> None:
         self.engine = engine
         self.keep_previous_s = keep_previous_s
+        self.search_max_chars = search_max_chars
+        self.search_max_terms = search_max_terms
+        self.search_timeout_s = search_timeout_s
         self._unwritable: tuple[str, float] | None = None
         self._warned: set[str] = set()
         self._reader = reader(engine)
@@ -214,17 +253,15 @@ class Store:
         self._local = threading.local()
 
     @classmethod
-    def open(
-        cls, database_url: str, *, upgrade: bool = True, keep_previous_s: float = KEEP_PREVIOUS_S
-    ) -> Store:
+    def open(cls, database_url: str, *, upgrade: bool = True, **limits: Any) -> Store:
         """Open (and by default upgrade to the newest schema) the store at ``database_url``.
 
-        ``keep_previous_s``: retention of replaced bodies in seconds (setting ``store.keep_previous_s``).
+        ``limits``: the keyword arguments of :class:`Store` (``keep_previous_s``, the search bounds).
         """
         engine = make_engine(database_url)
         if upgrade:
             upgrade_to_head(engine)
-        return cls(engine, keep_previous_s=keep_previous_s)
+        return cls(engine, **limits)
 
     def close(self) -> None:
         """Release every pooled connection."""
@@ -450,10 +487,10 @@ class Store:
         (stemmed with the ``english`` configuration, whose stop words are ignored). Returns at most
         ``limit`` entries, optionally of one ``kind``.
         """
-        terms = _terms(query)
+        terms = self._bounded_terms(query)
         if not terms:
             return []
-        with self.read() as conn:
+        with self._search_read() as conn:
             if is_postgresql(conn):
                 ids = self._search_ids_postgresql(conn, " ".join(terms), kind, limit, 0)
             else:
@@ -476,11 +513,11 @@ class Store:
         ``(page, total_matches)``; on SQLite the total is counted up to :data:`SEARCH_COUNT_CAP`. Each term
         is quoted, so search syntax in user input is inert.
         """
-        quoted = _terms(" ".join(terms))
+        quoted = self._bounded_terms(" ".join(terms))
         if not quoted:
             return [], 0
         match = " OR ".join(quoted)
-        with self.read() as conn:
+        with self._search_read() as conn:
             if is_postgresql(conn):
                 total = self._search_count_postgresql(conn, match, kind)
                 ids = self._search_ids_postgresql(conn, match, kind, limit, offset)
@@ -500,6 +537,66 @@ class Store:
                 return [], total
             by_id = {r.id: _row_to_entry(r) for r in conn.execute(_select_entries().where(Entry.id.in_(ids)))}
         return [by_id[i] for i in ids if i in by_id], total
+
+    def _bounded_terms(self, query: str) -> list[str]:
+        """The distinct quoted terms of ``query`` (:func:`_terms`) within the search bounds.
+
+        Raises:
+            InvalidInput: reason ``invalid_arguments``, the query is longer than ``search_max_chars``
+                or has more than ``search_max_terms`` distinct terms.
+        """
+        if len(query) > self.search_max_chars:
+            raise InvalidInput(
+                f"search query of {len(query)} characters; at most {self.search_max_chars} are searched",
+                reason="invalid_arguments",
+                hint="Shorten the query (setting store.search_max_chars).",
+            )
+        terms = _terms(query)
+        if len(terms) > self.search_max_terms:
+            raise InvalidInput(
+                f"search query of {len(terms)} distinct terms; at most {self.search_max_terms} are searched",
+                reason="invalid_arguments",
+                hint="Use fewer search terms (setting store.search_max_terms).",
+            )
+        return terms
+
+    @contextmanager
+    def _search_read(self) -> Iterator[Connection]:
+        """A read transaction interrupted at the call's deadline (SQLite progress handler).
+
+        The limit is the time left of :meth:`waits_within` when set, else ``search_timeout_s``.
+
+        Raises:
+            StoreError: reason ``request_timeout`` when interrupted; ``store_unavailable`` otherwise.
+        """
+        left = _WAIT_LEFT.get()
+        end = time.monotonic() + (min(left(), self.search_timeout_s) if left else self.search_timeout_s)
+        stopped: list[bool] = []
+
+        def past_deadline() -> int:
+            if time.monotonic() > end:
+                stopped.append(True)
+                return 1
+            return 0
+
+        try:
+            with self.read() as conn:
+                sqlite = self.engine.dialect.name == "sqlite"
+                if sqlite:
+                    conn.connection.driver_connection.set_progress_handler(past_deadline, 10_000)  # type: ignore[union-attr]
+                try:
+                    yield conn
+                finally:
+                    if sqlite:
+                        conn.connection.driver_connection.set_progress_handler(None, 0)  # type: ignore[union-attr]
+        except StoreError as exc:
+            if stopped:
+                raise StoreError(
+                    "local search stopped at the call's deadline",
+                    reason="request_timeout",
+                    hint="Use fewer or more specific search terms.",
+                ) from exc
+            raise
 
     @staticmethod
     def _ranked_ids_of_kind(conn: Connection, match: str, kind: str, want: int) -> list[int]:

@@ -21,9 +21,20 @@ from mcp.types import INVALID_PARAMS, CallToolResult, TextContent
 from pydantic import ValidationError
 
 from syncd.contracts.common import ErrorData, ErrorInfo, Recovery
-from syncd.errors import SyncdError, UpstreamError, UpstreamRejected
+from syncd.errors import (
+    BudgetExhausted,
+    InvalidInput,
+    NotFound,
+    StoreError,
+    SyncdError,
+    UpstreamError,
+    UpstreamRateLimited,
+    UpstreamRejected,
+    UpstreamTimeout,
+)
+from syncd.store.repo import write_cause
 
-__all__ = ["CODES", "error_result", "invalid_arguments", "to_error_info"]
+__all__ = ["CODES", "STORE_CAUSES", "client_message", "error_result", "invalid_arguments", "to_error_info"]
 
 log = logging.getLogger("syncd.tools")
 
@@ -52,8 +63,33 @@ RETRYABLE = {
 }
 
 
+STORE_CAUSES = {
+    "disk_full": "the disk holding it is full",
+    "read_only": "it is read-only for this process",
+    "locked": "another process held its write lock past the deadline",
+}
+"""Named causes of a store failure, as told to clients (never the SQL or the file path)."""
+
+
+def client_message(exc: SyncdError) -> str:
+    """The message sent to the client for ``exc``.
+
+    A :class:`~syncd.errors.StoreError`'s message may hold SQL text and file paths: it is logged
+    here and replaced by a generic sentence naming the cause (full disk, read-only, locked) when known.
+    """
+    if not isinstance(exc, StoreError):
+        return exc.message
+    log.warning("event=store_error_to_client detail=%r", exc.message[:500])
+    cause = STORE_CAUSES.get(write_cause(exc))
+    tail = f": {cause}" if cause else ""
+    return f"the local store could not be read or written{tail} (details in the syncd log)"
+
+
 def to_error_info(exc: SyncdError, rename: Mapping[str, str] | None = None) -> ErrorInfo:
-    """The envelope for ``exc``; ``rename`` maps generic reasons to a tool's declared ones."""
+    """The envelope for ``exc``; ``rename`` maps generic reasons to a tool's declared ones.
+
+    The message never carries SQL or file paths (:func:`client_message`).
+    """
     reason = (rename or {}).get(exc.reason, exc.reason)
     code = CODES.get(reason) or _class_code(exc)
     data = ErrorData(
@@ -62,13 +98,11 @@ def to_error_info(exc: SyncdError, rename: Mapping[str, str] | None = None) -> E
         retryable=reason in RETRYABLE,
         **{k: v for k, v in exc.data.items() if k not in ("reason", "recovery", "retryable")},
     )
-    return ErrorInfo(code=code, message=exc.message, data=data)
+    return ErrorInfo(code=code, message=client_message(exc), data=data)
 
 
 def _class_code(exc: SyncdError) -> int:
     """Default code for reasons not in CODES, from the exception's place in the tree."""
-    from syncd.errors import BudgetExhausted, InvalidInput, NotFound, UpstreamRateLimited, UpstreamTimeout
-
     if isinstance(exc, InvalidInput | UpstreamRejected):
         return -32007
     if isinstance(exc, NotFound):

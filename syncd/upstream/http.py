@@ -31,6 +31,7 @@ from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_at
 from syncd import __version__
 from syncd.budget import Budget, Lease, Outcome
 from syncd.errors import (
+    InvalidInput,
     MalformedResponse,
     StoreError,
     UpstreamError,
@@ -56,6 +57,8 @@ log = logging.getLogger("syncd.upstream")
 
 DEFAULT_RETRY_AFTER_S = 5.0
 """Seconds a pool is blocked after a 429 that names no wait (Crossref sends no Retry-After)."""
+MAX_URL_BYTES = 8192
+"""Longest request URL sent upstream (bytes); longer requests are refused before sending."""
 MAX_ATTEMPTS = 3
 
 
@@ -235,7 +238,16 @@ class UpstreamHTTP:
             UpstreamUnavailable: connection failure, 5xx, HTML or empty body.
             MalformedResponse: a body that is not valid JSON.
             UpstreamRejected: HTTP 400 or another status not in ``accept``.
+            InvalidInput: reason ``invalid_parameter``, the URL would exceed :data:`MAX_URL_BYTES`
+                (refused before any budget or request).
         """
+        url_bytes = len(str(self.client.build_request("GET", path, params=params).url).encode())
+        if url_bytes > MAX_URL_BYTES:
+            raise InvalidInput(
+                f"{self.name}: the request URL would be {url_bytes} bytes; at most {MAX_URL_BYTES} are sent",
+                reason="invalid_parameter",
+                hint="Shorten the query, filters or cursor.",
+            )
 
         def attempt() -> Response:
             lease = self.budget.acquire(pool, max_wait_s=deadline.remaining())

@@ -1,0 +1,150 @@
+"""Bounded local search, long URLs, forged cursors and store errors shown to clients (issue 17 items 4, 7).
+
+Times measured here are real (no clock games); the searches run over an SQLite store filled with
+2,000 synthetic works (titles and search text of a fixed vocabulary), built once per module.
+"""
+
+from __future__ import annotations
+
+import base64
+import random
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from syncd.config import Settings
+from syncd.errors import InvalidInput, StoreError
+from syncd.lookups import crossref
+from syncd.normalize import zenodo_cursor
+from syncd.services import Services
+from syncd.store.repo import EntryContent, Store
+from syncd.tools.errors import error_result
+
+VOCAB = [f"v{i}" for i in range(4000)]
+DEADLINE_S = 5.0
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
+    """2,000 works, each with "alpha beta" in its title and 100 vocabulary words in its search text."""
+    path = tmp_path_factory.mktemp("search") / "search.db"
+    store = Store.open(f"sqlite:///{path}", search_max_chars=100_000, search_max_terms=10_000)
+    rng = random.Random(17)
+    with store.batch():
+        for i in range(2000):
+            store.put_content(
+                EntryContent(
+                    "crossref_work",
+                    f"10.5555/{i}",
+                    "ok",
+                    "{}",
+                    f"h{i}",
+                    title=f"alpha beta w{i}",
+                    search_text=" ".join(rng.sample(VOCAB, 100)),
+                )
+            )
+    yield store
+    store.close()
+
+
+def test_a_4000_term_query_finishes_under_the_deadline(big: Store) -> None:
+    """4,000 terms (repeated common words and 4,000 distinct ones) each answer well under 5 s.
+
+    Before: repeated terms cost the square of their count (2,000 copies of "alpha": 10.5 s).
+    """
+    for terms in (["alpha", "Beta", "alpha,"] * 1334, VOCAB):
+        start = time.monotonic()
+        page, total = big.search_page(terms, "crossref_work", 0, 20)
+        assert time.monotonic() - start < DEADLINE_S / 2
+        assert total == 2000 and len(page) == 20
+        start = time.monotonic()
+        assert len(big.search(" ".join(terms), limit=5)) <= 5
+        assert time.monotonic() - start < DEADLINE_S / 2
+
+
+def test_a_search_is_interrupted_at_the_deadline(big: Store) -> None:
+    """A search that would outlast the call's deadline stops there with reason request_timeout."""
+    start = time.monotonic()
+    with big.waits_within(lambda: 0.01), pytest.raises(StoreError) as err:
+        big.search_page(VOCAB, "crossref_work", 0, 20)
+    assert err.value.reason == "request_timeout"
+    assert time.monotonic() - start < 0.5
+
+
+def test_queries_past_the_bounds_are_invalid_arguments(tmp_path: Path) -> None:
+    """Default bounds: more than 2,000 characters or 256 distinct terms is refused, invalid_arguments."""
+    store = Store.open(f"sqlite:///{tmp_path / 'b.db'}")
+    try:
+        with pytest.raises(InvalidInput) as err:
+            store.search("x" * 2001)
+        assert err.value.reason == "invalid_arguments"
+        with pytest.raises(InvalidInput):
+            store.search_page([f"t{i}" for i in range(257)], "crossref_work")
+        assert store.search(" ".join(["same"] * 300)) == []  # 300 copies are one distinct term
+    finally:
+        store.close()
+
+
+def test_a_url_past_8_kb_is_refused_before_sending(tmp_path: Path) -> None:
+    """A 9,000-character Crossref query: invalid_parameter before any budget or request (was sent)."""
+    sent: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        sent.append(str(request.url))
+        return httpx.Response(500)
+
+    settings = Settings(
+        database_url=f"sqlite:///{tmp_path / 'u.db'}",
+        crossref={"base_url": "https://api.crossref.test", "mailto": "ci@example.org"},
+        zenodo={"base_url": "https://zenodo.test/api"},
+        doi={"base_url": "https://doi.test"},
+    )
+    store = Store.open(settings.database_url)
+    svc = Services.open(settings, store, transport=httpx.MockTransport(handler))
+    try:
+        with pytest.raises(InvalidInput) as err:
+            crossref.list_page(svc, "/works", {"query": "x" * 9000, "rows": "20"})
+        assert err.value.reason == "invalid_parameter" and "8192" in err.value.message
+        assert sent == []
+    finally:
+        svc.close()
+        store.close()
+
+
+def _forged(offset_json: str) -> str:
+    """A cursor whose checksum is right (the salt ships with syncd) and whose offset is ``offset_json``."""
+    payload = f'{{"f":"description","h":"x","o":{offset_json},"r":"1"}}'.encode()
+    check = zenodo_cursor._sum(payload).encode()
+    return base64.urlsafe_b64encode(payload + b"." + check).decode().rstrip("=")
+
+
+def test_the_forger_reproduces_a_real_cursor() -> None:
+    """The forging helper builds exactly what encode_cursor issues for offset 0 (so the checksum holds)."""
+    real = zenodo_cursor.encode_cursor(zenodo_cursor.CursorState("1", "x", "description", None, 0))
+    assert _forged("0") == real and zenodo_cursor.decode_cursor(real).offset == 0
+
+
+@pytest.mark.parametrize("offset", ["1e400", "99999999999999999999999", "-1", "true", '"3"'])
+def test_a_forged_zenodo_cursor_is_invalid_cursor(offset: str) -> None:
+    """Forged positions (float overflow, huge, negative, bool, string) are invalid_cursor, never internal."""
+    with pytest.raises(InvalidInput) as err:
+        zenodo_cursor.decode_cursor(_forged(offset))
+    assert err.value.reason == "invalid_cursor"
+
+
+def test_store_errors_reach_clients_without_sql_or_paths() -> None:
+    """A store_unavailable result names the cause, never the SQL text or the database path."""
+    exc = StoreError(
+        "store write failed: OperationalError: (sqlite3.OperationalError) database or disk is full "
+        "[SQL: UPDATE validations SET last_error=? WHERE validations.entry_id = ?] /var/lib/syncd/syncd.db"
+    )
+    result = error_result(exc)
+    text = result.content[0].text  # type: ignore[union-attr]
+    error = (result.structured_content or {})["error"]
+    for shown in (text, error["message"]):
+        assert "SQL" not in shown and "UPDATE" not in shown and "/var/lib" not in shown
+        assert "disk" in shown and "full" in shown
+    assert error["data"]["reason"] == "store_unavailable"
