@@ -121,6 +121,12 @@ class HttpSettings(BaseModel):
     max_request_bytes: int = Field(
         1_048_576, ge=1024, description="Largest accepted MCP request body in bytes (1 MiB)."
     )
+    header_timeout_s: float = Field(
+        10.0,
+        gt=0,
+        le=300,
+        description="Seconds a client has to send a request line and headers before it is disconnected.",
+    )
     allowed_hosts: list[str] = Field(
         default_factory=list,
         description="Host names and addresses clients use to reach the endpoint (Host header), e.g. "

@@ -12,6 +12,13 @@ On a shared PostgreSQL store only one daemon of the lab refreshes: the holder of
 and take over when it goes away (see :func:`_leader_hook`).
 Under systemd (``Type=notify``): READY=1 once migrations ran and the endpoint listens, WATCHDOG=1
 from the loop, STOPPING=1 on SIGTERM, then a drain of the running job.
+
+The SQLite database file is watched (:class:`FileWatch`: device and inode every
+:data:`FILE_CHECK_S` seconds and before each sweep and sync): when it is deleted or replaced under the
+daemon, an error is logged, the store stops writing, and the daemon exits non-zero so systemd starts
+it again on the file that is there (its writes would otherwise go to a deleted inode, or its WAL be
+merged into another database). The HTTP server closes connections that do not finish their request
+line and headers within ``http.header_timeout_s`` (:class:`HeaderTimeoutProtocol`).
 """
 
 from __future__ import annotations
@@ -24,30 +31,44 @@ import signal
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
+import h11
 import uvicorn
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from sqlalchemy.engine import make_url
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from syncd.config import Settings
+from syncd.errors import StoreError
 from syncd.httpauth import BearerAuth, check_bind, transport_security
 from syncd.logsetup import mask_email
 from syncd.refresh import sweep
 from syncd.sdnotify import notify, watchdog_interval_s
 from syncd.services import Services
 from syncd.store.leader import POLL_S, DaemonLock
-from syncd.store.repo import Store
+from syncd.store.repo import Store, file_identity
 from syncd.store.watches import list_sync_states, list_watches
 from syncd.sync import STOP as sync_stop
 from syncd.sync import sync_all
 from syncd.tools.server import build_server
 from syncd.watch import apply_config
 
-__all__ = ["JOB_DEFAULTS", "STARTUP_DELAY_S", "plan_jobs", "run_daemon"]
+__all__ = [
+    "FILE_CHECK_S",
+    "JOB_DEFAULTS",
+    "STARTUP_DELAY_S",
+    "FileWatch",
+    "HeaderTimeoutProtocol",
+    "plan_jobs",
+    "run_daemon",
+    "web_config",
+]
 
 JOB_DEFAULTS = {"coalesce": True, "max_instances": 1, "misfire_grace_time": 300}
 """Every job: missed runs coalesce into one, never two instances at once."""
 STARTUP_DELAY_S = 5.0
 """Seconds after start before the first sweep (and an overdue sync) runs."""
+FILE_CHECK_S = 10.0
+"""Seconds between two checks that the SQLite database file is still the one opened."""
 
 
 def plan_jobs(settings: Settings, store: Store, now: dt.datetime) -> dict[str, dict[str, object]]:
@@ -79,6 +100,92 @@ def plan_jobs(settings: Settings, store: Store, now: dt.datetime) -> dict[str, d
 log = logging.getLogger("syncd.daemon")
 
 
+class FileWatch:
+    """Whether the store's SQLite database file is still the one the daemon opened (device, inode).
+
+    Args:
+        store: the open store; a store without a database file (PostgreSQL, memory) is never swapped.
+    """
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.identity = file_identity(store.engine)
+        self.problem: str | None = None
+
+    def check(self) -> bool:
+        """True while the file is the one opened; on the first change, log it and stop the store writing."""
+        if self.problem is not None:
+            return False
+        if self.identity is None:
+            return True
+        now = file_identity(self.store.engine)
+        if now == self.identity:
+            return True
+        self.problem = "database file deleted" if now is None else "database file replaced"
+        log.error(
+            "event=database_swapped what=%r path=%s action='writes stopped; exiting for a restart on the "
+            "file that is there'",
+            self.problem,
+            self.store.engine.url.database,
+        )
+        self.store.stop_writing(self.problem)
+        return False
+
+
+class HeaderTimeoutProtocol(H11Protocol):
+    """uvicorn's h11 protocol, closing connections that never finish a request head.
+
+    A connection whose request line and headers are not complete within ``header_timeout_s``
+    seconds of its opening (or of the first bytes of a next request on a kept-alive connection) is
+    closed, so half-open connections cannot pile up.
+    """
+
+    header_timeout_s = 10.0
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        """Arm the header timer when the connection opens."""
+        super().connection_made(transport)
+        self.header_timer: asyncio.TimerHandle | None = self.loop.call_later(
+            self.header_timeout_s, self.close_if_headers_unfinished
+        )
+
+    def data_received(self, data: bytes) -> None:
+        """Feed h11; re-arm the timer when bytes of a new request arrive on a kept-alive connection."""
+        super().data_received(data)
+        if self.conn.their_state is h11.IDLE and self.header_timer is None:
+            self.header_timer = self.loop.call_later(self.header_timeout_s, self.close_if_headers_unfinished)
+
+    def close_if_headers_unfinished(self) -> None:
+        """Close the connection when the client still has not sent a whole request head."""
+        self.header_timer = None
+        if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+            log.info("event=http_header_timeout client=%s timeout_s=%g", self.client, self.header_timeout_s)
+            self.transport.close()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        """Disarm the timer, then let uvicorn clean up."""
+        if self.header_timer is not None:
+            self.header_timer.cancel()
+            self.header_timer = None
+        super().connection_lost(exc)
+
+
+def web_config(settings: Settings, app: Any) -> uvicorn.Config:
+    """The uvicorn configuration of the daemon's endpoint for ``app`` (header timeout included)."""
+    protocol = type(
+        "SyncdH11Protocol", (HeaderTimeoutProtocol,), {"header_timeout_s": settings.http.header_timeout_s}
+    )
+    return uvicorn.Config(
+        app,
+        host=settings.http.host,
+        port=settings.http.port,
+        log_level="warning",
+        lifespan="on",
+        http=protocol,
+        timeout_keep_alive=5,
+    )
+
+
 def _web_server(settings: Settings, services: Services) -> _Server:
     """The uvicorn server of the MCP app over ``services`` (bearer auth when a token is set).
 
@@ -97,10 +204,7 @@ def _web_server(settings: Settings, services: Services) -> _Server:
     )
     if token:
         app = BearerAuth(app, token)
-    config = uvicorn.Config(
-        app, host=settings.http.host, port=settings.http.port, log_level="warning", lifespan="on"
-    )
-    return _Server(config)
+    return _Server(web_config(settings, app))
 
 
 def _schedule(
@@ -131,7 +235,7 @@ def _schedule(
         scheduler.add_job(lambda: notify("WATCHDOG=1"), "interval", seconds=wd, id="watchdog")
 
 
-async def _serve(settings: Settings, store: Store) -> None:
+async def _serve(settings: Settings, store: Store, watch: FileWatch) -> None:
     tools_services = Services.open(settings, store, interactive=True)
     sweep_services = Services.open(settings, store, interactive=False)
     web = _web_server(settings, tools_services)
@@ -147,10 +251,10 @@ async def _serve(settings: Settings, store: Store) -> None:
     await leader_job()
 
     async def sweep_job() -> None:
-        if not lock.held:  # a standby daemon serves only
+        if not lock.held or not swap_check():  # a standby daemon serves only
             return
         async with turn:
-            fut = loop.run_in_executor(None, sweep, sweep_services, settings.revalidate_batch)
+            fut = loop.run_in_executor(None, _sweep_pass, sweep_services, settings.revalidate_batch)
             running.add(fut)
             try:
                 report = await fut
@@ -160,7 +264,7 @@ async def _serve(settings: Settings, store: Store) -> None:
                 running.discard(fut)
 
     async def sync_job() -> None:
-        if not lock.held:
+        if not lock.held or not swap_check():
             return
         async with turn:
             fut = loop.run_in_executor(None, _sync_pass, sweep_services, settings)
@@ -171,7 +275,14 @@ async def _serve(settings: Settings, store: Store) -> None:
             finally:
                 running.discard(fut)
 
+    def swap_check() -> bool:
+        if watch.check():
+            return True
+        web.should_exit = True
+        return False
+
     _schedule(scheduler, settings, store, {"revalidate": sweep_job, "sync": sync_job, "leader": leader_job})
+    scheduler.add_job(swap_check, "interval", seconds=FILE_CHECK_S, id="file_watch")
 
     async def ready_when_listening() -> None:
         while not web.started:
@@ -242,6 +353,17 @@ class _Server(uvicorn.Server):
         yield
 
 
+def _sweep_pass(svc: Services, batch: int) -> Any:
+    """Drop replaced bodies past ``store.keep_previous_s``, then one revalidation sweep (its report)."""
+    try:
+        pruned = svc.store.prune_previous()
+        if pruned:
+            log.info("event=previous_pruned bodies=%d", pruned)
+    except StoreError as exc:  # bookkeeping: the sweep still runs
+        log.warning("event=previous_not_pruned error=%s", exc.reason)
+    return sweep(svc, batch)
+
+
 def _sync_pass(svc: Services, settings: Settings) -> tuple[int, int]:
     """One watch-list pass (config watches added first); returns ``(items stored, walks failed)``."""
     try:
@@ -267,11 +389,14 @@ def run_daemon(settings: Settings) -> None:
     """Open (and migrate) the store, then serve until SIGINT/SIGTERM.
 
     Raises:
-        StoreError: the store cannot be opened or migrated.
+        StoreError: the store cannot be opened or migrated, or its file was deleted or replaced
+            while serving (the daemon then exits non-zero).
     """
     if not settings.crossref.mailto:
         log.warning("event=public_pool hint='set crossref.mailto to use the polite pool (higher limits)'")
-    store = Store.open(settings.database_url, search_timeout_s=settings.deadline_s, **settings.store.model_dump())
+    store = Store.open(
+        settings.database_url, search_timeout_s=settings.deadline_s, **settings.store.model_dump()
+    )
     log.info(
         "event=start database=%s mailto=%s zenodo_auth=%s sync_interval_s=%g revalidate_interval_s=%g",
         _redact_url(settings.database_url),
@@ -280,11 +405,17 @@ def run_daemon(settings: Settings) -> None:
         settings.sync_interval_s,
         settings.revalidate_interval_s,
     )
+    watch = FileWatch(store)
     try:
         try:
             apply_config(store, settings.watch)
         except Exception as exc:  # reported, retried on every sync pass
             log.warning("event=watch_config_failed error=%s", getattr(exc, "message", exc))
-        asyncio.run(_serve(settings, store))
+        asyncio.run(_serve(settings, store, watch))
     finally:
         store.close()
+    if watch.problem is not None:
+        raise StoreError(
+            f"{watch.problem} under the running daemon; exited so it restarts on the file that is there",
+            hint="Check what removed or replaced the database file; systemd restarts the daemon.",
+        )

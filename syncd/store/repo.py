@@ -24,14 +24,22 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Connection, Engine, and_, bindparam, delete, func, insert, or_, select, text, update
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from syncd.errors import InvalidInput, MalformedResponse, StoreError
 from syncd.store import guard
-from syncd.store.dialect import PG_TS_CONFIG, database_size, insert_ignore, is_postgresql, upsert
+from syncd.store.dialect import (
+    PG_TS_CONFIG,
+    database_size,
+    insert_ignore,
+    is_postgresql,
+    normalize_url,
+    upsert,
+)
 from syncd.store.engine import (
     BUSY_TIMEOUT_MS,
     is_read_only,
@@ -51,6 +59,7 @@ __all__ = [
     "EntryContent",
     "Store",
     "StoredEntry",
+    "file_identity",
     "write_cause",
 ]
 
@@ -64,6 +73,39 @@ MIN_FREE_BYTES = 256 * 1024
 
 _WAIT_LEFT: ContextVar[Callable[[], float] | None] = ContextVar("syncd_store_wait_left", default=None)
 """Seconds the running call may still wait for the write lock (set by :meth:`Store.waits_within`)."""
+
+
+def _expected_but_missing(database_url: str) -> str | None:
+    """The companion file name proving an SQLite database was expected at ``database_url``, or None.
+
+    None when the URL is not a file-backed SQLite URL or the file exists or none of its ``-wal``,
+    ``-shm``, ``.daemon.lock`` files exists (first use).
+    """
+    try:
+        url = normalize_url(database_url)
+    except ArgumentError:  # make_engine reports a bad URL with its own message
+        return None
+    if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
+        return None
+    path = Path(url.database).expanduser()
+    if path.exists():
+        return None
+    for suffix in ("-wal", "-shm", ".daemon.lock"):
+        companion = path.with_name(path.name + suffix)
+        if companion.exists():
+            return companion.name
+    return None
+
+
+def file_identity(engine: Engine) -> tuple[int, int] | None:
+    """``(st_dev, st_ino)`` of an SQLite engine's database file; None when it has none or it is gone."""
+    if engine.dialect.name != "sqlite" or not engine.url.database or engine.url.database == ":memory:":
+        return None
+    try:
+        st = os.stat(Path(engine.url.database).expanduser())
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def write_cause(exc: BaseException) -> str:
@@ -247,6 +289,7 @@ class Store:
         self.search_max_terms = search_max_terms
         self.search_timeout_s = search_timeout_s
         self._unwritable: tuple[str, float] | None = None
+        self._stopped: str | None = None
         self._warned: set[str] = set()
         self._reader = reader(engine)
         self._point = point_reader(engine)
@@ -257,7 +300,21 @@ class Store:
         """Open (and by default upgrade to the newest schema) the store at ``database_url``.
 
         ``limits``: the keyword arguments of :class:`Store` (``keep_previous_s``, the search bounds).
+        An SQLite file that does not exist is created (first use), except where its own companion
+        files (``-wal``, ``-shm``, ``.daemon.lock``) show that a database was expected there: it was
+        deleted or moved, maybe under a running daemon, and a new empty file would silently take
+        its place. ``syncd db upgrade`` creates it on purpose.
+
+        Raises:
+            StoreError: the database cannot be opened or migrated, or is missing where expected.
         """
+        missing_since = _expected_but_missing(database_url)
+        if missing_since is not None:
+            raise StoreError(
+                f"the database file is missing although {missing_since} beside it shows one was there "
+                "(deleted or moved?); restore it, or run `syncd db upgrade` to create a new empty one",
+                hint="Restore the database file, or create a new one with `syncd db upgrade`.",
+            )
         engine = make_engine(database_url)
         if upgrade:
             upgrade_to_head(engine)
@@ -273,6 +330,8 @@ class Store:
 
         Inside :meth:`batch` on this thread, the batch's transaction is reused (committed with it).
         """
+        if self._stopped is not None:
+            raise StoreError(f"store writes stopped: {self._stopped}", reason="store_unavailable")
         active = getattr(self._local, "conn", None)
         if active is not None:
             yield active
@@ -324,6 +383,10 @@ class Store:
         finally:
             _WAIT_LEFT.reset(token)
 
+    def stop_writing(self, cause: str) -> None:
+        """Refuse every later write of this store (the database file was swapped: ``cause``)."""
+        self._stopped = cause
+
     def write_problem(self) -> str | None:
         """Why the store cannot be written now (``disk_full``, ``read_only``), or None when it may be.
 
@@ -331,6 +394,8 @@ class Store:
         (no write is tried meanwhile), a read-only SQLite engine, or under :data:`MIN_FREE_BYTES`
         free on the database's filesystem (``statvfs``).
         """
+        if self._stopped is not None:
+            return self._stopped
         if self._unwritable is not None:
             cause, until = self._unwritable
             if time.monotonic() < until:
