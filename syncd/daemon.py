@@ -41,7 +41,7 @@ from syncd.config import Settings
 from syncd.errors import StoreError
 from syncd.httpauth import BearerAuth, check_bind, transport_security
 from syncd.logsetup import mask_email
-from syncd.refresh import sweep
+from syncd.refresh import SweepReport, sweep
 from syncd.sdnotify import notify, watchdog_interval_s
 from syncd.services import Services
 from syncd.store.leader import POLL_S, DaemonLock
@@ -353,15 +353,23 @@ class _Server(uvicorn.Server):
         yield
 
 
-def _sweep_pass(svc: Services, batch: int) -> Any:
-    """Drop replaced bodies past ``store.keep_previous_s``, then one revalidation sweep (its report)."""
+def _sweep_pass(svc: Services, batch: int) -> SweepReport:
+    """Drop replaced bodies past ``store.keep_previous_s``, then one revalidation sweep (its report).
+
+    A store that cannot be written (full disk, read-only file, swapped file) skips the sweep: its
+    cause is logged once by the store, and the report says ``stopped`` with the cause; a sweep
+    that meets a store failure midway ends the same way, never with a traceback.
+    """
+    problem = svc.store.write_problem()
+    if problem is not None:
+        return SweepReport(stopped=f"store:{problem}")
     try:
         pruned = svc.store.prune_previous()
         if pruned:
             log.info("event=previous_pruned bodies=%d", pruned)
-    except StoreError as exc:  # bookkeeping: the sweep still runs
-        log.warning("event=previous_not_pruned error=%s", exc.reason)
-    return sweep(svc, batch)
+        return sweep(svc, batch)
+    except StoreError as exc:
+        return SweepReport(stopped=f"store:{svc.store.write_problem() or exc.reason}")
 
 
 def _sync_pass(svc: Services, settings: Settings) -> tuple[int, int]:

@@ -20,9 +20,10 @@ import pytest
 import uvicorn
 
 from syncd.config import Settings
-from syncd.daemon import FileWatch, web_config
+from syncd.daemon import FileWatch, _sweep_pass, web_config
 from syncd.errors import StoreError
 from syncd.kinds import CROSSREF_WORK
+from syncd.services import Services
 from syncd.store.repo import EntryContent, Store
 
 
@@ -136,3 +137,20 @@ def test_half_a_request_line_is_closed_within_the_header_timeout(server: tuple[i
         start = time.monotonic()
         assert half.recv(100) == b""  # closed by the server
         assert time.monotonic() - start < timeout_s + 1.0
+
+
+def test_a_sweep_on_an_unwritable_store_stops_without_a_traceback(tmp_path: Path) -> None:
+    """A store that cannot be written: the sweep is skipped with the cause named, nothing raised.
+
+    Before: on a full disk every sweep ended in a logged traceback.
+    """
+    settings = Settings(database_url=f"sqlite:///{tmp_path / 'sweep.db'}")
+    store = _store(tmp_path / "sweep.db")
+    svc = Services.open(settings, store)
+    try:
+        store.stop_writing("database file deleted")
+        report = _sweep_pass(svc, 10)
+        assert report.stopped == "store:database file deleted" and report.checked == 0
+    finally:
+        svc.close()
+        store.close()

@@ -68,6 +68,7 @@ def cache_stats(ctx: click.Context, as_json: bool) -> None:
         data = {
             "database_size_bytes": store.size_bytes(),
             "read_only": svc.read_only,
+            "write_problem": store.write_problem(),
             "entries": counts,
             "budget": pools,
         }
@@ -87,6 +88,11 @@ def cache_stats(ctx: click.Context, as_json: bool) -> None:
     console.print(f"Database size: {size:,} bytes" if size is not None else "Database size: n/a")
     if data["read_only"]:
         console.print("Read-only store: answers come from the store only, no upstream request.")
+    elif data["write_problem"]:
+        console.print(
+            f"Store cannot be written ({data['write_problem']}): "
+            "stored entries are answered, nothing new is kept."
+        )
     budget = Table(title="Request budget")
     for col in ("pool", "tokens", "burst", "per_s", "in flight", "blocked for (s)", "offline"):
         budget.add_column(col)
