@@ -45,6 +45,7 @@ from syncd.cli.common import (
 from syncd.cli.db_commands import db
 from syncd.cli.watch_commands import watch
 from syncd.daemon import run_daemon
+from syncd.tools.errors import log_unparsable_stdio_input
 from syncd.tools.server import build_server
 
 __all__ = ["cli", "main", "parse_duration", "parse_size"]
@@ -81,6 +82,7 @@ def daemon(ctx: click.Context) -> None:
 def mcp(ctx: click.Context) -> None:
     """Serve the MCP tools over stdio (point Claude Desktop / Claude Code at `syncd mcp`)."""
     setup_logs(ctx, "WARNING")
+    log_unparsable_stdio_input()
     with session(ctx) as svc:
         build_server(svc).run("stdio")
 
