@@ -47,7 +47,15 @@ from syncd.normalize import zenodo as zenodo_norm
 from syncd.normalize.doi import parse_doi
 from syncd.normalize.zenodo_id import parse_record_ref
 from syncd.services import Services
-from syncd.store.watches import StoredWatch, get_sync_state, list_watches, save_sync_state
+from syncd.store.watches import (
+    PageVerdict,
+    StoredWatch,
+    get_sync_state,
+    list_watches,
+    page_done,
+    save_sync_state,
+    start_walk,
+)
 from syncd.upstream.http import Deadline
 
 __all__ = [
@@ -231,6 +239,26 @@ def _walk_stopped(
     return report
 
 
+def _log_page(watch: StoredWatch, page: int, items: int, new: int) -> None:
+    """The per-page progress line of a walk (``page``: its number within the walk, resumed ones counted)."""
+    log.info("event=page watch=%d page=%d items=%d new=%d", watch.id, page, items, new)
+
+
+def _ended_early(watch: StoredWatch, report: SyncReport, verdict: PageVerdict) -> SyncReport:
+    """A walk ended at a page boundary by ``syncd watch stop``, a shutdown, or ``syncd watch rm``."""
+    if verdict is PageVerdict.GONE:
+        report.stopped = "watch_removed"
+        report.notes.append("watch removed: walk ended")
+    elif STOP.is_set():
+        report.stopped = "shutdown"
+        report.notes.append("stopped for shutdown: resumes from the saved position")
+    else:
+        report.stopped = "stop_requested"
+        report.notes.append("stopped by `syncd watch stop`: the next walk resumes from the saved position")
+    log.info("event=walk_ended watch=%d reason=%s pages=%d", watch.id, report.stopped, report.pages)
+    return report
+
+
 def sync_crossref_query(
     svc: Services, watch: StoredWatch, *, now: float | None = None, on_page: PageHook | None = None,
     full: bool = False,
@@ -247,10 +275,8 @@ def sync_crossref_query(
     else:
         since = None if full or not (state and state.checkpoint) else state.checkpoint.get("index_date")
         token, started, pages = "*", now, 0
-        save_sync_state(
-            svc.store, name, cursor={"cursor": "*", "since": since, "started_at": started, "pages": 0},
-            status="running", started_at=started, now=now,
-        )  # fmt: skip
+    position = {"cursor": token, "since": since, "started_at": started, "pages": pages}
+    start_walk(svc.store, name, cursor=position, started_at=started, now=now)
     report.mode = "incremental" if since else "full"
     route = watch.spec.get("route") or "/works"
     restarted = False
@@ -267,8 +293,10 @@ def sync_crossref_query(
             guard = WalkGuard(rows=guard.rows)  # the restarted walk sees its pages again
             continue
         items = [i for i in message["items"] if isinstance(i, dict)]
+        new_before = report.new
         for item in items:
             _store_work(svc, item, report)
+        _log_page(watch, pages + 1, len(items), report.new - new_before)
         nxt = message.get("next-cursor")
         if items:
             pages += 1
@@ -280,12 +308,11 @@ def sync_crossref_query(
             return _walk_stopped(svc, watch, report, stuck, guard)
         token = nxt
         position = {"cursor": token, "since": since, "started_at": started, "pages": pages}
-        save_sync_state(svc.store, name, cursor=position)
+        verdict = page_done(svc.store, name, cursor=position, shutdown=STOP.is_set())
         if on_page is not None:
             on_page(watch, pages)
-        if STOP.is_set():
-            report.notes.append("stopped for shutdown: resumes from the saved cursor")
-            return report
+        if verdict is not PageVerdict.GO:
+            return _ended_early(watch, report, verdict)
     finished = time.time()
     save_sync_state(
         svc.store, name, cursor=None, checkpoint={"index_date": _utc_day(started)}, status="ok",
@@ -371,10 +398,8 @@ def sync_zenodo(
         start = ZENODO_FLOOR if full or not (state and state.checkpoint) else state.checkpoint["updated"]
         end = _iso(now)
         windows, page, started = ([[start, end]] if start < end else []), 1, now
-        save_sync_state(
-            svc.store, name, cursor={"windows": windows, "page": page, "started_at": started},
-            status="running", started_at=started, now=now,
-        )  # fmt: skip
+    cursor = {"windows": windows, "page": page, "started_at": started}
+    start_walk(svc.store, name, cursor=cursor, started_at=started, now=now)
     report.mode = "incremental" if windows and windows[0][0] != ZENODO_FLOOR else "full"
     while windows:
         start, end = windows[0]
@@ -392,25 +417,28 @@ def sync_zenodo(
                 )
                 continue
             report.notes.append(f"window {start} holds {total} records; only {ZENODO_MAX_RESULTS} reachable")
+        new_before = report.new
         for hit in hits:
             _store_record(svc, hit, report)
         report.pages += 1
+        _log_page(watch, report.pages, len(hits), report.new - new_before)
         reachable = min(total, ZENODO_MAX_RESULTS)
+        shutdown = STOP.is_set()
         if hits and page * size < reachable:
             page += 1
-            save_sync_state(svc.store, name, cursor={"windows": windows, "page": page, "started_at": started})
+            cursor = {"windows": windows, "page": page, "started_at": started}
+            verdict = page_done(svc.store, name, cursor=cursor, shutdown=shutdown)
         else:
             windows = windows[1:]
             page = 1
-            save_sync_state(
-                svc.store, name, cursor={"windows": windows, "page": 1, "started_at": started},
-                checkpoint={"updated": end},
-            )  # fmt: skip
+            cursor = {"windows": windows, "page": 1, "started_at": started}
+            verdict = page_done(
+                svc.store, name, cursor=cursor, checkpoint={"updated": end}, shutdown=shutdown
+            )
         if on_page is not None:
             on_page(watch, report.pages)
-        if STOP.is_set() and windows:
-            report.notes.append("stopped for shutdown: resumes from the saved window")
-            return report
+        if verdict is PageVerdict.GONE or (verdict is PageVerdict.STOP and windows):
+            return _ended_early(watch, report, verdict)
     finished = time.time()
     save_sync_state(svc.store, name, cursor=None, status="ok", last_success_at=finished, now=finished)
     report.complete = True
@@ -494,6 +522,10 @@ def sync_watch(
     except SyncdError as exc:
         save_sync_state(svc.store, state_name(watch), status=f"failed:{exc.reason}")
         log.warning("event=sync_failed watch=%d kind=%s reason=%s", watch.id, watch.kind, exc.reason)
+        raise
+    except KeyboardInterrupt:  # a second Ctrl-C: the position of the last stored page stays saved
+        save_sync_state(svc.store, state_name(watch), status="interrupted")
+        log.warning("event=walk_ended watch=%d reason=interrupted", watch.id)
         raise
     report.elapsed_s = round(time.monotonic() - started, 3)
     log.info(

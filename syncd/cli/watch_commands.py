@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from types import FrameType
+
 import click
 
 from syncd import watch as watch_mod
@@ -19,8 +26,18 @@ from syncd.cli.common import (
 )
 from syncd.errors import InvalidInput, NotFound, SyncdError
 from syncd.policy import iso
-from syncd.store.watches import list_sync_states, list_watches, remove_watch
-from syncd.sync import sync_all
+from syncd.store.watches import (
+    get_watch,
+    list_sync_states,
+    list_watches,
+    remove_watch,
+    request_stop,
+    walk_status,
+)
+from syncd.sync import STOP, sync_all
+
+EXIT_INTERRUPTED = 130
+"""Exit code of a ``syncd watch sync`` stopped by Ctrl-C (128 + SIGINT)."""
 
 # --- syncd watch ------------------------------------------------------------------------------------
 
@@ -112,7 +129,11 @@ def watch_add(
 @click.pass_context
 @handle_errors
 def watch_ls(ctx: click.Context, as_json: bool) -> None:
-    """List watches with their sync progress (status, checkpoint, last success)."""
+    """List watches with their sync progress (status, checkpoint, last success).
+
+    A walk whose process died (no page for 3 minutes, or its process gone on this host) shows
+    ``interrupted``, not ``running``; it resumes from its saved position on the next walk.
+    """
     with session(ctx) as svc:
         watches = list_watches(svc.store)
         states = list_sync_states(svc.store)
@@ -126,7 +147,7 @@ def watch_ls(ctx: click.Context, as_json: bool) -> None:
                 "watch": watch_mod.describe(w),
                 "spec": w.spec,
                 "label": w.label,
-                "status": st.status if st else "never",
+                "status": walk_status(st),
                 "checkpoint": st.checkpoint if st else None,
                 "resumable": bool(st and st.cursor),
                 "last_success_at": iso(st.last_success_at) if st and st.last_success_at else None,
@@ -144,12 +165,69 @@ def watch_ls(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 @handle_errors
 def watch_rm(ctx: click.Context, ids: tuple[int, ...]) -> None:
-    """Remove watches by id (stored entries stay); exit 1 when an id does not exist."""
+    """Remove watches by id (stored entries stay); exit 1 when an id does not exist.
+
+    A walk of a removed watch that is running stops after its current page.
+    """
     with session(ctx) as svc:
+        states = list_sync_states(svc.store)
+        running = [i for i in ids if walk_status(states.get(f"watch:{i}")) == "running"]
         missing = [i for i in ids if not remove_watch(svc.store, i)]
     click.echo(f"removed {len(ids) - len(missing)} watches")
+    for i in running:
+        if i not in missing:
+            click.echo(f"watch {i}: its running walk stops after the current page", err=True)
     if missing:
         fail(NotFound(f"no watch with id {', '.join(map(str, missing))}", reason="not_found"), EXIT_NOT_FOUND)
+
+
+@watch.command("stop")
+@click.argument("ids", metavar="WATCH_ID...", nargs=-1, required=True, type=int)
+@click.pass_context
+@handle_errors
+def watch_stop(ctx: click.Context, ids: tuple[int, ...]) -> None:
+    """Stop running walks after their current page (position saved; the next walk resumes from it).
+
+    Exit 1 when an id does not exist; a watch with no running walk is reported and left alone.
+    """
+    missing = []
+    with session(ctx) as svc:
+        for i in ids:
+            if get_watch(svc.store, i) is None:
+                missing.append(i)
+            elif request_stop(svc.store, f"watch:{i}"):
+                click.echo(f"watch {i}: stop requested; the walk stops after its current page")
+            else:
+                click.echo(f"watch {i}: no walk running")
+    if missing:
+        fail(NotFound(f"no watch with id {', '.join(map(str, missing))}", reason="not_found"), EXIT_NOT_FOUND)
+
+
+@contextlib.contextmanager
+def _ctrl_c_stops_walks() -> Iterator[threading.Event]:
+    """Ctrl-C during a walk: the first stops it at its next page boundary (position saved).
+
+    A second Ctrl-C interrupts at once (the walk is marked ``interrupted``). Yields an event set on
+    Ctrl-C. Outside the main thread (no signal handler can be set) nothing is installed.
+    """
+    pressed = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield pressed
+        return
+
+    def on_sigint(_sig: int, _frame: FrameType | None) -> None:
+        if pressed.is_set():
+            raise KeyboardInterrupt
+        pressed.set()
+        STOP.set()
+        click.echo("stopping after the current page (Ctrl-C again to interrupt now)", err=True)
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield pressed
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        STOP.clear()
 
 
 @watch.command("sync")
@@ -164,12 +242,16 @@ def watch_sync(ctx: click.Context, ids: tuple[int, ...], full: bool, as_json: bo
     Full walk first, then incremental; a crashed walk resumes from its checkpoint. Exit 3 when a walk failed.
     """
     setup_logs(ctx, "ERROR")  # stderr keeps to the one `error:` line unless --log-level says otherwise
-    with session(ctx) as svc:
+    with session(ctx) as svc, _ctrl_c_stops_walks() as pressed:
         settings = svc.settings
         store = svc.store
         watch_mod.apply_config(store, settings.watch)
         with ProgressBar(not as_json, "syncing") as bar:
-            reports = sync_all(svc, ids=list(ids) or None, full=full, on_watch=lambda w, r: bar.advance())
+            try:
+                reports = sync_all(svc, ids=list(ids) or None, full=full, on_watch=lambda w, r: bar.advance())
+            except KeyboardInterrupt:
+                click.echo("interrupted: the walk resumes from its last saved page", err=True)
+                sys.exit(EXIT_INTERRUPTED)
     rows = [r.as_dict() for r in reports]
     emit(
         rows,
@@ -178,6 +260,9 @@ def watch_sync(ctx: click.Context, ids: tuple[int, ...], full: bool, as_json: bo
             rows, ["watch_id", "kind", "mode", "resumed", "requests", "stored", "new", "changed", "error"]
         ),
     )
+    if pressed.is_set():
+        click.echo("stopped by Ctrl-C: the walk resumes from its last saved page", err=True)
+        sys.exit(EXIT_INTERRUPTED)
     failed = [r for r in reports if r.error]
     if failed:
         fail(

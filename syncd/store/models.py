@@ -28,6 +28,7 @@ Tables:
 from __future__ import annotations
 
 from sqlalchemy import (
+    Boolean,
     Float,
     ForeignKey,
     Index,
@@ -37,6 +38,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -195,6 +197,14 @@ class SyncState(Base):
     started_at: Mapped[float | None] = mapped_column(Float, nullable=True)
     updated_at: Mapped[float] = mapped_column(Float)
     last_success_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    pid: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    """Process id of the walker (set when a walk starts; migration 0005)."""
+    host: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    """Host name of the walker."""
+    heartbeat_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    """When the walker last finished a page (epoch seconds)."""
+    stop_requested: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    """Set by ``syncd watch stop``: the walk stops at its next page boundary."""
 
 
 class Blob(Base):

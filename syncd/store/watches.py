@@ -5,22 +5,33 @@ constraint makes adding the same watch twice a no-op. ``sync_state`` rows are na
 ``cursor`` holds the position inside the running walk (rewritten after every stored page),
 ``checkpoint`` the point a finished walk reached (only advanced when a walk completes, or when a
 Zenodo time window completes).
+
+A walk names its walker (``pid``, ``host``) when it starts and writes ``heartbeat_at`` after every
+page (:func:`page_done`), which is also where it learns it must stop: ``stop_requested`` (set by
+:func:`request_stop`) or its row deleted (``syncd watch rm``). A ``running`` row whose walker is gone
+(:func:`walk_status`) reads as ``interrupted`` and resumes from its cursor.
 """
 
 from __future__ import annotations
 
+import enum
 import json
+import os
+import socket
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, select, update
 
 from syncd.store.dialect import insert_ignore, upsert
 from syncd.store.models import SyncState, Watch
 from syncd.store.repo import Store
 
 __all__ = [
+    "HEARTBEAT_STALE_S",
+    "PageVerdict",
     "StoredWatch",
     "SyncRow",
     "add_watch",
@@ -30,9 +41,20 @@ __all__ = [
     "get_watch",
     "list_sync_states",
     "list_watches",
+    "page_done",
     "remove_watch",
+    "request_stop",
     "save_sync_state",
+    "start_walk",
+    "walk_status",
 ]
+
+HEARTBEAT_STALE_S = 180.0
+"""A ``running`` walk whose last page ended longer ago than this (seconds) is ``interrupted``.
+
+One page is one request of at most ``sync.REQUEST_DEADLINE_S`` (60 s) plus storing its items."""
+HOST = socket.gethostname()[:255]
+"""This machine's name, as walkers record it."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +79,21 @@ class SyncRow:
     started_at: float | None
     updated_at: float
     last_success_at: float | None
+    pid: int | None = None
+    host: str | None = None
+    heartbeat_at: float | None = None
+    stop_requested: bool = False
+
+
+class PageVerdict(enum.Enum):
+    """What a walk does after a page (:func:`page_done`)."""
+
+    GO = "go"
+    """Walk on."""
+    STOP = "stop"
+    """``syncd watch stop`` asked: the position is saved, the walk ends ``stopped``."""
+    GONE = "gone"
+    """The watch was removed (``syncd watch rm``): nothing is saved, the walk ends."""
 
 
 def canonical_spec(spec: dict[str, Any]) -> str:
@@ -115,6 +152,10 @@ def _sync(row: Any) -> SyncRow:
         started_at=row.started_at,
         updated_at=row.updated_at,
         last_success_at=row.last_success_at,
+        pid=row.pid,
+        host=row.host,
+        heartbeat_at=row.heartbeat_at,
+        stop_requested=bool(row.stop_requested),
     )
 
 
@@ -166,3 +207,100 @@ def delete_sync_state(store: Store, name: str) -> None:
     """Forget the named progress (the next walk starts from scratch)."""
     with store.write() as conn:
         conn.execute(delete(SyncState).where(SyncState.name == name))
+
+
+def _encode(value: dict[str, Any] | None) -> str | None:
+    return json.dumps(value, sort_keys=True) if value is not None else None
+
+
+def start_walk(store: Store, name: str, *, cursor: dict[str, Any], started_at: float, now: float) -> None:
+    """Record a walk starting or resuming at ``cursor``: ``running``, this process the walker, no stop."""
+    values = {
+        "cursor": _encode(cursor),
+        "status": "running",
+        "started_at": started_at,
+        "updated_at": now,
+        "pid": os.getpid(),
+        "host": HOST,
+        "heartbeat_at": time.time(),
+        "stop_requested": False,
+    }
+    with store.write() as conn:
+        upsert(conn, SyncState.__table__, {"name": name, **values}, ["name"])
+
+
+def page_done(
+    store: Store,
+    name: str,
+    *,
+    cursor: dict[str, Any] | None,
+    checkpoint: dict[str, Any] | None = _UNSET,
+    shutdown: bool = False,
+) -> PageVerdict:
+    """After a stored page: save the position (and ``checkpoint``), beat the heart, learn whether to stop.
+
+    One write transaction. A deleted row (the watch was removed) is not recreated: GONE. A stop asked
+    by ``syncd watch stop``, or ``shutdown`` (SIGTERM/SIGINT of this process), saves the position and
+    ends the walk: the row reads ``stopped`` (or ``interrupted`` for a shutdown) and resumes later.
+    """
+    now = time.time()
+    with store.write() as conn:
+        row = conn.execute(select(SyncState.stop_requested).where(SyncState.name == name)).first()
+        if row is None:
+            return PageVerdict.GONE
+        values: dict[str, Any] = {"cursor": _encode(cursor), "updated_at": now, "heartbeat_at": now}
+        if checkpoint is not _UNSET:
+            values["checkpoint"] = _encode(checkpoint)
+        verdict = PageVerdict.GO
+        if row.stop_requested or shutdown:
+            values.update(status="stopped" if row.stop_requested else "interrupted", stop_requested=False)
+            verdict = PageVerdict.STOP
+        conn.execute(update(SyncState).where(SyncState.name == name).values(**values))
+    return verdict
+
+
+def request_stop(store: Store, name: str) -> bool:
+    """Ask the walk of ``name`` to stop at its next page; True when a walk was running (the flag is set)."""
+    with store.write() as conn:
+        return bool(
+            conn.execute(
+                update(SyncState)
+                .where(SyncState.name == name, SyncState.status == "running")
+                .values(stop_requested=True)
+            ).rowcount
+        )
+
+
+def _pid_gone(pid: int) -> bool:
+    """True when process ``pid`` of this host has certainly ended (a zombie counts as ended)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False  # another user's process: it exists
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[:1] == ["Z"]
+
+
+def walk_status(row: SyncRow | None, now: float | None = None) -> str:
+    """The status to show for ``row`` (``never`` without one).
+
+    A ``running`` walk whose walker is gone (heartbeat older than :data:`HEARTBEAT_STALE_S`, or its
+    process ended on this host) is ``interrupted``; otherwise the stored status.
+    """
+    if row is None:
+        return "never"
+    status = row.status or "never"
+    if status != "running":
+        return status
+    now = time.time() if now is None else now
+    beat = row.heartbeat_at if row.heartbeat_at is not None else row.updated_at
+    if now - beat > HEARTBEAT_STALE_S:
+        return "interrupted"
+    if row.pid is not None and row.host == HOST and os.name == "posix" and _pid_gone(row.pid):
+        return "interrupted"
+    return status
