@@ -1,0 +1,244 @@
+"""Zenodo record tools: ``zenodo_get_record`` and ``zenodo_list_versions``, local-first.
+
+Both answer misses (unknown id, deleted record with its tombstone, restricted, DOI not on Zenodo)
+with ``found: false`` and guidance. Contracts: ``../shared/seeds/zenodo_get_record.txt`` and
+``../shared/spec/anchors.md`` §1b.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from mcp.types import CallToolResult, TextContent
+
+from syncd.errors import (
+    NotFound,
+)
+from syncd.kinds import (
+    ZENODO_VERSIONS,
+)
+from syncd.lookups import zenodo as lookups_zenodo
+from syncd.normalize import zenodo_lists as lists
+from syncd.normalize.zenodo import (
+    miss_guidance,
+    record_parts,
+    record_view,
+    tombstone_view,
+)
+from syncd.normalize.zenodo_citation import render_citation, resolve_style
+from syncd.normalize.zenodo_cursor import continuations_for_record, decode_cursor, window_for
+from syncd.normalize.zenodo_id import parse_record_ref
+from syncd.normalize.zenodo_params import blank, window_check
+from syncd.services import Services
+from syncd.store.content import document
+from syncd.tools.errors import error_result
+from syncd.tools.zenodo_render import RENAME, _page_fields, _result, _total, render_record
+
+FILE_CAP = 25
+
+
+def _miss(kind: str, input_kind: str, ident: str, tombstone_body: str | None = None) -> dict[str, Any]:
+    data: dict[str, Any] = {"found": False, "input_kind": input_kind, "miss_kind": kind}
+    tomb = None
+    if kind == "deleted":
+        try:
+            parsed = json.loads(tombstone_body) if tombstone_body else None
+        except ValueError:
+            parsed = None
+        tomb = tombstone_view(parsed if isinstance(parsed, dict) else None)
+        data["tombstone"] = tomb.model_dump(mode="json", exclude_none=True)
+    data["guidance"] = miss_guidance(kind, ident, tomb)
+    return data
+
+
+def _last_known(known: lookups_zenodo.LastKnown) -> dict[str, Any]:
+    """The ``last_known`` block of a deleted record's miss: its last stored metadata, marked as such."""
+    stored_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(known.fetched_at))
+    return {
+        "note": "Zenodo has deleted this record (see tombstone); this is the last metadata syncd stored "
+        f"of it, fetched {stored_at}, kept for reference only: it is not current.",
+        "stored_at": stored_at,
+        "record": record_view(known.body).model_dump(mode="json", exclude_none=True),
+    }
+
+
+# ---------------------------------------------------------------------------------------- get_record
+
+
+def get_record(
+    cache: Services,
+    id: str,
+    cursor: str | None = None,
+    citation_style: str | None = None,
+) -> CallToolResult:
+    """Resolve one Zenodo deposit and return its full metadata, from the local store first.
+
+    Accepts a record id, a Zenodo DOI, a concept DOI or concept record id (resolves to the latest
+    version), another DOI deposited on Zenodo, or a zenodo.org / doi.org URL. Returns description,
+    creators with ORCIDs and affiliations, license, access and embargo, funding, related
+    identifiers, communities, version position, usage counts and the first 25 files; long fields
+    are cut at display caps with their totals. Every cut except the file list (paged with
+    zenodo_list_files) is listed in continuations with a cursor and the record id it is bound to;
+    passing both back returns the next window of that field (8,000 characters of text, or the next
+    page of entries) in place of the record. Optionally includes a formatted citation (bibtex,
+    csl-json, apa, chicago-author-date, harvard-cite-them-right, ieee, modern-language-association,
+    nature), rendered locally. A miss returns found: false with guidance (and the removal tombstone
+    for a deleted record). ``cache`` says where the answer came from and how fresh it is. Errors:
+    invalid_identifier, invalid_cursor, invalid_parameter, record_unavailable, rate_limited.
+    """
+    try:
+        style = resolve_style(citation_style) if blank(citation_style) else None
+        state = decode_cursor(cursor) if blank(cursor) else None
+        ref = parse_record_ref(id)
+        try:
+            lookup = lookups_zenodo.get_record(cache, ref)
+        except NotFound as exc:
+            if exc.reason != "not_on_zenodo":
+                raise
+            data = _miss("not_on_zenodo", ref.input_kind, ref.doi or id)
+        else:
+            entry = lookup.entry
+            if entry.status == "ok":
+                body = document(entry)
+                binding = (entry.content_hash or "")[:16]
+                parts, description = record_parts(body)
+                data = {
+                    "found": True,
+                    "input_kind": ref.input_kind,
+                    "resolved_from": lookup.resolved_from or "version",
+                }
+                if state is not None:
+                    window, conts, cap = window_for(state, parts, description, binding)
+                    data["window"] = window.model_dump(mode="json", exclude_none=True)
+                    data["shown"], data["cap"], data["truncated"] = window.shown, cap, bool(conts)
+                    if conts:
+                        data["continuations"] = [c.model_dump(mode="json", exclude_none=True) for c in conts]
+                else:
+                    _record_answer(data, body, parts, description, binding)
+                fallback = lookups_zenodo.concept_fallback_note(cache.store, ref, entry)
+                if fallback is not None:  # the concept route missed: the latest live version, said so
+                    data["notice"] = " ".join(filter(None, [data.get("notice"), fallback]))
+                if style is not None:
+                    data["citation"] = render_citation(body, style)
+                    data["citation_style"] = style
+            else:
+                kind = {"gone": "deleted", "not_found": "not_found", "restricted": "restricted"}[entry.status]
+                data = _miss(kind, ref.input_kind, entry.key, entry.body)
+                known = lookups_zenodo.last_known(cache.store, entry) if entry.status == "gone" else None
+                if known is not None:
+                    data["last_known"] = _last_known(known)
+            data["cache"] = lookup.provenance.as_dict()
+    except Exception as exc:
+        return error_result(exc, RENAME)
+    return CallToolResult(
+        content=[TextContent(type="text", text=render_record(data))], structured_content=data
+    )
+
+
+def _record_answer(
+    data: dict[str, Any], body: dict[str, Any], parts: Any, description: str, binding: str
+) -> None:
+    view = record_view(body)
+    record = view.model_dump(mode="json", exclude_none=True)
+    data["record"] = record
+    files = record.get("files") or {}
+    total = files.get("count")
+    shown = files.get("shown", len(files.get("entries") or []))
+    conts = continuations_for_record(parts, description, binding)
+    data["shown"], data["cap"] = shown, FILE_CAP
+    data["truncated"] = bool((total is not None and total > shown) or conts)
+    if conts:
+        data["continuations"] = [c.model_dump(mode="json", exclude_none=True) for c in conts]
+    access = record.get("access") or {}
+    if access.get("files") in ("restricted",) or access.get("embargo_active"):
+        until = access.get("embargo_until")
+        data["notice"] = (
+            f"Files are embargoed until {until}; metadata only."
+            if access.get("embargo_active") and until
+            else "Files are restricted; metadata only."
+        )
+    elif total is not None and total > shown:
+        data["notice"] = f"Showing {shown} of {total} files; page the rest with zenodo_list_files."
+
+
+def list_versions(cache: Services, id: str, page: int = 1, size: int = 25) -> CallToolResult:
+    """List every version of a Zenodo record's series, newest first, from the local store first.
+
+    ``id`` takes any form zenodo_get_record takes (a concept id lists its series). Returns the
+    concept id and DOI, total versions, the latest version's id and one page (size 1-25) of versions
+    with their DOIs, labels, dates, file counts and this version's unique views/downloads. Version
+    pages are cached (``ttl.search``) and their records stored; the concept -> latest mapping is
+    refreshed from them. A miss returns found: false with guidance (tombstone for a deleted
+    record). Errors: invalid_identifier, invalid_parameter, result_window_exceeded, record_unavailable,
+    rate_limited.
+    """
+    try:
+        ref = parse_record_ref(id)
+        window_check(page, size)
+        params = {"page": str(page), "size": str(size), "sort": "version"}
+        recid = ref.recid
+        concept = cache.store.concept_latest(recid) if recid else None
+        target = concept[0] if concept else recid
+        listing = None
+        if target is not None:
+            listing = lookups_zenodo.get_page(cache, ZENODO_VERSIONS, f"/records/{target}/versions", params)
+        if listing is None or listing.body is None or _total(listing.body) == 0:
+            try:
+                lookup = lookups_zenodo.get_record(cache, ref)
+            except NotFound as exc:
+                if exc.reason != "not_on_zenodo":
+                    raise
+                data = _miss("not_on_zenodo", ref.input_kind, ref.doi or id)
+                data.update(_page_fields(0, page, size, [], "versions"))
+                for k in ("total", "reachable"):
+                    data.pop(k)
+                return _result(data, f"Versions of {id}: not on Zenodo")
+            entry = lookup.entry
+            if entry.status != "ok":
+                kind = {"gone": "deleted", "not_found": "not_found", "restricted": "restricted"}[entry.status]
+                data = _miss(kind, ref.input_kind, entry.key, entry.body)
+                data.update(_page_fields(0, page, size, [], "versions"))
+                for k in ("total", "reachable"):
+                    data.pop(k)
+                data["cache"] = lookup.provenance.as_dict()
+                return _result(data, f"Versions of {id}: {kind}")
+            if entry.key != target or listing is None or listing.body is None:
+                listing = lookups_zenodo.get_page(
+                    cache, ZENODO_VERSIONS, f"/records/{entry.key}/versions", params
+                )
+        body = listing.body or {}
+        raw = [h for h in (body.get("hits") or {}).get("hits") or [] if isinstance(h, dict)]
+        versions = [lists.version_entry(h) for h in raw]
+        total = _total(body)
+        data = {"found": True, "input_kind": ref.input_kind}
+        if raw:
+            parts, _ = record_parts(raw[0])
+            if parts.concept_recid:
+                data["concept_recid"] = parts.concept_recid
+            if parts.concept_doi:
+                data["concept_doi"] = parts.concept_doi
+        data["total_versions"] = total
+        latest = next((v.recid for v in versions if v.is_latest), None)
+        if latest is None and page == 1 and versions:
+            latest = versions[0].recid
+        if latest is None and data.get("concept_recid"):
+            known = cache.store.concept_latest(str(data["concept_recid"]))
+            latest = known[0] if known else None
+        if latest:
+            data["latest_recid"] = latest
+        paged = _page_fields(
+            total, page, size, [v.model_dump(mode="json", exclude_none=True) for v in versions], "versions"
+        )
+        paged.pop("total")
+        paged.pop("reachable")
+        data.update(paged)
+        if not versions and total:
+            data["notice"] = f"Page {page} is past the last page ({-(-total // size)})."
+        elif data["has_more"]:
+            data["notice"] = f"Showing {len(versions)} of {total} versions; call again with page {page + 1}."
+        data["cache"] = listing.provenance.as_dict()
+    except Exception as exc:
+        return error_result(exc, RENAME)
+    return _result(data, f"Versions of {id}")
