@@ -276,6 +276,11 @@ class Settings(BaseSettings):
     )
     revalidate_batch: int = Field(200, ge=1, description="Daemon: most entries revalidated per sweep.")
     log_level: str = Field("INFO", description="Logging level of the daemon and CLI.")
+    check_upstreams_at_start: bool = Field(
+        True,
+        description="Daemon start and `syncd cache stats`: one cheap request per upstream (inside the "
+        "budget) to tell a wrong base URL; false skips it.",
+    )
     # daemon: watch lists and their sync (syncd/watch.py, syncd/sync.py)
     watch: WatchSettings = Field(default_factory=WatchSettings)
     sync_interval_s: float = Field(3600.0, gt=0, description="Daemon: seconds between watch-list syncs.")

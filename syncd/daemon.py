@@ -249,6 +249,8 @@ async def _serve(settings: Settings, store: Store, watch: FileWatch) -> None:
     scheduler = AsyncIOScheduler(timezone=dt.UTC, job_defaults=JOB_DEFAULTS)
     leader_job = _leader_hook(lock, scheduler, settings, store)
     await leader_job()
+    if settings.check_upstreams_at_start:  # one request per upstream, logged (event=upstream_check)
+        running.add(loop.run_in_executor(None, lambda: tools_services.upstreams.check(settings)))
 
     async def sweep_job() -> None:
         if not lock.held or not swap_check():  # a standby daemon serves only

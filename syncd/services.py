@@ -24,6 +24,7 @@ from syncd.errors import StoreError, UpstreamOffline
 from syncd.policy import Action
 from syncd.store.engine import READ_ONLY_HINT, is_read_only
 from syncd.store.repo import Store, StoredEntry
+from syncd.upstream.check import UpstreamCheck, check_upstreams
 from syncd.upstream.crossref import CrossrefClient
 from syncd.upstream.doi import DoiClient
 from syncd.upstream.http import Deadline
@@ -127,6 +128,18 @@ class Upstreams:
             ZenodoClient(settings, budget, transport=transport),
             DoiClient(settings, budget, transport=transport),
         )
+
+    def check(self, settings: Settings, *, read_only: bool = False) -> list[UpstreamCheck]:
+        """One cheap request per service to tell a wrong base URL (:mod:`syncd.upstream.check`).
+
+        ``read_only``: the store is read-only, nothing is asked (every check ``skipped``).
+        """
+        clients = {
+            "crossref": (self.crossref.http, settings.crossref.base_url),
+            "zenodo": (self.zenodo.http, settings.zenodo.base_url),
+            "doi": (self.doi.http, settings.doi.base_url),
+        }
+        return check_upstreams(clients, self.crossref.http.budget, settings.deadline_s, read_only=read_only)
 
     def close(self) -> None:
         """Close the three clients' connections."""

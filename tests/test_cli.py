@@ -30,6 +30,7 @@ def env(fake: FakeUpstream, db_url: str, tmp_path: Path, monkeypatch: pytest.Mon
     monkeypatch.setenv("SYNCD_CROSSREF__BASE_URL", fake.crossref_url)
     monkeypatch.setenv("SYNCD_CROSSREF__MAILTO", "ci@example.org")
     monkeypatch.setenv("SYNCD_ZENODO__BASE_URL", fake.zenodo_url)
+    monkeypatch.setenv("SYNCD_DOI__BASE_URL", fake.doi_url)
     return settings
 
 

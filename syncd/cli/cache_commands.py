@@ -59,9 +59,15 @@ def cache() -> None:
 @click.pass_context
 @handle_errors
 def cache_stats(ctx: click.Context, as_json: bool) -> None:
-    """Entries per kind and status, fresh/stale counts, database size and budget per pool."""
+    """Entries per kind and status, fresh/stale counts, database size, budget per pool, upstream checks.
+
+    Each upstream's base URL is checked with one cheap request (unless check_upstreams_at_start is false).
+    """
     with session(ctx) as svc:
         store = svc.store
+        checks = []
+        if svc.settings.check_upstreams_at_start:
+            checks = [c.as_dict() for c in svc.upstreams.check(svc.settings, read_only=svc.read_only)]
         now = time.time()
         counts = store.counts(policy.ttls(svc.settings.ttl), now)
         pools = pool_rows(svc.budget, now)
@@ -71,6 +77,7 @@ def cache_stats(ctx: click.Context, as_json: bool) -> None:
             "write_problem": store.write_problem(),
             "entries": counts,
             "budget": pools,
+            "upstreams": checks,
         }
     if as_json:
         click.echo(json.dumps(data, indent=2))
@@ -107,6 +114,13 @@ def cache_stats(ctx: click.Context, as_json: bool) -> None:
             "yes" if p["offline"] else "no",
         )
     console.print(budget)
+    for c in checks:
+        if c["ok"]:
+            console.print(f"Upstream {c['service']}: ok (HTTP 200, {c['ms']:g} ms) at {c['base_url']}")
+        elif c["ok"] is None:
+            console.print(f"Upstream {c['service']}: not checked ({c['skipped']})")
+        else:
+            console.print(f"Upstream {c['service']}: FAILED ({c['reason']}, HTTP {c['status']}): {c['hint']}")
 
 
 @cache.command("show")
