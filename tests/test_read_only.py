@@ -12,13 +12,14 @@ import json
 import logging
 import os
 import sqlite3
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
-from mcp import Client
+from mcp import Client, StdioServerParameters
 
 from syncd.cli import cli
 from syncd.config import Settings
@@ -33,6 +34,8 @@ from tests.fakeupstream import FakeUpstream
 from tests.test_cli import env  # noqa: F401  (fixture: SYNCD_* pointing at the fake and a temp DB)
 from tests.test_faults_all_tools import TOOLS
 from tests.test_faults_all_tools import _setup as corpus_overrides
+from tests.test_processes import ROOT
+from tests.test_processes import _env as process_env
 
 RAPTOR = "10.1101/598821"
 RAPTOR_TITLE = "Raptor genomes reveal evolutionary signatures of predatory and nocturnal lifestyles"
@@ -199,4 +202,21 @@ async def test_every_mcp_tool_answers_from_a_read_only_store(
     assert missing.is_error is True
     assert missing.structured_content["error"]["data"]["reason"] == "upstream_unavailable"
     assert "read-only" in missing.structured_content["error"]["message"]
+    assert fake.count() == 0
+
+
+@pytest.mark.anyio
+async def test_syncd_mcp_starts_on_a_read_only_store(
+    ro_cli: Path, fake: FakeUpstream, tmp_path: Path
+) -> None:
+    """`syncd mcp` over a read-only store starts (no "Connection closed") and answers from the store."""
+    fake.reset_log()
+    child_env = process_env(fake, f"sqlite:///{ro_cli}?mode=ro", tmp_path)
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "syncd", "mcp"], env=child_env, cwd=str(ROOT)
+    )
+    async with Client(params) as client:
+        res = await client.call_tool("crossref_get_work", {"doi": RAPTOR})
+    assert res.structured_content["title"] == RAPTOR_TITLE
+    assert res.structured_content["cache"]["source"] == "store"
     assert fake.count() == 0

@@ -20,6 +20,7 @@ Commands::
     syncd cache vacuum        checkpoint the WAL, optimize the FTS index, VACUUM
     syncd cache budget        the shared request budget: pools, tokens, blocked until
     syncd watch add|ls|rm     manage the watch lists the daemon keeps mirrored
+    syncd watch stop ID       stop a running walk after its current page (resumable)
     syncd watch sync          walk the watch lists now (full, incremental or resumed)
 
 Exit codes: 0 success; 1 not found (nothing stored / upstream says it does not exist);
