@@ -41,9 +41,9 @@ from syncd.upstream.zenodo import LEGACY_JSON
 # ------------------------------------------------------------------------------------- list_versions
 
 
-def _resolve_ok(cache: Services, ref: RecordRef) -> tuple[StoredEntry, Any]:
+def _resolve_ok(services: Services, ref: RecordRef) -> tuple[StoredEntry, Any]:
     """The stored record for ``ref`` or NotFound (record_not_found / record_deleted) for the file tools."""
-    lookup = lookups_zenodo.get_record(cache, ref)
+    lookup = lookups_zenodo.get_record(services, ref)
     entry = lookup.entry
     if entry.status == "gone":
         raise NotFound(f"record {entry.key} was deleted from Zenodo", reason="record_deleted")
@@ -55,7 +55,7 @@ def _resolve_ok(cache: Services, ref: RecordRef) -> tuple[StoredEntry, Any]:
 # ---------------------------------------------------------------------------------------- list_files
 
 
-def _file_by_key(cache: Services, parts: Any, key: str) -> Any:
+def _file_by_key(services: Services, parts: Any, key: str) -> Any:
     """The file ``key`` of the record, from its body or else from Zenodo's files endpoint.
 
     The endpoint (stored) is read only when the body lists fewer files than it counts; raises
@@ -63,7 +63,7 @@ def _file_by_key(cache: Services, parts: Any, key: str) -> Any:
     """
     found = next((f for f in parts.files or [] if f.key == key), None)
     if found is None and parts.files_count is not None and parts.files_count > len(parts.files or []):
-        listed = lookups_zenodo.record_files(cache, parts.recid).files
+        listed = lookups_zenodo.record_files(services, parts.recid).files
         found = next((f for f in listed if f.key == key), None)
     if found is None:
         raise NotFound(
@@ -74,10 +74,10 @@ def _file_by_key(cache: Services, parts: Any, key: str) -> Any:
     return found
 
 
-def _container(cache: Services, recid: str, key: str) -> Any:
+def _container(services: Services, recid: str, key: str) -> Any:
     path = download_url(recid, key).split("/api", 1)[1].removesuffix("/content") + "/container"
     try:
-        page = lookups_zenodo.get_page(cache, ZENODO_CONTAINER, path, {}, accept=LEGACY_JSON)
+        page = lookups_zenodo.get_page(services, ZENODO_CONTAINER, path, {}, accept=LEGACY_JSON)
     except UpstreamError as exc:
         if exc.reason in ("rate_limited",):
             raise
@@ -92,7 +92,7 @@ def _container(cache: Services, recid: str, key: str) -> Any:
 
 
 def _manifest(
-    cache: Services, parts: Any, provenance: Provenance, data: dict[str, Any], notes: list[str]
+    services: Services, parts: Any, provenance: Provenance, data: dict[str, Any], notes: list[str]
 ) -> tuple[list[Any], Provenance]:
     """The record's files, completed from Zenodo's files endpoint when the body lists fewer than it counts.
 
@@ -103,7 +103,7 @@ def _manifest(
     count = parts.files_count
     if count is None or len(files) >= count:
         return files, provenance
-    listing = lookups_zenodo.record_files(cache, parts.recid)
+    listing = lookups_zenodo.record_files(services, parts.recid)
     if len(listing.files) > len(files):
         files = listing.files
         data["listed_from"] = "files_endpoint"
@@ -123,7 +123,7 @@ def _manifest(
 
 
 def list_files(
-    cache: Services,
+    services: Services,
     id: str,
     archive_key: str | None = None,
     key_contains: str | None = None,
@@ -142,7 +142,7 @@ def list_files(
     """
     try:
         ref = parse_record_ref(id)
-        entry, lookup = _resolve_ok(cache, ref)
+        entry, lookup = _resolve_ok(services, ref)
         parts, _ = record_parts(document(entry))
         access = parts.access
         needle = (blank(key_contains) or "").lower()
@@ -162,10 +162,10 @@ def list_files(
         provenance = lookup.provenance
         if blank(archive_key):
             key = blank(archive_key) or ""
-            file = _file_by_key(cache, parts, key)
+            file = _file_by_key(services, parts, key)
             if not lists.is_listable(file.key, file.mimetype):
                 raise InvalidInput(f"{key!r} is not a ZIP archive", reason="not_an_archive")
-            page = _container(cache, parts.recid, key)
+            page = _container(services, parts.recid, key)
             provenance = page.provenance
             listing = page.body or {}
             members_all = [m for m in listing.get("entries") or [] if isinstance(m, dict) and m.get("key")]
@@ -203,7 +203,7 @@ def list_files(
                 data["file_count"] = parts.files_count
             if parts.files_total_bytes is not None:
                 data["total_bytes"] = parts.files_total_bytes
-            files, provenance = _manifest(cache, parts, provenance, data, notes)
+            files, provenance = _manifest(services, parts, provenance, data, notes)
             matched = [f for f in files if needle in f.key.lower()]
             window = matched[offset : offset + limit]
             data["entries"] = [lists.file_entry(f).model_dump(mode="json", exclude_none=True) for f in window]
@@ -240,7 +240,7 @@ def list_files(
 
 
 def read_file(
-    cache: Services,
+    services: Services,
     id: str,
     key: str,
     archive_member: str | None = None,
@@ -260,9 +260,9 @@ def read_file(
     """
     try:
         ref = parse_record_ref(id)
-        entry, lookup = _resolve_ok(cache, ref)
+        entry, lookup = _resolve_ok(services, ref)
         parts, _ = record_parts(document(entry))
-        file = _file_by_key(cache, parts, key)
+        file = _file_by_key(services, parts, key)
         member = blank(archive_member)
         access = parts.access
         data: dict[str, Any] = {"recid": parts.recid, "key": key}
@@ -285,7 +285,7 @@ def read_file(
                 )
             if not lists.is_listable(file.key, file.mimetype):
                 raise InvalidInput(f"{key!r} is not a ZIP archive", reason="not_an_archive")
-            listing = _container(cache, parts.recid, key).body or {}
+            listing = _container(services, parts.recid, key).body or {}
             found = next((m for m in listing.get("entries") or [] if m.get("key") == member), None)
             if found is None and not listing.get("truncated"):
                 raise NotFound(f"{key!r} has no member {member!r}", reason="member_not_found")
@@ -328,7 +328,7 @@ def read_file(
             blob_key = lookups_zenodo.preview_key(parts.recid, key, file.md5, member)
             try:
                 raw, total, source, upstream_error = lookups_zenodo.read_preview(
-                    cache,
+                    services,
                     parts.recid,
                     path,
                     blob_key,

@@ -68,7 +68,7 @@ def _last_known(known: lookups_zenodo.LastKnown) -> dict[str, Any]:
 
 
 def get_record(
-    cache: Services,
+    services: Services,
     id: str,
     cursor: str | None = None,
     citation_style: str | None = None,
@@ -93,7 +93,7 @@ def get_record(
         state = decode_cursor(cursor) if blank(cursor) else None
         ref = parse_record_ref(id)
         try:
-            lookup = lookups_zenodo.get_record(cache, ref)
+            lookup = lookups_zenodo.get_record(services, ref)
         except NotFound as exc:
             if exc.reason != "not_on_zenodo":
                 raise
@@ -117,7 +117,7 @@ def get_record(
                         data["continuations"] = [c.model_dump(mode="json", exclude_none=True) for c in conts]
                 else:
                     _record_answer(data, body, parts, description, binding)
-                fallback = lookups_zenodo.concept_fallback_note(cache.store, ref, entry)
+                fallback = lookups_zenodo.concept_fallback_note(services.store, ref, entry)
                 if fallback is not None:  # the concept route missed: the latest live version, said so
                     data["notice"] = " ".join(filter(None, [data.get("notice"), fallback]))
                 if style is not None:
@@ -126,7 +126,7 @@ def get_record(
             else:
                 kind = {"gone": "deleted", "not_found": "not_found", "restricted": "restricted"}[entry.status]
                 data = _miss(kind, ref.input_kind, entry.key, entry.body)
-                known = lookups_zenodo.last_known(cache.store, entry) if entry.status == "gone" else None
+                known = lookups_zenodo.last_known(services.store, entry) if entry.status == "gone" else None
                 if known is not None:
                     data["last_known"] = _last_known(known)
             data["cache"] = lookup.provenance.as_dict()
@@ -163,7 +163,7 @@ def _record_answer(
         data["notice"] = f"Showing {shown} of {total} files; page the rest with zenodo_list_files."
 
 
-def list_versions(cache: Services, id: str, page: int = 1, size: int = 25) -> CallToolResult:
+def list_versions(services: Services, id: str, page: int = 1, size: int = 25) -> CallToolResult:
     """List every version of a Zenodo record's series, newest first, from the local store first.
 
     ``id`` takes any form zenodo_get_record takes (a concept id lists its series). Returns the
@@ -179,14 +179,16 @@ def list_versions(cache: Services, id: str, page: int = 1, size: int = 25) -> Ca
         window_check(page, size)
         params = {"page": str(page), "size": str(size), "sort": "version"}
         recid = ref.recid
-        concept = cache.store.concept_latest(recid) if recid else None
+        concept = services.store.concept_latest(recid) if recid else None
         target = concept[0] if concept else recid
         listing = None
         if target is not None:
-            listing = lookups_zenodo.get_page(cache, ZENODO_VERSIONS, f"/records/{target}/versions", params)
+            listing = lookups_zenodo.get_page(
+                services, ZENODO_VERSIONS, f"/records/{target}/versions", params
+            )
         if listing is None or listing.body is None or _total(listing.body) == 0:
             try:
-                lookup = lookups_zenodo.get_record(cache, ref)
+                lookup = lookups_zenodo.get_record(services, ref)
             except NotFound as exc:
                 if exc.reason != "not_on_zenodo":
                     raise
@@ -206,7 +208,7 @@ def list_versions(cache: Services, id: str, page: int = 1, size: int = 25) -> Ca
                 return _result(data, f"Versions of {id}: {kind}")
             if entry.key != target or listing is None or listing.body is None:
                 listing = lookups_zenodo.get_page(
-                    cache, ZENODO_VERSIONS, f"/records/{entry.key}/versions", params
+                    services, ZENODO_VERSIONS, f"/records/{entry.key}/versions", params
                 )
         body = listing.body or {}
         raw = [h for h in (body.get("hits") or {}).get("hits") or [] if isinstance(h, dict)]
@@ -224,7 +226,7 @@ def list_versions(cache: Services, id: str, page: int = 1, size: int = 25) -> Ca
         if latest is None and page == 1 and versions:
             latest = versions[0].recid
         if latest is None and data.get("concept_recid"):
-            known = cache.store.concept_latest(str(data["concept_recid"]))
+            known = services.store.concept_latest(str(data["concept_recid"]))
             latest = known[0] if known else None
         if latest:
             data["latest_recid"] = latest

@@ -42,7 +42,7 @@ _ROR = re.compile(r"^0[a-z0-9]{6}\d{2}$")
 _COMMUNITY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$")
 
 
-def _community_uuid(cache: Services, raw: str) -> str:
+def _community_uuid(services: Services, raw: str) -> str:
     slug = re.sub(r"^(?:https?://)?(?:www\.)?zenodo\.org/communities/", "", raw.strip()).strip("/")
     if not _COMMUNITY.match(slug):
         raise InvalidInput(
@@ -50,7 +50,7 @@ def _community_uuid(cache: Services, raw: str) -> str:
         )
     for candidate in dict.fromkeys((slug, slug.lower())):
         page = lookups_zenodo.get_page(
-            cache, ZENODO_ENTITY, f"/communities/{quote(candidate)}", {}, accept=LEGACY_JSON
+            services, ZENODO_ENTITY, f"/communities/{quote(candidate)}", {}, accept=LEGACY_JSON
         )
         if page.body and page.body.get("id"):
             return str(page.body["id"])
@@ -61,11 +61,11 @@ def _community_uuid(cache: Services, raw: str) -> str:
     )
 
 
-def _funder_ror(cache: Services, raw: str) -> str:
+def _funder_ror(services: Services, raw: str) -> str:
     value = raw.strip()
     ror = re.sub(r"^(?:https?://)?(?:www\.)?ror\.org/", "", value, flags=re.IGNORECASE).lower()
     if _ROR.match(ror):
-        page = lookups_zenodo.get_page(cache, ZENODO_ENTITY, f"/funders/{ror}", {}, accept=LEGACY_JSON)
+        page = lookups_zenodo.get_page(services, ZENODO_ENTITY, f"/funders/{ror}", {}, accept=LEGACY_JSON)
         if page.body and page.body.get("id"):
             return str(page.body["id"])
     else:
@@ -75,7 +75,7 @@ def _funder_ror(cache: Services, raw: str) -> str:
                 f"funder {raw!r} is not a ROR id, ROR URL or Crossref Funder DOI", reason="invalid_parameter"
             )
         page = lookups_zenodo.get_page(
-            cache,
+            services,
             ZENODO_VOCAB,
             "/funders",
             {"q": f"identifiers.identifier:{doi}", "size": "1"},
@@ -93,7 +93,7 @@ def _funder_ror(cache: Services, raw: str) -> str:
 
 
 def search_records(
-    cache: Services,
+    services: Services,
     query: str | None = None,
     resource_type: str | list[str] | None = None,
     community: str | None = None,
@@ -133,7 +133,7 @@ def search_records(
             req.published_from, req.published_to, req.orcid, req.sort, req.award
         )  # fmt: skip
         try:
-            funder_id = _funder_ror(cache, funder) if blank(funder) else None
+            funder_id = _funder_ror(services, funder) if blank(funder) else None
             q = lists.compose_query(
                 query,
                 resource_types=types,
@@ -152,13 +152,13 @@ def search_records(
             if all_versions:
                 params["all_versions"] = "true"
             if blank(community):
-                params["communities"] = _community_uuid(cache, community or "")
-            found = lookups_zenodo.get_page(cache, ZENODO_SEARCH, "/records", params)
+                params["communities"] = _community_uuid(services, community or "")
+            found = lookups_zenodo.get_page(services, ZENODO_SEARCH, "/records", params)
         except (UpstreamError, BudgetExhausted) as exc:
             if isinstance(exc, UpstreamRejected):
                 raise
             data = _local_search(
-                cache, exc, query, types, lic, access, pf, pt, all_versions, sort_value, page, size
+                services, exc, query, types, lic, access, pf, pt, all_versions, sort_value, page, size
             )
             return _result(data, f"Zenodo search (local mirror): {query or 'all stored records'}")
         body = found.body or {}
@@ -202,7 +202,7 @@ def _search_notice(total: int, page: int, size: int, shown: int, q: str | None) 
 
 
 def _local_search(
-    cache: Services,
+    services: Services,
     exc: UpstreamError | BudgetExhausted,
     query: str | None,
     types: list[str],
@@ -217,7 +217,7 @@ def _local_search(
 ) -> dict[str, Any]:
     """The offline answer: stored records from the full-text index, filtered locally, paged."""
     matched: list[tuple[StoredEntry, dict[str, Any]]] = []
-    for entry in lookups_zenodo.local_search(cache.store, query or ""):
+    for entry in lookups_zenodo.local_search(services.store, query or ""):
         try:
             body = document(entry)
             hit = lists.search_hit(body)
@@ -282,7 +282,7 @@ _ESCAPE = re.compile(r"([\\/:\[\]{}()^~!?])")
 
 
 def lookup_vocabulary(
-    cache: Services,
+    services: Services,
     vocabulary: str,
     query: str | None = None,
     funder: str | None = None,
@@ -334,9 +334,9 @@ def lookup_vocabulary(
             if query:
                 params["q"] = _ESCAPE.sub(r"\\\1", query)
             if blank(funder):
-                params["funders"] = _funder_ror(cache, funder or "")
+                params["funders"] = _funder_ror(services, funder or "")
             found = lookups_zenodo.get_page(
-                cache, ZENODO_VOCAB, _VOCAB_PATHS[vocab], params, accept=LEGACY_JSON
+                services, ZENODO_VOCAB, _VOCAB_PATHS[vocab], params, accept=LEGACY_JSON
             )
             body = found.body or {}
             hits = [h for h in (body.get("hits") or {}).get("hits") or [] if isinstance(h, dict)]
