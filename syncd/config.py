@@ -270,6 +270,13 @@ class Settings(BaseSettings):
     ttl: TtlSettings = Field(default_factory=TtlSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
     deadline_s: float = Field(5.0, gt=0, le=300, description="Whole tool call deadline, upstream included.")
+    answer_max_chars: int = Field(
+        60_000,
+        ge=0,
+        description="Most characters of one tool answer (text block plus structured JSON; about 4 "
+        "characters a token, so 60,000 is about 15k tokens, under Claude Code's 25k-token cut). Longer "
+        "answers have their lists cut, with a continuation and a notice; 0 means no budget.",
+    )
     budget: BudgetSettings = Field(default_factory=BudgetSettings)
     revalidate_interval_s: float = Field(
         300.0, gt=0, description="Daemon: seconds between revalidation sweeps."

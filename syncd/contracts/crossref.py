@@ -460,6 +460,11 @@ class SearchWorksView(_Model):
     )
     totalResults: int = Field(description="Total matching records in Crossref (local matches when mirrored).")
     returned: int = Field(description="Number of records returned in this response.")
+    nextOffset: int | None = Field(
+        None,
+        description="Offset that continues this page when syncd cut it to fit the answer budget "
+        "(answer_max_chars); the notice says so.",
+    )
     nextCursor: str | None = Field(
         None, description="Cursor for the next page; present only on a cursor page that returned records."
     )

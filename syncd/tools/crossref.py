@@ -10,7 +10,6 @@ Contract: ``../shared/spec/anchors.md`` §1a (same name, parameters, bounds, out
 
 from __future__ import annotations
 
-import json
 from importlib import resources
 from typing import Any
 
@@ -51,11 +50,18 @@ __all__ = [
     "GUIDE_URI",
     "TOOLS",
     "GetWorkResult",
+    "cache_line",
     "get_member",
     "get_prefix",
     "get_references",
     "get_work",
     "register_resources",
+    "render_funders",
+    "render_journals",
+    "render_member",
+    "render_prefix",
+    "render_references",
+    "render_search_works",
     "render_work",
     "search_funders",
     "search_journals",
@@ -92,7 +98,11 @@ class PrefixResult(PrefixView, WithCache):
 
 
 def render_work(data: dict[str, Any]) -> str:
-    """Markdown text for a work answer (the structured content stays the source of truth)."""
+    """Compact Markdown for a work answer (never the structured JSON again).
+
+    Title, DOI, type, container, date, notice, this page of authors, editors, updates, counts,
+    abstract and the cache line.
+    """
     lines = [f"# {data.get('title') or '(untitled)'}", f"DOI: {data['doi']}"]
     for label, key in (("Type", "type"), ("Container", "containerTitle"), ("Publisher", "publisher")):
         if data.get(key):
@@ -105,25 +115,40 @@ def render_work(data: dict[str, Any]) -> str:
         lines.append(f"Notice: {data['notice']}")
     authors = data.get("authors") or []
     if authors:
-        names = [
-            " ".join(filter(None, (a.get("given"), a.get("family")))) or a.get("name") or "?" for a in authors
-        ]
+        names = [_name(a) for a in authors]
         lines.append(f"Authors ({data.get('authorCount', len(authors))}): " + "; ".join(names))
+    for label, key in (("Editors", "editors"),):
+        if data.get(key):
+            lines.append(f"{label}: " + "; ".join(_name(a) for a in data[key]))
+    for u in data.get("updatedBy") or []:
+        lines.append(f"Updated by: {u.get('type')} doi:{u.get('doi')} ({u.get('source')})")
+    for u in data.get("updateTo") or []:
+        lines.append(f"Update to: {u.get('type')} doi:{u.get('doi')} ({u.get('source')})")
+    counts = [
+        f"{label} {data[key]}"
+        for label, key in (("cited by", "isReferencedByCount"), ("references", "referencesCount"))
+        if data.get(key) is not None
+    ]
+    if counts:
+        lines.append("Counts: " + ", ".join(counts))
     if data.get("abstract"):
         lines.append("")
         lines.append(data["abstract"])
-    cache = data.get("cache") or {}
-    if cache:
-        flag = f", upstream_error={cache['upstream_error']}" if cache.get("upstream_error") else ""
-        lines.append("")
-        lines.append(
-            f"[cache: {cache['source']}, validated {cache['validated_at']}, stale={cache['stale']}{flag}]"
-        )
-    lines.append("")
-    lines.append("```json")
-    lines.append(json.dumps({k: v for k, v in data.items() if k != "abstract"}, ensure_ascii=False))
-    lines.append("```")
-    return "\n".join(lines)
+    lines += ["", cache_line(data)]
+    return "\n".join(line for line in lines if line is not None)
+
+
+def _name(a: dict[str, Any]) -> str:
+    return " ".join(filter(None, (a.get("given"), a.get("family")))) or a.get("name") or "?"
+
+
+def cache_line(data: dict[str, Any]) -> str | None:
+    """The one-line provenance summary of an answer's ``cache`` block (None without one)."""
+    c = data.get("cache") or {}
+    if not c:
+        return None
+    flag = f", upstream_error={c['upstream_error']}" if c.get("upstream_error") else ""
+    return f"[cache: {c['source']}, validated {c['validated_at']}, stale={c['stale']}{flag}]"
 
 
 def _work_data(lookup: Lookup, offset: int, limit: int) -> dict[str, Any]:
@@ -166,22 +191,110 @@ GUIDE_URI = "skill://crossref-guide/SKILL.md"
 GUIDE_TEMPLATE = "skill://{+path}"
 
 
-def _answer(data: dict[str, Any], prov: Provenance, title: str, lines: list[str]) -> CallToolResult:
-    """Success result: ``data`` plus the ``cache`` block, with a short Markdown text and the JSON."""
+def _answer(data: dict[str, Any], prov: Provenance, render: Any) -> CallToolResult:
+    """Success result: ``data`` plus the ``cache`` block, with ``render(data)`` as the text block."""
     data["cache"] = prov.as_dict()
+    return CallToolResult(content=[TextContent(type="text", text=render(data))], structured_content=data)
+
+
+def _text(title: str, lines: list[str], data: dict[str, Any]) -> str:
+    """A compact text block: heading, one line per item, the notice, the cache line (no JSON)."""
     text = [f"# {title}", *lines]
     if data.get("notice"):
         text.append(f"Notice: {data['notice']}")
-    c = data["cache"]
-    flag = f", upstream_error={c['upstream_error']}" if c.get("upstream_error") else ""
-    text += ["", f"[cache: {c['source']}, validated {c['validated_at']}, stale={c['stale']}{flag}]"]
-    text += ["", "```json", json.dumps(data, ensure_ascii=False), "```"]
-    return CallToolResult(content=[TextContent(type="text", text="\n".join(text))], structured_content=data)
+    line = cache_line(data)
+    if line:
+        text += ["", line]
+    return "\n".join(text)
+
+
+def render_search_works(data: dict[str, Any]) -> str:
+    """Text of a crossref_search_works answer: counts, one line per work, continuation, notice."""
+    lines = [f"{data['returned']} of {data['totalResults']} results"]
+    lines += [_work_line(w) for w in data["works"]]
+    if data.get("nextOffset") is not None:
+        lines.append(f"nextOffset: {data['nextOffset']}")
+    if data.get("nextCursor"):
+        lines.append(f"nextCursor: {data['nextCursor']}")
+    return _text("Crossref works", lines, data)
+
+
+def render_references(data: dict[str, Any]) -> str:
+    """Text of a crossref_get_references answer: range, one line per reference, notice."""
+    lines = [
+        f"DOI: {data['doi']}",
+        f"References {data['offset'] + 1}-{data['offset'] + len(data['references'])} "
+        f"of {data['referenceCount']}",
+    ]
+    for r in data["references"]:
+        lines.append(
+            "- "
+            + (r.get("unstructured") or r.get("articleTitle") or r.get("volumeTitle") or "")
+            + (f" doi:{r['doi']}" if r.get("doi") else "")
+        )
+    if data.get("nextOffset") is not None:
+        lines.append(f"nextOffset: {data['nextOffset']}")
+    return _text("Crossref references", lines, data)
+
+
+def _works_lines(data: dict[str, Any], key: str) -> list[str]:
+    lines = [_work_line(w) for w in data.get(key) or []]
+    for label in ("nextWorksOffset", "nextWorksCursor"):
+        if data.get(label) is not None:
+            lines.append(f"{label}: {data[label]}")
+    return lines
+
+
+def render_journals(data: dict[str, Any]) -> str:
+    """Text of a crossref_search_journals answer: one line per journal, then its works."""
+    lines = [f"{data['journalCount']} of {data['journalsTotal']} journals"]
+    for j in data["journals"]:
+        lines.append(
+            f"- {j.get('title')} | ISSN {', '.join(j.get('issn') or [])} | {j.get('publisher') or ''}"
+        )
+    if data.get("nextOffset") is not None:
+        lines.append(f"nextOffset: {data['nextOffset']}")
+    return _text("Crossref journals", lines + _works_lines(data, "recentWorks"), data)
+
+
+def render_funders(data: dict[str, Any]) -> str:
+    """Text of a crossref_search_funders answer: one line per funder, then its funded works."""
+    lines = [f"{data['funderCount']} of {data['fundersTotal']} funders"]
+    for f in data["funders"]:
+        lines.append(f"- {f.get('name')} | id {f.get('id')} | {f.get('country') or ''}")
+    if data.get("nextOffset") is not None:
+        lines.append(f"nextOffset: {data['nextOffset']}")
+    return _text("Crossref funders", lines + _works_lines(data, "fundedWorks"), data)
+
+
+def render_member(data: dict[str, Any]) -> str:
+    """Text of a crossref_get_member answer: names, prefixes, coverage per category."""
+    lines = [
+        f"Member {data['id']}: {data.get('primaryName')}",
+        f"Prefixes: {', '.join(data.get('prefixes') or [])}",
+    ]
+    for cov in data.get("coverage") or []:
+        lines.append(
+            f"- {cov['category']}: current {_pct(cov.get('current'))}, backfile {_pct(cov.get('backfile'))}"
+        )
+    return _text("Crossref member", lines, data)
+
+
+def render_prefix(data: dict[str, Any]) -> str:
+    """Text of a crossref_get_prefix answer."""
+    return _text(
+        f"Prefix {data['prefix']}", [f"Owner: {data.get('ownerName')} (member {data.get('memberId')})"], data
+    )
 
 
 def _work_line(w: dict[str, Any]) -> str:
     year = (w.get("published") or {}).get("year")
     bits = [w.get("title") or "(untitled)", f"doi:{w['doi']}"]
+    authors = w.get("authors") or []
+    if authors:
+        names = "; ".join(_name(a) for a in authors[:3])
+        more = max(w.get("authorCount") or len(authors), len(authors)) - min(3, len(authors))
+        bits.append(names + (f" +{more} more" if more > 0 else ""))
     if year:
         bits.append(str(year))
     if w.get("containerTitle"):
@@ -219,11 +332,7 @@ def search_works(cache: Services, args: dict[str, Any]) -> CallToolResult:
         data, prov = crossref_queries.search_works(cache, args)
     except Exception as exc:
         return error_result(exc)
-    lines = [f"{data['returned']} of {data['totalResults']} results"]
-    lines += [_work_line(w) for w in data["works"]]
-    if data.get("nextCursor"):
-        lines.append(f"nextCursor: {data['nextCursor']}")
-    return _answer(data, prov, "Crossref works", lines)
+    return _answer(data, prov, render_search_works)
 
 
 def get_references(cache: Services, doi: str, offset: int, limit: int) -> CallToolResult:
@@ -242,18 +351,7 @@ def get_references(cache: Services, doi: str, offset: int, limit: int) -> CallTo
         data, prov = crossref_queries.get_references(cache, parse_doi(doi), offset, limit)
     except Exception as exc:
         return error_result(exc)
-    lines = [
-        f"DOI: {data['doi']}",
-        f"References {data['offset'] + 1}-{data['offset'] + len(data['references'])} "
-        f"of {data['referenceCount']}",
-    ]
-    for r in data["references"]:
-        lines.append(
-            "- "
-            + (r.get("unstructured") or r.get("articleTitle") or r.get("volumeTitle") or "")
-            + (f" doi:{r['doi']}" if r.get("doi") else "")
-        )
-    return _answer(data, prov, "Crossref references", lines)
+    return _answer(data, prov, render_references)
 
 
 def search_journals(cache: Services, args: dict[str, Any]) -> CallToolResult:
@@ -276,14 +374,7 @@ def search_journals(cache: Services, args: dict[str, Any]) -> CallToolResult:
         data, prov = crossref_queries.search_journals(cache, args)
     except Exception as exc:
         return error_result(exc)
-    lines = [f"{data['journalCount']} of {data['journalsTotal']} journals"]
-    for j in data["journals"]:
-        lines.append(
-            f"- {j.get('title')} | ISSN {', '.join(j.get('issn') or [])} | {j.get('publisher') or ''}"
-        )
-    for w in data.get("recentWorks") or []:
-        lines.append(_work_line(w))
-    return _answer(data, prov, "Crossref journals", lines)
+    return _answer(data, prov, render_journals)
 
 
 def search_funders(cache: Services, args: dict[str, Any]) -> CallToolResult:
@@ -306,12 +397,7 @@ def search_funders(cache: Services, args: dict[str, Any]) -> CallToolResult:
         data, prov = crossref_queries.search_funders(cache, args)
     except Exception as exc:
         return error_result(exc)
-    lines = [f"{data['funderCount']} of {data['fundersTotal']} funders"]
-    for f in data["funders"]:
-        lines.append(f"- {f.get('name')} | id {f.get('id')} | {f.get('country') or ''}")
-    for w in data.get("fundedWorks") or []:
-        lines.append(_work_line(w))
-    return _answer(data, prov, "Crossref funders", lines)
+    return _answer(data, prov, render_funders)
 
 
 def _pct(value: float | None) -> str:
@@ -339,15 +425,7 @@ def get_member(cache: Services, member_id: int) -> CallToolResult:
         data, prov = crossref_queries.get_member(cache, member_id)
     except Exception as exc:
         return error_result(exc)
-    lines = [
-        f"Member {data['id']}: {data.get('primaryName')}",
-        f"Prefixes: {', '.join(data.get('prefixes') or [])}",
-    ]
-    for cov in data.get("coverage") or []:
-        lines.append(
-            f"- {cov['category']}: current {_pct(cov.get('current'))}, backfile {_pct(cov.get('backfile'))}"
-        )
-    return _answer(data, prov, "Crossref member", lines)
+    return _answer(data, prov, render_member)
 
 
 def get_prefix(cache: Services, prefix: str) -> CallToolResult:
@@ -364,12 +442,7 @@ def get_prefix(cache: Services, prefix: str) -> CallToolResult:
         data, prov = crossref_queries.get_prefix(cache, prefix.strip())
     except Exception as exc:
         return error_result(exc)
-    return _answer(
-        data,
-        prov,
-        f"Prefix {data['prefix']}",
-        [f"Owner: {data.get('ownerName')} (member {data.get('memberId')})"],
-    )
+    return _answer(data, prov, render_prefix)
 
 
 def guide_text() -> str:

@@ -22,6 +22,7 @@ from mcp.types import CallToolResult
 from syncd import __version__
 from syncd.config import Settings
 from syncd.tools import crossref, zenodo
+from syncd.tools.fit import clamp_arguments, fit_answer
 from syncd.tools.params import ToolArgs, ToolSpec
 from syncd.upstream.http import call_deadline
 
@@ -56,11 +57,17 @@ def _sdk_tool(spec: ToolSpec) -> Tool:
 
     The function the SDK calls takes the validated :class:`ToolArgs` (validated by
     :meth:`SyncdServer.call_tool` before the SDK sees the call) and the request ``Context``; its
-    return annotation gives the ``outputSchema`` and the SDK's check of successful answers.
+    return annotation gives the ``outputSchema`` and the SDK's check of successful answers. Every
+    answer goes through :func:`~syncd.tools.fit.fit_answer` (the ``answer_max_chars`` budget).
     """
 
     def run(ctx: Context, args: ToolArgs) -> CallToolResult:
-        return spec.run(ctx.request_context.lifespan_context, args)
+        deps = ctx.request_context.lifespan_context
+        budget = deps.settings.answer_max_chars
+        values, note = clamp_arguments(spec.name, args.arguments(), budget)
+        if note:
+            args = args.model_copy(update=values)
+        return fit_answer(spec.name, spec.run(deps, args), args.arguments(), budget, note)
 
     run.__name__ = spec.name
     run.__annotations__ = {
