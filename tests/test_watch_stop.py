@@ -237,6 +237,7 @@ def test_a_walker_killed_or_interrupted_is_not_running(
     assert state is not None and state.cursor is not None
     listed = json.loads(run("watch", "ls", "--json").stdout)
     assert [(r["status"], r["resumable"]) for r in listed] == [("interrupted", True)]
+    assert f"watch {watch.id}: no walk running (interrupted)" in run("watch", "stop", str(watch.id)).stdout
     if sig == signal.SIGINT:
         assert proc.returncode == 130, err
         assert state.status == "interrupted" and state.cursor["pages"] == 2

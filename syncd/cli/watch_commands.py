@@ -192,13 +192,15 @@ def watch_stop(ctx: click.Context, ids: tuple[int, ...]) -> None:
     """
     missing = []
     with session(ctx) as svc:
+        states = list_sync_states(svc.store)
         for i in ids:
+            status = walk_status(states.get(f"watch:{i}"))
             if get_watch(svc.store, i) is None:
                 missing.append(i)
-            elif request_stop(svc.store, f"watch:{i}"):
+            elif status == "running" and request_stop(svc.store, f"watch:{i}"):
                 click.echo(f"watch {i}: stop requested; the walk stops after its current page")
             else:
-                click.echo(f"watch {i}: no walk running")
+                click.echo(f"watch {i}: no walk running ({status})")
     if missing:
         fail(NotFound(f"no watch with id {', '.join(map(str, missing))}", reason="not_found"), EXIT_NOT_FOUND)
 
