@@ -126,7 +126,9 @@ def setup_logs(ctx: click.Context, default: str = "WARNING") -> None:
 def session(ctx: click.Context) -> Iterator[Services]:
     """The command's :class:`~syncd.services.Services` over the configured store; both closed on exit."""
     settings = settings_of(ctx)
-    store = Store.open(settings.database_url, search_timeout_s=settings.deadline_s, **settings.store.model_dump())
+    store = Store.open(
+        settings.database_url, search_timeout_s=settings.deadline_s, **settings.store.model_dump()
+    )
     try:
         svc = Services.open(settings, store, interactive=True)
         try:
