@@ -71,6 +71,10 @@ UNWRITABLE_RECHECK_S = 30.0
 MIN_FREE_BYTES = 256 * 1024
 """Free space under which the database's filesystem counts as full (bytes)."""
 
+WRITE_WAIT_FLOOR_S = 0.5
+"""Shortest lock wait of a bounded write (seconds): a call near its deadline still waits out another
+writer's short transaction (the bookkeeping of a request already made) instead of failing at once."""
+
 _WAIT_LEFT: ContextVar[Callable[[], float] | None] = ContextVar("syncd_store_wait_left", default=None)
 """Seconds the running call may still wait for the write lock (set by :meth:`Store.waits_within`)."""
 
@@ -290,6 +294,7 @@ class Store:
         self.search_timeout_s = search_timeout_s
         self._unwritable: tuple[str, float] | None = None
         self._stopped: str | None = None
+        self._writers = threading.RLock()
         self._warned: set[str] = set()
         self._reader = reader(engine)
         self._point = point_reader(engine)
@@ -329,6 +334,12 @@ class Store:
         """A write transaction (``BEGIN IMMEDIATE`` on SQLite), committed on success.
 
         Inside :meth:`batch` on this thread, the batch's transaction is reused (committed with it).
+        On SQLite the writers of this process queue on one lock first (SQLite's busy handler polls,
+        so many threads waiting on it starve each other), then wait for other processes through
+        ``busy_timeout``; both waits are bounded by :meth:`waits_within` when set.
+
+        Raises:
+            StoreError: the write failed, or the lock was not had within the bound (``locked``).
         """
         if self._stopped is not None:
             raise StoreError(f"store writes stopped: {self._stopped}", reason="store_unavailable")
@@ -337,12 +348,18 @@ class Store:
             yield active
             return
         left = _WAIT_LEFT.get()
+        wait_s = max(left(), WRITE_WAIT_FLOOR_S) if left is not None else BUSY_TIMEOUT_MS / 1000
+        sqlite = self.engine.dialect.name == "sqlite"
+        if sqlite and not self._writers.acquire(timeout=wait_s):
+            locked = StoreError("store write failed: database is locked (by this process's other writers)")
+            self._failed(locked)
+            raise locked
         try:
             with self.engine.connect() as conn:
-                bounded = left is not None and self.engine.dialect.name == "sqlite"
-                if bounded:
-                    assert left is not None
-                    self._busy_timeout(conn, min(BUSY_TIMEOUT_MS, int(left() * 1000)))
+                bounded = left is not None and sqlite
+                if bounded and left is not None:  # what is left after queueing behind this process
+                    busy_s = max(left(), WRITE_WAIT_FLOOR_S)
+                    self._busy_timeout(conn, min(BUSY_TIMEOUT_MS, int(busy_s * 1000)))
                 try:
                     with conn.begin():
                         yield conn
@@ -352,6 +369,9 @@ class Store:
         except SQLAlchemyError as exc:
             self._failed(exc)
             raise StoreError(f"store write failed: {exc.__class__.__name__}: {exc}") from exc
+        finally:
+            if sqlite:
+                self._writers.release()
 
     @staticmethod
     def _busy_timeout(conn: Connection, ms: int) -> None:
@@ -375,7 +395,8 @@ class Store:
     def waits_within(self, left: Callable[[], float]) -> Iterator[None]:
         """Bound every wait for the write lock in this context by ``left()`` seconds (the call's deadline).
 
-        SQLite only (``busy_timeout`` set per connection for each write, restored after it).
+        SQLite only (``busy_timeout`` set per connection for each write, restored after it); never
+        below :data:`WRITE_WAIT_FLOOR_S`, so a wait ends within the deadline plus that margin.
         """
         token = _WAIT_LEFT.set(left)
         try:
