@@ -55,6 +55,7 @@ from syncd.store.watches import (
     page_done,
     save_sync_state,
     start_walk,
+    walked_elsewhere,
 )
 from syncd.upstream.http import Deadline
 
@@ -506,8 +507,16 @@ def sync_watch(
     svc: Services, watch: StoredWatch, *, now: float | None = None, on_page: PageHook | None = None,
     full: bool = False,
 ) -> SyncReport:  # fmt: skip
-    """Walk one watch; failures are recorded in ``sync_state.status`` (``failed:<reason>``) and raised."""
+    """Walk one watch; failures are recorded in ``sync_state.status`` (``failed:<reason>``) and raised.
+
+    A watch another live process walks now is left to it (``stopped = "running_elsewhere"``, no request).
+    """
     started = time.monotonic()
+    if watch.kind != "doi" and walked_elsewhere(get_sync_state(svc.store, state_name(watch))):
+        log.info("event=walk_skipped watch=%d reason=running_elsewhere", watch.id)
+        return SyncReport(
+            watch.id, watch.kind, stopped="running_elsewhere", notes=["walked by another process"]
+        )
     try:
         if watch.kind == "crossref_query":
             report = sync_crossref_query(svc, watch, now=now, on_page=on_page, full=full)

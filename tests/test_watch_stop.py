@@ -33,6 +33,7 @@ from syncd.store.watches import (
     SyncRow,
     add_watch,
     get_sync_state,
+    save_sync_state,
     walk_status,
 )
 from syncd.sync import SyncReport, sync_watch
@@ -242,3 +243,21 @@ def test_a_walker_killed_or_interrupted_is_not_running(
         assert proc.returncode == 130, err
         assert state.status == "interrupted" and state.cursor["pages"] == 2
         assert "stopping after the current page" in err
+
+
+def test_a_watch_walked_by_another_live_process_is_left_to_it(cache: Services, fake: FakeUpstream) -> None:
+    """A `running` row of another live process (pid 1 on this host, fresh heartbeat): sync_watch sends no
+    request and reports running_elsewhere; the row is left as it was.
+    """
+    watch = add_watch(cache.store, "crossref_query", {"route": ROUTE, "rows": 30})[0]
+    save_sync_state(cache.store, f"watch:{watch.id}", cursor={"cursor": "*", "pages": 0}, status="running")
+    with cache.store.write() as conn:
+        conn.exec_driver_sql(
+            "UPDATE sync_state SET pid = 1, host = ?, heartbeat_at = ? WHERE name = ?",
+            (HOST, time.time(), f"watch:{watch.id}"),
+        )
+    report = sync_watch(cache, watch)
+    assert (report.stopped, report.requests) == ("running_elsewhere", 0)
+    assert fake.count() == 0
+    state = get_sync_state(cache.store, f"watch:{watch.id}")
+    assert state is not None and (state.status, state.pid) == ("running", 1)

@@ -47,6 +47,7 @@ __all__ = [
     "save_sync_state",
     "start_walk",
     "walk_status",
+    "walked_elsewhere",
 ]
 
 HEARTBEAT_STALE_S = 180.0
@@ -304,3 +305,10 @@ def walk_status(row: SyncRow | None, now: float | None = None) -> str:
     if row.pid is not None and row.host == HOST and os.name == "posix" and _pid_gone(row.pid):
         return "interrupted"
     return status
+
+
+def walked_elsewhere(row: SyncRow | None, now: float | None = None) -> bool:
+    """True when another live process walks ``row``'s watch now (:func:`walk_status` ``running``)."""
+    if row is None or walk_status(row, now) != "running":
+        return False
+    return not (row.pid == os.getpid() and row.host == HOST)
