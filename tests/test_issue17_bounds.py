@@ -74,13 +74,13 @@ def test_a_search_is_interrupted_at_the_deadline(big: Store) -> None:
     assert time.monotonic() - start < 0.5
 
 
-def test_queries_past_the_bounds_are_invalid_arguments(tmp_path: Path) -> None:
-    """Default bounds: more than 2,000 characters or 256 distinct terms is refused, invalid_arguments."""
+def test_queries_past_the_bounds_are_refused(tmp_path: Path) -> None:
+    """Default bounds: more than 2,000 characters or 256 distinct terms is refused, invalid_parameter."""
     store = Store.open(f"sqlite:///{tmp_path / 'b.db'}")
     try:
         with pytest.raises(InvalidInput) as err:
             store.search("x" * 2001)
-        assert err.value.reason == "invalid_arguments"
+        assert err.value.reason == "invalid_parameter"
         with pytest.raises(InvalidInput):
             store.search_page([f"t{i}" for i in range(257)], "crossref_work")
         assert store.search(" ".join(["same"] * 300)) == []  # 300 copies are one distinct term

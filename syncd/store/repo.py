@@ -271,7 +271,7 @@ class Store:
         engine: an engine from :func:`syncd.store.engine.make_engine`.
         keep_previous_s: how long a replaced body is kept in ``previous_bodies`` (seconds).
         search_max_chars, search_max_terms: the longest local search query (characters) and the
-            most distinct terms; above them a search is refused (``invalid_arguments``).
+            most distinct terms; above them a search is refused (``invalid_parameter``).
         search_timeout_s: a local search is interrupted after this many seconds, or sooner at the
             deadline given by :meth:`waits_within` (the call's deadline).
 
@@ -628,20 +628,21 @@ class Store:
         """The distinct quoted terms of ``query`` (:func:`_terms`) within the search bounds.
 
         Raises:
-            InvalidInput: reason ``invalid_arguments``, the query is longer than ``search_max_chars``
+            InvalidInput: reason ``invalid_parameter`` (declared by every search tool), the query is
+                longer than ``search_max_chars``
                 or has more than ``search_max_terms`` distinct terms.
         """
         if len(query) > self.search_max_chars:
             raise InvalidInput(
                 f"search query of {len(query)} characters; at most {self.search_max_chars} are searched",
-                reason="invalid_arguments",
+                reason="invalid_parameter",
                 hint="Shorten the query (setting store.search_max_chars).",
             )
         terms = _terms(query)
         if len(terms) > self.search_max_terms:
             raise InvalidInput(
                 f"search query of {len(terms)} distinct terms; at most {self.search_max_terms} are searched",
-                reason="invalid_arguments",
+                reason="invalid_parameter",
                 hint="Use fewer search terms (setting store.search_max_terms).",
             )
         return terms
