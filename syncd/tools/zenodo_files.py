@@ -7,8 +7,8 @@ read once are kept in the ``blobs`` table and serve offline.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any
-from urllib.parse import quote
 
 from mcp.types import CallToolResult
 
@@ -22,11 +22,11 @@ from syncd.kinds import (
     ZENODO_CONTAINER,
 )
 from syncd.lookups import zenodo as lookups_zenodo
+from syncd.normalize import zenodo_files as views
 from syncd.normalize import zenodo_lists as lists
 from syncd.normalize.zenodo import (
     download_url,
     record_parts,
-    record_url,
 )
 from syncd.normalize.zenodo_id import RecordRef, parse_record_ref
 from syncd.normalize.zenodo_params import blank
@@ -38,7 +38,7 @@ from syncd.tools.errors import error_result
 from syncd.tools.zenodo_render import FILE_RENAME, _result
 from syncd.upstream.zenodo import LEGACY_JSON
 
-# ------------------------------------------------------------------------------------- list_versions
+# ------------------------------------------------------------------------------ the record and its files
 
 
 def _resolve_ok(services: Services, ref: RecordRef) -> tuple[StoredEntry, Any]:
@@ -144,20 +144,9 @@ def list_files(
         ref = parse_record_ref(id)
         entry, lookup = _resolve_ok(services, ref)
         parts, _ = record_parts(document(entry))
-        access = parts.access
         needle = (blank(key_contains) or "").lower()
-        data: dict[str, Any] = {
-            "recid": parts.recid,
-            "kind": "archive" if blank(archive_key) else "manifest",
-            "access_status": access.status if access else "unknown",
-        }
-        if access and access.files:
-            data["files_access"] = access.files
-        if access and access.embargo_until:
-            data["embargo_until"] = access.embargo_until
-        data["files_enabled"] = parts.files_enabled
-        if needle:
-            data["key_contains"] = key_contains
+        shown_filter = key_contains if needle else None
+        data = views.list_header(parts, bool(blank(archive_key)), shown_filter)
         notes: list[str] = []
         provenance = lookup.provenance
         if blank(archive_key):
@@ -167,69 +156,20 @@ def list_files(
                 raise InvalidInput(f"{key!r} is not a ZIP archive", reason="not_an_archive")
             page = _container(services, parts.recid, key)
             provenance = page.provenance
-            listing = page.body or {}
-            members_all = [m for m in listing.get("entries") or [] if isinstance(m, dict) and m.get("key")]
-            matched = [m for m in members_all if needle in str(m["key"]).lower()]
-            window = matched[offset : offset + limit]
-            data["archive"] = {
-                "key": key,
-                **({"size": file.size} if file.size is not None else {}),
-                "download_url": file.download_url,
-                "listed_members": len(members_all),
-                "upstream_truncated": bool(listing.get("truncated")),
-                "directory_count": len(listing.get("directories") or []),
-            }
-            data["members"] = [
-                {
-                    k: v
-                    for k, v in {
-                        "path": m["key"],
-                        "size": m.get("size"),
-                        "compressed_size": m.get("compressed_size"),
-                        "mimetype": m.get("mimetype"),
-                        "previewable": lists.preview_mode(str(m["key"]), m.get("mimetype")) != "binary",
-                    }.items()
-                    if v is not None
-                }
-                for m in window
-            ]
-            if listing.get("truncated"):
-                notes.append(
-                    "Zenodo lists at most 1,000 entries of an archive; read a member by its path directly "
-                    "with zenodo_read_file archive_member."
-                )
-        else:
-            if parts.files_count is not None:
-                data["file_count"] = parts.files_count
-            if parts.files_total_bytes is not None:
-                data["total_bytes"] = parts.files_total_bytes
-            files, provenance = _manifest(services, parts, provenance, data, notes)
-            matched = [f for f in files if needle in f.key.lower()]
-            window = matched[offset : offset + limit]
-            data["entries"] = [lists.file_entry(f).model_dump(mode="json", exclude_none=True) for f in window]
-            if access and (access.files == "restricted" or access.embargo_active):
-                notes.append(
-                    f"Files are embargoed until {access.embargo_until}; only their names may be listed."
-                    if access.embargo_active and access.embargo_until
-                    else "Files are restricted; their content cannot be read anonymously."
-                )
-            elif not parts.files_enabled:
-                notes.append("This is a metadata-only deposit: it has no files.")
-        has_more = offset + len(window) < len(matched)
-        data.update(offset=offset, limit=limit, matched=len(matched), has_more=has_more)
-        if has_more:
-            data["next_offset"] = offset + len(window)
-            notes.append(
-                f"Showing {len(window)} of {len(matched)}; call again with offset {offset + len(window)}."
+            fields, matched, shown, notes = views.archive_fields(
+                file, key, page.body or {}, needle, offset, limit
             )
-        if needle and not matched:
-            notes.append(f"No key contains {key_contains!r}.")
-        elif matched and offset >= len(matched):
-            notes.append(f"offset {offset} is past the last entry ({len(matched)}).")
-        truncated = has_more or bool(data.get("unlisted"))  # files Zenodo did not list are missing too
-        data.update(truncated=truncated, shown=len(window), cap=limit, totalCount=len(matched))
-        if notes:
-            data["notice"] = " ".join(notes)
+            data.update(fields)
+        else:
+            data.update(views.manifest_counts(parts))
+            files, provenance = _manifest(services, parts, provenance, data, notes)
+            found = [f for f in files if needle in f.key.lower()]
+            window = found[offset : offset + limit]
+            data["entries"] = [lists.file_entry(f).model_dump(mode="json", exclude_none=True) for f in window]
+            matched, shown = len(found), len(window)
+            notes += views.manifest_notes(parts)
+        unlisted = bool(data.get("unlisted"))
+        data.update(views.page_tail(offset, limit, matched, shown, shown_filter, unlisted, notes))
         data["cache"] = provenance.as_dict()
     except Exception as exc:
         return error_result(exc, FILE_RENAME)
@@ -237,6 +177,58 @@ def list_files(
 
 
 # ------------------------------------------------------------------------------------------ read_file
+
+
+def _read_target(
+    services: Services, parts: Any, file: Any, key: str, member: str | None, offset_bytes: int
+) -> views.ReadTarget:
+    """The file itself, or the archive member (its size and type from the container listing)."""
+    if not member:
+        return views.file_target(file)
+    views.check_member_request(file, key, offset_bytes)
+    listing = _container(services, parts.recid, key).body or {}
+    return views.member_target(file, key, member, listing)
+
+
+def _preview(
+    services: Services,
+    parts: Any,
+    file: Any,
+    member: str | None,
+    target: views.ReadTarget,
+    window: tuple[int, int],
+    mode: str,
+    provenance: Provenance,
+    data: dict[str, Any],
+) -> tuple[views.Excerpt, Provenance]:
+    """Read ``window`` (offset, max bytes) of the target through the kept previews and decode it.
+
+    Returns the excerpt and the provenance of the bytes shown (``provenance``, the record's, when
+    Zenodo refused the file with 403); records in ``data`` the file size Zenodo reported when it
+    was unknown.
+    """
+    offset_bytes, max_bytes = window
+    blob_key = lookups_zenodo.preview_key(parts.recid, file.key, file.md5, member)
+    try:
+        raw, total, source, upstream_error = lookups_zenodo.read_preview(
+            services,
+            parts.recid,
+            target.path,
+            blob_key,
+            offset=offset_bytes,
+            length=max_bytes,
+            file_size=target.size,
+            ranged=not member,
+        )
+    except NotFound as exc:
+        if exc.reason != "restricted":
+            raise
+        return views.Excerpt("restricted", "Zenodo refused the file (HTTP 403)."), provenance
+    if total is not None and "file_size" not in data:
+        data["file_size"] = total
+    ex = views.excerpt(raw, total, offset_bytes, max_bytes, mode)
+    notice = views.excerpt_notice(ex, source, upstream_error, member, total, offset_bytes)
+    return replace(ex, notice=notice), policy.of_bytes(provenance, source, upstream_error, time.time())
 
 
 def read_file(
@@ -264,129 +256,18 @@ def read_file(
         parts, _ = record_parts(document(entry))
         file = _file_by_key(services, parts, key)
         member = blank(archive_member)
-        access = parts.access
-        data: dict[str, Any] = {"recid": parts.recid, "key": key}
-        if member:
-            data["archive_member"] = member
-        rights = [{k: v for k, v in {"id": r.id, "title": r.title}.items() if v} for r in parts.rights or []]
-        base = {
-            "rights": rights,
-            "record_url": record_url(parts.recid),
-            "download_url": file.download_url,
-        }
-        if access and access.files:
-            base["files_access"] = access.files
-        size, mimetype, md5 = file.size, file.mimetype, file.md5
-        path = file.download_url.split("/api", 1)[1]
-        if member:
-            if offset_bytes:
-                raise InvalidInput(
-                    "offset_bytes must be 0 with archive_member", reason="member_offset_unsupported"
-                )
-            if not lists.is_listable(file.key, file.mimetype):
-                raise InvalidInput(f"{key!r} is not a ZIP archive", reason="not_an_archive")
-            listing = _container(services, parts.recid, key).body or {}
-            found = next((m for m in listing.get("entries") or [] if m.get("key") == member), None)
-            if found is None and not listing.get("truncated"):
-                raise NotFound(f"{key!r} has no member {member!r}", reason="member_not_found")
-            size = found.get("size") if found else None
-            mimetype = found.get("mimetype") if found else None
-            md5 = None
-            path = (
-                path.removesuffix("/content")
-                + "/container/"
-                + "/".join(quote(s, safe="") for s in member.split("/"))
-            )
-        if md5:
-            data["md5"] = md5
-        if mimetype:
-            data["mimetype"] = mimetype
-        if size is not None:
-            data["file_size"] = size
+        target = _read_target(services, parts, file, key, member, offset_bytes)
+        data, base = views.read_header(parts, file, key, member, target)
+        mode = lists.preview_mode(member or key, target.mimetype)
+        ex = views.Excerpt(*views.read_precheck(parts.access, mode, target, offset_bytes, member or key))
         provenance = lookup.provenance
-        mode = lists.preview_mode(member or key, mimetype)
-        restricted = access is not None and (access.files == "restricted" or access.embargo_active)
-        status, notice, text, kept, replacement = "text", None, None, 0, 0
-        if restricted:
-            status, notice = (
-                "restricted",
-                "File access is restricted or embargoed; its content cannot be read.",
-            )
-        elif mode == "binary":
-            status, notice = (
-                "not_text",
-                f"{member or key} is not a text file ({mimetype or 'unknown type'}); download it.",
-            )
-        elif size == 0:
-            status, notice = "empty", "The file is empty."
-        elif size is not None and offset_bytes >= size:
-            raise InvalidInput(
-                f"offset_bytes {offset_bytes} is at or past the file size {size}",
-                reason="offset_out_of_range",
-            )
-        if status == "text":
-            blob_key = lookups_zenodo.preview_key(parts.recid, key, file.md5, member)
-            try:
-                raw, total, source, upstream_error = lookups_zenodo.read_preview(
-                    services,
-                    parts.recid,
-                    path,
-                    blob_key,
-                    offset=offset_bytes,
-                    length=max_bytes,
-                    file_size=size,
-                    ranged=not member,
-                )
-            except NotFound as exc:
-                if exc.reason != "restricted":
-                    raise
-                raw, total, source, upstream_error = b"", size, "upstream", None
-                status, notice = "restricted", "Zenodo refused the file (HTTP 403)."
-            if status == "text":
-                if total is not None and "file_size" not in data:
-                    data["file_size"] = total
-                end = offset_bytes + len(raw)
-                more = end < total if total is not None else len(raw) >= max_bytes
-                if mode == "sniff" and offset_bytes == 0 and not lists.sniff_is_text(raw):
-                    status, notice = (
-                        "not_text",
-                        "The file has no text extension and does not decode as UTF-8.",
-                    )
-                else:
-                    text, kept, replacement = lists.decode_excerpt(raw, offset_bytes, more)
-                    if text is None:
-                        status, notice = "not_text", "The file holds NUL bytes: it is binary."
-                    elif not raw:
-                        status = "empty"
-                provenance = policy.of_bytes(provenance, source, upstream_error, time.time())
-                if source != "upstream" and upstream_error:
-                    notice = (
-                        f"Served from the locally kept preview; Zenodo could not be used ({upstream_error})."
-                    )
-                if status == "text" and more:
-                    hint = (
-                        f"The member is {total} bytes; pass max_bytes {min(total, 65_536)} or download it."
-                        if member and total
-                        else f"More follows; call again with offset_bytes {offset_bytes + kept}."
-                    )
-                    notice = f"{notice} {hint}" if notice else hint
-        data["status"] = status
-        if text is not None and status == "text":
-            data["text"] = text
-        data["offset_bytes"] = offset_bytes
-        data["bytes_returned"] = kept
-        has_more = (
-            status == "text"
-            and kept > 0
-            and (data.get("file_size") is not None and offset_bytes + kept < data["file_size"])
-        )
-        if has_more and not member:
-            data["next_offset"] = offset_bytes + kept
-        data["has_more"] = bool(has_more)
-        data["replacement_chars"] = replacement
+        if ex.status == "text":
+            window = (offset_bytes, max_bytes)
+            ex, provenance = _preview(services, parts, file, member, target, window, mode, provenance, data)
+        data.update(views.read_tail(ex, offset_bytes, data.get("file_size"), member))
         data.update(base)
-        if notice:
-            data["notice"] = notice
+        if ex.notice:
+            data["notice"] = ex.notice
         data["cache"] = provenance.as_dict()
     except Exception as exc:
         return error_result(exc, FILE_RENAME)

@@ -1,0 +1,316 @@
+"""Pure views of the Zenodo file tools: ``zenodo_list_files`` pages and ``zenodo_read_file`` parts.
+
+Inputs are the record's :class:`~syncd.normalize.zenodo.RecordParts` (``parts``), its file entries and
+Zenodo's container listing (``{"entries": [...], "truncated": bool, "directories": [...]}``, the legacy
+``/files/<key>/container`` answer). No I/O: the tools fetch, these functions build the contract dicts
+(``../shared/spec/anchors.md`` §1b) and raise the declared errors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+from syncd.errors import InvalidInput, NotFound
+from syncd.normalize import zenodo_lists as lists
+from syncd.normalize.zenodo import record_url
+
+__all__ = [
+    "Excerpt",
+    "ReadTarget",
+    "archive_fields",
+    "check_member_request",
+    "excerpt",
+    "excerpt_notice",
+    "file_target",
+    "list_header",
+    "manifest_counts",
+    "manifest_notes",
+    "member_target",
+    "page_tail",
+    "read_header",
+    "read_precheck",
+    "read_tail",
+]
+
+
+# ---------------------------------------------------------------------------------------- list_files
+
+
+def list_header(parts: Any, archive: bool, key_contains: str | None) -> dict[str, Any]:
+    """The first fields of a ``zenodo_list_files`` answer: record, kind, access, files_enabled, filter."""
+    access = parts.access
+    data: dict[str, Any] = {
+        "recid": parts.recid,
+        "kind": "archive" if archive else "manifest",
+        "access_status": access.status if access else "unknown",
+    }
+    if access and access.files:
+        data["files_access"] = access.files
+    if access and access.embargo_until:
+        data["embargo_until"] = access.embargo_until
+    data["files_enabled"] = parts.files_enabled
+    if key_contains:
+        data["key_contains"] = key_contains
+    return data
+
+
+def archive_fields(
+    file: Any, key: str, listing: dict[str, Any], needle: str, offset: int, limit: int
+) -> tuple[dict[str, Any], int, int, list[str]]:
+    """The ``archive`` and ``members`` fields of one page of a ZIP's members.
+
+    ``needle`` is the lower-cased ``key_contains`` ("" for none). Returns ``(fields, matched,
+    shown, notes)``: the members matching ``needle``, how many are on this page, and the notice
+    lines (Zenodo's 1,000-entry listing cap).
+    """
+    members_all = [m for m in listing.get("entries") or [] if isinstance(m, dict) and m.get("key")]
+    matched = [m for m in members_all if needle in str(m["key"]).lower()]
+    window = matched[offset : offset + limit]
+    fields: dict[str, Any] = {
+        "archive": {
+            "key": key,
+            **({"size": file.size} if file.size is not None else {}),
+            "download_url": file.download_url,
+            "listed_members": len(members_all),
+            "upstream_truncated": bool(listing.get("truncated")),
+            "directory_count": len(listing.get("directories") or []),
+        },
+        "members": [_member_row(m) for m in window],
+    }
+    notes = []
+    if listing.get("truncated"):
+        notes.append(
+            "Zenodo lists at most 1,000 entries of an archive; read a member by its path directly "
+            "with zenodo_read_file archive_member."
+        )
+    return fields, len(matched), len(window), notes
+
+
+def _member_row(m: dict[str, Any]) -> dict[str, Any]:
+    row = {
+        "path": m["key"],
+        "size": m.get("size"),
+        "compressed_size": m.get("compressed_size"),
+        "mimetype": m.get("mimetype"),
+        "previewable": lists.preview_mode(str(m["key"]), m.get("mimetype")) != "binary",
+    }
+    return {k: v for k, v in row.items() if v is not None}
+
+
+def manifest_counts(parts: Any) -> dict[str, Any]:
+    """``file_count`` and ``total_bytes`` of the record, when the record says them."""
+    data: dict[str, Any] = {}
+    if parts.files_count is not None:
+        data["file_count"] = parts.files_count
+    if parts.files_total_bytes is not None:
+        data["total_bytes"] = parts.files_total_bytes
+    return data
+
+
+def manifest_notes(parts: Any) -> list[str]:
+    """The notice lines of a manifest page about access: embargoed, restricted or metadata-only."""
+    access = parts.access
+    if access and (access.files == "restricted" or access.embargo_active):
+        return [
+            f"Files are embargoed until {access.embargo_until}; only their names may be listed."
+            if access.embargo_active and access.embargo_until
+            else "Files are restricted; their content cannot be read anonymously."
+        ]
+    if not parts.files_enabled:
+        return ["This is a metadata-only deposit: it has no files."]
+    return []
+
+
+def page_tail(
+    offset: int,
+    limit: int,
+    matched: int,
+    shown: int,
+    key_contains: str | None,
+    unlisted: bool,
+    notes: list[str],
+) -> dict[str, Any]:
+    """The paging fields of a ``zenodo_list_files`` page and its ``notice`` (``notes`` first).
+
+    ``matched`` entries passed the filter, ``shown`` are on this page; ``unlisted`` says Zenodo
+    left some files unlisted (the page is then ``truncated`` even without a next page).
+    """
+    notes = list(notes)
+    has_more = offset + shown < matched
+    data: dict[str, Any] = {"offset": offset, "limit": limit, "matched": matched, "has_more": has_more}
+    if has_more:
+        data["next_offset"] = offset + shown
+        notes.append(f"Showing {shown} of {matched}; call again with offset {offset + shown}.")
+    if key_contains and not matched:
+        notes.append(f"No key contains {key_contains!r}.")
+    elif matched and offset >= matched:
+        notes.append(f"offset {offset} is past the last entry ({matched}).")
+    truncated = has_more or unlisted  # files Zenodo did not list are missing too
+    data.update(truncated=truncated, shown=shown, cap=limit, totalCount=matched)
+    if notes:
+        data["notice"] = " ".join(notes)
+    return data
+
+
+# ----------------------------------------------------------------------------------------- read_file
+
+
+@dataclass(frozen=True)
+class ReadTarget:
+    """What ``zenodo_read_file`` reads: API path (after ``/api``), size in bytes, MIME type, MD5."""
+
+    path: str
+    size: int | None
+    mimetype: str | None
+    md5: str | None
+
+
+def file_target(file: Any) -> ReadTarget:
+    """The target of a whole file of the record (its ``/content`` path)."""
+    return ReadTarget(file.download_url.split("/api", 1)[1], file.size, file.mimetype, file.md5)
+
+
+def check_member_request(file: Any, key: str, offset_bytes: int) -> None:
+    """Refuse a member read that cannot be served.
+
+    Raises:
+        InvalidInput: ``member_offset_unsupported`` (an offset into a member) or ``not_an_archive``.
+    """
+    if offset_bytes:
+        raise InvalidInput("offset_bytes must be 0 with archive_member", reason="member_offset_unsupported")
+    if not lists.is_listable(file.key, file.mimetype):
+        raise InvalidInput(f"{key!r} is not a ZIP archive", reason="not_an_archive")
+
+
+def member_target(file: Any, key: str, member: str, listing: dict[str, Any]) -> ReadTarget:
+    """The target of one member of the ZIP ``file``, its size and type from the container listing.
+
+    A member missing from a listing Zenodo cut at its cap is still read (size unknown).
+
+    Raises:
+        NotFound: ``member_not_found`` when the complete listing has no such member.
+    """
+    found = next((m for m in listing.get("entries") or [] if m.get("key") == member), None)
+    if found is None and not listing.get("truncated"):
+        raise NotFound(f"{key!r} has no member {member!r}", reason="member_not_found")
+    path = (
+        file.download_url.split("/api", 1)[1].removesuffix("/content")
+        + "/container/"
+        + "/".join(quote(s, safe="") for s in member.split("/"))
+    )
+    size = found.get("size") if found else None
+    return ReadTarget(path, size, found.get("mimetype") if found else None, None)
+
+
+def read_header(
+    parts: Any, file: Any, key: str, member: str | None, target: ReadTarget
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The first fields of a ``zenodo_read_file`` answer and its closing ones (rights and links)."""
+    access = parts.access
+    data: dict[str, Any] = {"recid": parts.recid, "key": key}
+    if member:
+        data["archive_member"] = member
+    rights = [{k: v for k, v in {"id": r.id, "title": r.title}.items() if v} for r in parts.rights or []]
+    base: dict[str, Any] = {
+        "rights": rights,
+        "record_url": record_url(parts.recid),
+        "download_url": file.download_url,
+    }
+    if access and access.files:
+        base["files_access"] = access.files
+    if target.md5:
+        data["md5"] = target.md5
+    if target.mimetype:
+        data["mimetype"] = target.mimetype
+    if target.size is not None:
+        data["file_size"] = target.size
+    return data, base
+
+
+def read_precheck(
+    access: Any, mode: str, target: ReadTarget, offset_bytes: int, name: str
+) -> tuple[str, str | None]:
+    """``(status, notice)`` before any byte is read: ``text`` means go and read.
+
+    Raises:
+        InvalidInput: ``offset_out_of_range`` when ``offset_bytes`` is at or past the known size.
+    """
+    restricted = access is not None and (access.files == "restricted" or access.embargo_active)
+    if restricted:
+        return "restricted", "File access is restricted or embargoed; its content cannot be read."
+    if mode == "binary":
+        return "not_text", f"{name} is not a text file ({target.mimetype or 'unknown type'}); download it."
+    size = target.size
+    if size == 0:
+        return "empty", "The file is empty."
+    if size is not None and offset_bytes >= size:
+        raise InvalidInput(
+            f"offset_bytes {offset_bytes} is at or past the file size {size}",
+            reason="offset_out_of_range",
+        )
+    return "text", None
+
+
+@dataclass(frozen=True)
+class Excerpt:
+    """The outcome of reading: status, notice, decoded text, bytes kept, U+FFFD count, more follows."""
+
+    status: str
+    notice: str | None = None
+    text: str | None = None
+    kept: int = 0
+    replacement: int = 0
+    more: bool = False
+
+
+def excerpt(raw: bytes, total: int | None, offset_bytes: int, max_bytes: int, mode: str) -> Excerpt:
+    """The excerpt of ``raw`` (bytes read at ``offset_bytes`` of a ``total``-byte file, None unknown)."""
+    end = offset_bytes + len(raw)
+    more = end < total if total is not None else len(raw) >= max_bytes
+    if mode == "sniff" and offset_bytes == 0 and not lists.sniff_is_text(raw):
+        return Excerpt("not_text", "The file has no text extension and does not decode as UTF-8.", more=more)
+    text, kept, replacement = lists.decode_excerpt(raw, offset_bytes, more)
+    if text is None:
+        return Excerpt("not_text", "The file holds NUL bytes: it is binary.", None, kept, replacement, more)
+    return Excerpt("empty" if not raw else "text", None, text, kept, replacement, more)
+
+
+def excerpt_notice(
+    ex: Excerpt,
+    source: str,
+    upstream_error: str | None,
+    member: str | None,
+    total: int | None,
+    offset_bytes: int,
+) -> str | None:
+    """The notice of a read: served from the kept preview, and how to read on when more follows."""
+    notice = ex.notice
+    if source != "upstream" and upstream_error:
+        notice = f"Served from the locally kept preview; Zenodo could not be used ({upstream_error})."
+    if ex.status == "text" and ex.more:
+        hint = (
+            f"The member is {total} bytes; pass max_bytes {min(total, 65_536)} or download it."
+            if member and total
+            else f"More follows; call again with offset_bytes {offset_bytes + ex.kept}."
+        )
+        notice = f"{notice} {hint}" if notice else hint
+    return notice
+
+
+def read_tail(ex: Excerpt, offset_bytes: int, file_size: int | None, member: str | None) -> dict[str, Any]:
+    """The status, text and continuation fields of a ``zenodo_read_file`` answer."""
+    data: dict[str, Any] = {"status": ex.status}
+    if ex.text is not None and ex.status == "text":
+        data["text"] = ex.text
+    data["offset_bytes"] = offset_bytes
+    data["bytes_returned"] = ex.kept
+    has_more = (
+        ex.status == "text" and ex.kept > 0 and (file_size is not None and offset_bytes + ex.kept < file_size)
+    )
+    if has_more and not member:
+        data["next_offset"] = offset_bytes + ex.kept
+    data["has_more"] = bool(has_more)
+    data["replacement_chars"] = ex.replacement
+    return data
