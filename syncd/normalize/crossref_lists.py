@@ -180,6 +180,36 @@ def facet_counts(facets: Any) -> list[FacetCounts] | None:
     return out or None
 
 
+_TERMS = (
+    ("query", "query"),
+    ("queryBibliographic", "queryBibliographic"),
+    ("queryTitle", "queryTitle"),
+    ("queryAuthor", "queryAuthor"),
+    ("queryContainerTitle", "queryContainerTitle"),
+)
+
+
+def _zero_hits(params: SearchWorksInput) -> str:
+    """The zero-hit notice: the terms and filters that narrowed the search, and which to drop first.
+
+    Filters are named as ``filter.<key>``; the one suggested first is the last filter given (the
+    filters AND together), else the narrowest field query.
+    """
+    terms = [f"{name}={getattr(params, field)!r}" for field, name in _TERMS if getattr(params, field)]
+    filters = [f"filter.{k}={v}" for k, v in (params.filter or {}).items()]
+    used = terms + filters
+    if not used:
+        return "Nothing matched in Crossref (totalResults 0)."
+    sentence = f"Nothing matched {', '.join(used)} in Crossref (totalResults 0)"
+    if filters:
+        drop = filters[-1].split("=", 1)[0]
+        return f"{sentence}; the filters AND together: call again without {drop} first."
+    if len(terms) > 1:
+        drop = terms[-1].split("=", 1)[0]
+        return f"{sentence}; the field queries AND together: call again without {drop} first."
+    return f"{sentence}; check the spelling or try queryBibliographic with the whole citation."
+
+
 def search_view(message: dict[str, Any], params: SearchWorksInput, *, blank_listing: bool) -> SearchWorksView:
     """The ``crossref_search_works`` page from a ``work-list`` message.
 
@@ -199,7 +229,7 @@ def search_view(message: dict[str, Any], params: SearchWorksInput, *, blank_list
     notices: list[str] = []
     if not works:
         if total == 0:
-            notices.append("Nothing matched this query and these filters in Crossref (totalResults 0).")
+            notices.append(_zero_hits(params))
         elif params.rows == 0:
             pass
         elif params.cursor is not None:
@@ -208,9 +238,11 @@ def search_view(message: dict[str, Any], params: SearchWorksInput, *, blank_list
                 "so no nextCursor is given."
             )
         elif params.offset >= total:
+            last = max(0, (min(total, 10_000) - 1) // max(params.rows, 1) * max(params.rows, 1))
             notices.append(
-                f"offset={params.offset} is past the end of the {total} matching records; use an offset "
-                f"below {total}."
+                f"offset={params.offset} is past the end of the {total} matching records; call again with "
+                f"offset={last} for the last page of {params.rows}"
+                + (', or cursor="*" to walk past 10,000.' if total > 10_000 else ".")
             )
     if cut:
         noun = "work" if cut == 1 else "works"
@@ -286,8 +318,8 @@ def references_view(message: dict[str, Any], *, offset: int, limit: int) -> Refe
         )
     elif offset >= count:
         notice = (
-            f"Offset {offset} is past the end of this reference list ({count} references listed); use an "
-            f"offset from 0 to {count - 1}."
+            f"Offset {offset} is past the end of this reference list ({count} references listed); call "
+            f"again with offset={max(0, (count - 1) // limit * limit)} for the last page of {limit}."
         )
     elif remain:
         notice = (

@@ -30,7 +30,7 @@ from syncd.normalize.zenodo import (
 from syncd.normalize.zenodo_citation import render_citation, resolve_style
 from syncd.normalize.zenodo_cursor import continuations_for_record, decode_cursor, window_for
 from syncd.normalize.zenodo_id import parse_record_ref
-from syncd.normalize.zenodo_params import blank, window_check
+from syncd.normalize.zenodo_params import WINDOW_LIMIT, blank, window_check
 from syncd.services import Services
 from syncd.store.content import document
 from syncd.tools.errors import error_result
@@ -40,7 +40,13 @@ FILE_CAP = 25
 
 
 def _miss(kind: str, input_kind: str, ident: str, tombstone_body: str | None = None) -> dict[str, Any]:
+    """A ``found: false`` answer: miss kind, guidance, tombstone (deleted) and the envelope.
+
+    The envelope is what every answer of the tool carries (``truncated``/``shown``/``cap``;
+    list_versions replaces them with its page fields).
+    """
     data: dict[str, Any] = {"found": False, "input_kind": input_kind, "miss_kind": kind}
+    data.update(truncated=False, shown=0, cap=FILE_CAP)
     tomb = None
     if kind == "deleted":
         try:
@@ -221,8 +227,20 @@ def list_versions(services: Services, id: str, page: int = 1, size: int = 25) ->
                 data["concept_recid"] = parts.concept_recid
             if parts.concept_doi:
                 data["concept_doi"] = parts.concept_doi
+        if not raw and total:  # a page past the end: the series from the record (local first)
+            stored = lookups_zenodo.stored_record(services.store, ref)
+            if stored is None:
+                stored = lookups_zenodo.get_record(services, ref).entry
+            if stored.status == "ok":
+                parts, _ = record_parts(document(stored))
+                if parts.concept_recid:
+                    data["concept_recid"] = parts.concept_recid
+                if parts.concept_doi:
+                    data["concept_doi"] = parts.concept_doi
+                if parts.versions is not None and parts.versions.is_latest:
+                    data["latest_recid"] = parts.recid
         data["total_versions"] = total
-        latest = next((v.recid for v in versions if v.is_latest), None)
+        latest = data.pop("latest_recid", None) or next((v.recid for v in versions if v.is_latest), None)
         if latest is None and page == 1 and versions:
             latest = versions[0].recid
         if latest is None and data.get("concept_recid"):
@@ -237,7 +255,11 @@ def list_versions(services: Services, id: str, page: int = 1, size: int = 25) ->
         paged.pop("reachable")
         data.update(paged)
         if not versions and total:
-            data["notice"] = f"Page {page} is past the last page ({-(-total // size)})."
+            last = -(-min(total, WINDOW_LIMIT) // size)
+            data["notice"] = (
+                f"Page {page} is past the last page: {total} versions make {last} pages of {size}; "
+                f"call again with page {last} for the oldest versions, or page 1 for the newest."
+            )
         elif data["has_more"]:
             data["notice"] = f"Showing {len(versions)} of {total} versions; call again with page {page + 1}."
         data["cache"] = listing.provenance.as_dict()

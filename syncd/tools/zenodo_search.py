@@ -174,9 +174,29 @@ def search_records(
         facets = lists.search_facets(body)
         if facets is not None:
             data["facets"] = facets.model_dump(mode="json", exclude_none=True)
+        elif total == 0:  # the same envelope as a page with hits: empty counts
+            names = ("resource_type", "access_status", "file_type", "subject", "publication_year")
+            data["facets"] = {name: [] for name in names}
         if q:
             data["effectiveQuery"] = q
-        data["notice"] = _search_notice(total, page, size, len(hits), q)
+        narrowing = {
+            "award": award,
+            "creator_orcid": creator_orcid,
+            "community": community,
+            "funder": funder,
+            "file_type": ftypes,
+            "license": lic,
+            "access_status": access,
+            "resource_type": types,
+            "published_from": pf,
+            "published_to": pt,
+        }
+        given = [
+            f"{n}={blank(v) if isinstance(v, str) else ','.join(v)}"
+            for n, v in narrowing.items()
+            if (blank(v) if isinstance(v, str) else v)
+        ]
+        data["notice"] = _search_notice(total, page, size, len(hits), query, given, all_versions)
         if not data["notice"]:
             del data["notice"]
         data["cache"] = found.provenance.as_dict()
@@ -185,14 +205,39 @@ def search_records(
     return _result(data, f"Zenodo search: {q or 'all records'}")
 
 
-def _search_notice(total: int, page: int, size: int, shown: int, q: str | None) -> str | None:
+def _search_notice(
+    total: int,
+    page: int,
+    size: int,
+    shown: int,
+    query: str | None,
+    filters: list[str],
+    all_versions: bool,
+) -> str | None:
+    """The search notice naming the next call.
+
+    Zero hits: which filters narrowed it and which to drop first; a page past the last: the page to
+    ask for; the 10,000 window; the next page. ``filters`` are the narrowing parameters given, most
+    specific first.
+    """
     if total == 0:
+        versions = "" if all_versions else " Superseded versions are not searched: set all_versions=true."
+        if filters:
+            return (
+                f"No record matched with {', '.join(filters)} (filters AND together"
+                + (f" with the query {query!r}" if query else "")
+                + f"). Call again without {filters[0].split('=', 1)[0]} first; check filter ids with "
+                "zenodo_lookup_vocabulary." + versions
+            )
         return (
-            "No record matched. Drop narrowing filters, loosen AND/quotes, widen dates, or set all_versions; "
-            "check filter ids with zenodo_lookup_vocabulary."
+            f"No record matched the query {query!r}: terms are OR-ed unless joined by AND, so drop AND or "
+            f"quotes, or try other words.{versions}"
+            if query
+            else f"No record matched.{versions}"
         )
     if shown == 0:
-        return f"Page {page} is past the last page ({-(-min(total, WINDOW_LIMIT) // size)})."
+        last = -(-min(total, WINDOW_LIMIT) // size)
+        return f"Page {page} is past the last page ({last} pages of {size}); call again with page {last}."
     notes = []
     if total > WINDOW_LIMIT:
         notes.append(f"Only the first 10,000 of {total} hits are reachable; narrow the query.")

@@ -1,0 +1,105 @@
+"""Notices that name the next call (issue 13 kind 9), as exact sentences on corpus inputs.
+
+A page past the last names the offset or page to ask for; a zero-hit search names the terms and
+filters that narrowed it and which one to drop first; a miss says which tool or form would find it.
+Every call goes through a real MCP client session against the fake upstream.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from syncd.services import Services
+from syncd.tools.server import build_server
+from tests.conftest import corpus_json
+from tests.fakeupstream import FakeUpstream
+
+pytestmark = pytest.mark.anyio
+
+
+async def _notice(cache: Services, tool: str, args: dict[str, Any]) -> str:
+    async with Client(build_server(cache)) as client:
+        res = await client.call_tool(tool, args)
+    assert res.is_error is False, res.content[0].text
+    sc = res.structured_content
+    return str(sc.get("notice") or sc.get("guidance"))
+
+
+async def test_crossref_zero_hits_names_the_query(cache: Services) -> None:
+    """The recorded zero-hit search (query adfaaf) names the query and the form to try instead."""
+    assert await _notice(cache, "crossref_search_works", {"query": "adfaaf"}) == (
+        "Nothing matched query='adfaaf' in Crossref (totalResults 0); check the spelling or try "
+        "queryBibliographic with the whole citation."
+    )
+
+
+async def test_crossref_zero_hits_names_the_filter_to_drop(cache: Services, fake: FakeUpstream) -> None:
+    """A zero-hit search with filters names each filter and says to drop the last one first."""
+    fake.set_body(
+        "crossref", "/works", corpus_json("crossref/work-list/works_query-adfaaf_zero-results.json")
+    )
+    args = {"query": "adfaaf", "filter": {"type": "journal-article", "from-pub-date": "2030-01-01"}}
+    assert await _notice(cache, "crossref_search_works", args) == (
+        "Nothing matched query='adfaaf', filter.type=journal-article, filter.from-pub-date=2030-01-01 in "
+        "Crossref (totalResults 0); the filters AND together: call again without filter.from-pub-date first."
+    )
+
+
+async def test_crossref_offset_past_the_end_names_the_last_page(cache: Services, fake: FakeUpstream) -> None:
+    """Offset 500 over the 454 widget results (rows 20) names offset=440, the start of the last page."""
+    page = corpus_json("crossref/work-list/works_query-widget_cursor-star.json")
+    page["message"]["items"] = []
+    fake.set_body("crossref", "/works?query=widget&offset=500", page)
+    assert await _notice(cache, "crossref_search_works", {"query": "widget", "offset": 500}) == (
+        "offset=500 is past the end of the 454 matching records; call again with offset=440 for the last "
+        "page of 20."
+    )
+
+
+async def test_references_offset_past_the_end_names_the_offset(cache: Services) -> None:
+    """Offset 900 over 10.1101/598821's 76 listed references (limit 50) names offset=50."""
+    args = {"doi": "10.1101/598821", "offset": 900, "limit": 50}
+    assert await _notice(cache, "crossref_get_references", args) == (
+        "Offset 900 is past the end of this reference list (76 references listed); call again with "
+        "offset=50 for the last page of 50."
+    )
+
+
+async def test_zenodo_zero_hits_names_the_filters_and_the_one_to_drop(
+    cache: Services, fake: FakeUpstream
+) -> None:
+    """A zero-hit Zenodo search with a resource type and a date names both, drops the type first, and
+    points to all_versions.
+    """
+    fake.set_body("zenodo", "/records", corpus_json("zenodo/search/records_q-conceptdoi_zero-hits.json"))
+    args = {"query": "frictionless", "resource_type": "dataset", "published_from": "2020"}
+    assert await _notice(cache, "zenodo_search_records", args) == (
+        "No record matched with resource_type=dataset, published_from=2020-01-01 (filters AND together "
+        "with the query 'frictionless'). Call again without resource_type first; check filter ids with "
+        "zenodo_lookup_vocabulary. Superseded versions are not searched: set all_versions=true."
+    )
+
+
+async def test_zenodo_page_past_the_last_names_the_page(cache: Services, fake: FakeUpstream) -> None:
+    """Page 5 of the recorded keyword search (29 hits, hits emptied as Zenodo answers past the end) at
+    size 10 names page 3, the last.
+    """
+    body = copy.deepcopy(corpus_json("zenodo/search/records_keyword-search_new-api.json"))
+    body["hits"]["hits"] = []
+    fake.set_body("zenodo", "/records", body)
+    args = {"query": "keyword", "size": 10, "page": 5}
+    assert await _notice(cache, "zenodo_search_records", args) == (
+        "Page 5 is past the last page (3 pages of 10); call again with page 3."
+    )
+
+
+async def test_zenodo_miss_names_the_tool_and_form_that_finds_it(cache: Services) -> None:
+    """An unknown record id's guidance names zenodo_search_records and the doi: query form."""
+    assert await _notice(cache, "zenodo_get_record", {"id": "999999999999"}) == (
+        "No Zenodo record has id 999999999999; it may never have existed. Search by title with "
+        'zenodo_search_records, or by query doi:"10.5281/zenodo.999999999999" with all_versions true.'
+    )
