@@ -389,20 +389,8 @@ class _Parts:
     revision: int | None = None
 
 
-def _rdm_parts(body: dict[str, Any]) -> _Parts:
-    recid = _recid(body)
-    m = _d(body.get("metadata"))
-    parent = _d(body.get("parent"))
-    pids = _d(body.get("pids"))
-    access = _d(body.get("access"))
-    embargo = _d(access.get("embargo"))
-    embargo_active = embargo.get("active") is True
-    resource_type = _d(m.get("resource_type"))
-    files = _d(body.get("files"))
-    stats = body.get("stats")
-    versions = _d(body.get("versions"))
-    code_repo = _d(body.get("custom_fields")).get("code:codeRepository")
-
+def _rdm_funding(m: dict[str, Any]) -> list[FundingEntry]:
+    """``metadata.funding[]`` of an RDM body."""
     funding = []
     for raw in map(_d, _l(m.get("funding"))):
         funder, award = _d(raw.get("funder")), _d(raw.get("award"))
@@ -419,7 +407,11 @@ def _rdm_parts(body: dict[str, Any]) -> _Parts:
                 award_url=identifier_of(award.get("identifiers"), "url"),
             )
         )
+    return funding
 
+
+def _rdm_related(m: dict[str, Any]) -> list[RelatedIdentifier]:
+    """``metadata.related_identifiers[]`` of an RDM body (entries without an identifier dropped)."""
     related = []
     for raw in map(_d, _l(m.get("related_identifiers"))):
         identifier = _s(raw.get("identifier"))
@@ -432,20 +424,68 @@ def _rdm_parts(body: dict[str, Any]) -> _Parts:
                     resource_type=_s(_d(raw.get("resource_type")).get("id")),
                 )
             )
+    return related
 
+
+def _rdm_additional(m: dict[str, Any]) -> list[AdditionalDescription]:
+    """``metadata.additional_descriptions[]`` of an RDM body, labelled by their type."""
     additional = []
     for raw in map(_d, _l(m.get("additional_descriptions"))):
         dtype = _d(raw.get("type"))
         entry = _additional(i18n(dtype.get("title")) or _s(dtype.get("id")), raw.get("description"))
         if entry:
             additional.append(entry)
+    return additional
 
+
+def _rdm_communities(parent: dict[str, Any]) -> list[Community]:
+    """``parent.communities.entries[]`` of an RDM body (slug and title)."""
     communities = []
     for raw in map(_d, _l(_d(parent.get("communities")).get("entries"))):
         slug = _s(raw.get("slug"))
         if slug:
             communities.append(Community(slug=slug, title=_s(_d(raw.get("metadata")).get("title"))))
+    return communities
 
+
+def _rdm_access(access: dict[str, Any]) -> AccessInfo:
+    """``access`` of an RDM body; embargo until/reason only while the embargo is active."""
+    embargo = _d(access.get("embargo"))
+    embargo_active = embargo.get("active") is True
+    return AccessInfo(
+        status=_s(access.get("status")) or "unknown",
+        record=_s(access.get("record")),
+        files=_s(access.get("files")),
+        embargo_active=embargo_active,
+        embargo_until=_s(embargo.get("until")) if embargo_active else None,
+        embargo_reason=_s(embargo.get("reason")) if embargo_active else None,
+    )
+
+
+def _rdm_stats(stats: Any) -> RecordStats | None:
+    """``stats`` of an RDM body: unique views and downloads of this version and of all versions."""
+    if not (isinstance(stats, dict) and stats):
+        return None
+    return RecordStats(
+        this_version=_usage(stats.get("this_version"), "unique_views", "unique_downloads"),
+        all_versions=_usage(stats.get("all_versions"), "unique_views", "unique_downloads"),
+    )
+
+
+def _rdm_resource_type(m: dict[str, Any]) -> ResourceType | None:
+    resource_type = _d(m.get("resource_type"))
+    rt_id = _s(resource_type.get("id"))
+    return ResourceType(id=rt_id, title=i18n(resource_type.get("title"))) if rt_id else None
+
+
+def _rdm_parts(body: dict[str, Any]) -> _Parts:
+    recid = _recid(body)
+    m = _d(body.get("metadata"))
+    parent = _d(body.get("parent"))
+    pids = _d(body.get("pids"))
+    files = _d(body.get("files"))
+    versions = _d(body.get("versions"))
+    code_repo = _d(body.get("custom_fields")).get("code:codeRepository")
     return _Parts(
         recid=recid,
         concept_recid=_s(parent.get("id")),
@@ -457,13 +497,9 @@ def _rdm_parts(body: dict[str, Any]) -> _Parts:
         publication_date=_s(m.get("publication_date")),
         version=_s(m.get("version")),
         publisher=_s(m.get("publisher")),
-        resource_type=(
-            ResourceType(id=rt_id, title=i18n(resource_type.get("title")))
-            if (rt_id := _s(resource_type.get("id")))
-            else None
-        ),
+        resource_type=_rdm_resource_type(m),
         description_html=m.get("description"),
-        additional=additional,
+        additional=_rdm_additional(m),
         creators=[_rdm_person(c, with_role=False) for c in _l(m.get("creators"))],
         contributors=[_rdm_person(c, with_role=True) for c in _l(m.get("contributors"))],
         keywords=_strings(_d(s).get("subject") for s in _l(m.get("subjects"))),
@@ -475,27 +511,13 @@ def _rdm_parts(body: dict[str, Any]) -> _Parts:
             )
             for r in map(_d, _l(m.get("rights")))
         ],
-        access=AccessInfo(
-            status=_s(access.get("status")) or "unknown",
-            record=_s(access.get("record")),
-            files=_s(access.get("files")),
-            embargo_active=embargo_active,
-            embargo_until=_s(embargo.get("until")) if embargo_active else None,
-            embargo_reason=_s(embargo.get("reason")) if embargo_active else None,
-        ),
-        funding=funding,
-        related=related,
+        access=_rdm_access(_d(body.get("access"))),
+        funding=_rdm_funding(m),
+        related=_rdm_related(m),
         code_repository=_s(code_repo) if isinstance(code_repo, str) else None,
-        communities=communities,
+        communities=_rdm_communities(parent),
         versions=VersionsInfo(index=_i(versions.get("index")), is_latest=_b(versions.get("is_latest"))),
-        stats=(
-            RecordStats(
-                this_version=_usage(stats.get("this_version"), "unique_views", "unique_downloads"),
-                all_versions=_usage(stats.get("all_versions"), "unique_views", "unique_downloads"),
-            )
-            if isinstance(stats, dict) and stats
-            else None
-        ),
+        stats=_rdm_stats(body.get("stats")),
         files_enabled=files.get("enabled") is True,
         files_count=_i(files.get("count")),
         files_total_bytes=_i(files.get("total_bytes")),
@@ -522,20 +544,8 @@ def _legacy_version(body: dict[str, Any], recid: str) -> tuple[VersionsInfo, str
     )
 
 
-def _legacy_parts(body: dict[str, Any]) -> _Parts:
-    recid = _recid(body)
-    m = _d(body.get("metadata"))
-    access_right = _s(m.get("access_right"))
-    embargoed = access_right == "embargoed"
-    versions, relation_concept = _legacy_version(body, recid)
-    doi = _s(body.get("doi")) or _s(m.get("doi"))
-    resource_type = _d(m.get("resource_type"))
-    rt_type, rt_subtype = _s(resource_type.get("type")), _s(resource_type.get("subtype"))
-
-    license_raw = m.get("license")
-    license_id = _s(_d(license_raw).get("id")) if isinstance(license_raw, dict) else _s(license_raw)
-    rights = [RightsEntry(id=license_id.lower(), title=license_id)] if license_id else []
-
+def _legacy_funding(m: dict[str, Any]) -> list[FundingEntry]:
+    """``metadata.grants[]`` of a legacy body (funder and award ids from ``internal_id``)."""
     funding = []
     for raw in map(_d, _l(m.get("grants"))):
         internal_id = _s(raw.get("internal_id"))
@@ -552,7 +562,11 @@ def _legacy_parts(body: dict[str, Any]) -> _Parts:
                 award_url=_s(raw.get("url")),
             )
         )
+    return funding
 
+
+def _legacy_related(m: dict[str, Any]) -> list[RelatedIdentifier]:
+    """``metadata.related_identifiers[]`` of a legacy body (relation lower-cased to the RDM id)."""
     related = []
     for raw in map(_d, _l(m.get("related_identifiers"))):
         identifier = _s(raw.get("identifier"))
@@ -566,22 +580,71 @@ def _legacy_parts(body: dict[str, Any]) -> _Parts:
                     resource_type=_s(raw.get("resource_type")),
                 )
             )
+    return related
 
+
+def _legacy_files(
+    body: dict[str, Any], recid: str, access_right: str | None
+) -> tuple[list[FileEntry], int | None, int | None]:
+    """``(entries, count, total bytes)`` of a legacy body's ``files[]``.
+
+    Restricted and embargoed legacy records list no files (``"files": []`` or no key): the manifest
+    is hidden, not empty, so count and total bytes stay None as the contract says.
+    """
+    files_raw = body.get("files")
+    files_list = [_d(f) for f in files_raw] if isinstance(files_raw, list) else None
+    entries = [e for e in (_file_entry(recid, f, None) for f in files_list or []) if e]
+    sizes = [e.size for e in entries]
+    manifest_known = files_list is not None and (bool(entries) or access_right in (None, "open"))
+    count = len(entries) if manifest_known else None
+    total = (
+        sum(s for s in sizes if s is not None)
+        if manifest_known and all(s is not None for s in sizes)
+        else None
+    )
+    return entries, count, total
+
+
+def _legacy_access(m: dict[str, Any], access_right: str | None) -> AccessInfo:
+    """``access_right`` (+ ``embargo_date`` while embargoed) of a legacy body as RDM-style access."""
+    embargoed = access_right == "embargoed"
+    return AccessInfo(
+        status=_LEGACY_ACCESS_STATUS.get(access_right or "", access_right or "unknown"),
+        files=(
+            ("public" if access_right == "open" else "restricted")
+            if access_right in _LEGACY_ACCESS_STATUS
+            else None
+        ),
+        embargo_active=embargoed,
+        embargo_until=_s(m.get("embargo_date")) if embargoed else None,
+    )
+
+
+def _legacy_resource_type(m: dict[str, Any]) -> ResourceType | None:
+    resource_type = _d(m.get("resource_type"))
+    rt_type, rt_subtype = _s(resource_type.get("type")), _s(resource_type.get("subtype"))
+    if not rt_type:
+        return None
+    return ResourceType(
+        id=f"{rt_type}-{rt_subtype}" if rt_subtype else rt_type, title=_s(resource_type.get("title"))
+    )
+
+
+def _legacy_parts(body: dict[str, Any]) -> _Parts:
+    recid = _recid(body)
+    m = _d(body.get("metadata"))
+    access_right = _s(m.get("access_right"))
+    versions, relation_concept = _legacy_version(body, recid)
+    doi = _s(body.get("doi")) or _s(m.get("doi"))
+    license_raw = m.get("license")
+    license_id = _s(_d(license_raw).get("id")) if isinstance(license_raw, dict) else _s(license_raw)
     additional = [
         entry
         for entry in (_additional("Notes", m.get("notes")), _additional("Methods", m.get("method")))
         if entry
     ]
-
-    files_raw = body.get("files")
-    files_list = [_d(f) for f in files_raw] if isinstance(files_raw, list) else None
-    entries = [e for e in (_file_entry(recid, f, None) for f in files_list or []) if e]
-    sizes = [e.size for e in entries]
-    # Restricted and embargoed legacy records list no files ("files": [] or no key): the manifest is
-    # hidden, not empty, so count and total_bytes stay absent as the contract says.
-    manifest_known = files_list is not None and (bool(entries) or access_right in (None, "open"))
+    entries, files_count, files_total_bytes = _legacy_files(body, recid, access_right)
     code_repo = _d(m.get("custom")).get("code:codeRepository")
-
     return _Parts(
         recid=recid,
         concept_recid=_s(body.get("conceptrecid")) or relation_concept,
@@ -593,31 +656,16 @@ def _legacy_parts(body: dict[str, Any]) -> _Parts:
         title=_line(m.get("title")) or _line(body.get("title")) or "",
         publication_date=_s(m.get("publication_date")),
         version=_s(m.get("version")),
-        resource_type=(
-            ResourceType(
-                id=f"{rt_type}-{rt_subtype}" if rt_subtype else rt_type, title=_s(resource_type.get("title"))
-            )
-            if rt_type
-            else None
-        ),
+        resource_type=_legacy_resource_type(m),
         description_html=m.get("description"),
         additional=additional,
         creators=[_legacy_person(c, with_role=False) for c in _l(m.get("creators"))],
         contributors=[_legacy_person(c, with_role=True) for c in _l(m.get("contributors"))],
         keywords=_strings(_l(m.get("keywords"))) + _strings(_d(s).get("term") for s in _l(m.get("subjects"))),
-        rights=rights,
-        access=AccessInfo(
-            status=_LEGACY_ACCESS_STATUS.get(access_right or "", access_right or "unknown"),
-            files=(
-                ("public" if access_right == "open" else "restricted")
-                if access_right in _LEGACY_ACCESS_STATUS
-                else None
-            ),
-            embargo_active=embargoed,
-            embargo_until=_s(m.get("embargo_date")) if embargoed else None,
-        ),
-        funding=funding,
-        related=related,
+        rights=[RightsEntry(id=license_id.lower(), title=license_id)] if license_id else [],
+        access=_legacy_access(m, access_right),
+        funding=_legacy_funding(m),
+        related=_legacy_related(m),
         code_repository=_s(code_repo) if isinstance(code_repo, str) else None,
         communities=[
             Community(slug=slug) for slug in (_s(_d(c).get("id")) for c in _l(m.get("communities"))) if slug
@@ -625,12 +673,8 @@ def _legacy_parts(body: dict[str, Any]) -> _Parts:
         versions=versions,
         stats=_legacy_stats(body),
         files_enabled=bool(entries) or access_right in ("embargoed", "restricted", "closed"),
-        files_count=len(entries) if manifest_known else None,
-        files_total_bytes=(
-            sum(s for s in sizes if s is not None)
-            if manifest_known and all(s is not None for s in sizes)
-            else None
-        ),
+        files_count=files_count,
+        files_total_bytes=files_total_bytes,
         files=entries,
         revision=_i(body.get("revision")),
     )
@@ -654,6 +698,33 @@ def record_parts(body: dict[str, Any]) -> tuple[_Parts, str]:
     parts = _rdm_parts(body) if detect_shape(body) == "rdm" else _legacy_parts(body)
     description = html_to_text(parts.description_html) if isinstance(parts.description_html, str) else ""
     return parts, description
+
+
+def _capped_lists(parts: _Parts) -> dict[str, Any]:
+    """The list fields of a record view cut at their display caps, each with its total count."""
+    additional = parts.additional or []
+    creators = parts.creators or []
+    contributors = parts.contributors or []
+    keywords = parts.keywords or []
+    funding = parts.funding or []
+    related = parts.related or []
+    communities = parts.communities or []
+    return {
+        "additional_descriptions": [cap_additional(a) for a in additional[:ADDITIONAL_DESCRIPTIONS_CAP]],
+        "additional_description_count": len(additional),
+        "creators": creators[:PEOPLE_CAP],
+        "creator_count": len(creators),
+        "contributors": contributors[:PEOPLE_CAP],
+        "contributor_count": len(contributors),
+        "keywords": keywords[:LIST_CAP],
+        "keyword_count": len(keywords),
+        "funding": funding[:LIST_CAP],
+        "funding_count": len(funding),
+        "related_identifiers": related[:LIST_CAP],
+        "related_identifier_count": len(related),
+        "communities": communities[:COMMUNITIES_CAP],
+        "community_count": len(communities),
+    }
 
 
 def record_view(body: dict[str, Any]) -> ZenodoRecord:
@@ -687,21 +758,8 @@ def record_view(body: dict[str, Any]) -> ZenodoRecord:
     Raises:
         MalformedResponse: the body is not an object or has no record id.
     """
-    if not isinstance(body, dict):
-        raise MalformedResponse("Zenodo record body is not a JSON object.", reason="malformed_response")
-    parts = _rdm_parts(body) if detect_shape(body) == "rdm" else _legacy_parts(body)
-
-    description = html_to_text(parts.description_html) if isinstance(parts.description_html, str) else ""
-    additional = parts.additional or []
-    creators = parts.creators or []
-    contributors = parts.contributors or []
-    keywords = parts.keywords or []
-    funding = parts.funding or []
-    related = parts.related or []
-    communities = parts.communities or []
-    files = parts.files or []
-    shown_files = files[:FILES_CAP]
-
+    parts, description = record_parts(body)
+    shown_files = (parts.files or [])[:FILES_CAP]
     return ZenodoRecord(
         recid=parts.recid,
         concept_recid=parts.concept_recid,
@@ -717,23 +775,10 @@ def record_view(body: dict[str, Any]) -> ZenodoRecord:
         description=description[:DESCRIPTION_CAP] if description else None,
         description_truncated=len(description) > DESCRIPTION_CAP if description else None,
         description_length=len(description) if description else None,
-        additional_descriptions=[cap_additional(a) for a in additional[:ADDITIONAL_DESCRIPTIONS_CAP]],
-        additional_description_count=len(additional),
-        creators=creators[:PEOPLE_CAP],
-        creator_count=len(creators),
-        contributors=contributors[:PEOPLE_CAP],
-        contributor_count=len(contributors),
-        keywords=keywords[:LIST_CAP],
-        keyword_count=len(keywords),
+        **_capped_lists(parts),
         rights=parts.rights or [],
         access=parts.access or AccessInfo(status="unknown", embargo_active=False),
-        funding=funding[:LIST_CAP],
-        funding_count=len(funding),
-        related_identifiers=related[:LIST_CAP],
-        related_identifier_count=len(related),
         code_repository=parts.code_repository,
-        communities=communities[:COMMUNITIES_CAP],
-        community_count=len(communities),
         versions=parts.versions or VersionsInfo(),
         stats=parts.stats,
         files=FilesInfo(
