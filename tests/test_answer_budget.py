@@ -77,6 +77,8 @@ async def test_largest_request_of_every_tool_fits_the_budget(fake: FakeUpstream,
     default), with no JSON copy in the text block; the ones that had to be cut say so in the notice.
     """
     fake.set_body("crossref", "/works", _search_page())
+    for works in ("/funders/10.13039/100000001/works", "/journals/1803-2427/works"):  # 100-work pages
+        fake.set_body("crossref", works, _search_page())
     store, svc = _services(fake, db_url)
     try:
         async with Client(build_server(svc)) as client:
