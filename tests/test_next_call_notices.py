@@ -103,3 +103,15 @@ async def test_zenodo_miss_names_the_tool_and_form_that_finds_it(cache: Services
         "No Zenodo record has id 999999999999; it may never have existed. Search by title with "
         'zenodo_search_records, or by query doi:"10.5281/zenodo.999999999999" with all_versions true.'
     )
+
+
+async def test_journal_and_funder_zero_hits_name_the_id_form(cache: Services) -> None:
+    """A title or name query that matches nothing names the query and the id lookup that would find it."""
+    assert await _notice(cache, "crossref_search_journals", {"query": "ecology"}) == (
+        "No journal matched the title query 'ecology'; try fewer or other words, or look it up by ISSN "
+        "with issn."
+    )
+    assert await _notice(cache, "crossref_search_funders", {"query": "national"}) == (
+        "No funder matched the name query 'national'; try fewer or other words, or look it up by id with "
+        "funder_doi."
+    )

@@ -156,7 +156,11 @@ def _works_page(
     else:
         end = works_offset + len(works)
         if not works and total and works_offset >= total:
-            notices.append(f"works_offset={works_offset} is past the end of the {total} works.")
+            last = max(0, (min(total, WORKS_CEILING) - 1) // rows * rows)
+            notices.append(
+                f"works_offset={works_offset} is past the end of the {total} works; call again with "
+                f"works_offset={last} for the last page of {rows}."
+            )
         elif end < total:
             if end + rows > WORKS_CEILING:
                 notices.append(
@@ -296,10 +300,13 @@ def _by_query(
     list_key, count_key, total_key, _, _ = spec.keys
     data: dict[str, Any] = {list_key: records, count_key: len(records), total_key: total}
     if not records:
+        last = max(0, (min(total, 100_000) - 1) // rows * rows)
         notices.append(
-            f"offset={offset} is past the end of the {total} matching {spec.plural}."
+            f"offset={offset} is past the end of the {total} matching {spec.plural}; call again with "
+            f"offset={last} for the last page of {rows}."
             if total
-            else f"No {spec.noun} matched this {spec.query_word} query."
+            else f"No {spec.noun} matched the {spec.query_word} query {query!r}; try fewer or other words, "
+            f"or look it up by {spec.id_hint} with {spec.id_arg}."
         )
     elif offset + len(records) < total:
         if spec.next_ceiling and offset + len(records) + rows > 100_000:
