@@ -230,3 +230,51 @@ async def test_text_block_is_compact_not_the_json(cache: Services) -> None:
     assert text.splitlines()[1] == "DOI: 10.1101/598821"
     assert "Authors (24):" in text
     assert len(text) < len(json.dumps(res.structured_content, ensure_ascii=False))
+
+
+async def test_zenodo_lists_cut_to_the_budget_continue(fake: FakeUpstream, db_url: str) -> None:
+    """Under a 5,000-character budget the 24-file manifest of record 7834392 is cut with next_offset, and
+    the call it names returns the next files; a 25-hit search page (recorded Felidae search) under
+    12,000 names size and page, which the next call sends to Zenodo.
+    """
+    store, svc = _services(fake, db_url, answer_max_chars=0)
+    try:
+        async with Client(build_server(svc)) as client:
+            whole = await client.call_tool("zenodo_list_files", {"id": "7834392", "limit": 200})
+    finally:
+        svc.close()
+        store.close()
+    entries = whole.structured_content["entries"]
+    assert len(entries) == 24
+    fake.set_body(
+        "zenodo", "/records", corpus_json("zenodo/search/records_custom-dwc-family-Felidae_new-api.json")
+    )
+    store, svc = _services(fake, db_url, answer_max_chars=5_000)
+    try:
+        async with Client(build_server(svc)) as client:
+            res = await client.call_tool("zenodo_list_files", {"id": "7834392", "limit": 200})
+            sc = res.structured_content
+            k = sc["next_offset"]
+            assert _size(res) <= 5_000 and 0 < k < 24 and sc["entries"] == entries[:k]
+            assert sc["has_more"] is True and sc["shown"] == k
+            assert f"Showing {k} of 24; call again with offset {k}" in sc["notice"]
+            rest = await client.call_tool("zenodo_list_files", {"id": "7834392", "limit": 200, "offset": k})
+            assert rest.structured_content["entries"][0] == entries[k]
+    finally:
+        svc.close()
+        store.close()
+    store, svc = _services(fake, db_url, answer_max_chars=12_000)
+    try:
+        async with Client(build_server(svc)) as client:
+            res = await client.call_tool("zenodo_search_records", {"query": "felidae", "size": 25})
+            sc = res.structured_content
+            k = sc["shown"]
+            assert _size(res) <= 12_000 and 0 < k < 25 and sc["truncated"] is True
+            assert f"call again with size={k} and page=2 for the next ones" in sc["notice"]
+            fake.reset_log()
+            await client.call_tool("zenodo_search_records", {"query": "felidae", "size": k, "page": 2})
+            sent = [r.query for r in fake.requests if r.service_path == "/records"]
+            assert sent and (sent[-1]["size"], sent[-1]["page"]) == (str(k), "2")
+    finally:
+        svc.close()
+        store.close()

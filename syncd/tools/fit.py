@@ -260,6 +260,12 @@ def _record_files(data: dict[str, Any], args: Mapping[str, Any], kept: int, tota
 def _page_items(noun: str) -> Resume:
     def resume(data: dict[str, Any], args: Mapping[str, Any], kept: int, total: int) -> str:
         data.update(truncated=True, shown=kept)
+        start = (int(args.get("page") or 1) - 1) * int(args.get("size") or total)
+        if kept and start % kept == 0:  # the rest starts a page of size=kept
+            return (
+                f"Showing {kept} of this page's {total} {noun}; call again with size={kept} and "
+                f"page={start // kept + 2} for the next ones"
+            )
         return (
             f"Showing {kept} of this page's {total} {noun}; call again with size={max(kept, 1)} "
             "to page in parts that fit"
