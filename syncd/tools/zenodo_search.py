@@ -26,14 +26,15 @@ from syncd.kinds import (
 )
 from syncd.lookups import zenodo as lookups_zenodo
 from syncd.normalize import zenodo_lists as lists
+from syncd.normalize import zenodo_pages as pages
 from syncd.normalize import zenodo_params
-from syncd.normalize.zenodo_params import WINDOW_LIMIT, blank, window_check
+from syncd.normalize.zenodo_params import blank, window_check
 from syncd.policy import Provenance
 from syncd.services import Services
 from syncd.store.content import document
 from syncd.store.repo import StoredEntry
 from syncd.tools.errors import error_result
-from syncd.tools.zenodo_render import RENAME, VOCAB_RENAME, _page_fields, _result, _total
+from syncd.tools.zenodo_render import RENAME, VOCAB_RENAME, _result
 from syncd.upstream.zenodo import LEGACY_JSON
 
 # ------------------------------------------------------------------------------------ search_records
@@ -92,6 +93,38 @@ def _funder_ror(services: Services, raw: str) -> str:
     )
 
 
+def _search_params(
+    services: Services,
+    req: zenodo_params.SearchRequest,
+    filters: tuple[str | None, str | None],
+    all_versions: bool,
+    window: tuple[int, int],
+) -> tuple[str | None, dict[str, str]]:
+    """Zenodo's ``q`` and the request parameters; ``filters`` (funder, community) are looked up."""
+    funder, community = filters
+    funder_id = _funder_ror(services, funder) if blank(funder) else None
+    q = lists.compose_query(
+        req.query,
+        resource_types=req.types,
+        funder=funder_id,
+        award=req.award,
+        creator_orcid=req.orcid,
+        file_types=req.file_types,
+        license=req.license,
+        access_status=req.access,
+        published_from=req.published_from,
+        published_to=req.published_to,
+    )
+    params = {"sort": req.sort, "page": str(window[0]), "size": str(window[1])}
+    if q:
+        params["q"] = q
+    if all_versions:
+        params["all_versions"] = "true"
+    if blank(community):
+        params["communities"] = _community_uuid(services, community or "")
+    return q, params
+
+
 def search_records(
     services: Services,
     query: str | None = None,
@@ -128,170 +161,50 @@ def search_records(
             query, resource_type, file_type, license, access_status, published_from, published_to,
             creator_orcid, award, sort, page, size,
         )  # fmt: skip
-        query, types, ftypes, lic, access = req.query, req.types, req.file_types, req.license, req.access
-        pf, pt, orcid, sort_value, award_value = (
-            req.published_from, req.published_to, req.orcid, req.sort, req.award
-        )  # fmt: skip
         try:
-            funder_id = _funder_ror(services, funder) if blank(funder) else None
-            q = lists.compose_query(
-                query,
-                resource_types=types,
-                funder=funder_id,
-                award=award_value,
-                creator_orcid=orcid,
-                file_types=ftypes,
-                license=lic,
-                access_status=access,
-                published_from=pf,
-                published_to=pt,
-            )
-            params = {"sort": sort_value, "page": str(page), "size": str(size)}
-            if q:
-                params["q"] = q
-            if all_versions:
-                params["all_versions"] = "true"
-            if blank(community):
-                params["communities"] = _community_uuid(services, community or "")
+            q, params = _search_params(services, req, (funder, community), all_versions, (page, size))
             found = lookups_zenodo.get_page(services, ZENODO_SEARCH, "/records", params)
         except (UpstreamError, BudgetExhausted) as exc:
             if isinstance(exc, UpstreamRejected):
                 raise
-            data = _local_search(
-                services, exc, query, types, lic, access, pf, pt, all_versions, sort_value, page, size
-            )
-            return _result(data, f"Zenodo search (local mirror): {query or 'all stored records'}")
-        body = found.body or {}
-        raw_hits = (body.get("hits") or {}).get("hits") or []
-        hits = [
-            lists.search_hit(h).model_dump(mode="json", exclude_none=True)
-            for h in raw_hits
-            if isinstance(h, dict)
-        ]
-        total = _total(body)
-        data = _page_fields(total, page, size, hits, "hits")
-        data.update(appliedSort=sort_value, allVersions=bool(all_versions))
-        facets = lists.search_facets(body)
-        if facets is not None:
-            data["facets"] = facets.model_dump(mode="json", exclude_none=True)
-        elif total == 0:  # the same envelope as a page with hits: empty counts
-            names = ("resource_type", "access_status", "file_type", "subject", "publication_year")
-            data["facets"] = {name: [] for name in names}
-        if q:
-            data["effectiveQuery"] = q
-        narrowing = {
-            "award": award,
-            "creator_orcid": creator_orcid,
-            "community": community,
-            "funder": funder,
-            "file_type": ftypes,
-            "license": lic,
-            "access_status": access,
-            "resource_type": types,
-            "published_from": pf,
-            "published_to": pt,
-        }
-        given = [
-            f"{n}={blank(v) if isinstance(v, str) else ','.join(v)}"
-            for n, v in narrowing.items()
-            if (blank(v) if isinstance(v, str) else v)
-        ]
-        data["notice"] = _search_notice(total, page, size, len(hits), query, given, all_versions)
-        if not data["notice"]:
-            del data["notice"]
+            data = _local_search(services, exc, req, all_versions, page, size)
+            return _result(data, f"Zenodo search (local mirror): {req.query or 'all stored records'}")
+        filters = pages.narrowing_filters(req, award, creator_orcid, community, funder)
+        data = pages.search_page(found.body or {}, req, (page, size), all_versions, q, filters)
         data["cache"] = found.provenance.as_dict()
     except Exception as exc:
         return error_result(exc, {**RENAME, "upstream_unavailable": "query_failed"})
     return _result(data, f"Zenodo search: {q or 'all records'}")
 
 
-def _search_notice(
-    total: int,
-    page: int,
-    size: int,
-    shown: int,
-    query: str | None,
-    filters: list[str],
-    all_versions: bool,
-) -> str | None:
-    """The search notice naming the next call.
-
-    Zero hits: which filters narrowed it and which to drop first; a page past the last: the page to
-    ask for; the 10,000 window; the next page. ``filters`` are the narrowing parameters given, most
-    specific first.
-    """
-    if total == 0:
-        versions = "" if all_versions else " Superseded versions are not searched: set all_versions=true."
-        if filters:
-            return (
-                f"No record matched with {', '.join(filters)} (filters AND together"
-                + (f" with the query {query!r}" if query else "")
-                + f"). Call again without {filters[0].split('=', 1)[0]} first; check filter ids with "
-                "zenodo_lookup_vocabulary." + versions
-            )
-        return (
-            f"No record matched the query {query!r}: terms are OR-ed unless joined by AND, so drop AND or "
-            f"quotes, or try other words.{versions}"
-            if query
-            else f"No record matched.{versions}"
-        )
-    if shown == 0:
-        last = -(-min(total, WINDOW_LIMIT) // size)
-        return f"Page {page} is past the last page ({last} pages of {size}); call again with page {last}."
-    notes = []
-    if total > WINDOW_LIMIT:
-        notes.append(f"Only the first 10,000 of {total} hits are reachable; narrow the query.")
-    if page * size < min(total, WINDOW_LIMIT):
-        notes.append(f"Showing {shown} of {total}; call again with page {page + 1}.")
-    return " ".join(notes) or None
-
-
 def _local_search(
     services: Services,
     exc: UpstreamError | BudgetExhausted,
-    query: str | None,
-    types: list[str],
-    lic: str | None,
-    access: str | None,
-    pf: str | None,
-    pt: str | None,
+    req: zenodo_params.SearchRequest,
     all_versions: bool,
-    sort_value: str,
     page: int,
     size: int,
 ) -> dict[str, Any]:
     """The offline answer: stored records from the full-text index, filtered locally, paged."""
-    matched: list[tuple[StoredEntry, dict[str, Any]]] = []
-    for entry in lookups_zenodo.local_search(services.store, query or ""):
+    entries: list[StoredEntry] = []
+    hits: list[Any] = []
+    for entry in lookups_zenodo.local_search(services.store, req.query or ""):
         try:
-            body = document(entry)
-            hit = lists.search_hit(body)
+            hit = lists.search_hit(document(entry))
         except Exception:  # a stored body that does not normalize is skipped
             continue
-        if not all_versions and hit.is_latest is False:
-            continue
-        rid = hit.resource_type.id if hit.resource_type else ""
-        if types and not any(rid == t or rid.startswith(t + "-") for t in types):
-            continue
-        if lic and lic not in hit.license_ids:
-            continue
-        if access and hit.access.status != access:
-            continue
-        date = hit.publication_date or ""
-        if (pf and date[:10] < pf) or (pt and date[:10] > pt):
-            continue
-        matched.append((entry, hit.model_dump(mode="json", exclude_none=True)))
-    if sort_value in ("newest", "oldest"):
-        matched.sort(key=lambda m: m[1].get("publication_date") or "", reverse=sort_value == "newest")
+        entries.append(entry)
+        hits.append(hit)
+    matched = [
+        (entries[i], hits[i].model_dump(mode="json", exclude_none=True))
+        for i in pages.local_matches(hits, req, all_versions)
+    ]
+    if req.sort in ("newest", "oldest"):
+        matched.sort(key=lambda m: m[1].get("publication_date") or "", reverse=req.sort == "newest")
     window = matched[(page - 1) * size : page * size]
-    data = _page_fields(len(matched), page, size, [h for _, h in window], "hits")
-    data.update(appliedSort=sort_value, allVersions=bool(all_versions), local=True)
-    data["notice"] = (
-        f"Zenodo could not be used ({exc.reason}); these are {len(matched)} matching records from "
-        "syncd's local mirror (full-text index over stored titles, creators, descriptions and "
-        "keywords), not Zenodo's search. "
-        "Community, funder, award, ORCID and file-type filters are not applied offline."
-    )
+    data = pages.page_fields(len(matched), page, size, [h for _, h in window], "hits")
+    data.update(appliedSort=req.sort, allVersions=bool(all_versions), local=True)
+    data["notice"] = pages.local_notice(exc.reason, len(matched))
     now = time.time()
     validated = min((e.validated_at for e, _ in window), default=now)
     fetched = min((e.fetched_at for e, _ in window), default=now)
@@ -301,29 +214,32 @@ def _local_search(
 
 # ----------------------------------------------------------------------------------- lookup_vocabulary
 
-_VOCABS = {
-    "communities": "communities",
-    "community": "communities",
-    "funders": "funders",
-    "funder": "funders",
-    "awards": "awards",
-    "award": "awards",
-    "grants": "awards",
-    "grant": "awards",
-    "licenses": "licenses",
-    "license": "licenses",
-    "licences": "licenses",
-    "licence": "licenses",
-    "resourcetypes": "resource_types",
-    "resourcetype": "resource_types",
-}
-_VOCAB_PATHS = {
-    "communities": "/communities",
-    "funders": "/funders",
-    "awards": "/awards",
-    "licenses": "/vocabularies/licenses",
-}
-_ESCAPE = re.compile(r"([\\/:\[\]{}()^~!?])")
+
+def _vocabulary_page(
+    services: Services, vocab: str, query: str | None, funder: str | None, window: tuple[int, int]
+) -> tuple[int, list[Any], dict[str, Any]]:
+    """``(total, entries, cache)`` of one page of a vocabulary: the local table or a cached Zenodo page."""
+    page, size = window
+    if vocab == "resource_types":
+        rows = pages.resource_type_rows(query)
+        now = time.time()
+        return (
+            len(rows),
+            rows[(page - 1) * size : page * size],
+            Provenance("store", now, now, stale=False).as_dict(now),
+        )
+    params = {"page": str(page), "size": str(size)}
+    if query:
+        params["q"] = pages.escape_vocabulary_query(query)
+    if blank(funder):
+        params["funders"] = _funder_ror(services, funder or "")
+    found = lookups_zenodo.get_page(
+        services, ZENODO_VOCAB, pages.VOCAB_PATHS[vocab], params, accept=LEGACY_JSON
+    )
+    body = found.body or {}
+    hits = [h for h in (body.get("hits") or {}).get("hits") or [] if isinstance(h, dict)]
+    entries = [lists.vocabulary_entry(vocab, h) for h in hits]
+    return pages.hits_total(body), entries, found.provenance.as_dict()
 
 
 def lookup_vocabulary(
@@ -347,7 +263,7 @@ def lookup_vocabulary(
     result_window_exceeded, rate_limited, upstream_unavailable.
     """
     try:
-        vocab = _VOCABS.get(lists.fold(vocabulary))
+        vocab = pages.VOCABS.get(lists.fold(vocabulary))
         if vocab is None:
             raise InvalidInput(
                 "vocabulary must be communities, funders, awards, licenses or resource_types",
@@ -360,50 +276,13 @@ def lookup_vocabulary(
         data: dict[str, Any] = {"vocabulary": vocab}
         if query:
             data["query"] = query
-        if vocab == "resource_types":
-            tokens = [lists.fold(t) for t in re.findall(r"\w+", query or "")]
-            rows = []
-            for rid, (kind, sub, label) in lists.RESOURCE_TYPE_IDS.items():
-                hay = {lists.fold(x) for x in re.findall(r"\w+", f"{rid} {label} {kind} {sub or ''}")}
-                if all(any(t in h for h in hay) for t in tokens):
-                    row = {"filter_param": "resource_type", "filter_value": rid, "label": label}
-                    if sub:
-                        row["parent_type"] = kind
-                    row["search_value"] = f"{kind}::{rid}"
-                    rows.append(row)
-            total, entries = len(rows), rows[(page - 1) * size : page * size]
-            now = time.time()
-            provenance = Provenance("store", now, now, stale=False).as_dict(now)
-        else:
-            params = {"page": str(page), "size": str(size)}
-            if query:
-                params["q"] = _ESCAPE.sub(r"\\\1", query)
-            if blank(funder):
-                params["funders"] = _funder_ror(services, funder or "")
-            found = lookups_zenodo.get_page(
-                services, ZENODO_VOCAB, _VOCAB_PATHS[vocab], params, accept=LEGACY_JSON
-            )
-            body = found.body or {}
-            hits = [h for h in (body.get("hits") or {}).get("hits") or [] if isinstance(h, dict)]
-            total = _total(body)
-            entries = [lists.vocabulary_entry(vocab, h) for h in hits]
-            provenance = found.provenance.as_dict()
-        paged = _page_fields(total, page, size, entries, "entries")
+        total, entries, provenance = _vocabulary_page(services, vocab, query, funder, (page, size))
+        paged = pages.page_fields(total, page, size, entries, "entries")
         paged.pop("reachable")
         data.update(paged)
-        if total == 0:
-            data["notice"] = {
-                "communities": "No community matched; try a shorter name or its zenodo.org slug.",
-                "funders": "No funder matched; try the acronym, another spelling, or the ROR id.",
-                "awards": "No award matched; try the grant number or acronym, or narrow by funder.",
-                "licenses": "No license matched; try the SPDX id (cc-by-4.0, mit).",
-                "resource_types": "No resource type matched; omit query to list all 43.",
-            }[vocab]
-        elif vocab == "funders" and total > 1 and query:
-            data["notice"] = "Several funders share names across countries; check country before filtering."
-        if data["has_more"]:
-            more = f"Showing {len(entries)} of {total}; call again with page {page + 1}."
-            data["notice"] = f"{data['notice']} {more}" if data.get("notice") else more
+        notice = pages.vocabulary_notice(vocab, total, query, len(entries), page, data["has_more"])
+        if notice:
+            data["notice"] = notice
         data["cache"] = provenance
     except Exception as exc:
         return error_result(exc, VOCAB_RENAME)

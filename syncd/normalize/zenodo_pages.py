@@ -1,0 +1,282 @@
+"""Pure views of Zenodo's paged answers: search hits, the offline search, vocabulary entries.
+
+Inputs are decoded search bodies (``{"hits": {"hits": [...], "total": N | {"value": N}},
+"aggregations": {...}}``) or search hits already built; outputs are the contract dicts of
+``zenodo_search_records`` and ``zenodo_lookup_vocabulary`` (``../shared/spec/anchors.md`` §1b) with
+their paging fields and notices. No I/O: the tools fetch and add ``cache``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from syncd.normalize import zenodo_lists as lists
+from syncd.normalize.zenodo_params import WINDOW_LIMIT, SearchRequest, blank
+
+__all__ = [
+    "VOCABS",
+    "VOCAB_PATHS",
+    "escape_vocabulary_query",
+    "hits_total",
+    "local_matches",
+    "local_notice",
+    "narrowing_filters",
+    "page_fields",
+    "resource_type_rows",
+    "search_notice",
+    "search_page",
+    "vocabulary_notice",
+]
+
+_FACET_NAMES = ("resource_type", "access_status", "file_type", "subject", "publication_year")
+
+
+def hits_total(body: dict[str, Any]) -> int:
+    """``hits.total`` of a Zenodo search body (a number or ``{"value": N}``), 0 when absent or odd."""
+    total = (body.get("hits") or {}).get("total", 0)
+    if isinstance(total, dict):
+        total = total.get("value", 0)
+    return int(total) if isinstance(total, int | float) else 0
+
+
+def page_fields(total: int, page: int, size: int, items: list[Any], name: str) -> dict[str, Any]:
+    """The paging fields of one page of ``items`` (under ``name``) of ``total``.
+
+    ``reachable`` is ``total`` cut at Zenodo's 10,000-hit window; ``next_page`` only when more is
+    reachable; ``truncated``/``shown``/``cap``/``totalCount`` as every list answer carries them.
+    """
+    reachable = min(total, WINDOW_LIMIT)
+    has_more = page * size < reachable
+    data: dict[str, Any] = {
+        "total": total,
+        "reachable": reachable,
+        "page": page,
+        "size": size,
+        "has_more": has_more,
+    }
+    if has_more:
+        data["next_page"] = page + 1
+    data[name] = items
+    data.update(truncated=has_more, shown=len(items), cap=size, totalCount=total)
+    return data
+
+
+# ----------------------------------------------------------------------------------- search_records
+
+
+def narrowing_filters(
+    req: SearchRequest,
+    award: str | None,
+    creator_orcid: str | None,
+    community: str | None,
+    funder: str | None,
+) -> list[str]:
+    """The narrowing parameters given, most specific first, as ``name=value`` (lists comma-joined).
+
+    ``award``, ``creator_orcid``, ``community`` and ``funder`` as the caller gave them.
+    """
+    narrowing: dict[str, str | list[str] | None] = {
+        "award": award,
+        "creator_orcid": creator_orcid,
+        "community": community,
+        "funder": funder,
+        "file_type": req.file_types,
+        "license": req.license,
+        "access_status": req.access,
+        "resource_type": req.types,
+        "published_from": req.published_from,
+        "published_to": req.published_to,
+    }
+    return [
+        f"{n}={blank(v) if isinstance(v, str) else ','.join(v)}"
+        for n, v in narrowing.items()
+        if (blank(v) if isinstance(v, str) else v)
+    ]
+
+
+def search_page(
+    body: dict[str, Any],
+    req: SearchRequest,
+    window: tuple[int, int],
+    all_versions: bool,
+    q: str | None,
+    filters: list[str],
+) -> dict[str, Any]:
+    """One page (``window`` = page, size) of Zenodo's search answer.
+
+    Hits, paging fields, applied sort, facets (empty counts on zero hits), effective query, notice.
+    """
+    page, size = window
+    raw_hits = (body.get("hits") or {}).get("hits") or []
+    hits = [
+        lists.search_hit(h).model_dump(mode="json", exclude_none=True)
+        for h in raw_hits
+        if isinstance(h, dict)
+    ]
+    total = hits_total(body)
+    data = page_fields(total, page, size, hits, "hits")
+    data.update(appliedSort=req.sort, allVersions=bool(all_versions))
+    facets = lists.search_facets(body)
+    if facets is not None:
+        data["facets"] = facets.model_dump(mode="json", exclude_none=True)
+    elif total == 0:  # the same envelope as a page with hits: empty counts
+        data["facets"] = {name: [] for name in _FACET_NAMES}
+    if q:
+        data["effectiveQuery"] = q
+    notice = search_notice(total, page, size, len(hits), req.query, filters, all_versions)
+    if notice:
+        data["notice"] = notice
+    return data
+
+
+def search_notice(
+    total: int,
+    page: int,
+    size: int,
+    shown: int,
+    query: str | None,
+    filters: list[str],
+    all_versions: bool,
+) -> str | None:
+    """The search notice naming the next call.
+
+    Zero hits: which filters narrowed it and which to drop first; a page past the last: the page to
+    ask for; the 10,000 window; the next page. ``filters`` are the narrowing parameters given, most
+    specific first.
+    """
+    if total == 0:
+        versions = "" if all_versions else " Superseded versions are not searched: set all_versions=true."
+        if filters:
+            return (
+                f"No record matched with {', '.join(filters)} (filters AND together"
+                + (f" with the query {query!r}" if query else "")
+                + f"). Call again without {filters[0].split('=', 1)[0]} first; check filter ids with "
+                "zenodo_lookup_vocabulary." + versions
+            )
+        return (
+            f"No record matched the query {query!r}: terms are OR-ed unless joined by AND, so drop AND or "
+            f"quotes, or try other words.{versions}"
+            if query
+            else f"No record matched.{versions}"
+        )
+    if shown == 0:
+        last = -(-min(total, WINDOW_LIMIT) // size)
+        return f"Page {page} is past the last page ({last} pages of {size}); call again with page {last}."
+    notes = []
+    if total > WINDOW_LIMIT:
+        notes.append(f"Only the first 10,000 of {total} hits are reachable; narrow the query.")
+    if page * size < min(total, WINDOW_LIMIT):
+        notes.append(f"Showing {shown} of {total}; call again with page {page + 1}.")
+    return " ".join(notes) or None
+
+
+def local_matches(hits: list[Any], req: SearchRequest, all_versions: bool) -> list[int]:
+    """Indexes of the stored search ``hits`` (:class:`SearchHit`) that pass the filters applied offline.
+
+    Resource type (a parent id matches its subtypes), license, access status and the publication
+    date range; superseded versions unless ``all_versions``. Community, funder, award, ORCID and
+    file type need Zenodo and are not applied.
+    """
+    kept = []
+    for i, hit in enumerate(hits):
+        if not all_versions and hit.is_latest is False:
+            continue
+        rid = hit.resource_type.id if hit.resource_type else ""
+        if req.types and not any(rid == t or rid.startswith(t + "-") for t in req.types):
+            continue
+        if req.license and req.license not in hit.license_ids:
+            continue
+        if req.access and hit.access.status != req.access:
+            continue
+        date = hit.publication_date or ""
+        if (req.published_from and date[:10] < req.published_from) or (
+            req.published_to and date[:10] > req.published_to
+        ):
+            continue
+        kept.append(i)
+    return kept
+
+
+def local_notice(reason: str, matched: int) -> str:
+    """The notice of an offline search answer (why, what was searched, which filters were dropped)."""
+    return (
+        f"Zenodo could not be used ({reason}); these are {matched} matching records from "
+        "syncd's local mirror (full-text index over stored titles, creators, descriptions and "
+        "keywords), not Zenodo's search. "
+        "Community, funder, award, ORCID and file-type filters are not applied offline."
+    )
+
+
+# -------------------------------------------------------------------------------- lookup_vocabulary
+
+VOCABS = {
+    "communities": "communities",
+    "community": "communities",
+    "funders": "funders",
+    "funder": "funders",
+    "awards": "awards",
+    "award": "awards",
+    "grants": "awards",
+    "grant": "awards",
+    "licenses": "licenses",
+    "license": "licenses",
+    "licences": "licenses",
+    "licence": "licenses",
+    "resourcetypes": "resource_types",
+    "resourcetype": "resource_types",
+}
+"""Accepted vocabulary names (folded) -> the vocabulary."""
+
+VOCAB_PATHS = {
+    "communities": "/communities",
+    "funders": "/funders",
+    "awards": "/awards",
+    "licenses": "/vocabularies/licenses",
+}
+"""Zenodo API path of each fetched vocabulary (resource_types is a local table)."""
+
+_ESCAPE = re.compile(r"([\\/:\[\]{}()^~!?])")
+
+_NO_MATCH = {
+    "communities": "No community matched; try a shorter name or its zenodo.org slug.",
+    "funders": "No funder matched; try the acronym, another spelling, or the ROR id.",
+    "awards": "No award matched; try the grant number or acronym, or narrow by funder.",
+    "licenses": "No license matched; try the SPDX id (cc-by-4.0, mit).",
+    "resource_types": "No resource type matched; omit query to list all 43.",
+}
+
+
+def escape_vocabulary_query(query: str) -> str:
+    """``query`` with Zenodo's query-syntax characters backslash-escaped (searched as plain words)."""
+    return _ESCAPE.sub(r"\\\1", query)
+
+
+def resource_type_rows(query: str | None) -> list[dict[str, Any]]:
+    """The resource-type entries whose id, label or parent contain every word of ``query``."""
+    tokens = [lists.fold(t) for t in re.findall(r"\w+", query or "")]
+    rows = []
+    for rid, (kind, sub, label) in lists.RESOURCE_TYPE_IDS.items():
+        hay = {lists.fold(x) for x in re.findall(r"\w+", f"{rid} {label} {kind} {sub or ''}")}
+        if all(any(t in h for h in hay) for t in tokens):
+            row = {"filter_param": "resource_type", "filter_value": rid, "label": label}
+            if sub:
+                row["parent_type"] = kind
+            row["search_value"] = f"{kind}::{rid}"
+            rows.append(row)
+    return rows
+
+
+def vocabulary_notice(
+    vocab: str, total: int, query: str | None, shown: int, page: int, has_more: bool
+) -> str | None:
+    """The notice of a vocabulary page: how to widen a miss, shared funder names, the next page."""
+    notice = None
+    if total == 0:
+        notice = _NO_MATCH[vocab]
+    elif vocab == "funders" and total > 1 and query:
+        notice = "Several funders share names across countries; check country before filtering."
+    if has_more:
+        more = f"Showing {shown} of {total}; call again with page {page + 1}."
+        notice = f"{notice} {more}" if notice else more
+    return notice
