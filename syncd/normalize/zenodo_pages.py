@@ -22,10 +22,13 @@ __all__ = [
     "local_matches",
     "local_notice",
     "narrowing_filters",
+    "no_versions_fields",
     "page_fields",
     "resource_type_rows",
     "search_notice",
     "search_page",
+    "series_fields",
+    "versions_fields",
     "vocabulary_notice",
 ]
 
@@ -280,3 +283,47 @@ def vocabulary_notice(
         more = f"Showing {shown} of {total}; call again with page {page + 1}."
         notice = f"{notice} {more}" if notice else more
     return notice
+
+
+# ------------------------------------------------------------------------------------ list_versions
+
+
+def series_fields(parts: Any, with_latest: bool) -> dict[str, Any]:
+    """``concept_recid`` and ``concept_doi`` of a record's series (from its :class:`RecordParts`).
+
+    With ``with_latest``, also ``latest_recid`` when the record says it is the latest version.
+    """
+    data: dict[str, Any] = {}
+    if parts.concept_recid:
+        data["concept_recid"] = parts.concept_recid
+    if parts.concept_doi:
+        data["concept_doi"] = parts.concept_doi
+    if with_latest and parts.versions is not None and parts.versions.is_latest:
+        data["latest_recid"] = parts.recid
+    return data
+
+
+def no_versions_fields(page: int, size: int) -> dict[str, Any]:
+    """The paging fields of a ``zenodo_list_versions`` miss: an empty page, no totals."""
+    data = page_fields(0, page, size, [], "versions")
+    for k in ("total", "reachable"):
+        data.pop(k)
+    return data
+
+
+def versions_fields(total: int, page: int, size: int, versions: list[Any]) -> dict[str, Any]:
+    """The page of a version listing (``versions``: :class:`VersionEntry`) and its notice."""
+    paged = page_fields(
+        total, page, size, [v.model_dump(mode="json", exclude_none=True) for v in versions], "versions"
+    )
+    paged.pop("total")
+    paged.pop("reachable")
+    if not versions and total:
+        last = -(-min(total, WINDOW_LIMIT) // size)
+        paged["notice"] = (
+            f"Page {page} is past the last page: {total} versions make {last} pages of {size}; "
+            f"call again with page {last} for the oldest versions, or page 1 for the newest."
+        )
+    elif paged["has_more"]:
+        paged["notice"] = f"Showing {len(versions)} of {total} versions; call again with page {page + 1}."
+    return paged

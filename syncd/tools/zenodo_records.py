@@ -13,6 +13,7 @@ from typing import Any
 
 from mcp.types import CallToolResult, TextContent
 
+from syncd.cache import Lookup
 from syncd.errors import (
     NotFound,
 )
@@ -20,7 +21,9 @@ from syncd.kinds import (
     ZENODO_VERSIONS,
 )
 from syncd.lookups import zenodo as lookups_zenodo
+from syncd.lookups.zenodo import PageLookup
 from syncd.normalize import zenodo_lists as lists
+from syncd.normalize import zenodo_pages as pages
 from syncd.normalize.zenodo import (
     miss_guidance,
     record_parts,
@@ -28,13 +31,14 @@ from syncd.normalize.zenodo import (
     tombstone_view,
 )
 from syncd.normalize.zenodo_citation import render_citation, resolve_style
-from syncd.normalize.zenodo_cursor import continuations_for_record, decode_cursor, window_for
-from syncd.normalize.zenodo_id import parse_record_ref
-from syncd.normalize.zenodo_params import WINDOW_LIMIT, blank, window_check
+from syncd.normalize.zenodo_cursor import CursorState, continuations_for_record, decode_cursor, window_for
+from syncd.normalize.zenodo_id import RecordRef, parse_record_ref
+from syncd.normalize.zenodo_params import blank, window_check
 from syncd.services import Services
 from syncd.store.content import document
+from syncd.store.repo import StoredEntry
 from syncd.tools.errors import error_result
-from syncd.tools.zenodo_render import RENAME, _page_fields, _result, _total, render_record
+from syncd.tools.zenodo_render import RENAME, _result, render_record
 
 FILE_CAP = 25
 
@@ -105,42 +109,56 @@ def get_record(
                 raise
             data = _miss("not_on_zenodo", ref.input_kind, ref.doi or id)
         else:
-            entry = lookup.entry
-            if entry.status == "ok":
-                body = document(entry)
-                binding = (entry.content_hash or "")[:16]
-                parts, description = record_parts(body)
-                data = {
-                    "found": True,
-                    "input_kind": ref.input_kind,
-                    "resolved_from": lookup.resolved_from or "version",
-                }
-                if state is not None:
-                    window, conts, cap = window_for(state, parts, description, binding)
-                    data["window"] = window.model_dump(mode="json", exclude_none=True)
-                    data["shown"], data["cap"], data["truncated"] = window.shown, cap, bool(conts)
-                    if conts:
-                        data["continuations"] = [c.model_dump(mode="json", exclude_none=True) for c in conts]
-                else:
-                    _record_answer(data, body, parts, description, binding)
-                fallback = lookups_zenodo.concept_fallback_note(services.store, ref, entry)
-                if fallback is not None:  # the concept route missed: the latest live version, said so
-                    data["notice"] = " ".join(filter(None, [data.get("notice"), fallback]))
-                if style is not None:
-                    data["citation"] = render_citation(body, style)
-                    data["citation_style"] = style
+            if lookup.entry.status == "ok":
+                data = _found(services, ref, lookup, state, style)
             else:
-                kind = {"gone": "deleted", "not_found": "not_found", "restricted": "restricted"}[entry.status]
-                data = _miss(kind, ref.input_kind, entry.key, entry.body)
-                known = lookups_zenodo.last_known(services.store, entry) if entry.status == "gone" else None
-                if known is not None:
-                    data["last_known"] = _last_known(known)
+                data = _not_readable(services, ref, lookup.entry)
             data["cache"] = lookup.provenance.as_dict()
     except Exception as exc:
         return error_result(exc, RENAME)
     return CallToolResult(
         content=[TextContent(type="text", text=render_record(data))], structured_content=data
     )
+
+
+def _found(
+    services: Services, ref: RecordRef, lookup: Lookup, state: CursorState | None, style: str | None
+) -> dict[str, Any]:
+    """The answer for a readable record: the record (or the cursor's window), notices, citation."""
+    entry = lookup.entry
+    body = document(entry)
+    binding = (entry.content_hash or "")[:16]
+    parts, description = record_parts(body)
+    data: dict[str, Any] = {
+        "found": True,
+        "input_kind": ref.input_kind,
+        "resolved_from": lookup.resolved_from or "version",
+    }
+    if state is not None:
+        window, conts, cap = window_for(state, parts, description, binding)
+        data["window"] = window.model_dump(mode="json", exclude_none=True)
+        data["shown"], data["cap"], data["truncated"] = window.shown, cap, bool(conts)
+        if conts:
+            data["continuations"] = [c.model_dump(mode="json", exclude_none=True) for c in conts]
+    else:
+        _record_answer(data, body, parts, description, binding)
+    fallback = lookups_zenodo.concept_fallback_note(services.store, ref, entry)
+    if fallback is not None:  # the concept route missed: the latest live version, said so
+        data["notice"] = " ".join(filter(None, [data.get("notice"), fallback]))
+    if style is not None:
+        data["citation"] = render_citation(body, style)
+        data["citation_style"] = style
+    return data
+
+
+def _not_readable(services: Services, ref: RecordRef, entry: StoredEntry) -> dict[str, Any]:
+    """The miss answer for a stored deleted, unknown or restricted record (with its last good copy)."""
+    kind = {"gone": "deleted", "not_found": "not_found", "restricted": "restricted"}[entry.status]
+    data = _miss(kind, ref.input_kind, entry.key, entry.body)
+    known = lookups_zenodo.last_known(services.store, entry) if entry.status == "gone" else None
+    if known is not None:
+        data["last_known"] = _last_known(known)
+    return data
 
 
 def _record_answer(
@@ -169,6 +187,59 @@ def _record_answer(
         data["notice"] = f"Showing {shown} of {total} files; page the rest with zenodo_list_files."
 
 
+def _versions_listing(
+    services: Services, ref: RecordRef, id: str, window: tuple[int, int]
+) -> PageLookup | tuple[dict[str, Any], str]:
+    """The version listing of ``ref``'s series, or the miss answer and its title.
+
+    The listing of the stored concept's latest version (or of ``ref``) is read first; when it is
+    missing or empty the record is looked up, and a record that cannot be read gives the miss answer.
+    """
+    page, size = window
+    params = {"page": str(page), "size": str(size), "sort": "version"}
+    concept = services.store.concept_latest(ref.recid) if ref.recid else None
+    target = concept[0] if concept else ref.recid
+    listing = None
+    if target is not None:
+        listing = lookups_zenodo.get_page(services, ZENODO_VERSIONS, f"/records/{target}/versions", params)
+    if listing is not None and listing.body is not None and pages.hits_total(listing.body) != 0:
+        return listing
+    try:
+        lookup = lookups_zenodo.get_record(services, ref)
+    except NotFound as exc:
+        if exc.reason != "not_on_zenodo":
+            raise
+        data = _miss("not_on_zenodo", ref.input_kind, ref.doi or id)
+        data.update(pages.no_versions_fields(page, size))
+        return data, f"Versions of {id}: not on Zenodo"
+    entry = lookup.entry
+    if entry.status != "ok":
+        kind = {"gone": "deleted", "not_found": "not_found", "restricted": "restricted"}[entry.status]
+        data = _miss(kind, ref.input_kind, entry.key, entry.body)
+        data.update(pages.no_versions_fields(page, size))
+        data["cache"] = lookup.provenance.as_dict()
+        return data, f"Versions of {id}: {kind}"
+    if entry.key != target or listing is None or listing.body is None:
+        listing = lookups_zenodo.get_page(services, ZENODO_VERSIONS, f"/records/{entry.key}/versions", params)
+    return listing
+
+
+def _series(services: Services, ref: RecordRef, raw: list[dict[str, Any]], total: int) -> dict[str, Any]:
+    """The series fields: from the first listed version, or (a page past the end) from the record."""
+    if raw:
+        parts, _ = record_parts(raw[0])
+        return pages.series_fields(parts, with_latest=False)
+    if not total:
+        return {}
+    stored = lookups_zenodo.stored_record(services.store, ref)  # local first
+    if stored is None:
+        stored = lookups_zenodo.get_record(services, ref).entry
+    if stored.status != "ok":
+        return {}
+    parts, _ = record_parts(document(stored))
+    return pages.series_fields(parts, with_latest=True)
+
+
 def list_versions(services: Services, id: str, page: int = 1, size: int = 25) -> CallToolResult:
     """List every version of a Zenodo record's series, newest first, from the local store first.
 
@@ -183,64 +254,18 @@ def list_versions(services: Services, id: str, page: int = 1, size: int = 25) ->
     try:
         ref = parse_record_ref(id)
         window_check(page, size)
-        params = {"page": str(page), "size": str(size), "sort": "version"}
-        recid = ref.recid
-        concept = services.store.concept_latest(recid) if recid else None
-        target = concept[0] if concept else recid
-        listing = None
-        if target is not None:
-            listing = lookups_zenodo.get_page(
-                services, ZENODO_VERSIONS, f"/records/{target}/versions", params
-            )
-        if listing is None or listing.body is None or _total(listing.body) == 0:
-            try:
-                lookup = lookups_zenodo.get_record(services, ref)
-            except NotFound as exc:
-                if exc.reason != "not_on_zenodo":
-                    raise
-                data = _miss("not_on_zenodo", ref.input_kind, ref.doi or id)
-                data.update(_page_fields(0, page, size, [], "versions"))
-                for k in ("total", "reachable"):
-                    data.pop(k)
-                return _result(data, f"Versions of {id}: not on Zenodo")
-            entry = lookup.entry
-            if entry.status != "ok":
-                kind = {"gone": "deleted", "not_found": "not_found", "restricted": "restricted"}[entry.status]
-                data = _miss(kind, ref.input_kind, entry.key, entry.body)
-                data.update(_page_fields(0, page, size, [], "versions"))
-                for k in ("total", "reachable"):
-                    data.pop(k)
-                data["cache"] = lookup.provenance.as_dict()
-                return _result(data, f"Versions of {id}: {kind}")
-            if entry.key != target or listing is None or listing.body is None:
-                listing = lookups_zenodo.get_page(
-                    services, ZENODO_VERSIONS, f"/records/{entry.key}/versions", params
-                )
+        listing = _versions_listing(services, ref, id, (page, size))
+        if isinstance(listing, tuple):  # the record cannot be read: found false
+            return _result(*listing)
         body = listing.body or {}
         raw = [h for h in (body.get("hits") or {}).get("hits") or [] if isinstance(h, dict)]
         versions = [lists.version_entry(h) for h in raw]
-        total = _total(body)
-        data = {"found": True, "input_kind": ref.input_kind}
-        if raw:
-            parts, _ = record_parts(raw[0])
-            if parts.concept_recid:
-                data["concept_recid"] = parts.concept_recid
-            if parts.concept_doi:
-                data["concept_doi"] = parts.concept_doi
-        if not raw and total:  # a page past the end: the series from the record (local first)
-            stored = lookups_zenodo.stored_record(services.store, ref)
-            if stored is None:
-                stored = lookups_zenodo.get_record(services, ref).entry
-            if stored.status == "ok":
-                parts, _ = record_parts(document(stored))
-                if parts.concept_recid:
-                    data["concept_recid"] = parts.concept_recid
-                if parts.concept_doi:
-                    data["concept_doi"] = parts.concept_doi
-                if parts.versions is not None and parts.versions.is_latest:
-                    data["latest_recid"] = parts.recid
+        total = pages.hits_total(body)
+        series = _series(services, ref, raw, total)
+        data: dict[str, Any] = {"found": True, "input_kind": ref.input_kind}
+        data.update({k: v for k, v in series.items() if k != "latest_recid"})
         data["total_versions"] = total
-        latest = data.pop("latest_recid", None) or next((v.recid for v in versions if v.is_latest), None)
+        latest = series.get("latest_recid") or next((v.recid for v in versions if v.is_latest), None)
         if latest is None and page == 1 and versions:
             latest = versions[0].recid
         if latest is None and data.get("concept_recid"):
@@ -248,20 +273,7 @@ def list_versions(services: Services, id: str, page: int = 1, size: int = 25) ->
             latest = known[0] if known else None
         if latest:
             data["latest_recid"] = latest
-        paged = _page_fields(
-            total, page, size, [v.model_dump(mode="json", exclude_none=True) for v in versions], "versions"
-        )
-        paged.pop("total")
-        paged.pop("reachable")
-        data.update(paged)
-        if not versions and total:
-            last = -(-min(total, WINDOW_LIMIT) // size)
-            data["notice"] = (
-                f"Page {page} is past the last page: {total} versions make {last} pages of {size}; "
-                f"call again with page {last} for the oldest versions, or page 1 for the newest."
-            )
-        elif data["has_more"]:
-            data["notice"] = f"Showing {len(versions)} of {total} versions; call again with page {page + 1}."
+        data.update(pages.versions_fields(total, page, size, versions))
         data["cache"] = listing.provenance.as_dict()
     except Exception as exc:
         return error_result(exc, RENAME)

@@ -11,8 +11,6 @@ from typing import Any
 
 from mcp.types import CallToolResult, TextContent
 
-from syncd.normalize.zenodo_params import WINDOW_LIMIT
-
 # Upstream reasons as zenodo_get_record declares them.
 RENAME = {
     "upstream_unavailable": "record_unavailable",
@@ -135,27 +133,3 @@ def render_page(data: dict[str, Any], heading: str) -> str:
             fence,
         ]
     return "\n".join(lines)
-
-
-def _total(body: dict[str, Any]) -> int:
-    total = (body.get("hits") or {}).get("total", 0)
-    if isinstance(total, dict):
-        total = total.get("value", 0)
-    return int(total) if isinstance(total, int | float) else 0
-
-
-def _page_fields(total: int, page: int, size: int, items: list[Any], name: str) -> dict[str, Any]:
-    reachable = min(total, WINDOW_LIMIT)
-    has_more = page * size < reachable
-    data: dict[str, Any] = {
-        "total": total,
-        "reachable": reachable,
-        "page": page,
-        "size": size,
-        "has_more": has_more,
-    }
-    if has_more:
-        data["next_page"] = page + 1
-    data[name] = items
-    data.update(truncated=has_more, shown=len(items), cap=size, totalCount=total)
-    return data
