@@ -159,7 +159,7 @@ def _work_data(lookup: Lookup, offset: int, limit: int) -> dict[str, Any]:
 
 
 def get_work(
-    cache: Services,
+    services: Services,
     doi: str,
     offset: int = 0,
     limit: int = 25,
@@ -176,7 +176,7 @@ def get_work(
     """
     try:
         parsed = parse_doi(doi)
-        lookup = lookups_crossref.get_work(cache, parsed)
+        lookup = lookups_crossref.get_work(services, parsed)
         data = _work_data(lookup, offset, limit)
     except Exception as exc:
         return error_result(exc)
@@ -309,7 +309,7 @@ def _work_line(w: dict[str, Any]) -> str:
 # --------------------------------------------------------------------------------------------------
 
 
-def search_works(cache: Services, args: dict[str, Any]) -> CallToolResult:
+def search_works(services: Services, args: dict[str, Any]) -> CallToolResult:
     """Search the Crossref works index, from the local store first.
 
     Free text (query) plus field-scoped queryBibliographic (citation -> DOI), queryTitle, queryAuthor and
@@ -329,13 +329,13 @@ def search_works(cache: Services, args: dict[str, Any]) -> CallToolResult:
     offset_too_large, rate_limited, upstream_unavailable, malformed_response, request_timeout.
     """
     try:
-        data, prov = crossref_queries.search_works(cache, args)
+        data, prov = crossref_queries.search_works(services, args)
     except Exception as exc:
         return error_result(exc)
     return _answer(data, prov, render_search_works)
 
 
-def get_references(cache: Services, doi: str, offset: int, limit: int) -> CallToolResult:
+def get_references(services: Services, doi: str, offset: int, limit: int) -> CallToolResult:
     """Return the outgoing reference list of a work (the works it cites), from the local store first.
 
     The DOI is bare or resolver-wrapped (https://doi.org/..., doi:...). Each reference carries its
@@ -348,13 +348,13 @@ def get_references(cache: Services, doi: str, offset: int, limit: int) -> CallTo
     upstream_unavailable, malformed_response, request_timeout.
     """
     try:
-        data, prov = crossref_queries.get_references(cache, parse_doi(doi), offset, limit)
+        data, prov = crossref_queries.get_references(services, parse_doi(doi), offset, limit)
     except Exception as exc:
         return error_result(exc)
     return _answer(data, prov, render_references)
 
 
-def search_journals(cache: Services, args: dict[str, Any]) -> CallToolResult:
+def search_journals(services: Services, args: dict[str, Any]) -> CallToolResult:
     """Find Crossref journals by ISSN or title, from the local store first.
 
     Find Crossref journal records by ISSN or title query, from the local store first; optionally a page
@@ -371,13 +371,13 @@ def search_journals(cache: Services, args: dict[str, Any]) -> CallToolResult:
     malformed_response, request_timeout.
     """
     try:
-        data, prov = crossref_queries.search_journals(cache, args)
+        data, prov = crossref_queries.search_journals(services, args)
     except Exception as exc:
         return error_result(exc)
     return _answer(data, prov, render_journals)
 
 
-def search_funders(cache: Services, args: dict[str, Any]) -> CallToolResult:
+def search_funders(services: Services, args: dict[str, Any]) -> CallToolResult:
     """Find funders in the Open Funder Registry, from the local store first.
 
     Find funders in the Open Funder Registry by name, registry id or funder DOI, from the local store
@@ -394,7 +394,7 @@ def search_funders(cache: Services, args: dict[str, Any]) -> CallToolResult:
     malformed_response, request_timeout.
     """
     try:
-        data, prov = crossref_queries.search_funders(cache, args)
+        data, prov = crossref_queries.search_funders(services, args)
     except Exception as exc:
         return error_result(exc)
     return _answer(data, prov, render_funders)
@@ -411,7 +411,7 @@ def _pct(value: float | None) -> str:
     return f"{pct:.2g}%"
 
 
-def get_member(cache: Services, member_id: int) -> CallToolResult:
+def get_member(services: Services, member_id: int) -> CallToolResult:
     """Resolve a Crossref member id to its publisher record, from the local store first.
 
     Resolve a Crossref member id to its publisher record, from the local store first: primary and
@@ -422,13 +422,13 @@ def get_member(cache: Services, member_id: int) -> CallToolResult:
     malformed_response, request_timeout.
     """
     try:
-        data, prov = crossref_queries.get_member(cache, member_id)
+        data, prov = crossref_queries.get_member(services, member_id)
     except Exception as exc:
         return error_result(exc)
     return _answer(data, prov, render_member)
 
 
-def get_prefix(cache: Services, prefix: str) -> CallToolResult:
+def get_prefix(services: Services, prefix: str) -> CallToolResult:
     """Resolve a DOI prefix to the Crossref member that registered it, from the local store first.
 
     Resolve a DOI prefix (e.g. 10.1038, no suffix) to the Crossref member that registered it, from the
@@ -439,7 +439,7 @@ def get_prefix(cache: Services, prefix: str) -> CallToolResult:
     request_timeout.
     """
     try:
-        data, prov = crossref_queries.get_prefix(cache, prefix.strip())
+        data, prov = crossref_queries.get_prefix(services, prefix.strip())
     except Exception as exc:
         return error_result(exc)
     return _answer(data, prov, render_prefix)

@@ -35,7 +35,7 @@ from syncd.services import Services
 from syncd.store.content import document
 from syncd.store.repo import StoredEntry
 from syncd.tools.errors import error_result
-from syncd.tools.zenodo_render import FILE_RENAME, _result
+from syncd.tools.zenodo_render import FILE_RENAME, tool_result
 from syncd.upstream.zenodo import LEGACY_JSON
 
 # ------------------------------------------------------------------------------ the record and its files
@@ -173,7 +173,7 @@ def list_files(
         data["cache"] = provenance.as_dict()
     except Exception as exc:
         return error_result(exc, FILE_RENAME)
-    return _result(data, f"Files of record {data['recid']}")
+    return tool_result(data, f"Files of record {data['recid']}")
 
 
 # ------------------------------------------------------------------------------------------ read_file
@@ -271,4 +271,4 @@ def read_file(
         data["cache"] = provenance.as_dict()
     except Exception as exc:
         return error_result(exc, FILE_RENAME)
-    return _result(data, f"{key}{' :: ' + member if member else ''} (record {data['recid']})")
+    return tool_result(data, f"{key}{' :: ' + member if member else ''} (record {data['recid']})")

@@ -38,7 +38,7 @@ from syncd.services import Services
 from syncd.store.content import document
 from syncd.store.repo import StoredEntry
 from syncd.tools.errors import error_result
-from syncd.tools.zenodo_render import RENAME, _result, render_record
+from syncd.tools.zenodo_render import RENAME, render_record, tool_result
 
 FILE_CAP = 25
 
@@ -256,7 +256,7 @@ def list_versions(services: Services, id: str, page: int = 1, size: int = 25) ->
         window_check(page, size)
         listing = _versions_listing(services, ref, id, (page, size))
         if isinstance(listing, tuple):  # the record cannot be read: found false
-            return _result(*listing)
+            return tool_result(*listing)
         body = listing.body or {}
         raw = [h for h in (body.get("hits") or {}).get("hits") or [] if isinstance(h, dict)]
         versions = [lists.version_entry(h) for h in raw]
@@ -277,4 +277,4 @@ def list_versions(services: Services, id: str, page: int = 1, size: int = 25) ->
         data["cache"] = listing.provenance.as_dict()
     except Exception as exc:
         return error_result(exc, RENAME)
-    return _result(data, f"Versions of {id}")
+    return tool_result(data, f"Versions of {id}")

@@ -1,6 +1,6 @@
 """Shared result helpers of the Zenodo tools: upstream reason renames, the text of an answer, page fields.
 
-``render_record`` renders ``zenodo_get_record`` answers; ``_result`` wraps every other Zenodo tool's
+``render_record`` renders ``zenodo_get_record`` answers; ``tool_result`` wraps every other Zenodo tool's
 structured content in a ``CallToolResult`` with a short markdown text (untrusted file text fenced).
 """
 
@@ -78,7 +78,7 @@ FILE_RENAME = {**RENAME, "not_found": "record_not_found"}
 """The file tools: a missing record is an error, a failed ZIP listing is archive_unavailable."""
 
 
-def _result(data: dict[str, Any], title: str) -> CallToolResult:
+def tool_result(data: dict[str, Any], title: str) -> CallToolResult:
     """A successful tool result: the compact text of :func:`render_page` plus the structured content."""
     return CallToolResult(
         content=[TextContent(type="text", text=render_page(data, f"# {title}"))], structured_content=data

@@ -34,7 +34,7 @@ from syncd.services import Services
 from syncd.store.content import document
 from syncd.store.repo import StoredEntry
 from syncd.tools.errors import error_result
-from syncd.tools.zenodo_render import RENAME, VOCAB_RENAME, _result
+from syncd.tools.zenodo_render import RENAME, VOCAB_RENAME, tool_result
 from syncd.upstream.zenodo import LEGACY_JSON
 
 # ------------------------------------------------------------------------------------ search_records
@@ -168,13 +168,13 @@ def search_records(
             if isinstance(exc, UpstreamRejected):
                 raise
             data = _local_search(services, exc, req, all_versions, page, size)
-            return _result(data, f"Zenodo search (local mirror): {req.query or 'all stored records'}")
+            return tool_result(data, f"Zenodo search (local mirror): {req.query or 'all stored records'}")
         filters = pages.narrowing_filters(req, award, creator_orcid, community, funder)
         data = pages.search_page(found.body or {}, req, (page, size), all_versions, q, filters)
         data["cache"] = found.provenance.as_dict()
     except Exception as exc:
         return error_result(exc, {**RENAME, "upstream_unavailable": "query_failed"})
-    return _result(data, f"Zenodo search: {q or 'all records'}")
+    return tool_result(data, f"Zenodo search: {q or 'all records'}")
 
 
 def _local_search(
@@ -286,4 +286,4 @@ def lookup_vocabulary(
         data["cache"] = provenance
     except Exception as exc:
         return error_result(exc, VOCAB_RENAME)
-    return _result(data, f"Zenodo {data.get('vocabulary', vocabulary)}: {query or 'browse'}")
+    return tool_result(data, f"Zenodo {data.get('vocabulary', vocabulary)}: {query or 'browse'}")
