@@ -10,6 +10,8 @@ import logging
 import os
 import shutil
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -154,3 +156,38 @@ def test_a_sweep_on_an_unwritable_store_stops_without_a_traceback(tmp_path: Path
     finally:
         svc.close()
         store.close()
+
+
+def test_the_daemon_exits_non_zero_when_its_database_is_deleted(tmp_path: Path) -> None:
+    """`syncd daemon` whose database file is deleted: logs database_swapped and exits non-zero in < 20 s.
+
+    The file is checked every FILE_CHECK_S (10 s) and before the first sweep (STARTUP_DELAY_S, 5 s).
+    Before: it kept serving and writing to the deleted inode; nothing was logged.
+    """
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = tmp_path / "syncd.toml"
+    db = tmp_path / "d.db"
+    config.write_text(f'database_url = "sqlite:///{db}"\n[http]\nport = {port}\n', encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SYNCD_")}
+    env["SYNCD_CONFIG"] = str(config)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "syncd", "daemon"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    try:
+        started = time.monotonic()
+        lock = tmp_path / "d.db.daemon.lock"  # taken once the store is open and migrated
+        while not lock.exists() and time.monotonic() - started < 30:
+            time.sleep(0.1)
+        db.unlink()
+        deleted = time.monotonic()
+        code = proc.wait(timeout=30)
+        assert time.monotonic() - deleted < 20
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        _, stderr = proc.communicate(timeout=10)
+    assert code != 0
+    # deleted, or "replaced" when a new connection of the pool recreated an empty file meanwhile
+    assert "event=database_swapped what='database file " in stderr.decode()
