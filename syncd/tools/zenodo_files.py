@@ -22,6 +22,7 @@ from syncd.kinds import (
     ZENODO_CONTAINER,
 )
 from syncd.lookups import zenodo as lookups_zenodo
+from syncd.lookups import zenodo_files as lookups_files
 from syncd.normalize import zenodo_files as views
 from syncd.normalize import zenodo_lists as lists
 from syncd.normalize.zenodo import (
@@ -63,7 +64,7 @@ def _file_by_key(services: Services, parts: Any, key: str) -> Any:
     """
     found = next((f for f in parts.files or [] if f.key == key), None)
     if found is None and parts.files_count is not None and parts.files_count > len(parts.files or []):
-        listed = lookups_zenodo.record_files(services, parts.recid).files
+        listed = lookups_files.record_files(services, parts.recid).files
         found = next((f for f in listed if f.key == key), None)
     if found is None:
         raise NotFound(
@@ -103,7 +104,7 @@ def _manifest(
     count = parts.files_count
     if count is None or len(files) >= count:
         return files, provenance
-    listing = lookups_zenodo.record_files(services, parts.recid)
+    listing = lookups_files.record_files(services, parts.recid)
     if len(listing.files) > len(files):
         files = listing.files
         data["listed_from"] = "files_endpoint"
@@ -112,7 +113,7 @@ def _manifest(
         data["listed_from"] = "record"
     if len(files) < count:
         missing = count - len(files)
-        url = lookups_zenodo.files_url(parts.recid)
+        url = lookups_files.files_url(parts.recid)
         data.update(unlisted=missing, files_list_url=url)
         why = f" (the files endpoint could not be read: {listing.error})" if listing.error else ""
         notes.append(
@@ -208,9 +209,9 @@ def _preview(
     was unknown.
     """
     offset_bytes, max_bytes = window
-    blob_key = lookups_zenodo.preview_key(parts.recid, file.key, file.md5, member)
+    blob_key = lookups_files.preview_key(parts.recid, file.key, file.md5, member)
     try:
-        raw, total, source, upstream_error = lookups_zenodo.read_preview(
+        raw, total, source, upstream_error = lookups_files.read_preview(
             services,
             parts.recid,
             target.path,
