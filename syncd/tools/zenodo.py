@@ -11,6 +11,14 @@ Offline behaviour: every page is a stored entry served local-first; a search Zen
 is answered from the full-text index over stored records (``local: true`` and a notice); file
 previews read once are kept in the ``blobs`` table and serve offline; citations are rendered
 locally from the stored record.
+
+This module declares the six tools once (result models and :data:`TOOLS`); the bodies live by
+concern: :mod:`~syncd.tools.zenodo_records` (get_record, list_versions),
+:mod:`~syncd.tools.zenodo_files` (list_files, read_file), :mod:`~syncd.tools.zenodo_search`
+(search_records, lookup_vocabulary), with the shared answer text in
+:mod:`~syncd.tools.zenodo_render`. The bodies fetch through :mod:`syncd.lookups.zenodo` and
+:mod:`syncd.lookups.zenodo_files` and build their answers with the pure views of
+:mod:`syncd.normalize.zenodo_files` and :mod:`syncd.normalize.zenodo_pages`.
 """
 
 from __future__ import annotations
