@@ -153,13 +153,19 @@ def test_a_zenodo_record_is_fetched_once(svc: Services, upstream: Upstream) -> N
 
 
 def test_a_stored_miss_expires_with_the_miss_ttl(svc: Services, upstream: Upstream) -> None:
-    """A 404 is stored as a miss for ttl.miss (1 h): answered locally within it, asked again after it."""
-    for _ in range(2):
-        assert zenodo.get_record(svc, parse_record_ref("1")).entry.status == "not_found"
-    assert len(upstream.requests) == 1
+    """A 404 is stored as a miss for ttl.miss (1 h): answered locally within it, asked again after it.
+
+    The first miss also asks the concept fallback search once (a record id may be a concept whose
+    latest version is gone, issue 14.5); that page is stored too, so the second lookup sends nothing.
+    """
+    assert zenodo.get_record(svc, parse_record_ref("1")).entry.status == "not_found"
+    first = len(upstream.requests)
+    assert first >= 1 and upstream.requests[0][1].endswith("/records/1")
+    assert zenodo.get_record(svc, parse_record_ref("1")).entry.status == "not_found"
+    assert len(upstream.requests) == first
     with freeze_time(_later(1 / 12), tick=True):  # two hours on
         zenodo.get_record(svc, parse_record_ref("1"))
-    assert len(upstream.requests) == 2
+    assert len(upstream.requests) > first
 
 
 def test_revalidate_reports_a_typed_outcome(svc: Services, upstream: Upstream) -> None:
