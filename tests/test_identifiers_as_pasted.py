@@ -5,10 +5,14 @@ dropped, and what cannot be valid refused before any request.
 from __future__ import annotations
 
 import pytest
+from mcp import Client
 
 from syncd.errors import InvalidInput
 from syncd.normalize.crossref_params import issn_check_digit, issn_key
 from syncd.normalize.doi import doi_path_segment, parse_doi
+from syncd.services import Services
+from syncd.tools.server import build_server
+from tests.fakeupstream import FakeUpstream
 
 SICI_HASH = "10.1002/(SICI)1097-0258(19970515)16:9<981::AID-SIM510>3.0.CO;2-#"
 
@@ -27,6 +31,7 @@ SICI_HASH = "10.1002/(SICI)1097-0258(19970515)16:9<981::AID-SIM510>3.0.CO;2-#"
         ("10.1016/S0140\u20106736(20)30183\u20105", "10.1016/S0140-6736(20)30183-5"),  # U+2010 hyphens
         ("\uff11\uff10.1038/nature12373", "10.1038/nature12373"),  # full-width digits
         ("doi:10.1038/nature12373;", "10.1038/nature12373"),  # reference-list separator
+        ("\u201c10.1038/nature12373\u201d.", "10.1038/nature12373"),  # quoted at a sentence end
         (SICI_HASH, SICI_HASH),  # a SICI whose check character is "#"
         ("https://doi.org/" + SICI_HASH, SICI_HASH),  # ... kept in a resolver URL too
         ("https://doi.org/10.1093/analys/anw053#abstract", "10.1093/analys/anw053"),  # a real fragment
@@ -68,3 +73,31 @@ def test_issn_with_a_wrong_check_digit_is_refused_before_any_request() -> None:
         issn_key("1932-6204")
     assert err.value.reason == "invalid_parameter"
     assert "check digit should be 3" in err.value.message
+
+
+@pytest.mark.anyio
+async def test_pasted_doi_reaches_the_stored_work_through_the_tool(
+    cache: Services, fake: FakeUpstream
+) -> None:
+    """crossref_get_work with the DOI as pasted from a PDF (typographic quotes, a DIVISION SLASH, a
+    trailing ';') answers the Raptor work, and the clean form afterwards is answered from the store.
+    """
+    async with Client(build_server(cache)) as client:
+        pasted = await client.call_tool("crossref_get_work", {"doi": "\u201c10.1101\u2215598821\u201d;"})
+        clean = await client.call_tool("crossref_get_work", {"doi": "10.1101/598821"})
+    assert not pasted.is_error, pasted.structured_content
+    assert pasted.structured_content["title"].startswith("Raptor genomes reveal evolutionary signatures")
+    assert clean.structured_content["cache"]["source"] == "store"
+    assert fake.count("/works", service="crossref") == 1
+
+
+@pytest.mark.anyio
+async def test_issn_with_a_wrong_check_digit_is_refused_by_the_tool_without_request(
+    cache: Services, fake: FakeUpstream
+) -> None:
+    """crossref_search_journals issn=1932-6204 (PLOS ONE's ISSN mistyped) is refused; no request is made."""
+    async with Client(build_server(cache)) as client:
+        res = await client.call_tool("crossref_search_journals", {"issn": "1932-6204"})
+    assert res.is_error
+    assert res.structured_content["error"]["data"]["reason"] in ("invalid_parameter", "invalid_arguments")
+    assert fake.count(service="crossref") == 0

@@ -7,10 +7,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from mcp import Client
 
 from syncd.budget import Budget
 from syncd.config import Settings
+from syncd.services import Services
+from syncd.store.maintenance import verify
 from syncd.store.repo import Store
+from syncd.tools.server import build_server
 from syncd.upstream.crossref import CrossrefClient
 from syncd.upstream.http import Deadline
 from syncd.upstream.valid_text import REPLACEMENT, has_escaped_surrogate, valid_unicode
@@ -63,3 +67,22 @@ def test_work_with_a_lone_surrogate_is_read_with_a_replacement_character(
     answer.text.encode("utf-8")
     assert json.loads(answer.text)["message"]["title"] == [f"Bad {REPLACEMENT} title"]
     assert len(answer.message["author"]) == 24  # the rest of the record is intact
+
+
+@pytest.mark.anyio
+async def test_lone_surrogate_through_the_tool_is_answered_stored_and_searchable(
+    cache: Services, fake: FakeUpstream
+) -> None:
+    """crossref_get_work on a body whose title holds a lone surrogate escape: the answer carries the title
+    with U+FFFD (no internal_error), the work is stored, and a second call is answered from the store.
+    """
+    fake.set_body("crossref", f"/works/{RAPTOR}", _raptor_with_bad_title())
+    async with Client(build_server(cache)) as client:
+        first = await client.call_tool("crossref_get_work", {"doi": RAPTOR})
+        second = await client.call_tool("crossref_get_work", {"doi": RAPTOR})
+    assert not first.is_error, first.structured_content
+    assert first.structured_content["title"] == f"Bad {REPLACEMENT} title"
+    assert first.structured_content["authorCount"] == 24
+    assert second.structured_content["cache"]["source"] == "store"
+    assert fake.count("/works", service="crossref") == 1
+    assert verify(cache.store).ok

@@ -159,7 +159,7 @@ def parse_doi(raw: str) -> ParsedDOI:
 
     s = unicodedata.normalize("NFC", s.strip(_TRIM)).translate(_LOOKALIKES)
     if s.endswith((".", ",", ";")):
-        s = s[:-1]
+        s = s[:-1].rstrip(_CLOSING_QUOTES)  # "10.1/x”; -> 10.1/x
     s = _strip_unbalanced_closer(s)
 
     if _CONTROL.search(s):
