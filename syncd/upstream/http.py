@@ -31,6 +31,7 @@ from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_at
 from syncd import __version__
 from syncd.budget import Budget, Lease, Outcome
 from syncd.errors import (
+    BudgetExhausted,
     InvalidInput,
     MalformedResponse,
     StoreError,
@@ -231,7 +232,8 @@ class UpstreamHTTP:
             max_bytes: stop reading the body after this many bytes (file previews); None reads it all.
 
         Raises:
-            BudgetExhausted: no token before the deadline.
+            BudgetExhausted: no token before the deadline (reason ``store_unavailable`` when the budget
+                could not be written in time: the stored copy is then answered stale).
             UpstreamOffline: the pool's breaker is open.
             UpstreamRateLimited: 429 (the pool is blocked for every process).
             UpstreamTimeout: no complete answer in time, or 408/504.
@@ -250,7 +252,12 @@ class UpstreamHTTP:
             )
 
         def attempt() -> Response:
-            lease = self.budget.acquire(pool, max_wait_s=deadline.remaining())
+            try:
+                lease = self.budget.acquire(pool, max_wait_s=deadline.remaining())
+            except StoreError as exc:  # the budget's row could not be written in time: no token
+                raise BudgetExhausted(
+                    f"{self.name}: no request token: {exc.message}", reason="store_unavailable", pool=pool
+                ) from exc
             outcome, block_s, sent = Outcome.NOT_SENT, 0.0, False
             try:
                 if deadline.expired():
