@@ -1,4 +1,4 @@
-"""The cases of ../shared/cases/real-user-cases.md, each with the behaviour it asks for (one test per case
+"""The shared real-user-cases.md, each case with the behaviour it asks for (one test per case
 not already pinned elsewhere; the others are named in their own tests: BC-01/03/04/05/07/08 in
 test_normalize_doi.py, BC-09 in test_store.py, BC-12 in test_normalize_text.py, BC-13 in
 test_normalize_crossref_work.py, BC-15/16/17 across test_faults*.py, BC-19 in test_sync.py).

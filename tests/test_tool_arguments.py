@@ -1,7 +1,7 @@
 """Tool arguments through a real MCP client session: Crossref's alias names, the contracts' repairs, and
 the invalid-params refusal (JSON-RPC -32602, reason invalid_arguments) for every tool.
 
-Contract: ../shared/spec/anchors.md ("Arguments are repaired before validation": a numeric string
+Contract: the shared spec/anchors.md ("Arguments are repaired before validation": a numeric string
 becomes a number, a number becomes a string, ``null`` at an optional key means absent; a genuinely wrong
 type is rejected with -32602 InvalidParams, reason invalid_arguments) and issue 13 kind 2 (out of range,
 a name not allowed, an ISSN/prefix/DOI of the wrong form). Each refusal is made before any upstream
