@@ -118,7 +118,13 @@ def _seed(store: Store) -> None:
         )
     store.put_content(
         EntryContent(
-            "zenodo_record", "77", "ok", "{}", "z", title="Raptor dataset", search_text="raptor data"
+            "zenodo_record",
+            "77",
+            "ok",
+            '{"id": "77", "metadata": {"title": "Raptor dataset"}}',
+            "z",
+            title="Raptor dataset",
+            search_text="raptor data",
         ),
         now=1000.0,
     )
