@@ -43,13 +43,13 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Connection, delete, select, update
 
 from syncd.config import POOLS, PoolLimits, Settings
 from syncd.errors import BudgetExhausted, InvalidInput, StoreError, UpstreamOffline
+from syncd.proc import pid_alive
 from syncd.store.models import BudgetLease, BudgetPool
 from syncd.store.repo import Store
 
@@ -140,23 +140,6 @@ class Grant:
     why: str = ""
 
 
-def _pid_alive(pid: int) -> bool:
-    """True unless process ``pid`` of this host is certainly gone (or a zombie waiting to be reaped)."""
-    if os.name != "posix":
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # e.g. another user's process: it exists
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
-    except OSError:
-        return True
-    return stat.rpartition(")")[2].split()[:1] != ["Z"]
-
-
 class Budget:
     """The shared budget over a :class:`~syncd.store.repo.Store`.
 
@@ -228,7 +211,7 @@ class Budget:
         """True when ``lease`` belongs to a process of this host that no longer exists."""
         if lease.pid is None or lease.host != self.host or lease.pid == os.getpid():
             return False
-        return not _pid_alive(int(lease.pid))
+        return not pid_alive(int(lease.pid))
 
     def _live(self, leases: Sequence[Any], now: float) -> tuple[list[Any], list[str]]:
         """Split ``leases`` into the live ones and the ids of those to free (expired, holder gone)."""

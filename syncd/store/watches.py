@@ -20,11 +20,11 @@ import os
 import socket
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import delete, select, update
 
+from syncd.proc import pid_alive
 from syncd.store.dialect import insert_ignore, upsert
 from syncd.store.models import SyncState, Watch
 from syncd.store.repo import Store
@@ -272,21 +272,6 @@ def request_stop(store: Store, name: str) -> bool:
         )
 
 
-def _pid_gone(pid: int) -> bool:
-    """True when process ``pid`` of this host has certainly ended (a zombie counts as ended)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except OSError:
-        return False  # another user's process: it exists
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
-    except OSError:
-        return False
-    return stat.rpartition(")")[2].split()[:1] == ["Z"]
-
-
 def walk_status(row: SyncRow | None, now: float | None = None) -> str:
     """The status to show for ``row`` (``never`` without one).
 
@@ -302,7 +287,7 @@ def walk_status(row: SyncRow | None, now: float | None = None) -> str:
     beat = row.heartbeat_at if row.heartbeat_at is not None else row.updated_at
     if now - beat > HEARTBEAT_STALE_S:
         return "interrupted"
-    if row.pid is not None and row.host == HOST and os.name == "posix" and _pid_gone(row.pid):
+    if row.pid is not None and row.host == HOST and os.name == "posix" and not pid_alive(row.pid):
         return "interrupted"
     return status
 
