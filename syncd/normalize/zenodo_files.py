@@ -14,25 +14,100 @@ from urllib.parse import quote
 
 from syncd.errors import InvalidInput, NotFound
 from syncd.normalize import zenodo_lists as lists
-from syncd.normalize.zenodo import record_url
+from syncd.normalize.zenodo import download_url, record_url
 
 __all__ = [
     "Excerpt",
     "ReadTarget",
     "archive_fields",
     "check_member_request",
+    "closed_list_fields",
+    "closed_read_fields",
     "excerpt",
     "excerpt_notice",
     "file_target",
+    "files_closed",
     "list_header",
     "manifest_counts",
     "manifest_notes",
     "member_target",
+    "no_file_message",
     "page_tail",
     "read_header",
     "read_precheck",
     "read_tail",
 ]
+
+
+# ------------------------------------------------------------------------------- access before existence
+
+
+def files_closed(parts: Any) -> bool:
+    """True when the record's files cannot be read anonymously (restricted, or under an active embargo).
+
+    Such a record exposes no manifest, so no key can be checked against it: the file tools answer
+    with the access status instead of ``file_not_found`` and make no request for content.
+    """
+    access = parts.access
+    return access is not None and (access.files == "restricted" or access.embargo_active)
+
+
+def _closed_status(parts: Any) -> str:
+    """``Files are restricted`` / ``Files are embargoed until 2035-08-31``, from the record's access."""
+    access = parts.access
+    until = f" until {access.embargo_until}" if access.embargo_until else ""
+    return f"Files are {access.status}{until}"
+
+
+def closed_list_fields(parts: Any, archive: bool, limit: int) -> dict[str, Any]:
+    """The page of a ``zenodo_list_files`` call on a record whose files are closed: nothing listed.
+
+    ``entries`` (manifest) or ``members`` (archive mode) is empty, ``matched`` 0, the envelope
+    present, and the notice gives the access status and embargo date (anchors.md §1b list_files).
+    """
+    return {
+        "offset": 0,
+        "limit": limit,
+        "matched": 0,
+        "has_more": False,
+        "members" if archive else "entries": [],
+        "truncated": False,
+        "shown": 0,
+        "cap": limit,
+        "totalCount": 0,
+        "notice": f"{_closed_status(parts)}; only metadata is available. zenodo_get_record shows the "
+        "access details.",
+    }
+
+
+def closed_read_fields(parts: Any, key: str, member: str | None, offset_bytes: int) -> dict[str, Any]:
+    """The ``zenodo_read_file`` answer for a record whose files are closed: ``status: restricted``.
+
+    The key is not checked (no manifest is visible); ``rights`` are the record's licenses, which the
+    file would carry; ``download_url`` is built from the key (anchors.md §1b read_file).
+    """
+    data: dict[str, Any] = {"recid": parts.recid, "key": key}
+    if member:
+        data["archive_member"] = member
+    data.update(
+        status="restricted",
+        offset_bytes=offset_bytes,
+        bytes_returned=0,
+        has_more=False,
+        replacement_chars=0,
+        rights=_rights(parts),
+        record_url=record_url(parts.recid),
+        download_url=download_url(parts.recid, key),
+    )
+    if parts.access.files:
+        data["files_access"] = parts.access.files
+    data["notice"] = f"{_closed_status(parts)}; content is not available anonymously."
+    return data
+
+
+def _rights(parts: Any) -> list[dict[str, Any]]:
+    """The record's licenses as ``[{id?, title}]``."""
+    return [{k: v for k, v in {"id": r.id, "title": r.title}.items() if v} for r in parts.rights or []]
 
 
 # ---------------------------------------------------------------------------------------- list_files
@@ -110,17 +185,17 @@ def manifest_counts(parts: Any) -> dict[str, Any]:
 
 
 def manifest_notes(parts: Any) -> list[str]:
-    """The notice lines of a manifest page about access: embargoed, restricted or metadata-only."""
-    access = parts.access
-    if access and (access.files == "restricted" or access.embargo_active):
-        return [
-            f"Files are embargoed until {access.embargo_until}; only their names may be listed."
-            if access.embargo_active and access.embargo_until
-            else "Files are restricted; their content cannot be read anonymously."
-        ]
+    """The notice line of a manifest page of a metadata-only deposit (closed files never get here)."""
     if not parts.files_enabled:
-        return ["This is a metadata-only deposit: it has no files."]
+        return ["This record has no files (metadata-only deposit)."]
     return []
+
+
+def no_file_message(parts: Any, key: str) -> str:
+    """The ``file_not_found`` message for ``key``: no such file, or a deposit without files."""
+    if not parts.files_enabled:
+        return f"Record {parts.recid} is a metadata-only deposit with no files."
+    return f"Record {parts.recid} has no file with key {key!r}."
 
 
 def page_tail(
@@ -144,9 +219,13 @@ def page_tail(
         data["next_offset"] = offset + shown
         notes.append(f"Showing {shown} of {matched}; call again with offset {offset + shown}.")
     if key_contains and not matched:
-        notes.append(f"No key contains {key_contains!r}.")
+        notes.append(f"No key contains {key_contains!r}; call zenodo_list_files again without key_contains.")
     elif matched and offset >= matched:
-        notes.append(f"offset {offset} is past the last entry ({matched}).")
+        last = (matched - 1) // limit * limit
+        notes.append(
+            f"Offset {offset} is past the last of {matched} entries; call again with offset {last} "
+            f"for the last page of {limit}."
+        )
     truncated = has_more or unlisted  # files Zenodo did not list are missing too
     data.update(truncated=truncated, shown=shown, cap=limit, totalCount=matched)
     if notes:
@@ -212,9 +291,8 @@ def read_header(
     data: dict[str, Any] = {"recid": parts.recid, "key": key}
     if member:
         data["archive_member"] = member
-    rights = [{k: v for k, v in {"id": r.id, "title": r.title}.items() if v} for r in parts.rights or []]
     base: dict[str, Any] = {
-        "rights": rights,
+        "rights": _rights(parts),
         "record_url": record_url(parts.recid),
         "download_url": file.download_url,
     }
@@ -229,22 +307,20 @@ def read_header(
     return data, base
 
 
-def read_precheck(
-    access: Any, mode: str, target: ReadTarget, offset_bytes: int, name: str
-) -> tuple[str, str | None]:
+def read_precheck(mode: str, target: ReadTarget, offset_bytes: int, name: str) -> tuple[str, str | None]:
     """``(status, notice)`` before any byte is read: ``text`` means go and read.
+
+    Closed files (restricted, embargoed) are answered before this, by :func:`closed_read_fields`.
 
     Raises:
         InvalidInput: ``offset_out_of_range`` when ``offset_bytes`` is at or past the known size.
     """
-    restricted = access is not None and (access.files == "restricted" or access.embargo_active)
-    if restricted:
-        return "restricted", "File access is restricted or embargoed; its content cannot be read."
     if mode == "binary":
-        return "not_text", f"{name} is not a text file ({target.mimetype or 'unknown type'}); download it."
+        kind = target.mimetype or "unknown type"
+        return "not_text", f"{name} is not a previewable text file ({kind}); download it from download_url."
     size = target.size
     if size == 0:
-        return "empty", "The file is empty."
+        return "empty", f"{name} is empty."
     if size is not None and offset_bytes >= size:
         raise InvalidInput(
             f"offset_bytes {offset_bytes} is at or past the file size {size}",

@@ -36,6 +36,7 @@ from syncd.services import Services
 from syncd.store.content import document
 from syncd.store.repo import StoredEntry
 from syncd.tools.errors import error_result
+from syncd.tools.zenodo_records import doi_elsewhere
 from syncd.tools.zenodo_render import FILE_RENAME, tool_result
 from syncd.upstream.zenodo import LEGACY_JSON
 
@@ -43,8 +44,20 @@ from syncd.upstream.zenodo import LEGACY_JSON
 
 
 def _resolve_ok(services: Services, ref: RecordRef) -> tuple[StoredEntry, Any]:
-    """The stored record for ``ref`` or NotFound (record_not_found / record_deleted) for the file tools."""
-    lookup = lookups_zenodo.get_record(services, ref)
+    """The stored record for ``ref`` or NotFound (record_not_found / record_deleted) for the file tools.
+
+    A DOI no Zenodo record holds is ``record_not_found`` whose hint names the call that reads it.
+    """
+    try:
+        lookup = lookups_zenodo.get_record(services, ref)
+    except NotFound as exc:
+        if exc.reason != "not_on_zenodo" or ref.doi is None:
+            raise
+        raise NotFound(
+            f"DOI {ref.doi} is not registered to a Zenodo record.",
+            reason="record_not_found",
+            hint=doi_elsewhere(services, ref.doi),
+        ) from exc
     entry = lookup.entry
     if entry.status == "gone":
         raise NotFound(f"record {entry.key} was deleted from Zenodo", reason="record_deleted")
@@ -68,9 +81,9 @@ def _file_by_key(services: Services, parts: Any, key: str) -> Any:
         found = next((f for f in listed if f.key == key), None)
     if found is None:
         raise NotFound(
-            f"record {parts.recid} has no file {key!r}",
+            views.no_file_message(parts, key),
             reason="file_not_found",
-            hint="List the exact keys with zenodo_list_files.",
+            hint=f"Call zenodo_list_files with id {parts.recid!r} to see the record's exact file keys.",
         )
     return found
 
@@ -150,6 +163,10 @@ def list_files(
         data = views.list_header(parts, bool(blank(archive_key)), shown_filter)
         notes: list[str] = []
         provenance = lookup.provenance
+        if views.files_closed(parts):  # no manifest is visible: the access status, no file request
+            data.update(views.closed_list_fields(parts, bool(blank(archive_key)), limit))
+            data["cache"] = provenance.as_dict()
+            return tool_result(data, f"Files of record {data['recid']}")
         if blank(archive_key):
             key = blank(archive_key) or ""
             file = _file_by_key(services, parts, key)
@@ -224,7 +241,13 @@ def _preview(
     except NotFound as exc:
         if exc.reason != "restricted":
             raise
-        return views.Excerpt("restricted", "Zenodo refused the file (HTTP 403)."), provenance
+        name = member or file.key
+        refused = (
+            f"Zenodo refused anonymous access to {name} (HTTP 403) although the record's files are "
+            "public; its content cannot be previewed here. zenodo_get_record shows the record's access "
+            "details."
+        )
+        return views.Excerpt("restricted", refused), provenance
     if total is not None and "file_size" not in data:
         data["file_size"] = total
     ex = views.excerpt(raw, total, offset_bytes, max_bytes, mode)
@@ -255,12 +278,16 @@ def read_file(
         ref = parse_record_ref(id)
         entry, lookup = _resolve_ok(services, ref)
         parts, _ = record_parts(document(entry))
-        file = _file_by_key(services, parts, key)
         member = blank(archive_member)
+        if views.files_closed(parts):  # no manifest is visible: the access status, no file request
+            data = views.closed_read_fields(parts, key, member, offset_bytes)
+            data["cache"] = lookup.provenance.as_dict()
+            return tool_result(data, f"{key}{' :: ' + member if member else ''} (record {data['recid']})")
+        file = _file_by_key(services, parts, key)
         target = _read_target(services, parts, file, key, member, offset_bytes)
         data, base = views.read_header(parts, file, key, member, target)
         mode = lists.preview_mode(member or key, target.mimetype)
-        ex = views.Excerpt(*views.read_precheck(parts.access, mode, target, offset_bytes, member or key))
+        ex = views.Excerpt(*views.read_precheck(mode, target, offset_bytes, member or key))
         provenance = lookup.provenance
         if ex.status == "text":
             window = (offset_bytes, max_bytes)
