@@ -115,3 +115,74 @@ async def test_journal_and_funder_zero_hits_name_the_id_form(cache: Services) ->
         "No funder matched the name query 'national'; try fewer or other words, or look it up by id with "
         "funder_doi."
     )
+
+
+async def test_list_files_offset_past_the_end_names_the_last_page(cache: Services) -> None:
+    """Offset 500 over record 22917909's 9 files names offset 0, where the last page (of 4) starts: 8."""
+    args = {"id": "22917909", "offset": 500, "limit": 4}
+    assert await _notice(cache, "zenodo_list_files", args) == (
+        "Offset 500 is past the last of 9 entries; call again with offset 8 for the last page of 4."
+    )
+
+
+async def test_list_files_zero_matches_names_the_call_without_the_filter(cache: Services) -> None:
+    """A key_contains that matches nothing says to call again without key_contains."""
+    args = {"id": "22917909", "key_contains": "nomatch"}
+    assert await _notice(cache, "zenodo_list_files", args) == (
+        "No key contains 'nomatch'; call zenodo_list_files again without key_contains."
+    )
+
+
+async def test_get_work_author_offset_past_the_end_names_the_last_offset(cache: Services) -> None:
+    """Author offset 900 over 10.1101/598821's 24 authors names offset=20 for the last page of limit 5,
+    and offset=0 at the default limit 25.
+    """
+    args = {"doi": "10.1101/598821", "offset": 900, "limit": 5}
+    assert await _notice(cache, "crossref_get_work", args) == (
+        "offset=900 is past the end of the author list (24 authors); no authors on this page. Call again "
+        "with offset=20 for the last page (authors 21–24); every other field is complete on every page."
+    )
+    assert await _notice(cache, "crossref_get_work", {"doi": "10.1101/598821", "offset": 24}) == (
+        "offset=24 is past the end of the author list (24 authors); no authors on this page. Call again "
+        "with offset=0 for the last page (authors 1–24); every other field is complete on every page."
+    )
+
+
+async def test_not_on_zenodo_names_the_crossref_call(cache: Services, fake: FakeUpstream) -> None:
+    """A Crossref DOI that no Zenodo record holds (the DOI search finds nothing): zenodo_get_record's and
+    zenodo_list_versions' guidance end with the exact crossref_get_work call (doi.org names Crossref as
+    the prefix's agency).
+    """
+    fake.set_body("zenodo", "/records", corpus_json("zenodo/search/records_q-conceptdoi_zero-hits.json"))
+    expected = (
+        "DOI 10.1101/598821 is not registered to a Zenodo record. It resolves elsewhere at "
+        "https://doi.org/10.1101/598821; to find a related deposit, search by title with "
+        'zenodo_search_records. It is a Crossref DOI: call crossref_get_work with {"doi": "10.1101/598821"}.'
+    )
+    assert await _notice(cache, "zenodo_get_record", {"id": "10.1101/598821"}) == expected
+    assert await _notice(cache, "zenodo_list_versions", {"id": "doi:10.1101/598821"}) == expected
+    assert fake.count("/ra/", service="doi") == 1  # the agency is asked once per prefix, then stored
+
+
+async def test_file_tools_on_a_doi_not_on_zenodo_name_the_crossref_call(
+    cache: Services, fake: FakeUpstream
+) -> None:
+    """zenodo_list_files / zenodo_read_file on a Crossref DOI: record_not_found whose recovery is the
+    exact crossref_get_work call.
+    """
+    fake.set_body("zenodo", "/records", corpus_json("zenodo/search/records_q-conceptdoi_zero-hits.json"))
+    async with Client(build_server(cache)) as client:
+        for tool, args in (
+            ("zenodo_list_files", {"id": "10.1101/598821"}),
+            ("zenodo_read_file", {"id": "10.1101/598821", "key": "README.md"}),
+        ):
+            res = await client.call_tool(tool, args)
+            assert res.is_error is True
+            err = (res.structured_content or {})["error"]
+            assert (err["data"]["reason"], err["message"]) == (
+                "record_not_found",
+                "DOI 10.1101/598821 is not registered to a Zenodo record.",
+            )
+            assert err["data"]["recovery"]["hint"] == (
+                'It is a Crossref DOI: call crossref_get_work with {"doi": "10.1101/598821"}.'
+            )

@@ -209,11 +209,11 @@ def test_last_author_page_has_no_next_offset() -> None:
 
 
 def test_offset_past_end_is_explained() -> None:
-    """Offset 24 of 24 authors: an empty page and an explanation naming the valid offsets."""
+    """Offset 24 of 24 authors: an empty page and an explanation naming the last page's offset."""
     v = view("10.1101_598821", offset=24)
     assert v["authors"] == [] and v["authorCount"] == 24
     assert "offset=24 is past the end of the author list (24 authors)" in v["notice"]
-    assert "0 to 23" in v["notice"]
+    assert "Call again with offset=0 for the last page (authors 1–24)" in v["notice"]
 
 
 def test_thousands_of_authors_page_through_completely() -> None:

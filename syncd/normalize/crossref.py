@@ -324,10 +324,11 @@ def _update_notice(doi: str, updated_by: list[Update]) -> str:
 def _paging_notice(count: int, offset: int, shown: int, limit: int) -> str | None:
     if offset >= count:
         noun = "author" if count == 1 else "authors"
+        last = (count - 1) // limit * limit
         return (
-            f"offset={offset} is past the end of the author list ({count} {noun}); "
-            f"no authors on this page. Use an offset from 0 to {count - 1}; every other field is complete "
-            "on every page."
+            f"offset={offset} is past the end of the author list ({count} {noun}); no authors on this "
+            f"page. Call again with offset={last} for the last page (authors {last + 1}–{count}); every "
+            "other field is complete on every page."
         )
     first, last = offset + 1, offset + shown
     if last < count:

@@ -15,11 +15,14 @@ from mcp.types import CallToolResult, TextContent
 
 from syncd.cache import Lookup
 from syncd.errors import (
+    BudgetExhausted,
     NotFound,
+    UpstreamError,
 )
 from syncd.kinds import (
     ZENODO_VERSIONS,
 )
+from syncd.lookups import crossref as lookups_crossref
 from syncd.lookups import zenodo as lookups_zenodo
 from syncd.lookups.zenodo import PageLookup
 from syncd.normalize import zenodo_lists as lists
@@ -41,6 +44,36 @@ from syncd.tools.errors import error_result
 from syncd.tools.zenodo_render import RENAME, render_record, tool_result
 
 FILE_CAP = 25
+
+
+def doi_elsewhere(services: Services, doi: str) -> str:
+    """The sentence naming the call that reads a DOI no Zenodo record holds.
+
+    Asks the registration agency of the DOI's prefix (doi.org ``/ra/{prefix}``, local-first, one
+    request per prefix per ``ttl.entity``): a Crossref DOI gets the exact ``crossref_get_work`` call;
+    another agency is named; when the agency cannot be known now, the Crossref call is given as the
+    first thing to try.
+    """
+    call = f'crossref_get_work with {{"doi": "{doi}"}}'
+    prefix = doi.split("/", 1)[0]
+    try:
+        agency = lookups_crossref.registration_agency(services, prefix)
+    except (UpstreamError, BudgetExhausted):
+        agency = ""
+    if agency is None:
+        return f"doi.org knows no registration agency for the prefix {prefix}: check the DOI."
+    if not agency:
+        return f"If it is a Crossref DOI, call {call}."
+    if agency.lower() == "crossref":
+        return f"It is a Crossref DOI: call {call}."
+    return f"It is registered with {agency}, not Zenodo or Crossref; read it at https://doi.org/{doi}."
+
+
+def _not_on_zenodo(services: Services, input_kind: str, doi: str) -> dict[str, Any]:
+    """The ``not_on_zenodo`` miss, its guidance ending with the call that reads the DOI elsewhere."""
+    data = _miss("not_on_zenodo", input_kind, doi)
+    data["guidance"] = f"{data['guidance']} {doi_elsewhere(services, doi)}"
+    return data
 
 
 def _miss(kind: str, input_kind: str, ident: str, tombstone_body: str | None = None) -> dict[str, Any]:
@@ -107,7 +140,7 @@ def get_record(
         except NotFound as exc:
             if exc.reason != "not_on_zenodo":
                 raise
-            data = _miss("not_on_zenodo", ref.input_kind, ref.doi or id)
+            data = _not_on_zenodo(services, ref.input_kind, ref.doi or id)
         else:
             if lookup.entry.status == "ok":
                 data = _found(services, ref, lookup, state, style)
@@ -209,7 +242,7 @@ def _versions_listing(
     except NotFound as exc:
         if exc.reason != "not_on_zenodo":
             raise
-        data = _miss("not_on_zenodo", ref.input_kind, ref.doi or id)
+        data = _not_on_zenodo(services, ref.input_kind, ref.doi or id)
         data.update(pages.no_versions_fields(page, size))
         return data, f"Versions of {id}: not on Zenodo"
     entry = lookup.entry
