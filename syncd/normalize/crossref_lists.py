@@ -83,15 +83,56 @@ _CITATION_LINK = re.compile(
 _HREF = re.compile(r"""(?:^|\s)(?:[a-z]+:)?href\s*=\s*["']([^"']*)["']""", re.IGNORECASE)
 
 
+_LINK_TAG = re.compile(r"</?(?:[a-z]+:)?(?:a|ext-link|uri)(?:\s[^<>]*)?/?>", re.IGNORECASE)
+"""A link element's opener or closer left without its pair (never shown: JATS tags do not leak)."""
+_DOI_RESOLVER = re.compile(r"^https?://(?:dx\.)?doi\.org/", re.IGNORECASE)
+_FORMULA_TAG = re.compile(
+    r"<(?P<close>/)?(?P<name>(?:[a-z]+:)?(?:inline-formula|alternatives|math|tex-math))\b[^<>]*>",
+    re.IGNORECASE,
+)
+"""An opener or closer of a formula in a citation string (read like a formula of a JATS field)."""
+
+
+def _formulas(s: str) -> str:
+    """``s`` with each outermost formula region read as text, set apart from a word it abuts.
+
+    One scan over the formula tags (linear: an opener never rescans the tail); a formula tag
+    without its pair is dropped (its text stays).
+    """
+    out: list[str] = []
+    done = 0
+    open_at, name, depth = -1, "", 0
+    for tag in _FORMULA_TAG.finditer(s):
+        tag_name = tag.group("name").lower()
+        if open_at < 0:
+            if not tag.group("close"):
+                open_at, name, depth = tag.start(), tag_name, 1
+            continue
+        if tag_name == name:
+            depth += -1 if tag.group("close") else 1
+            if depth == 0:
+                text = jats_to_text(s[open_at : tag.end()], paragraphs=False)
+                lead = " " if open_at and s[open_at - 1].isalnum() else ""
+                tail = " " if tag.end() < len(s) and s[tag.end()].isalnum() else ""
+                out += [_FORMULA_TAG.sub("", s[done:open_at]), lead, text, tail]
+                done, open_at = tag.end(), -1
+    return "".join(out) + _FORMULA_TAG.sub("", s[done:])
+
+
 def _unwrap_link(match: re.Match[str]) -> str:
-    """A link element's text where that text already holds its ``href`` (``<uri>`` is its own href)."""
+    """A link element as text; the tags never remain.
+
+    Its text where that text already holds its ``href`` (``<uri>`` is its own href, a doi.org href
+    counts as its DOI), else ``text (href)``.
+    """
     text = match.group("text")
     found = _HREF.search(match.group("attrs") or "")
     href = (found.group(1) if found else text).strip()
     bare = href.split("://", 1)[-1]
-    if href and (href in text or (bare and bare in text)):
+    doi = _DOI_RESOLVER.sub("", href)
+    if not href or href in text or (bare and bare in text) or (doi != href and doi in text):
         return text
-    return match.group()
+    return f"{text} ({href})" if text.strip() else href
 
 
 def citation_text(value: Any) -> str | None:
@@ -99,15 +140,18 @@ def citation_text(value: Any) -> str | None:
 
     A citation string with formatting markup stripped, character references decoded (once) and
     whitespace collapsed. Link elements (``a``, ``ext-link``, ``uri``) are unwrapped where their text
-    already holds the ``href`` (anchors 3.6), so ``<uri>https://x.org</uri>`` reads ``https://x.org``;
+    already holds the ``href`` (anchors 3.6), so ``<uri>https://x.org</uri>`` reads ``https://x.org``,
+    and read ``text (href)`` where it does not; no link tag remains; a formula (MathML, ``tex-math``,
+    ``inline-formula``) reads as in a JATS field;
     any other bracketed span that is not a known formatting tag (a Miller index ``<100>``, a DOI
     fragment) is kept exactly as deposited. None when nothing is left.
     """
     s = _str(value)
     if s is None:
         return None
-    s = _CITATION_LINK.sub(_unwrap_link, s)
-    out = _WS.sub(" ", decode_entities(_CITATION_TAG.sub("", s))).strip()
+    s = _formulas(s) if "<" in s else s
+    s = _LINK_TAG.sub("", _CITATION_LINK.sub(_unwrap_link, _CITATION_TAG.sub("", s)))
+    out = _WS.sub(" ", decode_entities(s)).strip()
     return out or None
 
 

@@ -237,13 +237,13 @@ _M_PARA = "\x03"  # paragraph break
 _M_ITEM = "\x04"  # list-item separator
 _M_SOFT = "\x05"  # layout whitespace (a run with a line break) next to a tag; see _marker_repl
 _M_SCRIPT = "\x06"  # start of sub/sup: tight, and swallows soft whitespace before it
+_M_FORMULA_OPEN = "\x07"  # an inline formula starts: it stands as a token against the prose before
+_M_FORMULA_CLOSE = "\x08"  # an inline formula ends: it stands as a token against the prose after
 _SCRIPTS = frozenset({"sub", "sup", "inf"})
 _LEAD_WS = re.compile(r"\s+")
 
-_TIGHT = frozenset(
-    {"sub", "sup", "inf", "inline-formula", "tex-math", "formula", "inline-graphic", "private-char"}
-    | {"glyph-data", "glyph-ref", "wbr"}
-)
+_TIGHT = frozenset({"sub", "sup", "inf", "inline-graphic", "private-char", "glyph-data", "glyph-ref", "wbr"})
+_FORMULA = frozenset({"inline-formula", "tex-math", "formula"})
 _INLINE = frozenset(
     {"i", "b", "em", "strong", "italic", "bold", "sc", "span", "u", "underline", "monospace", "roman"}
     | {"sans-serif", "small", "big", "strike", "overline", "font", "tt", "code", "var", "kbd", "samp"}
@@ -311,7 +311,10 @@ class _Walker:
         if name in _DROP:
             return
         if name == "math":
-            self.out.append(_M_TIGHT + _math_text(el) + _M_TIGHT)
+            self.out.append(_M_FORMULA_OPEN + _math_text(el) + _M_FORMULA_CLOSE)
+            return
+        if name in _FORMULA:
+            self.content(el, _M_FORMULA_OPEN, _M_FORMULA_CLOSE)
             return
         if name == "alternatives":
             for child in _children(el):
@@ -421,6 +424,8 @@ def _mml(el: etree._Element) -> str:
         return f"√[{kids[1]}]({kids[0]})"
     if name == "mfenced":
         return _mfenced(el, kids)
+    if name == "mmultiscripts" and kids:
+        return _multiscripts(el, kids)
     if name == "mtable":
         return "; ".join(k for k in kids if k)
     if name in ("mtr", "mlabeledtr"):
@@ -430,6 +435,25 @@ def _mml(el: etree._Element) -> str:
     if not kids:
         return "".join(el.itertext()).strip()
     return "".join(kids)
+
+
+def _multiscripts(el: etree._Element, kids: list[str]) -> str:
+    """``mmultiscripts``: prescripts ahead of the base, postscripts after it (``^{33}Si``, ``R_i^j``).
+
+    Children after the base come in (sub, sup) pairs, postscripts first; ``mprescripts`` starts the
+    prescripts; ``none`` is an empty script.
+    """
+    names = [_local(c) for c in _children(el)]
+    split = names.index("mprescripts") if "mprescripts" in names else len(names)
+
+    def scripts(pairs: list[str]) -> str:
+        out = ""
+        for i in range(0, len(pairs), 2):
+            sub, sup = pairs[i], pairs[i + 1] if i + 1 < len(pairs) else ""
+            out += (f"_{_group(sub)}" if sub else "") + (f"^{_group(sup)}" if sup else "")
+        return out
+
+    return scripts(kids[split + 1 :]) + _paren(kids[0]) + scripts(kids[1:split])
 
 
 def _mfenced(el: etree._Element, kids: list[str]) -> str:
@@ -447,7 +471,7 @@ def _mfenced(el: etree._Element, kids: list[str]) -> str:
 # Paragraph resolution and the public function
 # --------------------------------------------------------------------------------------------------
 
-_MARKER_RUN = re.compile("[\x01\x02\x05\x06]+")
+_MARKER_RUN = re.compile("[\x01\x02\x05\x06\x07\x08]+")
 _NO_SPACE_AFTER = frozenset("([{/-\u2010\u2011")
 _NO_SPACE_BEFORE = frozenset(".,;:!?)]}%/-\u2010\u2011")
 _SENTENCE_PUNCT = frozenset(".!?:;,")
@@ -468,6 +492,8 @@ def _marker_repl(m: re.Match[str]) -> str:
     before, after = text[start - 1], text[end]
     if before.isspace() or after.isspace():
         return ""
+    if _M_FORMULA_OPEN in run or _M_FORMULA_CLOSE in run:
+        return _formula_gap(run, before, after)
     if _M_SOFT in run.rsplit(_M_SCRIPT, 1)[-1]:
         return "" if before in _NO_SPACE_AFTER or after in _NO_SPACE_BEFORE else " "
     if _M_TIGHT in run or _M_SCRIPT in run:
@@ -475,6 +501,32 @@ def _marker_repl(m: re.Match[str]) -> str:
     if (before.isalnum() or before == "_") and (after.isalnum() or after == "_"):
         return " "
     return " " if before in _SENTENCE_PUNCT and after.isalpha() else ""
+
+
+def _formula_gap(run: str, before: str, after: str) -> str:
+    r"""The gap between an inline formula and its neighbour: the formula is a token of the sentence.
+
+    The deposit's whitespace there (layout runs included) is kept as a space, so ``time scale
+    <inline-formula>…</inline-formula> with`` reads ``time scale $\mathbb{T}$ with``; a formula
+    that abuts a word with no whitespace is set apart from it (``neutron-rich<math>…</math>and`` reads
+    ``neutron-rich ^{33}Si and``); one that abuts punctuation with none stays tight (``(p,q)-Laplacian``,
+    ``(<math>…</math>)``). Two formulas in a row are kept apart.
+    """
+    if (
+        _M_FORMULA_OPEN in run
+        and _M_FORMULA_CLOSE in run
+        and run.index(_M_FORMULA_CLOSE) < run.rindex(_M_FORMULA_OPEN)
+    ):
+        return " "
+    if _M_FORMULA_OPEN in run:  # prose before, formula after; layout inside the wrapper is not a gap
+        if before in "([{":
+            return ""
+        soft = _M_SOFT in run[: run.index(_M_FORMULA_OPEN)]
+        return " " if soft or before.isalnum() or before in _SENTENCE_PUNCT else ""
+    if after in ")]}":  # formula before, prose after
+        return ""
+    soft = _M_SOFT in run[run.rindex(_M_FORMULA_CLOSE) :]
+    return " " if soft or after.isalnum() else ""
 
 
 def _resolve(chunk: str) -> str:
@@ -516,8 +568,10 @@ def jats_to_text(s: str, *, paragraphs: bool = True) -> str:
     are decoded (once: ``&amp;lt;`` stays the literal ``&lt;``); namespace prefixes (``jats:``, ``mml:``)
     are ignored. Element classes:
 
-    * tight (``sub``, ``sup``, ``inline-formula``, ``tex-math``…): removed with no space, so
-      ``H<sub>2</sub>O`` -> ``H2O``;
+    * tight (``sub``, ``sup``, ``inf``…): removed with no space, so ``H<sub>2</sub>O`` -> ``H2O``;
+    * inline formulas (``inline-formula``, ``tex-math``, ``formula``, MathML ``math``) are tokens of the
+      sentence: the deposit's whitespace around them is a space, a word they abut is set apart
+      (``scale<tex-math>$x$</tex-math>with`` -> ``scale $x$ with``), punctuation they abut stays tight;
     * inline (``i``, ``b``, ``italic``, ``bold``, ``sc``, ``span``, ``given-names``…): a space only between
       two word characters or between ``. ! ? : ; ,`` and a letter (``<i>in</i>vitro`` -> ``in vitro``,
       ``frog,<i>Physalaemus</i>`` -> ``frog, Physalaemus``);
