@@ -1,8 +1,10 @@
 """``syncd db copy``: move a whole store between databases (SQLite <-> PostgreSQL, or same backend).
 
-What is copied, in this order (foreign keys first): ``entries`` (ids kept), ``validations``,
-``concepts``, ``watches`` (ids kept), ``sync_state`` and ``blobs``; rows are read from the source in
-primary-key order, ``batch`` at a time, and written to the destination with
+What is copied, in this order (foreign keys first): ``body_dictionaries`` (the zstd dictionaries
+the bodies name), ``entries`` (ids kept; bodies copied as stored, still compressed), ``validations``,
+``previous_bodies`` (ids kept), ``concepts``, ``watches`` (ids kept), ``sync_state`` and ``blobs``;
+rows are read from the source in primary-key order, ``batch`` at a time, and written to the
+destination with
 ``INSERT ... ON CONFLICT DO NOTHING``. The search index is rebuilt by the destination itself (FTS5
 triggers on SQLite, the generated ``search_tsv`` column on PostgreSQL). The shared budget
 (``budget_pools``, ``budget_leases``) is runtime state and is not copied: the destination starts
@@ -32,13 +34,24 @@ from sqlalchemy.exc import SQLAlchemyError
 from syncd.errors import InvalidInput, StoreError
 from syncd.store.dialect import insert_many_ignore, is_postgresql, normalize_url, reset_sequences, upsert
 from syncd.store.engine import current_revision, head_revision, make_engine, upgrade_to_head
-from syncd.store.models import Blob, Concept, Entry, SyncState, Validation, Watch
+from syncd.store.models import (
+    Blob,
+    BodyDictionary,
+    Concept,
+    Entry,
+    PreviousBody,
+    SyncState,
+    Validation,
+    Watch,
+)
 
 __all__ = ["COPY_TABLES", "PROGRESS_PREFIX", "CopyReport", "copy_store", "redact"]
 
 COPY_TABLES: list[Table] = [
+    BodyDictionary.__table__,  # type: ignore[list-item]
     Entry.__table__,  # type: ignore[list-item]
     Validation.__table__,  # type: ignore[list-item]
+    PreviousBody.__table__,  # type: ignore[list-item]
     Concept.__table__,  # type: ignore[list-item]
     Watch.__table__,  # type: ignore[list-item]
     SyncState.__table__,  # type: ignore[list-item]
@@ -47,7 +60,7 @@ COPY_TABLES: list[Table] = [
 """Tables copied, parents before children."""
 PROGRESS_PREFIX = "dbcopy:"
 """``sync_state.name`` prefix of the copy's progress rows in the destination (never copied)."""
-SERIAL_COLUMNS = [("entries", "id"), ("watches", "id")]
+SERIAL_COLUMNS = [("entries", "id"), ("previous_bodies", "id"), ("watches", "id")]
 
 Progress = Callable[[str, int, int], None]
 """``progress(table, rows_copied_now, rows_in_source_table)``, called after every batch."""
@@ -111,6 +124,18 @@ def _after(table: Table, last: list[Any] | None) -> Any:
         eqs = [cols[j] == last[j] for j in range(i)]
         ors.append(and_(*eqs, col > last[i]))
     return or_(*ors)
+
+
+def _as_stored(row: dict[str, Any]) -> dict[str, Any]:
+    """A row to write as read, except a plain-text body (SQLite, before compression) as UTF-8 bytes.
+
+    Bodies are copied as stored (:mod:`syncd.store.codec`), never decoded; a PostgreSQL ``bytea``
+    column takes bytes only, and the codec reads UTF-8 bytes as the text they are.
+    """
+    body = row.get("body")
+    if isinstance(body, str):
+        row["body"] = body.encode("utf-8", "surrogatepass")
+    return row
 
 
 def _progress_rows(conn: Connection) -> dict[str, dict[str, Any]]:
@@ -223,7 +248,7 @@ def _copy(src: Engine, dst: Engine, report: CopyReport, batch: int, progress: Pr
             if after is not None:
                 q = q.where(after)
             with src.connect() as sconn:
-                rows = [dict(r._mapping) for r in sconn.execute(q)]
+                rows = [_as_stored(dict(r._mapping)) for r in sconn.execute(q)]
             if not rows:
                 break
             last = [rows[-1][c.name] for c in pk]

@@ -112,7 +112,8 @@ def test_evict_and_prune(env: Settings) -> None:  # noqa: F811
 def test_prune_by_size_removes_longest_unconfirmed_first(env: Settings) -> None:  # noqa: F811
     """`--max-size` removes the entries upstream confirmed longest ago until the bodies fit."""
     _seed()
-    sizes = {r["key"]: r["body_bytes"] for r in run_json("cache", "ls")}
+    with sqlite3.connect(env.database_url.removeprefix("sqlite:///")) as con:  # stored (compressed) bytes
+        sizes = dict(con.execute("SELECT key, length(body) FROM entries"))
     cap = sizes["5244404"] + 10
     res = run_json("cache", "prune", "--max-size", str(cap))
     assert res["keys"] == [f"crossref_work:{RAPTOR}"]

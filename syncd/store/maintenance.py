@@ -17,14 +17,26 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import and_, delete, false, func, or_, select, text
+from sqlalchemy.exc import SQLAlchemyError
 
-from syncd.store.models import Blob, Concept, Entry, Validation
+from syncd.errors import StoreError
+from syncd.store.codec import (
+    ConvertReport,
+    CorruptBody,
+    convert_bodies,
+    decode_body,
+    dictionary_of,
+    load_dictionaries,
+    train_dictionary,
+)
+from syncd.store.models import Blob, Concept, Entry, PreviousBody, Validation
 from syncd.store.repo import Store, StoredEntry, _row_to_entry, _select_entries
 
 __all__ = [
     "SORTS",
     "PruneResult",
     "VerifyResult",
+    "compress_bodies",
     "delete_entries",
     "iter_entries",
     "list_entries",
@@ -223,6 +235,12 @@ class VerifyResult:
     integrity: str = "ok"
     entries: int = 0
     fts_rows: int = 0
+    bodies: int = 0
+    """Stored bodies decoded (entries and previous bodies)."""
+    bodies_uncompressed: int = 0
+    """Of them, bodies stored as plain text (not yet compressed; ``syncd cache vacuum`` compresses them)."""
+    bad_bodies: list[str] = field(default_factory=list)
+    """``kind:key`` of the entries whose body (or a previous body: ``... (previous)``) does not decode."""
     problems: list[str] = field(default_factory=list)
     repaired: list[str] = field(default_factory=list)
 
@@ -235,8 +253,10 @@ class VerifyResult:
 def verify(store: Store, *, repair: bool = False) -> VerifyResult:
     """Check the database; with ``repair``, fix what can be fixed.
 
-    Checks ``PRAGMA integrity_check`` and ``foreign_key_check`` (SQLite), entries without a
-    validation row, validation rows without an entry, ``ok`` entries without a body or hash, and the
+    Checks ``PRAGMA integrity_check`` and ``foreign_key_check`` (SQLite), that every stored body
+    (entries and previous bodies) decodes (:func:`syncd.store.codec.decode_body`: for a compressed body
+    the zstd frame is intact and the XXH64 checksum of the text written with it matches), entries
+    without a validation row, validation rows without an entry, ``ok`` entries without a body or hash, and the
     FTS index against the entries (FTS5 ``integrity-check``; on PostgreSQL: the search column and its
     GIN index exist and are valid). With ``repair``: add missing validation rows, delete orphans and
     rebuild the FTS (or GIN) index; what was fixed is listed in ``repaired``.
@@ -253,6 +273,7 @@ def verify(store: Store, *, repair: bool = False) -> VerifyResult:
             if fk:
                 res.problems.append(f"foreign_key_check: {len(fk)} rows violate foreign keys")
         res.entries = int(conn.execute(select(func.count()).select_from(Entry)).scalar_one())
+        _check_bodies(conn, res)
         no_validation = (
             conn.execute(
                 select(Entry.id).where(
@@ -287,6 +308,17 @@ def verify(store: Store, *, repair: bool = False) -> VerifyResult:
                 fts_problem = f"fts: {exc.__class__.__name__}: {str(exc).splitlines()[0]}"
             if fts_problem is None and res.fts_rows != res.entries:
                 fts_problem = f"fts: {res.fts_rows} index rows for {res.entries} entries"
+    if res.bad_bodies:
+        shown = ", ".join(res.bad_bodies[:BAD_BODIES_SHOWN])
+        more = (
+            f" and {len(res.bad_bodies) - BAD_BODIES_SHOWN} more"
+            if len(res.bad_bodies) > BAD_BODIES_SHOWN
+            else ""
+        )
+        res.problems.append(
+            f"bodies that do not decode: {len(res.bad_bodies)} ({shown}{more}); "
+            "delete those entries (syncd cache rm) to fetch them again"
+        )
     if no_validation:
         res.problems.append(f"entries without a validation row: {len(no_validation)}")
     if orphans:
@@ -322,6 +354,65 @@ def verify(store: Store, *, repair: bool = False) -> VerifyResult:
 
 
 PG_SEARCH_INDEX = "ix_entries_search_tsv"
+BAD_BODIES_SHOWN = 20
+"""Entries named in the problem line of undecodable bodies (all are in ``VerifyResult.bad_bodies``)."""
+
+
+def _check_bodies(conn: Any, res: VerifyResult, batch: int = 1000) -> None:
+    """Decode every stored body (entries, then previous bodies), ``batch`` rows at a time, into ``res``."""
+    load_dictionaries(conn)
+    queries = [
+        (select(Entry.id, Entry.kind, Entry.key, Entry.body), Entry.id, Entry.body, ""),
+        (
+            select(PreviousBody.id, Entry.kind, Entry.key, PreviousBody.body).join(
+                Entry, Entry.id == PreviousBody.entry_id
+            ),
+            PreviousBody.id,
+            PreviousBody.body,
+            " (previous)",
+        ),
+    ]
+    for base, id_col, body_col, suffix in queries:
+        last = 0
+        while True:
+            rows = conn.execute(
+                base.where(id_col > last, body_col.is_not(None)).order_by(id_col).limit(batch)
+            ).all()
+            if not rows:
+                break
+            last = rows[-1][0]
+            for _, kind, key, body in rows:
+                res.bodies += 1
+                if dictionary_of(body) is None:
+                    res.bodies_uncompressed += 1
+                try:
+                    decode_body(body)
+                except CorruptBody:
+                    res.bad_bodies.append(f"{kind}:{key}{suffix}")
+
+
+def compress_bodies(store: Store, *, batch: int | None = None, retrain: bool = False) -> ConvertReport:
+    """Compress every stored body with the store's newest dictionary, ``batch`` rows per transaction.
+
+    ``batch`` defaults to :data:`syncd.store.codec.CONVERT_BATCH`. Trains a dictionary first when the
+    store has none yet (and enough bodies), or with ``retrain`` a new one (later writes use it; bodies
+    compressed with older ones stay readable and are re-encoded here). Resumable: an interrupted run
+    leaves the batches it committed.
+
+    Raises:
+        StoreError: the database failed, or a stored body does not decode (``CorruptBody``).
+    """
+    try:
+        with store.engine.connect() as conn:
+            trained = train_dictionary(conn) if retrain else None
+            conn.commit()
+            report = convert_bodies(conn, conn.commit, batch=batch)
+            conn.commit()
+    except SQLAlchemyError as exc:
+        raise StoreError(f"store write failed: {exc.__class__.__name__}: {exc}") from exc
+    report.trained = report.trained or trained is not None
+    store.codec.use(report.dictionary)
+    return report
 
 
 def _pg_search_index(conn: Any) -> tuple[int, str | None]:
@@ -347,12 +438,17 @@ def _pg_search_index(conn: Any) -> tuple[int, str | None]:
 
 
 def vacuum(store: Store) -> dict[str, Any]:
-    """Reclaim space; returns ``size_before_bytes`` and ``size_after_bytes``.
+    """Compress the bodies and reclaim space; returns sizes before/after and what was compressed.
 
+    Keys: ``size_before_bytes``, ``size_after_bytes``, ``bodies_compressed`` (bodies re-encoded now)
+    and ``dictionary`` (the body dictionary's id, 0: none).
+
+    First :func:`compress_bodies` (trains a dictionary when the store has none and enough bodies). Then
     SQLite: checkpoint the WAL, optimize the FTS index and ``VACUUM``. PostgreSQL: ``VACUUM ANALYZE``
     (space returns to the server's free-space map; the database file rarely shrinks).
     """
     before = store.size_bytes()
+    compressed = compress_bodies(store)
     if store.engine.dialect.name == "sqlite":
         with store.write() as conn:
             conn.execute(text("INSERT INTO entries_fts(entries_fts) VALUES ('optimize')"))
@@ -368,4 +464,9 @@ def vacuum(store: Store) -> dict[str, Any]:
     else:  # PostgreSQL: VACUUM cannot run inside a transaction
         with store.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
             conn.exec_driver_sql("VACUUM ANALYZE")
-    return {"size_before_bytes": before, "size_after_bytes": store.size_bytes()}
+    return {
+        "size_before_bytes": before,
+        "size_after_bytes": store.size_bytes(),
+        "bodies_compressed": compressed.converted,
+        "dictionary": compressed.dictionary,
+    }

@@ -21,6 +21,8 @@ Tables:
     previous_bodies bodies set aside: the body an entry had before a replacement (``role`` previous,
                   kept ``store.keep_previous_s``) and a suspicious new body awaiting confirmation
                   (``role`` suspect); migration 0004.
+    body_dictionaries zstd dictionaries the bodies are compressed with (:mod:`syncd.store.codec`),
+                  kept forever, keyed by zstd's dictionary id; migration 0008.
     entries_fts   FTS5 index over ``entries.title`` and ``entries.search_text`` (created by migration,
                   kept in sync by triggers; not mapped here).
 """
@@ -28,6 +30,7 @@ Tables:
 from __future__ import annotations
 
 from sqlalchemy import (
+    BigInteger,
     Boolean,
     Float,
     ForeignKey,
@@ -45,6 +48,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 __all__ = [
     "Base",
     "Blob",
+    "BodyDictionary",
     "BudgetLease",
     "BudgetPool",
     "Concept",
@@ -62,6 +66,11 @@ NAMING = {
     "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
     "pk": "pk_%(table_name)s",
 }
+
+
+BODY = LargeBinary().with_variant(Text(), "sqlite")
+"""Type of the body columns: ``bytea`` on PostgreSQL; on SQLite the ``TEXT`` column of migration 0001
+holds the encoded ``BLOB`` as it is (SQLite keeps a blob's bytes in any column), so no table rebuild."""
 
 
 class Base(DeclarativeBase):
@@ -90,7 +99,8 @@ class Entry(Base):
     kind: Mapped[str] = mapped_column(String(32))
     key: Mapped[str] = mapped_column(String(1024))
     status: Mapped[str] = mapped_column(String(16))
-    body: Mapped[str | None] = mapped_column(Text, nullable=True)
+    body: Mapped[bytes | str | None] = mapped_column(BODY, nullable=True)
+    """The body as stored (:mod:`syncd.store.codec`); the store decodes it, nothing else reads it."""
     content_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
     upstream_version: Mapped[str | None] = mapped_column(String(64), nullable=True)
     doi: Mapped[str | None] = mapped_column(String(1024), nullable=True)
@@ -236,8 +246,26 @@ class PreviousBody(Base):
     entry_id: Mapped[int] = mapped_column(ForeignKey("entries.id", ondelete="CASCADE"), index=True)
     role: Mapped[str] = mapped_column(String(16))
     status: Mapped[str] = mapped_column(String(16))
-    body: Mapped[str | None] = mapped_column(Text, nullable=True)
+    body: Mapped[bytes | str | None] = mapped_column(BODY, nullable=True)
+    """Encoded like ``entries.body`` (:mod:`syncd.store.codec`)."""
     content_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
     fetched_at: Mapped[float] = mapped_column(Float)
     kept_at: Mapped[float] = mapped_column(Float, index=True)
     reason: Mapped[str | None] = mapped_column(String(64), nullable=True)
+
+
+class BodyDictionary(Base):
+    """A zstd dictionary trained on the store's own bodies (migration 0008; :mod:`syncd.store.codec`).
+
+    ``id`` is zstd's dictionary id (written in the header of every body compressed with it); ``data``
+    the dictionary; ``samples`` bodies of ``sample_bytes`` bytes in all trained it at ``created_at``
+    (epoch seconds). Never deleted: bodies compressed with it stay readable after a newer one.
+    """
+
+    __tablename__ = "body_dictionaries"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    data: Mapped[bytes] = mapped_column(LargeBinary)
+    samples: Mapped[int] = mapped_column(Integer)
+    sample_bytes: Mapped[int] = mapped_column(BigInteger)
+    created_at: Mapped[float] = mapped_column(Float)

@@ -32,6 +32,7 @@ from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from syncd.errors import InvalidInput, MalformedResponse, StoreError
 from syncd.store import guard
+from syncd.store.codec import BodyCodec, decode_body
 from syncd.store.dialect import (
     PG_TS_CONFIG,
     database_size,
@@ -211,7 +212,8 @@ _COLUMNS = (
 
 
 def _row_to_entry(row: Any) -> StoredEntry:
-    return StoredEntry(**row._mapping)
+    """The entry of a row of :data:`_COLUMNS`, its body decoded (:func:`syncd.store.codec.decode_body`)."""
+    return StoredEntry(**{**row._mapping, "body": decode_body(row.body)})
 
 
 def _select_entries() -> Any:
@@ -299,6 +301,8 @@ class Store:
         self._reader = reader(engine)
         self._point = point_reader(engine)
         self._local = threading.local()
+        self.codec = BodyCodec(engine)
+        """Encoder of the bodies this store writes (:mod:`syncd.store.codec`)."""
 
     @classmethod
     def open(cls, database_url: str, *, upgrade: bool = True, **limits: Any) -> Store:
@@ -788,7 +792,7 @@ class Store:
                         "kind": content.kind,
                         "key": content.key,
                         "status": content.status,
-                        "body": content.body,
+                        "body": self.encode_body(content.body, conn),
                         "content_hash": content.content_hash,
                         "upstream_version": content.upstream_version,
                         "doi": content.doi,
@@ -835,6 +839,15 @@ class Store:
             )
         return _row_to_entry(row), changed
 
+    def encode_body(self, text: str | None, conn: Connection | None = None) -> bytes | None:
+        """The stored form of the body ``text`` (None stays None); the one encoder of every body write.
+
+        zstd with the store's newest dictionary (:meth:`syncd.store.codec.BodyCodec.encode`); ``conn``,
+        the transaction being written, is used to look the dictionary up on the first call. Bulk writers
+        store what this returns in ``entries.body``; the store's reads decode it.
+        """
+        return self.codec.encode(text, conn)
+
     def _held_back(self, conn: Connection, old: StoredEntry, content: EntryContent, now: float) -> str | None:
         """The suspicion that holds ``content`` back from replacing ``old`` (recorded), or None.
 
@@ -865,7 +878,7 @@ class Store:
                 entry_id=old.id,
                 role="suspect",
                 status=content.status,
-                body=content.body,
+                body=self.encode_body(content.body, conn),
                 content_hash=content.content_hash,
                 fetched_at=now,
                 kept_at=now,
@@ -888,7 +901,7 @@ class Store:
                     entry_id=old.id,
                     role="previous",
                     status=old.status,
-                    body=old.body,
+                    body=self.encode_body(old.body, conn),
                     content_hash=old.content_hash,
                     fetched_at=old.fetched_at,
                     kept_at=now,
@@ -918,7 +931,14 @@ class Store:
                 .where(table.c.entry_id == entry_id)
                 .order_by(table.c.kept_at.desc(), table.c.id.desc())
             ).all()
-        return [{k: v for k, v in r._mapping.items() if k not in ("id", "entry_id")} for r in rows]
+        return [
+            {
+                k: decode_body(v) if k == "body" else v
+                for k, v in r._mapping.items()
+                if k not in ("id", "entry_id")
+            }
+            for r in rows
+        ]
 
     def prune_previous(self, now: float | None = None) -> int:
         """Drop every replaced body kept longer than ``keep_previous_s``; returns how many went."""
@@ -961,7 +981,7 @@ class Store:
             .where(Entry.id == old.id)
             .values(
                 status=content.status,
-                body=content.body,
+                body=self.encode_body(content.body, conn),
                 content_hash=content.content_hash,
                 upstream_version=content.upstream_version,
                 doi=content.doi,
