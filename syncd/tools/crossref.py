@@ -10,7 +10,9 @@ Contract: ``../shared/spec/anchors.md`` §1a (same name, parameters, bounds, out
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from importlib import resources
+from threading import Lock
 from typing import Any
 
 from mcp.server import MCPServer
@@ -151,9 +153,35 @@ def cache_line(data: dict[str, Any]) -> str | None:
     return f"[cache: {c['source']}, validated {c['validated_at']}, stale={c['stale']}{flag}]"
 
 
+_VIEWS: OrderedDict[tuple[str, str, str | None, int, int], dict[str, Any]] = OrderedDict()
+"""Recent work answers without ``cache``, by (DOI key, content hash, volatile fields, offset, limit)."""
+_VIEWS_MAX = 256
+_VIEWS_LOCK = Lock()
+
+
 def _work_data(lookup: Lookup, offset: int, limit: int) -> dict[str, Any]:
-    view = work_view(document(lookup.entry), offset=offset, limit=limit)
-    data = view.model_dump(mode="json", exclude_none=True)
+    """The work answer of ``lookup``: its contract view plus this call's ``cache`` block.
+
+    The view is built once per stored content and author page and kept for the last
+    :data:`_VIEWS_MAX` (a warm hit skips ``json.loads`` of the body, ``work_view`` and the dump).
+    The answer is a new top-level dict; its nested values are shared with the kept view, so no
+    caller may change them in place (``fit_answer`` copies before it cuts).
+    """
+    entry = lookup.entry
+    key = (entry.key, entry.content_hash, entry.volatile, offset, limit) if entry.content_hash else None
+    with _VIEWS_LOCK:
+        view = _VIEWS.get(key) if key else None
+        if view is not None:
+            _VIEWS.move_to_end(key)
+    if view is None:
+        built = work_view(document(entry), offset=offset, limit=limit)
+        view = built.model_dump(mode="json", exclude_none=True)
+        if key:
+            with _VIEWS_LOCK:
+                _VIEWS[key] = view
+                if len(_VIEWS) > _VIEWS_MAX:
+                    _VIEWS.popitem(last=False)
+    data = dict(view)
     data["cache"] = lookup.provenance.as_dict()
     return data
 

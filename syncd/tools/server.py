@@ -21,6 +21,7 @@ from mcp.types import CallToolResult
 
 from syncd import __version__
 from syncd.config import Settings
+from syncd.contracts.common import wire_schema
 from syncd.tools import crossref, zenodo
 from syncd.tools.fit import clamp_arguments, fit_answer
 from syncd.tools.params import ToolArgs, ToolSpec
@@ -57,7 +58,9 @@ def _sdk_tool(spec: ToolSpec) -> Tool:
 
     The function the SDK calls takes the validated :class:`ToolArgs` (validated by
     :meth:`SyncdServer.call_tool` before the SDK sees the call) and the request ``Context``; its
-    return annotation gives the ``outputSchema`` and the SDK's check of successful answers. Every
+    return annotation gives the ``outputSchema`` (published in its
+    :func:`~syncd.contracts.common.wire_schema` form: no ``$ref``/nullable ``anyOf`` for a client's
+    validator to walk) and the SDK's check of successful answers. Every
     answer goes through :func:`~syncd.tools.fit.fit_answer` (the ``answer_max_chars`` budget).
     """
 
@@ -78,7 +81,9 @@ def _sdk_tool(spec: ToolSpec) -> Tool:
     tool = Tool.from_function(
         run, name=spec.name, title=spec.title, description=spec.description, annotations=spec.annotations
     )
-    return tool.model_copy(update={"parameters": spec.args.input_schema()})
+    schema = tool.fn_metadata.output_schema  # (Tool.output_schema is a cached_property: read it after)
+    meta = tool.fn_metadata.model_copy(update={"output_schema": schema and wire_schema(schema)})
+    return tool.model_copy(update={"parameters": spec.args.input_schema(), "fn_metadata": meta})
 
 
 class SyncdServer(MCPServer[Any]):
