@@ -27,6 +27,7 @@ from benchmarks import (  # noqa: F401
     bench_import,
     bench_reval,
     bench_search,
+    bench_store_size,
     bench_warm,
 )
 from benchmarks.harness import REGISTRY, ROOT, Context, NotMeasured, Row, machine, median, ms, pct
