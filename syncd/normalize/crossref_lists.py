@@ -220,7 +220,7 @@ def facet_counts(facets: Any) -> list[FacetCounts] | None:
             if isinstance(c, int) and not isinstance(c, bool)
         ]
         values.sort(key=lambda fv: (-fv.count, fv.value))
-        out.append(FacetCounts(name=str(name), valueCount=_int(facet.get("value-count")), values=values))
+        out.append(FacetCounts(name=str(name), values=values))
     return out or None
 
 
