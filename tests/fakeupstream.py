@@ -26,9 +26,11 @@ Crossref and doi.org; the query is compared as a multiset of pairs, ignoring ``m
 5. Crossref cursor chains: a ``cursor`` token equal to a recorded page's ``next-cursor`` gets the next page;
 6. Crossref ``/works/{doi}`` from every ``crossref/work/*.json`` by the DOI in the body (URL forms such as
    ``/works/https://doi.org/10.1/x`` and ``doi:`` are accepted), ``/works/{doi}/agency`` synthesised for
-   DOIs whose agency is known; Zenodo ``/records/{id}`` from ``zenodo/record`` (and ``record-history``,
-   newest preferred) by the id in the body, concept ids answer ``302`` to the highest corpus version,
-   ``/records/{id}/versions/latest`` likewise, tombstones answer ``410``; doi.org ``/ra/{doi}[,{doi}...]``;
+   DOIs whose agency is known, ``/works?filter=doi:A,doi:B,...`` (no ``select``) as a work list of the
+   corpus works named (the others left out, as Crossref does); Zenodo ``/records/{id}`` from
+   ``zenodo/record`` (and ``record-history``, newest preferred) by the id in the body, concept ids
+   answer ``302`` to the highest corpus version, ``/records/{id}/versions/latest`` likewise, tombstones
+   answer ``410``; doi.org ``/ra/{doi}[,{doi}...]``;
 7. single-record paths (not a collection such as ``/works`` or ``/records``) ignore the query;
 8. otherwise the service's real "not found": Crossref ``404 text/plain`` ``Resource not found.``, Zenodo
    ``404`` JSON ``{"status": 404, "message": "The persistent identifier does not exist."}``.
@@ -995,6 +997,10 @@ class FakeUpstream:
         return _Canned(404, (("content-type", "text/plain"),), b"Not found.")
 
     def _crossref(self, request: _Request) -> _Canned | None:
+        if request.npath.rstrip("/") == "/works" and "select" not in request.query:
+            listed = self._doi_list(request.query.get("filter", ""))
+            if listed is not None:
+                return listed
         decoded = re.sub(r"/{2,}", "/", unquote(request.raw_rel))
         match = re.match(r"^/works/(.+)$", decoded, re.IGNORECASE)
         if not match:
@@ -1017,6 +1023,24 @@ class FakeUpstream:
             }
             return _Canned(200, (("content-type", _JSON_CT),), _json_bytes(body), "synthesised agency")
         return self.corpus.works.get(rest)
+
+    def _doi_list(self, filters: str) -> _Canned | None:
+        """``/works?filter=doi:A,doi:B,...`` (no ``select``): a work list of the corpus works named.
+
+        Crossref leaves a DOI it does not hold out of the list. None when a filter is not ``doi:``.
+        """
+        clauses = [c.strip() for c in filters.split(",") if c.strip()]
+        if not clauses or not all(c.lower().startswith("doi:") for c in clauses):
+            return None
+        items = []
+        for doi in dict.fromkeys(c[len("doi:") :].lower() for c in clauses):
+            canned = self.corpus.works.get(doi)
+            if canned is not None:
+                doc = json.loads(canned.body)
+                items.append(doc.get("message") if "message" in doc else doc)
+        message = {"facets": {}, "total-results": len(items), "items": items, "items-per-page": len(items)}
+        body = {"status": "ok", "message-type": "work-list", "message-version": "1.0.0", "message": message}
+        return _Canned(200, (("content-type", _JSON_CT),), _json_bytes(body), "doi filter list")
 
     def _zenodo(self, request: _Request) -> _Canned | None:
         npath = request.npath.rstrip("/")

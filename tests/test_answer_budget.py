@@ -58,6 +58,7 @@ LARGEST: list[tuple[str, dict[str, Any]]] = [
     ("crossref_search_funders", {"funder_doi": "10.13039/100000001", "include_works": True, "rows": 100}),
     ("crossref_get_member", {"member_id": 98}),
     ("crossref_get_prefix", {"prefix": "10.1016"}),
+    ("crossref_get_works", {"dois": [i["DOI"] for i in _search_page()["message"]["items"]]}),  # 100 works
     ("zenodo_get_record", {"id": "5244404", "citation_style": "bibtex"}),
     ("zenodo_search_records", {"query": 'title:"Frictionless Data Test"', "size": 25}),
     ("zenodo_list_versions", {"id": "22705923", "size": 25}),

@@ -12,6 +12,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from syncd.contracts.common import CacheInfo
+
 __all__ = [
     "Affiliation",
     "Contributor",
@@ -21,6 +23,7 @@ __all__ = [
     "FacetValue",
     "Funder",
     "FunderRecord",
+    "GetWorksView",
     "JournalRecord",
     "JournalSubject",
     "License",
@@ -41,6 +44,8 @@ __all__ = [
     "Update",
     "WorkSummary",
     "WorkView",
+    "WorksCounts",
+    "WorksItem",
     "YearCount",
 ]
 
@@ -675,3 +680,80 @@ class PrefixView(_Model):
     memberId: int | None = Field(
         None, description="Member id named by the prefix record (crossref_get_member)."
     )
+
+# --------------------------------------------------------------------------------------------------
+# crossref_get_works
+# --------------------------------------------------------------------------------------------------
+
+
+class WorksItem(_Model):
+    """One DOI of a ``crossref_get_works`` answer: the work's summary and updates, or why there is none."""
+
+    input: str = Field(description="The DOI as given (any form: URL, doi: prefix, pasted).")
+    doi: str | None = Field(
+        None, description="The DOI: as Crossref returns it when found, else as parsed; absent when invalid."
+    )
+    found: bool = Field(description="True when Crossref's record is answered (from the store or upstream).")
+    title: str | None = Field(None, description="Title (title[0]), markup stripped.")
+    type: str | None = Field(None, description="Work type, e.g. journal-article.")
+    authors: list[SummaryAuthor] | None = Field(
+        None, description="First three authors (names only); crossref_get_work pages them all."
+    )
+    authorCount: int | None = Field(None, description="Number of deposited authors.")
+    published: PublishedDate | None = Field(None, description="Primary publication date.")
+    containerTitle: str | None = Field(None, description="Journal, book or proceedings title.")
+    publisher: str | None = Field(None, description="Publisher name.")
+    flags: list[Literal["retracted", "corrected", "expression_of_concern"]] | None = Field(
+        None,
+        description="What updatedBy says of this work: retracted (retraction, withdrawal, removal), "
+        "corrected (correction, erratum, corrigendum, addendum), expression_of_concern. Absent when none; "
+        "an absent list does not prove the work was never updated.",
+    )
+    updatedBy: list[Update] | None = Field(
+        None, description="Updates recorded against this work (notices' DOIs, types, sources)."
+    )
+    updateTo: list[Update] | None = Field(None, description="Works this record is an update notice for.")
+    notice: str | None = Field(None, description="The update notice, as crossref_get_work gives it.")
+    reason: str | None = Field(
+        None,
+        description="Why nothing is answered: doi_not_found, invalid_parameter (not a DOI), "
+        "upstream_unavailable, rate_limited, request_timeout, malformed_response.",
+    )
+    message: str | None = Field(None, description="What went wrong, in words (with reason).")
+    hint: str | None = Field(None, description="What to do about it (with reason).")
+    registrationAgency: str | None = Field(
+        None,
+        description="The registration agency doi.org names for a DOI Crossref does not hold (DataCite...).",
+    )
+    zenodoRecordId: str | None = Field(None, description="A Zenodo DOI's record id (for zenodo_get_record).")
+    retryAfterS: float | None = Field(None, description="Seconds to wait before asking again (rate_limited).")
+    cache: CacheInfo | None = Field(
+        None, description="Where this item came from and how fresh it is (absent when nothing is stored)."
+    )
+
+
+class WorksCounts(_Model):
+    """Tallies over every DOI of the call (not only the ones shown)."""
+
+    found: int = Field(description="DOIs answered with Crossref's record.")
+    notFound: int = Field(description="DOIs Crossref does not hold (doi_not_found).")
+    invalid: int = Field(description="Inputs that are not DOIs.")
+    failed: int = Field(description="DOIs not answered because upstream could not be used.")
+    retracted: int = Field(description="Works flagged retracted.")
+    corrected: int = Field(description="Works flagged corrected.")
+    expressionOfConcern: int = Field(description="Works flagged with an expression of concern.")
+
+
+class GetWorksView(_Model):
+    """``structuredContent`` of ``crossref_get_works``: one item per DOI given, in order."""
+
+    requested: int = Field(description="Number of DOIs given.")
+    offset: int = Field(description="Index of the first item shown (0-based).")
+    returned: int = Field(description="Number of items shown.")
+    counts: WorksCounts = Field(description="Tallies over every DOI given.")
+    listRequests: int = Field(description="Crossref list requests this call sent (50 DOIs each at most).")
+    items: list[WorksItem] = Field(description="One item per DOI, in the order given, from offset.")
+    nextOffset: int | None = Field(
+        None, description="Offset of the next item; present only when the answer was cut to fit."
+    )
+    notice: str | None = Field(None, description="Guidance: what was cut and the call that continues.")

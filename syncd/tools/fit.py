@@ -22,7 +22,7 @@ from typing import Any
 
 from mcp.types import CallToolResult, TextContent
 
-from syncd.tools import crossref, zenodo_render
+from syncd.tools import crossref, crossref_batch, zenodo_render
 
 __all__ = ["CLAMPS", "FITS", "Cut", "Fit", "answer_size", "clamp_arguments", "fit_answer"]
 
@@ -313,6 +313,10 @@ FITS: dict[str, Fit] = {
     ),
     "crossref_get_member": Fit((Cut("prefixes", _dropped("Prefixes")),), _plain(crossref.render_member)),
     "crossref_get_prefix": Fit((), _plain(crossref.render_prefix)),
+    "crossref_get_works": Fit(
+        (Cut("items", crossref_batch.resume_items),),
+        _plain(crossref_batch.render_works),
+    ),
     "zenodo_get_record": Fit((Cut("record.files.entries", _record_files),), _record),
     "zenodo_search_records": Fit((Cut("hits", _page_items("hits")),), zenodo_render.render_page),
     "zenodo_list_versions": Fit((Cut("versions", _page_items("versions")),), zenodo_render.render_page),

@@ -54,6 +54,7 @@ __all__ = [
     "GetRecordArgs",
     "GetReferencesArgs",
     "GetWorkArgs",
+    "GetWorksArgs",
     "ListFilesArgs",
     "ListVersionsArgs",
     "LookupVocabularyArgs",
@@ -284,6 +285,27 @@ class GetWorkArgs(ToolArgs):
     doi: DoiParam
     offset: int = Field(0, ge=0, description="Authors to skip (pages the author list only).")
     limit: int = Field(25, ge=1, le=500, description="Authors per page (1-500).")
+
+
+def _doi_list(value: Any) -> Any:
+    """A list sent as one string (not JSON): DOIs separated by whitespace (a DOI holds none)."""
+    if isinstance(value, str) and not value.strip().startswith("["):
+        return value.split()
+    return value
+
+
+class GetWorksArgs(ToolArgs):
+    """``crossref_get_works`` input (a DOI that is not one is an item's reason, not a refusal)."""
+
+    dois: Annotated[list[str], BeforeValidator(_doi_list)] = Field(
+        min_length=1,
+        max_length=100,
+        description="1-100 DOIs, each in any form crossref_get_work takes (bare, doi:, doi.org URL, any "
+        "case). A string of DOIs separated by spaces or newlines is accepted too.",
+    )
+    offset: int = Field(
+        0, ge=0, description="Skip this many DOIs of the list (continues an answer cut to fit; nextOffset)."
+    )
 
 
 def _alias(name: str, crossref: str) -> AliasChoices:

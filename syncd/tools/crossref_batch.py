@@ -1,0 +1,207 @@
+"""``crossref_get_works``: up to 100 DOIs in one call, each answered local-first with its update flags.
+
+The lookup is :func:`syncd.lookups.crossref_batch.get_works` (stored works answered from the store,
+the rest fetched 50 per ``filter=doi:`` list request); this module shapes its items
+(:func:`item_data`, shared with ``syncd check``), tallies them and renders the compact text block.
+Each item carries its own ``cache`` block; a miss or an input that is not a DOI is that item's
+``reason``, never the call's error. The answer is cut to ``answer_max_chars`` by
+:mod:`syncd.tools.fit` (``items``, continued by ``offset``; :func:`resume_items`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+
+from syncd.contracts.common import WithCache
+from syncd.contracts.crossref import GetWorksView, SummaryAuthor
+from syncd.lookups.crossref_batch import WorkItem, get_works, update_flags
+from syncd.normalize.crossref import work_view
+from syncd.services import Services
+from syncd.store.content import document
+from syncd.tools.errors import client_message, error_result
+from syncd.tools.params import GetWorksArgs, ToolSpec
+
+__all__ = [
+    "SHOWN_AUTHORS",
+    "TOOLS",
+    "GetWorksResult",
+    "counts_of",
+    "get_works_tool",
+    "item_data",
+    "render_works",
+    "resume_items",
+]
+
+SHOWN_AUTHORS = 3
+"""Authors named per item (``authorCount`` gives the total; crossref_get_work pages them)."""
+
+
+class GetWorksResult(GetWorksView, WithCache):
+    """``crossref_get_works`` output: the items (each with its own ``cache``); no top-level ``cache``."""
+
+
+def _found_data(item: WorkItem) -> dict[str, Any]:
+    assert item.lookup is not None
+    view = work_view(document(item.lookup.entry), offset=0, limit=SHOWN_AUTHORS)
+    flags = update_flags(view.doi, view.updatedBy, view.updateTo)
+    data: dict[str, Any] = {
+        "input": item.input,
+        "doi": view.doi,
+        "found": True,
+        "title": view.title,
+        "type": view.type,
+        "authors": [
+            SummaryAuthor(given=a.given, family=a.family, name=a.name).model_dump(exclude_none=True)
+            for a in view.authors or []
+        ]
+        or None,
+        "authorCount": view.authorCount,
+        "published": view.published.model_dump(exclude_none=True) if view.published else None,
+        "containerTitle": view.containerTitle,
+        "publisher": view.publisher,
+        "flags": flags or None,
+        "updatedBy": [u.model_dump(mode="json", exclude_none=True) for u in view.updatedBy or []] or None,
+        "updateTo": [u.model_dump(mode="json", exclude_none=True) for u in view.updateTo or []] or None,
+        "notice": view.notice.split("\n", 1)[0] if view.updatedBy and view.notice else None,
+        "cache": item.lookup.provenance.as_dict(),
+    }
+    return {k: v for k, v in data.items() if v is not None}
+
+
+def item_data(item: WorkItem) -> dict[str, Any]:
+    """One ``WorksItem`` (JSON form, absent fields dropped) for a batch item: found, miss or error."""
+    if item.lookup is not None:
+        return _found_data(item)
+    exc = item.error
+    assert exc is not None
+    cache = item.miss_provenance.as_dict() if item.miss_provenance is not None else exc.data.get("cache")
+    data: dict[str, Any] = {
+        "input": item.input,
+        "doi": item.parsed.doi if item.parsed is not None else None,
+        "found": False,
+        "reason": exc.reason,
+        "message": client_message(exc),
+        "hint": exc.hint,
+        "registrationAgency": exc.data.get("registrationAgency"),
+        "zenodoRecordId": exc.data.get("zenodoRecordId"),
+        "retryAfterS": exc.data.get("retry_after_s"),
+        "cache": cache if isinstance(cache, dict) else None,
+    }
+    return {k: v for k, v in data.items() if v is not None}
+
+
+def counts_of(items: list[dict[str, Any]]) -> dict[str, int]:
+    """The ``WorksCounts`` of item dicts (:func:`item_data`)."""
+    flags = [set(i.get("flags") or ()) for i in items]
+    reasons = [i.get("reason") for i in items if not i["found"]]
+    return {
+        "found": sum(1 for i in items if i["found"]),
+        "notFound": reasons.count("doi_not_found"),
+        "invalid": reasons.count("invalid_parameter"),
+        "failed": sum(1 for r in reasons if r not in ("doi_not_found", "invalid_parameter")),
+        "retracted": sum("retracted" in f for f in flags),
+        "corrected": sum("corrected" in f for f in flags),
+        "expressionOfConcern": sum("expression_of_concern" in f for f in flags),
+    }
+
+
+def _item_line(item: dict[str, Any]) -> str:
+    if not item["found"]:
+        agency = item.get("registrationAgency")
+        note = ""
+        if agency and agency.lower() != "crossref":
+            note = f" (registered with {agency}, not Crossref)"
+        elif agency:
+            note = " (a Crossref prefix: mistyped, or not yet indexed)"
+        return f"- {item['reason']}: {item['input']}{note}"
+    bits = [item.get("title") or "(untitled)", f"doi:{item['doi']}"]
+    year = (item.get("published") or {}).get("year")
+    if year:
+        bits.append(str(year))
+    if item.get("containerTitle"):
+        bits.append(item["containerTitle"])
+    flags = ", ".join(f.upper().replace("_", " ") for f in item.get("flags") or [])
+    source = (item.get("cache") or {}).get("source")
+    return "- " + (f"[{flags}] " if flags else "") + " | ".join(bits) + (f" [{source}]" if source else "")
+
+
+def render_works(data: dict[str, Any]) -> str:
+    """Text of a crossref_get_works answer: tallies, one line per item, continuation, notice."""
+    c = data["counts"]
+    lines = [
+        f"# Crossref works: {data['requested']} DOIs",
+        f"found {c['found']}, not found {c['notFound']}, invalid {c['invalid']}, failed {c['failed']}; "
+        f"retracted {c['retracted']}, corrected {c['corrected']}, "
+        f"expression of concern {c['expressionOfConcern']}",
+    ]
+    lines += [_item_line(i) for i in data["items"]]
+    if data.get("nextOffset") is not None:
+        lines.append(f"nextOffset: {data['nextOffset']}")
+    if data.get("notice"):
+        lines.append(f"Notice: {data['notice']}")
+    return "\n".join(lines)
+
+
+def resume_items(data: dict[str, Any], args: Mapping[str, Any], kept: int, total: int) -> str:
+    """Continuation of a cut ``items`` list (:class:`syncd.tools.fit.Cut`): ``nextOffset`` = offset + kept."""
+    start = int(args.get("offset") or 0)
+    data.update(nextOffset=start + kept, returned=kept)
+    return (
+        f"Showing DOIs {start + 1}-{start + kept} of {data.get('requested', total)}; call again with the "
+        f"same dois and offset={start + kept} for the rest (already stored: no new upstream request)"
+    )
+
+
+def get_works_tool(services: Services, dois: list[str], offset: int = 0) -> CallToolResult:
+    """Resolve up to 100 DOIs to their Crossref records in one call, from the local store first.
+
+    Checks a reference list: each DOI (any form crossref_get_work takes) gets one item, in the order
+    given, with title, first authors, date, container, flags (retracted, corrected,
+    expression_of_concern from updatedBy), the updates themselves and its own cache block. DOIs not
+    stored (or stale) are fetched 50 per Crossref list request, so 100 DOIs cost at most 2 requests.
+    A DOI Crossref does not hold is an item with reason doi_not_found naming the registration agency
+    (e.g. DataCite); an input that is not a DOI is an item with reason invalid_parameter; an upstream
+    failure is the reason of the items it left unanswered (stored copies are answered stale). Only an
+    empty list or more than 100 DOIs refuse the call. counts tallies every DOI given; an answer cut to
+    fit continues with offset=nextOffset (from the store). Errors: invalid_arguments.
+    """
+    try:
+        answer = get_works(services, dois)
+        items = [item_data(i) for i in answer.items]
+    except Exception as exc:
+        return error_result(exc)
+    shown = items[offset:]
+    data: dict[str, Any] = {
+        "requested": len(items),
+        "offset": offset,
+        "returned": len(shown),
+        "counts": counts_of(items),
+        "listRequests": answer.list_requests,
+        "items": shown,
+    }
+    if offset >= len(items):
+        data["notice"] = (
+            f"offset={offset} is past the end of the list ({len(items)} DOIs); use an offset from 0 to "
+            f"{len(items) - 1}."
+        )
+    return CallToolResult(
+        content=[TextContent(type="text", text=render_works(data))], structured_content=data
+    )
+
+
+_GET = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+
+TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec(
+        "crossref_get_works",
+        "Get many Crossref works by DOI (check a reference list)",
+        GetWorksArgs,
+        GetWorksResult,
+        get_works_tool,
+        _GET,
+    ),
+)
+"""The batch tool (read-only, idempotent, like crossref_get_work)."""

@@ -1,0 +1,229 @@
+"""``crossref_get_works``: up to 100 DOIs per call, stored ones from the store, the rest 50 per list request.
+
+Through a real MCP client session against the fake upstream, whose ``/works?filter=doi:...`` answer is
+built from the recorded single-work bodies (tests/corpus/crossref/work/, 92 works): a DOI the corpus
+does not hold is left out of the list, as Crossref leaves out a DOI its index does not hold. Values
+asserted (titles, update types, agencies) are the recorded ones.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client, MCPError
+
+from syncd.batch import filter_safe
+from syncd.lookups.crossref_batch import get_works
+from syncd.services import Services
+from syncd.store.content import document
+from syncd.store.repo import Store
+from syncd.tools.server import build_server
+from tests.conftest import make_settings
+from tests.corpus_path import CORPUS
+from tests.fakeupstream import FakeUpstream
+
+pytestmark = pytest.mark.anyio
+
+RETRACTED = "10.1016/j.apsusc.2007.01.131"  # "RETRACTED: Relative performances of effective medium ..."
+LANCET = "10.1016/s0140-6736(20)31180-6"  # retracted, corrected, expression of concern
+LANCET_NOTICE = "10.1016/s0140-6736(20)31324-6"  # the retraction notice of LANCET
+RAPTOR = "10.1101/598821"  # no update
+
+
+def corpus_dois() -> list[str]:
+    """The DOIs of the 92 recorded Crossref works (lowercase, file order)."""
+    dois = []
+    for path in sorted((CORPUS / "crossref" / "work").glob("*.json")):
+        if not path.name.endswith(".headers.json"):
+            dois.append(json.loads(path.read_text(encoding="utf-8"))["message"]["DOI"].lower())
+    return dois
+
+
+def list_requests(fake: FakeUpstream) -> list[dict[str, str]]:
+    """Queries of the ``/works`` list requests the fake received."""
+    return [
+        r.query for r in fake.requests if r.service == "crossref" and r.service_path.rstrip("/") == "/works"
+    ]
+
+
+@pytest.fixture
+def client_of(cache: Services) -> Iterator[Any]:
+    """Call tools on one server over ``cache`` (a fresh client session per call)."""
+    server = build_server(cache)
+
+    async def call(name: str, args: dict[str, Any]) -> Any:
+        async with Client(server) as client:
+            try:
+                return await client.call_tool(name, args)
+            except MCPError as exc:
+                return exc
+
+    yield call
+
+
+async def test_hundred_dois_cost_two_list_requests_then_none(client_of: Any, fake: FakeUpstream) -> None:
+    """100 DOIs (91 filter-safe corpus works + 9 the corpus lacks, prefix 10.1371), nothing stored: 2 list
+    requests of 50 (no select, rows=50), no /works/{doi}, 1 doi.org request for the misses' prefix; 91
+    found, 9 doi_not_found. The same call again sends no request and answers every item from the store.
+    """
+    works = [d for d in corpus_dois() if filter_safe(d)]
+    unknown = [f"10.1371/journal.pone.999999{n}" for n in range(100 - len(works))]
+    dois = works + unknown
+    assert (len(works), len(dois)) == (91, 100)
+    res = await client_of("crossref_get_works", {"dois": dois})
+    sc = res.structured_content
+    assert res.is_error is False
+    assert sc["counts"]["found"] == 91 and sc["counts"]["notFound"] == 9 and sc["listRequests"] == 2
+    queries = list_requests(fake)
+    assert [q["rows"] for q in queries] == ["50", "50"] and not any("select" in q for q in queries)
+    assert sorted(f[4:] for q in queries for f in q["filter"].split(",")) == sorted(dois)
+    assert fake.count(service="crossref") == 2 and fake.count("/ra/10.1371", service="doi") == 1
+    assert fake.count() == 3
+    fake.reset_log()
+    again = (await client_of("crossref_get_works", {"dois": dois})).structured_content
+    assert fake.count() == 0 and again["listRequests"] == 0
+    assert again["counts"] == sc["counts"]
+    shown = again["items"]
+    assert shown and {i["cache"]["source"] for i in shown} == {"store"}
+
+
+async def test_url_and_upper_case_name_the_same_work(client_of: Any, fake: FakeUpstream) -> None:
+    """The retracted work given as a doi.org URL in upper case and as doi:... lower case: two items for
+    the same record (one request), each with the recorded title, flags retracted (the erratum names the
+    retraction notice itself, so not corrected), and the retraction notice's DOI from Retraction Watch.
+    """
+    res = await client_of(
+        "crossref_get_works", {"dois": [f"https://doi.org/{RETRACTED.upper()}", f"doi:{RETRACTED}"]}
+    )
+    a, b = res.structured_content["items"]
+    assert a["input"] == "https://doi.org/10.1016/J.APSUSC.2007.01.131" and b["input"] == f"doi:{RETRACTED}"
+    for item in (a, b):
+        assert item["doi"] == RETRACTED and item["found"] is True
+        assert item["title"].startswith("RETRACTED: Relative performances of effective medium formulations")
+        assert item["flags"] == ["retracted"]
+        assert [(u["type"], u["doi"], u["source"]) for u in item["updatedBy"]] == [
+            ("retraction", "10.1016/j.apsusc.2017.07.145", "retraction-watch"),
+            ("erratum", "10.1016/j.apsusc.2017.07.145", "publisher"),
+        ]
+        assert item["notice"].startswith(
+            "Updates are recorded against this work: retraction (retraction-watch)"
+        )
+    assert fake.count() == 1
+
+
+async def test_misses_and_bad_inputs_are_item_reasons(client_of: Any, fake: FakeUpstream) -> None:
+    """One call with a non-DOI, a missing Crossref DOI, a Zenodo DOI, an arXiv DOI, the Lancet paper and
+    its retraction notice: never an error; reasons invalid_parameter, doi_not_found (agency Crossref),
+    doi_not_found (DataCite, record 5244404, no request), doi_not_found (DataCite); the Lancet paper is
+    retracted, corrected and under an expression of concern; its notice (which lists the paper in both
+    updatedBy and updateTo) is flagged nothing.
+    """
+    inputs = ["not a doi", "10.1371/NotARealDOI", "10.5281/zenodo.5244404", "10.48550/arXiv.2101.00001"]
+    res = await client_of("crossref_get_works", {"dois": [*inputs, LANCET, LANCET_NOTICE]})
+    assert res.is_error is False
+    bad, missing, zenodo, arxiv, paper, notice = res.structured_content["items"]
+    assert (bad["found"], bad["reason"], "doi" in bad) == (False, "invalid_parameter", False)
+    assert (missing["reason"], missing["registrationAgency"]) == ("doi_not_found", "Crossref")
+    assert missing["cache"]["source"] == "upstream"  # the stored miss, from this call's list answer
+    assert (zenodo["reason"], zenodo["registrationAgency"], zenodo["zenodoRecordId"]) == (
+        "doi_not_found",
+        "DataCite",
+        "5244404",
+    )
+    assert (arxiv["reason"], arxiv["registrationAgency"]) == ("doi_not_found", "DataCite")
+    assert paper["title"].startswith(
+        "RETRACTED: Hydroxychloroquine or chloroquine with or without a macrolide"
+    )
+    assert paper["flags"] == ["retracted", "corrected", "expression_of_concern"]
+    assert notice["title"].startswith("Retraction—Hydroxychloroquine") and "flags" not in notice
+    assert res.structured_content["counts"] == {
+        "found": 2,
+        "notFound": 3,
+        "invalid": 1,
+        "failed": 0,
+        "retracted": 1,
+        "corrected": 1,
+        "expressionOfConcern": 1,
+    }
+    # one list request for the four Crossref-side DOIs, doi.org for the two prefixes the list missed
+    assert len(list_requests(fake)) == 1 and fake.count(service="doi") == 2
+
+
+async def test_empty_or_oversized_lists_are_invalid_arguments(client_of: Any, fake: FakeUpstream) -> None:
+    """An empty list and 101 DOIs are refused with -32602 invalid_arguments, before any request."""
+    for dois in ([], [RAPTOR] * 101):
+        res = await client_of("crossref_get_works", {"dois": dois})
+        assert isinstance(res, MCPError) and res.code == -32602 and res.data["reason"] == "invalid_arguments"
+    assert fake.count() == 0
+
+
+async def test_upstream_down_fails_only_the_unstored_items(
+    client_of: Any, cache: Services, fake: FakeUpstream
+) -> None:
+    """RAPTOR stored, then Crossref answers 503: RAPTOR is answered from the store (no request for it),
+    the two unstored works carry upstream_unavailable as their reason; the call itself succeeds.
+    """
+    await client_of("crossref_get_work", {"doi": RAPTOR})
+    fake.fault("status", status=503, service="crossref")
+    res = await client_of("crossref_get_works", {"dois": [RAPTOR, RETRACTED, LANCET]})
+    assert res.is_error is False
+    raptor, retracted, lancet = res.structured_content["items"]
+    assert raptor["found"] is True and raptor["cache"]["source"] == "store"
+    assert (
+        raptor["title"]
+        == "Raptor genomes reveal evolutionary signatures of predatory and nocturnal lifestyles"
+    )
+    assert retracted["reason"] == lancet["reason"] == "upstream_unavailable"
+    assert res.structured_content["counts"]["failed"] == 2
+
+
+async def test_a_cut_answer_continues_from_the_store(fake: FakeUpstream, db_url: str) -> None:
+    """Under a 6,000-character budget 30 works are cut with nextOffset and a notice naming offset; the
+    next call with that offset returns the following items with no upstream request.
+    """
+    settings = make_settings(fake, db_url, answer_max_chars=6000)
+    store = Store.open(settings.database_url)
+    svc = Services.open(settings, store)
+    dois = [d for d in corpus_dois() if filter_safe(d)][:30]
+    try:
+        async with Client(build_server(svc)) as client:
+            first = (await client.call_tool("crossref_get_works", {"dois": dois})).structured_content
+            kept = first["nextOffset"]
+            assert 0 < kept < 30 and first["returned"] == kept == len(first["items"])
+            assert f"offset={kept}" in first["notice"] and "answer_max_chars=6,000" in first["notice"]
+            fake.reset_log()
+            nxt = (
+                await client.call_tool("crossref_get_works", {"dois": dois, "offset": kept})
+            ).structured_content
+        assert fake.count() == 0
+        assert nxt["items"][0]["doi"] == dois[kept] and nxt["offset"] == kept
+    finally:
+        svc.close()
+        store.close()
+
+
+def test_a_listed_work_is_stored_as_a_single_fetch_stores_it(fake: FakeUpstream, tmp_path: Path) -> None:
+    """The Lancet paper fetched through a list request (with RAPTOR) and through /works/{doi} into two
+    stores: same content hash, indexed stamp, title and stored message; the listed copy is a whole work.
+    """
+    entries = []
+    for name, dois in (("listed", [LANCET, RAPTOR]), ("single", [LANCET])):
+        settings = make_settings(fake, f"sqlite:///{tmp_path / name}.db")
+        store = Store.open(settings.database_url)
+        svc = Services.open(settings, store)
+        try:
+            answer = get_works(svc, dois)
+            entries.append(store.get("crossref_work", LANCET))
+        finally:
+            svc.close()
+            store.close()
+        assert answer.list_requests == (1 if name == "listed" else 0)
+    listed, single = entries
+    assert listed is not None and single is not None
+    assert listed.content_hash == single.content_hash and listed.upstream_version == single.upstream_version
+    assert listed.title == single.title and document(listed) == document(single)
+    assert '"message-type": "work"' in (listed.body or "")[:200]
