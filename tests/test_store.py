@@ -13,6 +13,7 @@ from syncd.config import Settings
 from syncd.lookups.crossref import work_content
 from syncd.store.engine import current_revision, head_revision, make_engine, upgrade_to_head
 from syncd.store.repo import EntryContent, Store
+from syncd.store.search import entry_id
 from tests.conftest import corpus_json
 
 pytestmark = pytest.mark.both_backends
@@ -29,7 +30,7 @@ def _fts_rows(store: Store, word: str) -> list[int]:
             sql = text(f"SELECT id FROM entries WHERE {vector} @@ plainto_tsquery('english', :w)")
             return [r[0] for r in conn.execute(sql, {"w": term})]
         return [
-            r[0]
+            entry_id(r[0])  # the index rowid carries the kind/status band (migration 0006)
             for r in conn.execute(
                 text("SELECT rowid FROM entries_fts WHERE entries_fts MATCH :w"), {"w": word}
             )

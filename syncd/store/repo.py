@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -27,14 +26,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, and_, bindparam, delete, func, insert, or_, select, text, update
+from sqlalchemy import Connection, Engine, and_, bindparam, delete, func, insert, or_, select, update
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from syncd.errors import InvalidInput, MalformedResponse, StoreError
-from syncd.store import guard
+from syncd.store import guard, search
 from syncd.store.codec import BodyCodec, decode_body
 from syncd.store.dialect import (
-    PG_TS_CONFIG,
     database_size,
     insert_ignore,
     is_postgresql,
@@ -50,6 +48,7 @@ from syncd.store.engine import (
     upgrade_to_head,
 )
 from syncd.store.models import Concept, Entry, PreviousBody, Validation
+from syncd.store.search import SEARCH_COUNT_CAP
 
 __all__ = [
     "KEEP_PREVIOUS_S",
@@ -220,9 +219,6 @@ def _select_entries() -> Any:
     return select(*_COLUMNS).join(Validation, Validation.entry_id == Entry.id)
 
 
-SEARCH_COUNT_CAP = 10_001
-"""Matches counted at most by :meth:`Store.search_page` (a total of 10,001 means "more than 10,000")."""
-
 _GET = _select_entries().where(Entry.kind == bindparam("kind"), Entry.key == bindparam("key"))
 _GET_BY_ID = _select_entries().where(Entry.id == bindparam("entry_id"))
 _LOCKED = (
@@ -238,32 +234,6 @@ _INSERT_VALIDATION = Validation.__table__.insert()
 def _indexable(value: str | None) -> str | None:
     """A title or search text as stored: NUL characters dropped (PostgreSQL text cannot hold them)."""
     return value.replace("\x00", "") if value else value
-
-
-_WORD = re.compile(r"\w+")
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-"""Control characters (NUL breaks FTS5 quoting and cannot be stored in PostgreSQL text)."""
-
-
-def _terms(query: str) -> list[str]:
-    """Whitespace-separated terms of ``query``, each double-quoted (inner quotes dropped), blanks skipped.
-
-    A term whose tokens repeat an earlier term's (``Alpha``, ``alpha,``) is left out: FTS5's cost grows
-    with the square of repeated phrases matching the same rows (2,000 copies of one word: 10 s).
-
-    A quoted term is a phrase of its tokens for FTS5 and for ``websearch_to_tsquery`` alike, so
-    ``OR``, ``-``, ``NEAR``, ``title:`` and the like in user text are searched as words.
-    """
-    out = []
-    seen: set[tuple[str, ...]] = set()
-    for term in _CONTROL.sub(" ", query).split():
-        bare = term.replace('"', " ").strip()
-        same = tuple(_WORD.findall(bare.casefold()))  # FTS5 and tsquery see these tokens: one phrase each
-        if bare and same not in seen:
-            seen.add(same)
-            out.append(f'"{bare}"')
-    return out
 
 
 class Store:
@@ -575,58 +545,63 @@ class Store:
         both backends (a term is a phrase of its tokens). SQLite: FTS5 ``MATCH`` ranked by ``bm25``;
         PostgreSQL: ``websearch_to_tsquery`` over the ``search_tsv`` column ranked by ``ts_rank``
         (stemmed with the ``english`` configuration, whose stop words are ignored). Returns at most
-        ``limit`` entries, optionally of one ``kind``.
+        ``limit`` entries of any status, optionally of one ``kind``; above
+        :data:`~syncd.store.search.RANK_BOUND` matches the most recently stored ones are ranked.
         """
-        terms = self._bounded_terms(query)
-        if not terms:
+        quoted = self._bounded_terms(query)
+        if not quoted:
             return []
-        with self._search_read() as conn:
-            if is_postgresql(conn):
-                ids = self._search_ids_postgresql(conn, " ".join(terms), kind, limit, 0)
-            else:
-                ids = self._search_ids_sqlite(conn, " ".join(terms), limit * 4)
-            if not ids:
-                return []
-            q = _select_entries().where(Entry.id.in_(ids))
-            if kind:
-                q = q.where(Entry.kind == kind)
-            by_id = {r.id: _row_to_entry(r) for r in conn.execute(q)}
-        return [by_id[i] for i in ids if i in by_id][:limit]
+        return self._search_entries(" ".join(quoted), kind, False, 0, limit, count=False)[0]
 
     def search_page(
         self, terms: list[str], kind: str, offset: int = 0, limit: int = 20
     ) -> tuple[list[StoredEntry], int]:
-        """Full-text page of entries of ``kind`` matching any of ``terms``.
+        """Full-text page of the ``ok`` entries of ``kind`` matching any of ``terms``.
 
-        Entries of ``kind`` matching ANY of ``terms`` (over title and search text), best first (FTS5
-        ``bm25`` on SQLite, ``ts_rank`` on PostgreSQL), paged by ``offset``/``limit``; returns
-        ``(page, total_matches)``; on SQLite the total is counted up to :data:`SEARCH_COUNT_CAP`. Each term
-        is quoted, so search syntax in user input is inert.
+        Entries of ``kind`` with status ``ok`` matching ANY of ``terms`` (over title and search text),
+        best first (FTS5 ``bm25`` on SQLite, ``ts_rank`` on PostgreSQL), paged by ``offset``/``limit``;
+        returns ``(page, total_matches)``. The total is counted in the index up to
+        :data:`SEARCH_COUNT_CAP`; a capped total (more than :data:`~syncd.store.search.RANK_BOUND`
+        matches) means only the ``RANK_BOUND`` most recently stored matches were ranked. Kind and status
+        are filtered inside the index (:mod:`syncd.store.search`). Each term is quoted, so search syntax
+        in user input is inert.
         """
         quoted = self._bounded_terms(" ".join(terms))
         if not quoted:
             return [], 0
-        match = " OR ".join(quoted)
+        return self._search_entries(" OR ".join(quoted), kind, True, offset, limit, count=True)
+
+    def _search_entries(
+        self, match: str, kind: str | None, ok_only: bool, offset: int, limit: int, *, count: bool
+    ) -> tuple[list[StoredEntry], int]:
+        """Ranked entries of ``match`` (quoted terms joined by ``OR`` or blanks) and their capped count.
+
+        The count (0 unless ``count``) and the ranking come from the index; only the page's entries are
+        read. Ranking is bounded (:func:`syncd.store.search.ranked_ids_sqlite`) when the count reached
+        the cap or was not taken (when fewer match, the bounded ranking is the full one). A kind without
+        its own index band (:data:`~syncd.store.search.KIND_CODES`) shares it with the other such kinds
+        on SQLite: its page is over-fetched and filtered here, its count is the band's.
+        """
+        shared = kind is not None and kind not in search.KIND_CODES
         with self._search_read() as conn:
             if is_postgresql(conn):
-                total = self._search_count_postgresql(conn, match, kind)
-                ids = self._search_ids_postgresql(conn, match, kind, limit, offset)
+                shared = False
+                total = search.count_postgresql(conn, match, kind, ok_only, SEARCH_COUNT_CAP) if count else 0
+                bounded = total >= SEARCH_COUNT_CAP or not count
+                ids = search.ranked_ids_postgresql(conn, match, kind, ok_only, offset, limit, bounded=bounded)
             else:
-                total = int(
-                    conn.execute(
-                        text(  # FTS first, then <= cap primary-key probes (a join lets SQLite scan by kind)
-                            "SELECT count(*) FROM entries WHERE entries.id IN "
-                            "(SELECT rowid FROM entries_fts WHERE entries_fts MATCH :m LIMIT :cap) "
-                            "AND entries.kind = :k"
-                        ),
-                        {"m": match, "k": kind, "cap": SEARCH_COUNT_CAP},
-                    ).scalar_one()
-                )
-                ids = self._ranked_ids_of_kind(conn, match, kind, offset + limit)[offset : offset + limit]
+                total = search.count_sqlite(conn, match, kind, ok_only, SEARCH_COUNT_CAP) if count else 0
+                want, start = ((offset + limit) * 4, 0) if shared else (limit, offset)
+                bounded = total >= SEARCH_COUNT_CAP or not count
+                ids = search.ranked_ids_sqlite(conn, match, kind, ok_only, start, want, bounded=bounded)
             if not ids:
                 return [], total
-            by_id = {r.id: _row_to_entry(r) for r in conn.execute(_select_entries().where(Entry.id.in_(ids)))}
-        return [by_id[i] for i in ids if i in by_id], total
+            q = _select_entries().where(Entry.id.in_(ids))
+            if shared:
+                q = q.where(Entry.kind == kind)
+            by_id = {r.id: _row_to_entry(r) for r in conn.execute(q)}
+        found = [by_id[i] for i in ids if i in by_id]
+        return (found[offset : offset + limit] if shared else found), total
 
     def _bounded_terms(self, query: str) -> list[str]:
         """The distinct quoted terms of ``query`` (:func:`_terms`) within the search bounds.
@@ -642,7 +617,7 @@ class Store:
                 reason="invalid_parameter",
                 hint="Shorten the query (setting store.search_max_chars).",
             )
-        terms = _terms(query)
+        terms = search.terms(query)
         if len(terms) > self.search_max_terms:
             raise InvalidInput(
                 f"search query of {len(terms)} distinct terms; at most {self.search_max_terms} are searched",
@@ -688,65 +663,6 @@ class Store:
                     hint="Use fewer or more specific search terms.",
                 ) from exc
             raise
-
-    @staticmethod
-    def _ranked_ids_of_kind(conn: Connection, match: str, kind: str, want: int) -> list[int]:
-        """SQLite: the best ``want`` ids of ``kind`` matching ``match``, ranked from the FTS index alone.
-
-        Ranks in ``entries_fts`` (no join to the wide ``entries`` rows), then keeps the ids of ``kind``,
-        over-fetching 2x and widening 4x per round until ``want`` are found or the matches run out.
-        """
-        fetch = max(2 * want, 40)
-        while True:
-            ranked = [
-                r[0]
-                for r in conn.execute(
-                    text(
-                        "SELECT rowid FROM entries_fts WHERE entries_fts MATCH :m "
-                        "ORDER BY bm25(entries_fts) LIMIT :n"
-                    ),
-                    {"m": match, "n": fetch},
-                )
-            ]
-            if not ranked:
-                return []
-            of_kind = {
-                r[0] for r in conn.execute(select(Entry.id).where(Entry.id.in_(ranked), Entry.kind == kind))
-            }
-            kept = [i for i in ranked if i in of_kind]
-            if len(kept) >= want or len(ranked) < fetch:
-                return kept
-            fetch *= 4
-
-    @staticmethod
-    def _search_ids_sqlite(conn: Connection, match: str, limit: int) -> list[int]:
-        """SQLite: ids of the FTS5 matches of ``match`` (quoted terms), best (lowest bm25) first."""
-        sql = text(
-            "SELECT rowid FROM entries_fts WHERE entries_fts MATCH :m ORDER BY bm25(entries_fts) LIMIT :n"
-        )
-        return [r[0] for r in conn.execute(sql, {"m": match, "n": limit})]
-
-    @staticmethod
-    def _search_ids_postgresql(
-        conn: Connection, websearch: str, kind: str | None, limit: int, offset: int
-    ) -> list[int]:
-        """PostgreSQL: ids matching ``websearch`` (websearch syntax), highest ``ts_rank`` first, then id."""
-        where = "AND e.kind = :k " if kind else ""
-        sql = text(
-            f"SELECT e.id FROM entries e, websearch_to_tsquery('{PG_TS_CONFIG}', :q) q "
-            f"WHERE e.search_tsv @@ q {where}"
-            "ORDER BY ts_rank(e.search_tsv, q) DESC, e.id LIMIT :n OFFSET :o"
-        )
-        return [r[0] for r in conn.execute(sql, {"q": websearch, "k": kind, "n": limit, "o": offset})]
-
-    @staticmethod
-    def _search_count_postgresql(conn: Connection, websearch: str, kind: str) -> int:
-        """PostgreSQL: number of entries of ``kind`` matching ``websearch``."""
-        sql = text(
-            f"SELECT count(*) FROM entries e WHERE e.kind = :k "
-            f"AND e.search_tsv @@ websearch_to_tsquery('{PG_TS_CONFIG}', :q)"
-        )
-        return int(conn.execute(sql, {"q": websearch, "k": kind}).scalar_one())
 
     # --- writes ----------------------------------------------------------------------------------
 

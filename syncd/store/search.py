@@ -1,0 +1,193 @@
+"""The full-text index of the store: query terms, index rowids, counted and ranked matches.
+
+SQLite (migration 0006): ``entries_fts`` is an FTS5 table over ``entries.title`` and
+``entries.search_text`` whose rowid is ``band * 2**40 + entries.id``, with
+``band = 2 * kind code + (0 if status == "ok" else 1)`` (:data:`KIND_CODES`; kinds not listed share
+code 0). One kind, or one kind's ``ok`` entries, is a rowid range that FTS5 applies inside the index,
+so counting and ranking the matches of a kind never read the wide ``entries`` rows. The index is
+written by the triggers of migration 0006 on every insert, delete and update of ``entries`` (no
+Python write path has to do anything; :func:`rebuild` rebuilds it from ``entries``).
+
+Ranking is FTS5's ``bm25`` (lower is better), ties by rowid. When a query matches more than
+:data:`RANK_BOUND` entries, only the :data:`RANK_BOUND` most recently stored ones (highest ids) are
+ranked (:func:`ranked_ids_sqlite`), so one common word cannot make a search rank a whole million-work
+mirror; counts stop at :data:`SEARCH_COUNT_CAP`.
+
+PostgreSQL (migration 0002): ``websearch_to_tsquery`` over the generated ``search_tsv`` column (GIN),
+ranked by ``ts_rank``; the same count cap and rank bound.
+"""
+
+from __future__ import annotations
+
+import re
+
+from sqlalchemy import Connection, text
+
+from syncd.kinds import CROSSREF_WORK, ZENODO_RECORD
+from syncd.store.dialect import PG_TS_CONFIG
+
+__all__ = [
+    "BAND_SPAN",
+    "INDEX_TABLE",
+    "KIND_CODES",
+    "RANK_BOUND",
+    "SEARCH_COUNT_CAP",
+    "count_postgresql",
+    "count_sqlite",
+    "entry_id",
+    "index_rowid",
+    "ranked_ids_postgresql",
+    "ranked_ids_sqlite",
+    "rebuild",
+    "rowid_range",
+    "terms",
+]
+
+INDEX_TABLE = "entries_fts"
+"""The SQLite FTS5 table (external content: the view ``entries_fts_source``)."""
+
+BAND_SPAN = 1 << 40
+"""Index rowids of one band span this many entry ids (``entries.id`` < 2**40)."""
+
+KIND_CODES: dict[str, int] = {CROSSREF_WORK: 1, ZENODO_RECORD: 2}
+"""Kinds with their own rowid bands (the searched kinds); every other kind has code 0.
+
+Fixed by migration 0006's SQL (``CASE kind ...``): a change here needs a migration."""
+
+SEARCH_COUNT_CAP = 10_001
+"""Matches counted at most (a total of 10,001 means "more than 10,000")."""
+
+RANK_BOUND = 10_000
+"""Most matches ranked by one search: above it, the most recently stored ``RANK_BOUND`` are ranked."""
+
+_WORD = re.compile(r"\w+")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+"""Control characters (NUL breaks FTS5 quoting and cannot be stored in PostgreSQL text)."""
+
+
+def terms(query: str) -> list[str]:
+    """Whitespace-separated terms of ``query``, each double-quoted (inner quotes dropped), blanks skipped.
+
+    A term whose tokens repeat an earlier term's (``Alpha``, ``alpha,``) is left out: FTS5's cost grows
+    with the square of repeated phrases matching the same rows (2,000 copies of one word: 10 s).
+
+    A quoted term is a phrase of its tokens for FTS5 and for ``websearch_to_tsquery`` alike, so
+    ``OR``, ``-``, ``NEAR``, ``title:`` and the like in user text are searched as words.
+    """
+    out = []
+    seen: set[tuple[str, ...]] = set()
+    for term in _CONTROL.sub(" ", query).split():
+        bare = term.replace('"', " ").strip()
+        same = tuple(_WORD.findall(bare.casefold()))  # FTS5 and tsquery see these tokens: one phrase each
+        if bare and same not in seen:
+            seen.add(same)
+            out.append(f'"{bare}"')
+    return out
+
+
+def index_rowid(kind: str, status: str, entry_id: int) -> int:
+    """The ``entries_fts`` rowid of entry ``entry_id`` (as migration 0006's triggers compute it)."""
+    band = 2 * KIND_CODES.get(kind, 0) + (status != "ok")
+    return band * BAND_SPAN + entry_id
+
+
+def entry_id(rowid: int) -> int:
+    """The ``entries.id`` an ``entries_fts`` rowid stands for."""
+    return rowid % BAND_SPAN
+
+
+def rowid_range(kind: str | None, ok_only: bool = False) -> tuple[int, int]:
+    """Inclusive ``entries_fts`` rowid range of ``kind`` (every kind when None).
+
+    Only its ``ok`` entries when ``ok_only``. A kind without its own code shares code 0 with the other
+    such kinds (their rows are filtered by the caller).
+    """
+    if kind is None:
+        return (0, (2 * (max(KIND_CODES.values()) + 1)) * BAND_SPAN - 1)
+    first = 2 * KIND_CODES.get(kind, 0) * BAND_SPAN
+    return (first, first + (1 if ok_only else 2) * BAND_SPAN - 1)
+
+
+_IN_RANGE = f"{INDEX_TABLE} MATCH :m AND rowid BETWEEN :lo AND :hi"
+
+
+def count_sqlite(conn: Connection, match: str, kind: str | None, ok_only: bool, cap: int) -> int:
+    """SQLite: matches of ``match`` (FTS5 syntax) of ``kind``, counted in the index up to ``cap``."""
+    lo, hi = rowid_range(kind, ok_only)
+    sql = text(f"SELECT count(*) FROM (SELECT 1 FROM {INDEX_TABLE} WHERE {_IN_RANGE} LIMIT :cap)")
+    return int(conn.execute(sql, {"m": match, "lo": lo, "hi": hi, "cap": cap}).scalar_one())
+
+
+def ranked_ids_sqlite(
+    conn: Connection,
+    match: str,
+    kind: str | None,
+    ok_only: bool,
+    offset: int,
+    limit: int,
+    *,
+    bounded: bool,
+) -> list[int]:
+    """SQLite: entry ids of the matches of ``match`` of ``kind``, best ``bm25`` first, from the index alone.
+
+    ``bounded``: rank only the :data:`RANK_BOUND` most recently stored matches (the caller counted more).
+    """
+    lo, hi = rowid_range(kind, ok_only)
+    params = {"m": match, "lo": lo, "hi": hi, "n": limit, "o": offset, "bound": RANK_BOUND}
+    if bounded:
+        sql = text(
+            f"SELECT rowid FROM (SELECT rowid, bm25({INDEX_TABLE}) AS score FROM {INDEX_TABLE} "
+            f"WHERE {_IN_RANGE} ORDER BY rowid DESC LIMIT :bound) ORDER BY score, rowid LIMIT :n OFFSET :o"
+        )
+    else:
+        sql = text(
+            f"SELECT rowid FROM {INDEX_TABLE} WHERE {_IN_RANGE} "
+            f"ORDER BY bm25({INDEX_TABLE}), rowid LIMIT :n OFFSET :o"
+        )
+    return [entry_id(r[0]) for r in conn.execute(sql, params)]
+
+
+def rebuild(conn: Connection) -> None:
+    """SQLite: rebuild ``entries_fts`` from every entry's title and search text (one full read)."""
+    conn.execute(text(f"INSERT INTO {INDEX_TABLE}({INDEX_TABLE}) VALUES ('rebuild')"))
+
+
+_PG_MATCH = "e.search_tsv @@ q AND (CAST(:k AS text) IS NULL OR e.kind = :k) AND (NOT :ok OR e.status = 'ok')"
+
+
+def count_postgresql(conn: Connection, websearch: str, kind: str | None, ok_only: bool, cap: int) -> int:
+    """PostgreSQL: entries of ``kind`` matching ``websearch`` (websearch syntax), counted up to ``cap``."""
+    sql = text(
+        f"SELECT count(*) FROM (SELECT 1 FROM entries e, websearch_to_tsquery('{PG_TS_CONFIG}', :q) q "
+        f"WHERE {_PG_MATCH} LIMIT :cap) AS m"
+    )
+    return int(conn.execute(sql, {"q": websearch, "k": kind, "ok": ok_only, "cap": cap}).scalar_one())
+
+
+def ranked_ids_postgresql(
+    conn: Connection,
+    websearch: str,
+    kind: str | None,
+    ok_only: bool,
+    offset: int,
+    limit: int,
+    *,
+    bounded: bool,
+) -> list[int]:
+    """PostgreSQL: ids matching ``websearch``, highest ``ts_rank`` first, then id.
+
+    ``bounded``: rank only the :data:`RANK_BOUND` most recently stored matches (highest ids).
+    """
+    params = {"q": websearch, "k": kind, "ok": ok_only, "n": limit, "o": offset, "bound": RANK_BOUND}
+    if bounded:
+        sql = text(
+            "SELECT id FROM (SELECT e.id, ts_rank(e.search_tsv, q) AS score FROM entries e, "
+            f"websearch_to_tsquery('{PG_TS_CONFIG}', :q) q WHERE {_PG_MATCH} "
+            "ORDER BY e.id DESC LIMIT :bound) AS m ORDER BY score DESC, id LIMIT :n OFFSET :o"
+        )
+    else:
+        sql = text(
+            f"SELECT e.id FROM entries e, websearch_to_tsquery('{PG_TS_CONFIG}', :q) q WHERE {_PG_MATCH} "
+            "ORDER BY ts_rank(e.search_tsv, q) DESC, e.id LIMIT :n OFFSET :o"
+        )
+    return [r[0] for r in conn.execute(sql, params)]
