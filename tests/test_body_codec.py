@@ -6,6 +6,8 @@ damaged body, and set-aside bodies stay readable.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -291,6 +293,52 @@ def test_migration_converts_a_store_in_batches_and_resumes_after_interruption(
         assert verify(store).ok
     finally:
         store.close()
+
+
+KILLED_UPGRADE = """
+import os, signal, sys
+from syncd.store import codec
+from syncd.store.engine import make_engine, upgrade_to_head
+
+codec.CONVERT_BATCH = 40
+codec.TRAIN_MIN_BODIES = 100
+real = codec.BodyCodec.encode
+calls = [0]
+
+def encode(self, body, conn=None):
+    calls[0] += 1
+    if calls[0] > 100:  # in the third batch: the process dies mid-transaction
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real(self, body, conn)
+
+codec.BodyCodec.encode = encode
+upgrade_to_head(make_engine(sys.argv[1]))
+"""
+
+
+def test_upgrade_killed_mid_batch_keeps_committed_batches_and_finishes_next_time(db_url: str) -> None:
+    """A process killed (SIGKILL) inside the third batch of the conversion leaves the store at the previous
+    revision with the first two batches (80 bodies) compressed and readable; the next upgrade finishes.
+    """
+    engine = _at_previous_revision(db_url)
+    originals = _seed_raw(engine, TEXTS[:150])
+    engine.dispose()
+    proc = subprocess.run([sys.executable, "-c", KILLED_UPGRADE, db_url], capture_output=True, timeout=120)
+    assert proc.returncode == -9, proc.stderr.decode()[-2000:]
+    engine = make_engine(db_url)
+    try:
+        assert current_revision(engine) == PREVIOUS
+        with engine.connect() as conn:
+            assert codec.load_dictionaries(conn)  # trained by the killed process, not known to this one
+        stored = _stored(engine)
+        assert [i for i, b in stored.items() if codec.dictionary_of(b) is not None] == list(range(1, 81))
+        assert {i: codec.decode_body(b) for i, b in stored.items()} == originals
+        assert upgrade_to_head(engine) == head_revision()
+        stored = _stored(engine)
+        assert all(codec.dictionary_of(b) for b in stored.values())
+        assert {i: codec.decode_body(b) for i, b in stored.items()} == originals
+    finally:
+        engine.dispose()
 
 
 def test_small_store_migrates_without_a_dictionary_and_vacuum_trains_one_later(
