@@ -28,6 +28,7 @@ from pydantic_settings import (
 from syncd.errors import InvalidInput
 
 __all__ = [
+    "ANSWER_MIN_CHARS",
     "POOLS",
     "BudgetSettings",
     "CrossrefSettings",
@@ -251,6 +252,11 @@ class WatchSettings(BaseModel):
     zenodo_queries: list[str] = Field(default_factory=list, description="Zenodo search queries.")
 
 
+ANSWER_MIN_CHARS = 4_000
+"""Smallest ``answer_max_chars`` other than 0 (no budget): about 1,000 tokens, room for a record's
+fields that are never cut (a 4,000-character Zenodo description, a work's abstract) plus a notice."""
+
+
 class Settings(BaseSettings):
     """All syncd settings. Field names and environment variables are fixed by DESIGN.md."""
 
@@ -275,7 +281,8 @@ class Settings(BaseSettings):
         ge=0,
         description="Most characters of one tool answer (text block plus structured JSON; about 4 "
         "characters a token, so 60,000 is about 15k tokens, under Claude Code's 25k-token cut). Longer "
-        "answers have their lists cut, with a continuation and a notice; 0 means no budget.",
+        "answers have their lists cut, with a continuation and a notice; 0 means no budget. Otherwise at "
+        "least 4,000 (ANSWER_MIN_CHARS): below that a record's uncut fields alone pass it.",
     )
     budget: BudgetSettings = Field(default_factory=BudgetSettings)
     revalidate_interval_s: float = Field(
@@ -291,6 +298,16 @@ class Settings(BaseSettings):
     # daemon: watch lists and their sync (syncd/watch.py, syncd/sync.py)
     watch: WatchSettings = Field(default_factory=WatchSettings)
     sync_interval_s: float = Field(3600.0, gt=0, description="Daemon: seconds between watch-list syncs.")
+
+    @field_validator("answer_max_chars")
+    @classmethod
+    def _answer_budget_is_usable(cls, value: int) -> int:
+        """0 (no budget) or at least :data:`ANSWER_MIN_CHARS`: a smaller budget cuts every list to nothing."""
+        if 0 < value < ANSWER_MIN_CHARS:
+            raise ValueError(
+                f"answer_max_chars {value:,} is below the minimum {ANSWER_MIN_CHARS:,} (use 0 for no budget)"
+            )
+        return value
 
     @field_validator("database_url")
     @classmethod
