@@ -67,16 +67,18 @@ def client_of(cache: Services) -> Iterator[Any]:
 
 async def test_hundred_dois_cost_two_list_requests_then_none(client_of: Any, fake: FakeUpstream) -> None:
     """100 DOIs (91 filter-safe corpus works + 9 the corpus lacks, prefix 10.1371), nothing stored: 2 list
-    requests of 50 (no select, rows=50), no /works/{doi}, 1 doi.org request for the misses' prefix; 91
-    found, 9 doi_not_found. The same call again sends no request and answers every item from the store.
+    requests of 50 (no select, rows=50), in flight together (each held 0.3 s by the fake), no
+    /works/{doi}, 1 doi.org request for the misses' prefix; 91 found, 9 doi_not_found. The same call
+    again sends no request and answers every item from the store.
     """
     works = [d for d in corpus_dois() if filter_safe(d)]
     unknown = [f"10.1371/journal.pone.999999{n}" for n in range(100 - len(works))]
     dois = works + unknown
     assert (len(works), len(dois)) == (91, 100)
+    fake.fault("latency", delay_s=0.3, service="crossref")
     res = await client_of("crossref_get_works", {"dois": dois})
     sc = res.structured_content
-    assert res.is_error is False
+    assert res.is_error is False and fake.max_in_flight == 2
     assert sc["counts"]["found"] == 91 and sc["counts"]["notFound"] == 9 and sc["listRequests"] == 2
     queries = list_requests(fake)
     assert [q["rows"] for q in queries] == ["50", "50"] and not any("select" in q for q in queries)
@@ -165,7 +167,8 @@ async def test_upstream_down_fails_only_the_unstored_items(
     client_of: Any, cache: Services, fake: FakeUpstream
 ) -> None:
     """RAPTOR stored, then Crossref answers 503: RAPTOR is answered from the store (no request for it),
-    the two unstored works carry upstream_unavailable as their reason; the call itself succeeds.
+    the two unstored works carry upstream_unavailable as their reason and the notice says how to retry;
+    the call itself succeeds.
     """
     await client_of("crossref_get_work", {"doi": RAPTOR})
     fake.fault("status", status=503, service="crossref")
@@ -179,6 +182,10 @@ async def test_upstream_down_fails_only_the_unstored_items(
     )
     assert retracted["reason"] == lancet["reason"] == "upstream_unavailable"
     assert res.structured_content["counts"]["failed"] == 2
+    assert res.structured_content["notice"] == (
+        "2 DOIs could not be looked up now (upstream_unavailable); the others are stored, so the same call "
+        "later asks upstream for those only."
+    )
 
 
 async def test_a_cut_answer_continues_from_the_store(fake: FakeUpstream, db_url: str) -> None:

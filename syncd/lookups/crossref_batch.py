@@ -24,8 +24,9 @@ and an agent's list resolve alike). For each input, in order:
 5. A failed list request (HTTP 400/5xx, unreadable body, 429, spent budget, breaker open) fails its
    group only: held works are answered stale with the reason, the others carry it as their reason.
 
-Requests for ``n`` DOIs to fetch: ``ceil(n / 50)`` list requests, one ``/works/{doi}`` per DOI
-that cannot go in a filter, one doi.org request per new prefix among the misses.
+Requests for ``n`` DOIs to fetch: ``ceil(n / 50)`` list requests (two at a time), one
+``/works/{doi}`` per DOI that cannot go in a filter, one doi.org request per new prefix among the
+misses.
 
 Update flags (:func:`update_flags`) read the normalized ``updatedBy`` list: ``retracted``
 (retraction, withdrawal, removal, partial retraction), ``corrected`` (correction, erratum,
@@ -44,7 +45,9 @@ import contextlib
 import json
 import logging
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from syncd import policy
@@ -58,11 +61,12 @@ from syncd.normalize.doi import ParsedDOI, is_zenodo_doi, parse_doi
 from syncd.policy import Action, Provenance
 from syncd.services import Services
 from syncd.store.repo import EntryContent
-from syncd.upstream.http import current_deadline
+from syncd.upstream.http import Deadline, current_deadline
 
 __all__ = [
     "CORRECTION_TYPES",
     "EOC_TYPES",
+    "LIST_PARALLEL",
     "MAX_DOIS",
     "RETRACTION_TYPES",
     "RETRACTION_WATCH",
@@ -77,6 +81,10 @@ log = logging.getLogger("syncd.lookups.crossref_batch")
 
 MAX_DOIS = 100
 """Most DOIs one ``crossref_get_works`` call takes (``syncd check`` passes any number)."""
+LIST_PARALLEL = 2
+"""List requests sent at once (their answers are stored one after the other): a call's 100 DOIs
+cost one round trip. The budget's ``crossref_list`` pool still decides how many are in flight
+(3 in the polite pool, else 1: the second then waits for the first, within the deadline)."""
 
 RETRACTION_TYPES = frozenset({"retraction", "withdrawal", "removal", "partial_retraction"})
 """``updatedBy`` types that flag a work ``retracted``."""
@@ -173,7 +181,8 @@ def get_works(svc: Services, inputs: Sequence[str]) -> WorksAnswer:
     See the module docstring for the order of steps and the requests sent. Never raises for one
     input: each item carries its lookup or its error. Each stage takes its time from the running
     call's deadline (:func:`~syncd.upstream.http.current_deadline`; a fresh ``deadline_s`` per
-    stage outside a tool call, e.g. ``syncd check``).
+    stage outside a tool call, e.g. ``syncd check``). List requests go :data:`LIST_PARALLEL` at a
+    time; every store write happens on the calling thread.
     """
     answer = WorksAnswer()
     parsed: list[ParsedDOI | InvalidInput] = []
@@ -192,13 +201,20 @@ def get_works(svc: Services, inputs: Sequence[str]) -> WorksAnswer:
             batch.append(p)
     singles = [p for p in batch if not filter_safe(p.parsed.key)]
     listed = [p for p in batch if filter_safe(p.parsed.key)]
-    for i in range(0, len(listed), GROUP):
-        group = listed[i : i + GROUP]
-        if len(group) == 1:
-            singles.append(group[0])
-            continue
-        answer.list_requests += 1
-        _fetch_group(svc, group)
+    groups = [listed[i : i + GROUP] for i in range(0, len(listed), GROUP)]
+    singles += [g[0] for g in groups if len(g) == 1]
+    groups = [g for g in groups if len(g) > 1]
+    for i in range(0, len(groups), LIST_PARALLEL):
+        wave = groups[i : i + LIST_PARALLEL]
+        answer.list_requests += len(wave)
+        deadline = current_deadline(svc.settings.deadline_s)
+        if len(wave) == 1:
+            answers = [_ask(svc, wave[0], deadline)]
+        else:  # the request threads get the deadline passed in (a ContextVar does not cross threads)
+            with ThreadPoolExecutor(max_workers=len(wave), thread_name_prefix="syncd-works") as pool:
+                answers = list(pool.map(partial(_ask, svc, deadline=deadline), wave))
+        for group, listed_answer in zip(wave, answers, strict=True):
+            _settle(svc, group, listed_answer)
     for p in singles:
         answer.single_fetches += 1
         p.result = _single(svc, p.parsed)
@@ -243,28 +259,30 @@ def _single(svc: Services, doi: ParsedDOI) -> WorkItem:
         return WorkItem(doi.doi, doi, error=exc, miss_provenance=prov)
 
 
-def _fetch_group(svc: Services, group: list[_Pending]) -> None:
-    """One list request for ``group``; store each work, a miss for each DOI left out."""
-    keys = [p.parsed.key for p in group]
+def _ask(svc: Services, group: list[_Pending], deadline: Deadline) -> dict[str, Any] | SyncdError:
+    """The ``message`` of one list request for ``group`` (no store access), or why it failed."""
     try:
-        message = svc.upstreams.crossref.list_works(
-            list_params(keys), current_deadline(svc.settings.deadline_s)
-        )
+        return svc.upstreams.crossref.list_works(list_params([p.parsed.key for p in group]), deadline)
     except (UpstreamError, BudgetExhausted) as exc:
-        log.info("event=works_list_failed size=%d reason=%s", len(group), exc.reason)
+        return exc
+
+
+def _settle(svc: Services, group: list[_Pending], message: dict[str, Any] | SyncdError) -> None:
+    """Store what one list request answered for ``group``: each work, a miss for each DOI left out."""
+    if isinstance(message, SyncdError):
+        log.info("event=works_list_failed size=%d reason=%s", len(group), message.reason)
         for p in group:
-            p.result = _failed(svc, p, exc)
+            p.result = _failed(svc, p, message)
         return
     items: dict[str, dict[str, Any]] = {}
     for item in message["items"]:
         if isinstance(item, dict) and isinstance(item.get("DOI"), str):
             with contextlib.suppress(InvalidInput):
                 items.setdefault(parse_doi(item["DOI"]).key, item)
-    log.info("event=works_list size=%d found=%d", len(group), sum(k in items for k in keys))
+    log.info("event=works_list size=%d found=%d", len(group), sum(p.parsed.key in items for p in group))
     for p in group:
-        item = items.get(p.parsed.key)
         try:
-            p.result = _stored(svc, p, item)
+            p.result = _stored(svc, p, items.get(p.parsed.key))
         except SyncdError as exc:  # hollow body refused, store failure: this DOI only
             p.result = _failed(svc, p, exc)
 

@@ -155,6 +155,16 @@ def resume_items(data: dict[str, Any], args: Mapping[str, Any], kept: int, total
     )
 
 
+def _retry_notice(items: list[dict[str, Any]]) -> str:
+    """The sentence naming the DOIs upstream could not answer now and how to retry them."""
+    reasons = sorted({i["reason"] for i in items if not i["found"]} - {"doi_not_found", "invalid_parameter"})
+    failed = sum(1 for i in items if not i["found"] and i["reason"] in reasons)
+    return (
+        f"{failed} DOIs could not be looked up now ({', '.join(reasons)}); the others are stored, so the "
+        "same call later asks upstream for those only."
+    )
+
+
 def get_works_tool(services: Services, dois: list[str], offset: int = 0) -> CallToolResult:
     """Resolve up to 100 DOIs to their Crossref records in one call, from the local store first.
 
@@ -182,11 +192,16 @@ def get_works_tool(services: Services, dois: list[str], offset: int = 0) -> Call
         "listRequests": answer.list_requests,
         "items": shown,
     }
+    notices = []
     if offset >= len(items):
-        data["notice"] = (
+        notices.append(
             f"offset={offset} is past the end of the list ({len(items)} DOIs); use an offset from 0 to "
             f"{len(items) - 1}."
         )
+    if data["counts"]["failed"]:
+        notices.append(_retry_notice(items))
+    if notices:
+        data["notice"] = " ".join(notices)
     return CallToolResult(
         content=[TextContent(type="text", text=render_works(data))], structured_content=data
     )
