@@ -21,7 +21,14 @@ kind                ttl setting     pool             statuses
 ``zenodo_vocab``    entity          zenodo_general   ok, not_found
 ``zenodo_entity``   entity          zenodo_general   ok, not_found
 ``zenodo_container`` zenodo_record  zenodo_general   ok, not_found
+``zenodo_funder``   entity          zenodo_general   ok, not_found
+``zenodo_award``    entity          zenodo_general   ok, not_found
 =================== =============== ================ ======================================
+
+``zenodo_funder`` and ``zenodo_award`` hold one entry of Zenodo's funders / awards vocabulary each
+(key: the ROR id / the award id ``<ror>::<number>``; ``doi``: its Funder DOI / award DOI), learnt from
+``GET /api/funders/{ror}``, ``/api/awards/{id}`` or any stored vocabulary page, so a Funder DOI or an
+award DOI resolves from the store.
 """
 
 from __future__ import annotations
@@ -42,8 +49,10 @@ __all__ = [
     "DOI_RA",
     "KINDS",
     "RECORD_KINDS",
+    "ZENODO_AWARD",
     "ZENODO_CONTAINER",
     "ZENODO_ENTITY",
+    "ZENODO_FUNDER",
     "ZENODO_PREVIEW",
     "ZENODO_RECORD",
     "ZENODO_SEARCH",
@@ -91,6 +100,8 @@ ZENODO_VERSIONS = "zenodo_versions"
 ZENODO_VOCAB = "zenodo_vocab"
 ZENODO_ENTITY = "zenodo_entity"
 ZENODO_CONTAINER = "zenodo_container"
+ZENODO_FUNDER = "zenodo_funder"
+ZENODO_AWARD = "zenodo_award"
 ZENODO_PREVIEW = "zenodo_preview"
 """Blob kind of kept file previews (``blobs`` table; not an entry kind)."""
 
@@ -110,9 +121,11 @@ KINDS: dict[str, Kind] = {
         Kind(ZENODO_VOCAB, "entity", "zenodo_general"),
         Kind(ZENODO_ENTITY, "entity", "zenodo_general"),
         Kind(ZENODO_CONTAINER, "zenodo_record", "zenodo_general"),
+        Kind(ZENODO_FUNDER, "entity", "zenodo_general"),
+        Kind(ZENODO_AWARD, "entity", "zenodo_general"),
     )
 }
-"""The 13 stored entry kinds by name."""
+"""The 15 stored entry kinds by name."""
 
 
 RECORD_KINDS: dict[str, str] = {"crossref": CROSSREF_WORK, "zenodo": ZENODO_RECORD}

@@ -34,8 +34,10 @@ from syncd.kinds import (
     CROSSREF_WORK,
     DOI_RA,
     KINDS,
+    ZENODO_AWARD,
     ZENODO_CONTAINER,
     ZENODO_ENTITY,
+    ZENODO_FUNDER,
     ZENODO_RECORD,
     ZENODO_SEARCH,
     ZENODO_VERSIONS,
@@ -94,6 +96,10 @@ def _page(svc: Services, entry: StoredEntry, deadline: Deadline) -> StoredEntry:
     return zenodo.refetch_page(svc.upstreams.zenodo, svc.store, entry, deadline)
 
 
+def _term(svc: Services, entry: StoredEntry, deadline: Deadline) -> StoredEntry:
+    return zenodo.fetch_term(svc.upstreams.zenodo, svc.store, entry.kind, entry.key, deadline)
+
+
 REFETCH: dict[str, Refetch] = {
     CROSSREF_WORK: _work,
     CROSSREF_SEARCH: _list,
@@ -108,6 +114,8 @@ REFETCH: dict[str, Refetch] = {
     ZENODO_VOCAB: _page,
     ZENODO_ENTITY: _page,
     ZENODO_CONTAINER: _page,
+    ZENODO_FUNDER: _term,
+    ZENODO_AWARD: _term,
 }
 """Per stored kind: how to ask upstream again for a stored entry and store the answer."""
 

@@ -30,7 +30,9 @@ Crossref and doi.org; the query is compared as a multiset of pairs, ignoring ``m
    corpus works named (the others left out, as Crossref does); Zenodo ``/records/{id}`` from
    ``zenodo/record`` (and ``record-history``, newest preferred) by the id in the body, concept ids
    answer ``302`` to the highest corpus version, ``/records/{id}/versions/latest`` likewise, tombstones
-   answer ``410``; doi.org ``/ra/{doi}[,{doi}...]``;
+   answer ``410``; Zenodo ``/funders`` and ``/awards`` with ``q=identifiers.identifier:"<id>"`` from the
+   recorded funder/award entries (``zenodo/funder``, ``zenodo/vocabulary``) carrying that identifier;
+   doi.org ``/ra/{doi}[,{doi}...]``;
 7. single-record paths (not a collection such as ``/works`` or ``/records``) ignore the query;
 8. otherwise the service's real "not found": Crossref ``404 text/plain`` ``Resource not found.``, Zenodo
    ``404`` JSON ``{"status": 404, "message": "The persistent identifier does not exist."}``.
@@ -133,6 +135,10 @@ _DERIVED_ROUTES: tuple[tuple[str, str, str], ...] = (
      "/funders?q=wellcome&page=1&size=3"),
     ("zenodo/vocabulary/funders_q-identifiers.identifier-10.13039-100000002_size-1.json", "zenodo",
      "/funders?q=identifiers.identifier:10.13039/100000002&size=1"),
+    ("zenodo/vocabulary/funders_q-identifiers.identifier-10.13039-100000002_size-1.json", "zenodo",
+     '/funders?q=identifiers.identifier:"10.13039/100000002"&size=1'),
+    ("zenodo/search/records_q-doi-10.3897-ap.e134190_all-versions_size-2_new-api.json", "zenodo",
+     '/records?q=doi:"10.3897/ap.e134190"&all_versions=true&size=2'),
     ("zenodo/vocabulary/vocabularies-licenses_q-mit_page-1_size-3.json", "zenodo",
      "/vocabularies/licenses?q=mit&page=1&size=3"),
     ("zenodo/search/records_q-climate_size-2_sort-bestmatch_new-api.json", "zenodo",
@@ -347,6 +353,7 @@ class _Corpus:
         self.concepts: dict[str, str] = {}
         self.tombstones: dict[str, _Canned] = {}
         self.agencies: dict[str, str] = {}
+        self.terms: dict[str, dict[str, Any]] = {}
         self.by_file: dict[str, _Canned] = {}
         self._index: list[dict[str, Any]] = []
         self.crossref_404 = _Canned(404, (("content-type", "text/plain"),), b"Resource not found.")
@@ -416,11 +423,23 @@ class _Corpus:
         self._load_exchanges()
         for rel_file, service, target in _DERIVED_ROUTES:
             if (self.root / rel_file).exists():
-                self._add(service, target, self.canned_for_file(rel_file), (1, 0.0))
+                status = 404 if "_404" in rel_file else None  # a recorded miss is served as one
+                self._add(service, target, self.canned_for_file(rel_file, status=status), (1, 0.0))
         self._load_self_links()
         self._load_cursor_chains()
         self._load_works()
         self._load_records()
+        self._load_terms()
+
+    def _load_terms(self) -> None:
+        """Funder and award entries recorded anywhere (vocabulary pages, single funders), by route and id."""
+        for route, pattern in (("/funders", "funders*.json"), ("/awards", "awards*.json")):
+            for path in sorted(self.root.glob(f"zenodo/*/{pattern}")):
+                doc = json.loads(path.read_bytes())
+                hits = (doc.get("hits") or {}).get("hits") if isinstance(doc.get("hits"), dict) else [doc]
+                for hit in hits or []:
+                    if isinstance(hit, dict) and isinstance(hit.get("id"), str):
+                        self.terms.setdefault(route, {}).setdefault(hit["id"], hit)
 
     def _load_exchanges(self) -> None:
         for path in sorted(self.root.glob("*/non-json/*.exchange.json")):
@@ -1044,6 +1063,16 @@ class FakeUpstream:
 
     def _zenodo(self, request: _Request) -> _Canned | None:
         npath = request.npath.rstrip("/")
+        by_id = re.fullmatch(r'identifiers\.identifier:"(.+)"', request.query.get("q", ""))
+        if npath in self.corpus.terms and by_id:
+            wanted = by_id.group(1).lower()
+            hits = [
+                hit
+                for hit in self.corpus.terms[npath].values()
+                if any(str(i.get("identifier", "")).lower() == wanted for i in hit.get("identifiers") or [])
+            ]
+            body = {"hits": {"total": len(hits), "hits": hits[: int(request.query.get("size") or 10)]}}
+            return _Canned(200, (("content-type", _JSON_CT),), _json_bytes(body), "recorded vocab entries")
         match = re.fullmatch(r"/records/(\d+)(/versions/latest)?", npath)
         if not match:
             return None

@@ -48,10 +48,12 @@ POOLS = {
     "zenodo_vocab": "zenodo_general",
     "zenodo_entity": "zenodo_general",
     "zenodo_container": "zenodo_general",
+    "zenodo_funder": "zenodo_general",
+    "zenodo_award": "zenodo_general",
 }
 
 
-def test_the_kinds_table_lists_the_13_stored_kinds_with_their_pools() -> None:
+def test_the_kinds_table_lists_the_15_stored_kinds_with_their_pools() -> None:
     """Every stored kind is declared once, with the budget pool its requests (and the sweep) use."""
     assert {k: v.pool for k, v in KINDS.items()} == POOLS
 
@@ -95,6 +97,8 @@ def test_the_sweep_consults_the_breaker_of_the_kinds_own_pool(kind: str) -> None
         ("zenodo_versions", "ok", 2 * DAY),
         ("crossref_journal", "ok", 30 * DAY),
         ("doi_ra", "ok", 30 * DAY),
+        ("zenodo_funder", "ok", 30 * DAY),
+        ("zenodo_award", "ok", 30 * DAY),
         ("crossref_work", "not_found", 3600.0),
         ("zenodo_record", "gone", 7 * 86400.0),  # ttl.deleted: a deleted record is rechecked weekly
         ("zenodo_record", "restricted", 3600.0),

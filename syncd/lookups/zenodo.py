@@ -7,10 +7,17 @@ concept record id -> latest version in the ``concepts`` table.
 JSON pages are entries too, keyed by the canonical JSON of the request (:func:`page_key`):
 ``zenodo_search`` (``/records?q=...``, ``ttl.search``, search pool), ``zenodo_versions``
 (``/records/{id}/versions``, ``ttl.search``), ``zenodo_vocab`` (communities, funders, awards,
-licenses; ``ttl.entity``), ``zenodo_entity`` (one community or funder, used to validate search
+licenses, resource types; ``ttl.entity``), ``zenodo_entity`` (one community, used to validate search
 filters; ``ttl.entity``) and ``zenodo_container`` (a ZIP listing; ``ttl.zenodo_record``). A 404 is
 stored as a ``not_found`` miss with ``ttl.miss``. Search and version pages upsert their hits as
 records. File previews are kept in the ``blobs`` table (kind ``zenodo_preview``).
+
+Funders and awards of Zenodo's vocabularies are entities (``zenodo_funder`` keyed by ROR id,
+``zenodo_award`` keyed by ``<ror>::<number>``; ``doi`` their Funder DOI / award DOI), stored from
+``GET /api/funders/{ror}`` / ``/api/awards/{id}`` and from every funders/awards vocabulary page, so
+a Funder DOI or award DOI resolves from the store once any page named it (:func:`term_by_identifier`).
+An external DOI is resolved by a stored search page (``doi:"<doi>"``, ``all_versions``) whose hit,
+a whole record, is stored as the record: no second request (:func:`find_doi`).
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ import re
 import time
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 from sqlalchemy import delete, insert, select, update
 
@@ -28,9 +36,12 @@ from syncd.cache import Lookup
 from syncd.errors import BudgetExhausted, MalformedResponse, NotFound, UpstreamError
 from syncd.kinds import (
     KINDS,
+    ZENODO_AWARD,
+    ZENODO_FUNDER,
     ZENODO_RECORD,
     ZENODO_SEARCH,
     ZENODO_VERSIONS,
+    ZENODO_VOCAB,
 )
 from syncd.normalize import zenodo as zenodo_norm
 from syncd.normalize.zenodo_id import RecordRef
@@ -40,18 +51,22 @@ from syncd.store.content import content_hash, document, volatile_json
 from syncd.store.models import Entry, PreviousBody, Validation
 from syncd.store.repo import EntryContent, Store, StoredEntry
 from syncd.upstream.http import Deadline, current_deadline
-from syncd.upstream.zenodo import RDM_JSON, ZenodoClient
+from syncd.upstream.zenodo import LEGACY_JSON, RDM_JSON, ZenodoClient
 
 __all__ = [
     "LAST_KNOWN",
+    "TERM_PATHS",
     "LastKnown",
     "PageLookup",
     "concept_fallback_note",
     "conditional_etag",
     "fetch_page",
     "fetch_record",
+    "fetch_term",
+    "find_doi",
     "get_page",
     "get_record",
+    "get_term",
     "keep_last_known",
     "last_known",
     "latest_live_version",
@@ -62,8 +77,11 @@ __all__ = [
     "record_content",
     "refetch_page",
     "refetch_record",
+    "store_terms",
     "stored_record",
     "supersede_older",
+    "term_by_identifier",
+    "term_content",
 ]
 
 log = logging.getLogger("syncd.lookups.zenodo")
@@ -86,12 +104,15 @@ def get_record(
     if recid is None and ref.doi is not None:
         resolved_from = "external_doi"
         found = svc.store.find_by_doi(ZENODO_RECORD, ref.doi)
-        if found is not None:
-            recid = found.key
-        else:
-            recid = svc.upstreams.zenodo.find_doi(ref.doi, deadline)
-            if recid is None:
-                raise NotFound(f"no Zenodo record holds DOI {ref.doi}", reason="not_on_zenodo", doi=ref.doi)
+        if found is None:
+            found = find_doi(svc, ref.doi, deadline)
+        if found is None and ref.stripped_doi:  # the as-given form first, the stripped one on a miss
+            found = svc.store.find_by_doi(ZENODO_RECORD, ref.stripped_doi) or find_doi(
+                svc, ref.stripped_doi, deadline
+            )
+        if found is None:
+            raise NotFound(f"no Zenodo record holds DOI {ref.doi}", reason="not_on_zenodo", doi=ref.doi)
+        recid = found.key
     assert recid is not None
     latest = latest_version(svc.store, recid)
     target = latest or recid
@@ -126,6 +147,50 @@ def get_record(
         if live is not None:
             return live
     return Lookup(stored, prov, resolved_from=resolved_from)
+
+
+def find_doi(svc: Services, doi: str, deadline: Deadline) -> StoredEntry | None:
+    """The stored Zenodo record holding ``doi`` (any version), found through a search; None if none does.
+
+    ``GET /records?q=doi:"<doi>"&all_versions=true&size=2`` (search pool) is a stored page
+    (``ttl.search``, so a repeat asks nothing). The hit whose DOI matches case-insensitively wins,
+    else the first. A search hit is the whole record in the same RDM serialization as
+    ``GET /records/{id}`` (with ``custom_fields``; only the request-specific ``links`` may differ), so
+    it is stored as the record unless a newer revision is stored, and a stored copy of the same
+    revision counts as confirmed by this answer: the caller answers from the store without a second
+    request (issue 13, kind 6).
+
+    Raises:
+        UpstreamError, BudgetExhausted: nothing stored for this search and upstream could not be used.
+    """
+    params = {"q": f'doi:"{doi}"', "all_versions": "true", "size": "2"}
+    page = get_page(svc, ZENODO_SEARCH, "/records", params, deadline)
+    block = (page.body or {}).get("hits")
+    hits = [h for h in (block.get("hits") or [] if isinstance(block, dict) else []) if isinstance(h, dict)]
+    chosen: dict[str, Any] | None = None
+    for hit in hits:
+        pid = ((hit.get("pids") or {}).get("doi") or {}).get("identifier") or hit.get("doi")
+        if isinstance(pid, str) and pid.lower() == doi.lower():
+            chosen = hit
+            break
+    chosen = chosen or (hits[0] if hits else None)
+    if chosen is None:
+        return None
+    try:
+        keys = zenodo_norm.record_keys(chosen)
+        content = record_content(chosen, json.dumps(chosen, ensure_ascii=False))
+    except (MalformedResponse, ValueError, KeyError, TypeError):
+        return None
+    held = svc.store.get(ZENODO_RECORD, keys.recid)
+    held_rev = held.upstream_version if held is not None and held.status == "ok" else None
+    if held_rev is None or not held_rev.isdigit() or (keys.revision or 0) > int(held_rev):
+        stored, _ = svc.store.put_content(content)
+        return stored
+    assert held is not None
+    if keys.revision == int(held_rev) and page.entry.validated_at > held.validated_at:
+        svc.store.mark_validated(held.id, now=page.entry.validated_at)
+        return svc.store.get_by_id(held.id) or held
+    return held
 
 
 def latest_live_version(svc: Services, concept_recid: str, deadline: Deadline) -> Lookup | None:
@@ -525,6 +590,9 @@ def fetch_page(zenodo: ZenodoClient, store: Store, kind: str, key: str, deadline
     stored, changed = store.put_content(content)
     if kind in (ZENODO_SEARCH, ZENODO_VERSIONS) and changed:
         _upsert_hits(store, hits["hits"])
+    term_kind = _TERM_KINDS.get(spec["p"]) if kind == ZENODO_VOCAB else None
+    if term_kind is not None and isinstance(hits, dict) and isinstance(hits.get("hits"), list):
+        store_terms(store, term_kind, hits["hits"])
     return stored
 
 
@@ -570,6 +638,141 @@ def get_page(
 def refetch_page(zenodo: ZenodoClient, store: Store, entry: StoredEntry, deadline: Deadline) -> StoredEntry:
     """Ask Zenodo again for the stored page ``entry`` and store the answer."""
     return fetch_page(zenodo, store, entry.kind, entry.key, deadline)
+
+
+# --------------------------------------------------------------------------------------------------
+# Vocabulary entities: funders and awards
+
+TERM_PATHS: dict[str, str] = {ZENODO_FUNDER: "/funders", ZENODO_AWARD: "/awards"}
+"""The Zenodo vocabulary route of each entity kind (``GET {path}/{id}``, ``{path}?q=``)."""
+_TERM_KINDS = {path: kind for kind, path in TERM_PATHS.items()}
+
+
+def term_content(kind: str, body: dict[str, Any], raw: str | None = None) -> EntryContent:
+    """The stored form of one funder or award of Zenodo's vocabulary (``body`` as Zenodo sends it).
+
+    Key: its ``id`` (ROR id, or ``<ror>::<number>``); ``doi``: its ``doi`` identifier, lowercased
+    (Funder DOI ``10.13039/...``, award DOI such as CORDIS ``10.3030/...``); title: name or title.
+
+    Raises:
+        MalformedResponse: ``body`` has no ``id``.
+    """
+    key = body.get("id")
+    if not isinstance(key, str) or not key:
+        raise MalformedResponse(f"zenodo: a {kind} entry without an id")
+    doi = zenodo_norm.identifier_of(body.get("identifiers"), "doi")
+    funder = body.get("funder") if isinstance(body.get("funder"), dict) else {}
+    title = body.get("name") or zenodo_norm.i18n(body.get("title")) or body.get("acronym")
+    words = (title, body.get("acronym"), body.get("number"), funder.get("name"), body.get("country_name"))
+    return EntryContent(
+        kind=kind,
+        key=key,
+        status="ok",
+        body=raw if raw is not None else json.dumps(body, ensure_ascii=False),
+        content_hash=content_hash(body),
+        doi=doi.lower() if doi else None,
+        title=title if isinstance(title, str) else None,
+        search_text=" ".join(w for w in words if isinstance(w, str) and w) or None,
+    )
+
+
+def store_terms(store: Store, kind: str, hits: list[Any]) -> int:
+    """Store each funder/award ``hits`` entry of a vocabulary page as its entity; returns how many.
+
+    An unchanged entry only has its validation bumped (Zenodo just confirmed it); a malformed hit is
+    skipped.
+    """
+    stored = 0
+    for hit in hits:
+        if not isinstance(hit, dict):
+            continue
+        try:
+            store.put_content(term_content(kind, hit))
+        except MalformedResponse:
+            continue
+        stored += 1
+    return stored
+
+
+def fetch_term(zenodo: ZenodoClient, store: Store, kind: str, key: str, deadline: Deadline) -> StoredEntry:
+    """Ask Zenodo for one funder (``GET /funders/{ror}``) or award (``GET /awards/{id}``) and store it.
+
+    A 404 is stored as ``not_found`` (``ttl.miss``).
+
+    Raises:
+        MalformedResponse: a 200 body that is not an entry with an id.
+        UpstreamError, BudgetExhausted: upstream could not be used; nothing was written.
+    """
+    resp = zenodo.get_json(
+        f"{TERM_PATHS[kind]}/{quote(key, safe=':')}",
+        deadline,
+        accept=(200, 404),
+        accept_header=LEGACY_JSON,
+        parse_json=(200,),
+    )
+    if resp.status == 404:
+        stored, _ = store.put_content(EntryContent(kind, key, "not_found", None, None))
+        return stored
+    body = resp.json
+    if not isinstance(body, dict):
+        raise MalformedResponse(f"zenodo: {TERM_PATHS[kind]}/{key} did not answer a JSON object")
+    stored, _ = store.put_content(term_content(kind, body, resp.text))
+    return stored
+
+
+def get_term(svc: Services, kind: str, key: str, deadline: Deadline | None = None) -> Lookup:
+    """One funder (by ROR id) or award (by award id), local-first (``ttl.entity``; misses ``ttl.miss``).
+
+    Raises:
+        UpstreamError, BudgetExhausted: nothing stored and upstream could not be used.
+    """
+    deadline = deadline or current_deadline(svc.settings.deadline_s)
+    plan = svc.runner.plan(kind, key, svc.store.get(kind, key), deadline)
+    with svc.runner.claim(plan) as claim:
+        answer = claim.answer
+        if answer is None:
+            try:
+                answer = claim.fetched(fetch_term(svc.upstreams.zenodo, svc.store, kind, key, deadline))
+            except (UpstreamError, BudgetExhausted) as exc:
+                answer = claim.failed(exc)
+    entry, prov = answer
+    return Lookup(entry, prov)
+
+
+def _quoted(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def term_by_identifier(
+    svc: Services, kind: str, identifier: str, deadline: Deadline | None = None
+) -> Lookup | None:
+    """The funder or award whose identifier (a DOI, lowercased, or a URL) is ``identifier``; None if none.
+
+    The store first: an entity holding that DOI is answered through :func:`get_term` (fresh: no
+    request; stale: revalidated by its id, or served stale when Zenodo cannot be used). Otherwise
+    Zenodo's vocabulary is asked ``GET /funders|/awards?q=identifiers.identifier:"<id>"&size=1`` (a
+    stored ``zenodo_vocab`` page, whose hits are stored as entities) and the hit that carries the
+    identifier (any case) is returned.
+
+    Raises:
+        UpstreamError, BudgetExhausted: nothing stored answers and upstream could not be used.
+    """
+    deadline = deadline or current_deadline(svc.settings.deadline_s)
+    held = svc.store.find_by_doi(kind, identifier.lower())
+    if held is not None and held.status == "ok":
+        return get_term(svc, kind, held.key, deadline)
+    params = {"q": f"identifiers.identifier:{_quoted(identifier)}", "size": "1"}
+    page = get_page(svc, ZENODO_VOCAB, TERM_PATHS[kind], params, deadline, accept=LEGACY_JSON)
+    block = (page.body or {}).get("hits")
+    for hit in block.get("hits") or [] if isinstance(block, dict) else []:
+        ids = hit.get("identifiers") if isinstance(hit, dict) else None
+        names = {str(i.get("identifier", "")).lower() for i in ids or [] if isinstance(i, dict)}
+        if identifier.lower() in names and isinstance(hit.get("id"), str):
+            found = svc.store.get(kind, hit["id"])
+            if found is None:  # a page served from the store before its hits were kept as entities
+                found, _ = svc.store.put_content(term_content(kind, hit))
+            return Lookup(found, page.provenance)
+    return None
 
 
 # --------------------------------------------------------------------------------------------------

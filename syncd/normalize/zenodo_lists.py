@@ -26,12 +26,16 @@ from syncd.normalize.zenodo import i18n, identifier_of, record_parts, record_url
 
 __all__ = [
     "RESOURCE_TYPES",
+    "RESOURCE_TYPE_IDS",
     "SORTS",
+    "ResourceTypeTable",
     "compose_query",
     "expand_date",
     "fold",
     "is_listable",
     "preview_mode",
+    "resource_type_table",
+    "resource_types_from",
     "search_facets",
     "search_hit",
     "snippet",
@@ -43,54 +47,92 @@ SORTS = ("bestmatch", "newest", "oldest", "mostviewed", "mostdownloaded", "updat
 """Sorts ``zenodo_search_records`` accepts (Zenodo's own names)."""
 ACCESS_STATUSES = ("open", "restricted", "embargoed", "metadata-only")
 
-# Zenodo's resource types (type, subtype, label): top-level types and their subtypes.
-RESOURCE_TYPES: tuple[tuple[str, str | None, str], ...] = (
-    ("publication", None, "Publication"),
-    ("publication", "annotationcollection", "Annotation collection"),
-    ("publication", "book", "Book"),
-    ("publication", "section", "Book section"),
-    ("publication", "conferencepaper", "Conference paper"),
-    ("publication", "conferenceproceeding", "Conference proceeding"),
-    ("publication", "datamanagementplan", "Data management plan"),
-    ("publication", "datapaper", "Data paper"),
-    ("publication", "dissertation", "Dissertation"),
-    ("publication", "journal", "Journal"),
-    ("publication", "article", "Journal article"),
-    ("publication", "patent", "Patent"),
-    ("publication", "peerreview", "Peer review"),
-    ("publication", "preprint", "Preprint"),
-    ("publication", "deliverable", "Project deliverable"),
-    ("publication", "milestone", "Project milestone"),
-    ("publication", "proposal", "Proposal"),
-    ("publication", "report", "Report"),
-    ("publication", "softwaredocumentation", "Software documentation"),
-    ("publication", "standard", "Standard"),
-    ("publication", "taxonomictreatment", "Taxonomic treatment"),
-    ("publication", "technicalnote", "Technical note"),
-    ("publication", "thesis", "Thesis"),
-    ("publication", "workingpaper", "Working paper"),
-    ("publication", "other", "Other publication"),
-    ("poster", None, "Poster"),
-    ("presentation", None, "Presentation"),
-    ("dataset", None, "Dataset"),
-    ("image", None, "Image"),
-    ("image", "figure", "Figure"),
-    ("image", "plot", "Plot"),
-    ("image", "drawing", "Drawing"),
-    ("image", "diagram", "Diagram"),
-    ("image", "photo", "Photo"),
-    ("image", "other", "Other image"),
-    ("video", None, "Video/Audio"),
-    ("software", None, "Software"),
-    ("software", "computationalnotebook", "Computational notebook"),
-    ("lesson", None, "Lesson"),
-    ("physicalobject", None, "Physical object"),
-    ("workflow", None, "Workflow"),
-    ("model", None, "Model"),
-    ("other", None, "Other"),
+# Zenodo's resource-type vocabulary (``GET /api/vocabularies/resourcetypes``): ``(id, label, parent)``,
+# in Zenodo's order (by id). The ids and labels that the recorded search aggregations carry
+# (tests/corpus/zenodo/search/*: ``aggregations.resource_type`` buckets and their ``inner`` subtypes)
+# agree with this table, e.g. ``publication-section`` is "Book chapter" and ``publication-other``
+# "Other"; the other entries are the 43 ids the Zenodo MCP contract lists (anchors.md). When Zenodo
+# is reachable the vocabulary is fetched and stored (``zenodo_vocab``) and takes precedence
+# (:func:`resource_types_from`).
+RESOURCE_TYPES: tuple[tuple[str, str, str | None], ...] = (
+    ("dataset", "Dataset", None),
+    ("event", "Event", None),
+    ("image", "Image", None),
+    ("image-diagram", "Diagram", "image"),
+    ("image-drawing", "Drawing", "image"),
+    ("image-figure", "Figure", "image"),
+    ("image-other", "Other", "image"),
+    ("image-photo", "Photo", "image"),
+    ("image-plot", "Plot", "image"),
+    ("lesson", "Lesson", None),
+    ("model", "Model", None),
+    ("other", "Other", None),
+    ("physicalobject", "Physical object", None),
+    ("poster", "Poster", None),
+    ("presentation", "Presentation", None),
+    ("publication", "Publication", None),
+    ("publication-annotationcollection", "Annotation collection", "publication"),
+    ("publication-article", "Journal article", "publication"),
+    ("publication-book", "Book", "publication"),
+    ("publication-conferencepaper", "Conference paper", "publication"),
+    ("publication-conferenceproceeding", "Conference proceeding", "publication"),
+    ("publication-datamanagementplan", "Output management plan", "publication"),
+    ("publication-datapaper", "Data paper", "publication"),
+    ("publication-deliverable", "Project deliverable", "publication"),
+    ("publication-dissertation", "Thesis", "publication"),
+    ("publication-journal", "Journal", "publication"),
+    ("publication-milestone", "Project milestone", "publication"),
+    ("publication-other", "Other", "publication"),
+    ("publication-patent", "Patent", "publication"),
+    ("publication-peerreview", "Peer review", "publication"),
+    ("publication-preprint", "Preprint", "publication"),
+    ("publication-proposal", "Proposal", "publication"),
+    ("publication-report", "Report", "publication"),
+    ("publication-section", "Book chapter", "publication"),
+    ("publication-softwaredocumentation", "Software documentation", "publication"),
+    ("publication-standard", "Standard", "publication"),
+    ("publication-taxonomictreatment", "Taxonomic treatment", "publication"),
+    ("publication-technicalnote", "Technical note", "publication"),
+    ("publication-workingpaper", "Working paper", "publication"),
+    ("software", "Software", None),
+    ("software-computationalnotebook", "Computational notebook", "software"),
+    ("video", "Video/Audio", None),
+    ("workflow", "Workflow", None),
 )
-"""The 43 resource types: ``(type, subtype, label)``; the id is ``type`` or ``type-subtype``."""
-RESOURCE_TYPE_IDS = {f"{t}-{s}" if s else t: (t, s, label) for t, s, label in RESOURCE_TYPES}
+"""The 43 resource types as ``(id, label, parent type or None)``, in Zenodo's order (by id)."""
+
+ResourceTypeTable = dict[str, tuple[str, str | None, str]]
+"""id -> ``(type, subtype or None, label)``: ``type`` is the id itself for a top-level type."""
+
+
+def resource_type_table(
+    entries: tuple[tuple[str, str, str | None], ...] | list[tuple[str, str, str | None]],
+) -> ResourceTypeTable:
+    """The lookup table of ``(id, label, parent)`` entries (order kept)."""
+    return {rid: (parent or rid, rid if parent else None, label) for rid, label, parent in entries}
+
+
+RESOURCE_TYPE_IDS: ResourceTypeTable = resource_type_table(RESOURCE_TYPES)
+
+
+def resource_types_from(body: dict[str, Any]) -> list[tuple[str, str, str | None]]:
+    """``(id, label, parent)`` entries of a ``/api/vocabularies/resourcetypes`` page, sorted by id.
+
+    An entry's parent is ``props.type`` when that differs from its id; its label the English title.
+    Entries without an id are skipped.
+    """
+    hits = (body.get("hits") or {}).get("hits") if isinstance(body.get("hits"), dict) else None
+    out: list[tuple[str, str, str | None]] = []
+    for hit in hits or []:
+        rid = hit.get("id") if isinstance(hit, dict) else None
+        if not isinstance(rid, str) or not rid:
+            continue
+        props = hit.get("props") if isinstance(hit.get("props"), dict) else {}
+        kind = props.get("type") if isinstance(props.get("type"), str) else None
+        label = i18n(hit.get("title")) or rid
+        out.append((rid, label, kind if kind and kind != rid else None))
+    return sorted(out)
+
 
 _TEXT_MIMES = {
     "application/json",

@@ -255,17 +255,23 @@ def escape_vocabulary_query(query: str) -> str:
     return _ESCAPE.sub(r"\\\1", query)
 
 
-def resource_type_rows(query: str | None) -> list[dict[str, Any]]:
-    """The resource-type entries whose id, label or parent contain every word of ``query``."""
+def resource_type_rows(
+    query: str | None, table: lists.ResourceTypeTable | None = None
+) -> list[dict[str, Any]]:
+    """The resource-type entries whose id, label or parent contain every word of ``query``.
+
+    From ``table`` (default: the static one), in its order; ``search_value`` is ``type::id`` for a
+    subtype, the id for a top-level type.
+    """
     tokens = [lists.fold(t) for t in re.findall(r"\w+", query or "")]
     rows = []
-    for rid, (kind, sub, label) in lists.RESOURCE_TYPE_IDS.items():
+    for rid, (kind, sub, label) in (table or lists.RESOURCE_TYPE_IDS).items():
         hay = {lists.fold(x) for x in re.findall(r"\w+", f"{rid} {label} {kind} {sub or ''}")}
         if all(any(t in h for h in hay) for t in tokens):
             row = {"filter_param": "resource_type", "filter_value": rid, "label": label}
             if sub:
                 row["parent_type"] = kind
-            row["search_value"] = f"{kind}::{rid}"
+            row["search_value"] = f"{kind}::{rid}" if sub else rid
             rows.append(row)
     return rows
 

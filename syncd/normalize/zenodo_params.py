@@ -10,15 +10,21 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Literal
 
 from syncd.errors import InvalidInput
 from syncd.normalize import zenodo_lists as lists
 from syncd.normalize.zenodo_id import parse_record_ref
 
 __all__ = [
+    "EC_ROR",
     "WINDOW_LIMIT",
     "SearchRequest",
+    "TermRef",
+    "award_ref",
     "blank",
+    "cordis_award_id",
+    "funder_ref",
     "listish",
     "orcid",
     "query_checks",
@@ -58,6 +64,79 @@ def window_check(page: int, size: int) -> None:
         )
 
 
+EC_ROR = "00k4n6c32"
+"""ROR id of the European Commission, the funder of every CORDIS award (DOI prefix ``10.3030``)."""
+_ROR = re.compile(r"^0[a-z0-9]{6}\d{2}$")
+_ROR_URL = re.compile(r"^(?:https?://)?(?:www\.)?ror\.org/", re.IGNORECASE)
+_DOI_FORM = re.compile(r"^(?:doi:\s*|https?://(?:dx\.|www\.)?doi\.org/)", re.IGNORECASE)
+_DOI = re.compile(r"^10\.\d{4,9}/\S+$")
+_REGISTRY_ID = re.compile(r"^\d{9,12}$")
+
+
+@dataclass(frozen=True)
+class TermRef:
+    """A funder or award as given: ``kind`` says how Zenodo's vocabulary must be asked.
+
+    ``id``: Zenodo's own id (a ROR id; an award id ``<ror>::<number>``), fetched by id.
+    ``identifier``: a DOI (lowercased; a Funder DOI, an award DOI) or a URL, resolved through the
+    vocabulary's ``identifiers.identifier``. ``name``: a funder name (never picked automatically).
+    ``number``: a bare grant number (matched as ``award.number``).
+    """
+
+    kind: Literal["id", "identifier", "name", "number"]
+    value: str
+
+
+def funder_ref(raw: str) -> TermRef:
+    """Parse a funder: ROR id or URL, Crossref Funder DOI (any form), registry number, else a name.
+
+    A Funder DOI may be bare (``10.13039/100000002``), behind ``doi:`` or a doi.org URL, or the bare
+    registry number (``100000002``).
+
+    Raises:
+        InvalidInput: ``invalid_parameter`` for a DOI or URL that is no Funder DOI or ROR id.
+    """
+    value = raw.strip()
+    ror = _ROR_URL.sub("", value).strip("/").lower()
+    if _ROR.match(ror):
+        return TermRef("id", ror)
+    doi = _DOI_FORM.sub("", value).strip()
+    if _REGISTRY_ID.match(doi):
+        doi = f"10.13039/{doi}"
+    if _DOI.match(doi) and doi.startswith("10.13039/"):
+        return TermRef("identifier", doi.lower())
+    if _DOI.match(doi) or re.match(r"^(?:https?://|doi:)", value, re.IGNORECASE):
+        raise InvalidInput(
+            f"funder {raw!r} is not a ROR id, ROR URL or Crossref Funder DOI (10.13039/...)",
+            reason="invalid_parameter",
+            hint="Find the funder's ROR id with zenodo_lookup_vocabulary vocabulary=funders.",
+        )
+    return TermRef("name", value)
+
+
+def award_ref(raw: str) -> TermRef:
+    """Parse an award: Zenodo's award id, a DOI or URL (resolved by the vocabulary), else a number.
+
+    Award id: ``<ror>::<number>``; a DOI in any form (CORDIS ``10.3030/...``) or a URL is resolved
+    through the awards vocabulary's identifiers; anything else is a bare grant number.
+    """
+    value = raw.strip()
+    if "::" in value:
+        return TermRef("id", value)
+    doi = _DOI_FORM.sub("", value).strip()
+    if _DOI.match(doi):
+        return TermRef("identifier", doi.lower())
+    if re.match(r"^https?://", value, re.IGNORECASE):
+        return TermRef("identifier", value)
+    return TermRef("number", value)
+
+
+def cordis_award_id(doi: str) -> str | None:
+    """Zenodo's award id of a CORDIS award DOI (``10.3030/<n>`` -> ``00k4n6c32::<n>``), else None."""
+    match = re.fullmatch(r"10\.3030/(\d+)", doi.strip().lower())
+    return f"{EC_ROR}::{match.group(1)}" if match else None
+
+
 def orcid(raw: str) -> str:
     """An ORCID iD (bare or orcid.org URL) with a valid check digit (else ``invalid_parameter``)."""
     value = re.sub(r"^(?:https?://)?(?:www\.)?orcid\.org/", "", raw.strip(), flags=re.IGNORECASE).upper()
@@ -76,9 +155,14 @@ def resource_type(raw: str) -> str:
     """A resource type id (``dataset``, ``publication-article``; label or ``type::id`` accepted)."""
     value = raw.split("::", 1)[1] if "::" in raw else raw
     folded = lists.fold(value)
-    for rid, (_t, _s, label) in lists.RESOURCE_TYPE_IDS.items():
-        if folded in (lists.fold(rid), lists.fold(label)):
+    for rid in lists.RESOURCE_TYPE_IDS:  # ids first: "other" is an id and the label of three types
+        if folded == lists.fold(rid):
             return rid
+    labelled = [
+        rid for rid, (_t, _s, label) in lists.RESOURCE_TYPE_IDS.items() if folded == lists.fold(label)
+    ]
+    if len(labelled) == 1:
+        return labelled[0]
     raise InvalidInput(
         f"unknown resource_type {raw!r}",
         reason="invalid_parameter",

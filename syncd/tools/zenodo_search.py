@@ -6,6 +6,7 @@ A search Zenodo cannot answer is answered from the full-text index over stored r
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from typing import Any
@@ -13,6 +14,7 @@ from urllib.parse import quote
 
 from mcp.types import CallToolResult
 
+from syncd.cache import Lookup
 from syncd.errors import (
     BudgetExhausted,
     InvalidInput,
@@ -20,7 +22,9 @@ from syncd.errors import (
     UpstreamRejected,
 )
 from syncd.kinds import (
+    ZENODO_AWARD,
     ZENODO_ENTITY,
+    ZENODO_FUNDER,
     ZENODO_SEARCH,
     ZENODO_VOCAB,
 )
@@ -37,9 +41,10 @@ from syncd.tools.errors import error_result
 from syncd.tools.zenodo_render import RENAME, VOCAB_RENAME, tool_result
 from syncd.upstream.zenodo import LEGACY_JSON
 
+log = logging.getLogger("syncd.tools.zenodo_search")
+
 # ------------------------------------------------------------------------------------ search_records
 
-_ROR = re.compile(r"^0[a-z0-9]{6}\d{2}$")
 _COMMUNITY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$")
 
 
@@ -62,34 +67,108 @@ def _community_uuid(services: Services, raw: str) -> str:
     )
 
 
-def _funder_ror(services: Services, raw: str) -> str:
-    value = raw.strip()
-    ror = re.sub(r"^(?:https?://)?(?:www\.)?ror\.org/", "", value, flags=re.IGNORECASE).lower()
-    if _ROR.match(ror):
-        page = lookups_zenodo.get_page(services, ZENODO_ENTITY, f"/funders/{ror}", {}, accept=LEGACY_JSON)
-        if page.body and page.body.get("id"):
-            return str(page.body["id"])
-    else:
-        doi = re.sub(r"^(?:doi:|https?://(?:dx\.)?doi\.org/)", "", value, flags=re.IGNORECASE).lower()
-        if not doi.startswith("10.13039/"):
-            raise InvalidInput(
-                f"funder {raw!r} is not a ROR id, ROR URL or Crossref Funder DOI", reason="invalid_parameter"
-            )
+def _unknown_funder_name(services: Services, name: str) -> InvalidInput:
+    """``unknown_funder`` for a funder given by name, with candidates (never picked automatically).
+
+    Candidates (``{name, id}``, at most 3, ``matchedTotal``) come from Zenodo's funders vocabulary
+    (``GET /funders?q=<name>&page=1&size=3``, a stored page); when Zenodo cannot be used, from the
+    funders stored earlier (full-text index over their names).
+    """
+    candidates: list[dict[str, str]] = []
+    total: int | None = None
+    try:
         page = lookups_zenodo.get_page(
             services,
             ZENODO_VOCAB,
             "/funders",
-            {"q": f"identifiers.identifier:{doi}", "size": "1"},
+            {"q": pages.escape_vocabulary_query(name), "page": "1", "size": "3"},
             accept=LEGACY_JSON,
         )
-        hits = ((page.body or {}).get("hits") or {}).get("hits") or []
-        if hits and hits[0].get("id"):
-            return str(hits[0]["id"])
+        body = page.body or {}
+        total = pages.hits_total(body)
+        for hit in (body.get("hits") or {}).get("hits") or []:
+            entry = lists.vocabulary_entry("funders", hit) if isinstance(hit, dict) else {}
+            if entry.get("ror_id"):
+                candidates.append({"name": entry.get("label") or entry["ror_id"], "id": entry["ror_id"]})
+    except (UpstreamError, BudgetExhausted):
+        terms = " ".join(re.findall(r"\w+", name))
+        stored = services.store.search(terms, kind=ZENODO_FUNDER, limit=3) if terms else []
+        candidates = [{"name": e.title or e.key, "id": e.key} for e in stored if e.status == "ok"]
+    listed = "; ".join(f"{c['name']} ({c['id']})" for c in candidates)
+    more = f" of {total}" if total is not None and total > len(candidates) else ""
+    known = f"for you. Candidates{more}: {listed}" if listed else "for you; no funder of that name is known"
+    return InvalidInput(
+        f"funder {name!r} is a name; Zenodo filters funders by ROR id and a name is never picked {known}",
+        reason="unknown_funder",
+        hint="Pass a candidate's ROR id (or its Funder DOI) as funder; zenodo_lookup_vocabulary "
+        f"vocabulary=funders query={name!r} lists more.",
+        candidates=candidates,
+        matchedTotal=total,
+    )
+
+
+def _funder_lookup(services: Services, raw: str) -> Lookup:
+    """The funder ``raw`` names: a ROR id (``GET /funders/{ror}``) or a Funder DOI (the vocabulary).
+
+    Both are stored funder entities: a repeat, or a DOI of a funder stored any way, asks nothing.
+
+    Raises:
+        InvalidInput: ``unknown_funder`` (no such funder; a name, with candidates),
+            ``invalid_parameter`` (a DOI or URL that is no funder id).
+        UpstreamError, BudgetExhausted: nothing stored answers and Zenodo cannot be used.
+    """
+    ref = zenodo_params.funder_ref(raw)
+    if ref.kind == "name":
+        raise _unknown_funder_name(services, ref.value)
+    if ref.kind == "id":
+        found: Lookup | None = lookups_zenodo.get_term(services, ZENODO_FUNDER, ref.value)
+    else:
+        found = lookups_zenodo.term_by_identifier(services, ZENODO_FUNDER, ref.value)
+    if found is not None and found.entry.status == "ok":
+        return found
     raise InvalidInput(
         f"no Zenodo funder {raw!r}",
         reason="unknown_funder",
         hint="Find the funder with zenodo_lookup_vocabulary vocabulary=funders "
         "(names are never auto-picked).",
+    )
+
+
+def _funder_ror(services: Services, raw: str) -> str:
+    """The ROR id Zenodo indexes for the funder ``raw`` (see :func:`_funder_lookup`)."""
+    return _funder_lookup(services, raw).entry.key
+
+
+def _award_id(services: Services, raw: str) -> str:
+    """The award as Zenodo indexes it: its award id ``<ror>::<number>``, or a bare grant number.
+
+    A DOI (CORDIS ``10.3030/...``) or URL is resolved through the awards vocabulary
+    (``identifiers.identifier``; stored award entities first). When Zenodo cannot be used and nothing
+    is stored, a CORDIS DOI becomes ``00k4n6c32::<n>`` (the European Commission; the contract's rule).
+
+    Raises:
+        InvalidInput: ``invalid_parameter``, a DOI or URL no award of Zenodo's vocabulary carries.
+        UpstreamError, BudgetExhausted: another identifier, nothing stored and Zenodo unusable.
+    """
+    ref = zenodo_params.award_ref(raw)
+    if ref.kind != "identifier":
+        return ref.value
+    cordis = zenodo_params.cordis_award_id(ref.value)
+    try:
+        found = lookups_zenodo.term_by_identifier(services, ZENODO_AWARD, ref.value)
+    except (UpstreamError, BudgetExhausted):
+        if cordis is None:
+            raise
+        return cordis
+    if found is not None and found.entry.status == "ok":
+        return found.entry.key
+    if cordis is not None:
+        return cordis
+    raise InvalidInput(
+        f"no award in Zenodo's vocabulary has the identifier {raw!r}",
+        reason="invalid_parameter",
+        hint="Find the award id with zenodo_lookup_vocabulary vocabulary=awards (number or acronym), "
+        "or pass the bare grant number.",
     )
 
 
@@ -103,11 +182,12 @@ def _search_params(
     """Zenodo's ``q`` and the request parameters; ``filters`` (funder, community) are looked up."""
     funder, community = filters
     funder_id = _funder_ror(services, funder) if blank(funder) else None
+    award = _award_id(services, req.award) if req.award else None
     q = lists.compose_query(
         req.query,
         resource_types=req.types,
         funder=funder_id,
-        award=req.award,
+        award=award,
         creator_orcid=req.orcid,
         file_types=req.file_types,
         license=req.license,
@@ -147,7 +227,10 @@ def search_records(
 
     Filters are composed into Zenodo's ``q`` (so totals agree with them): resource_type (ids such as
     dataset, software, publication-article), community (slug, UUID or URL; checked), funder (ROR id
-    or Funder DOI; checked), award (<ror>::<number> or a number), creator_orcid, file_type,
+    or URL, or a Crossref Funder DOI in any form, resolved to the ROR id Zenodo indexes through its
+    funders vocabulary; a name is refused with candidates), award (<ror>::<number>, a grant number,
+    or an award DOI/URL such as CORDIS 10.3030/<n>, resolved to Zenodo's award id through its awards
+    vocabulary), creator_orcid, file_type,
     license, access_status, published_from/published_to (YYYY, YYYY-MM or YYYY-MM-DD; partial dates
     expanded). Up to 25 hits per page; page x size may not pass 10,000. Pages are cached by their
     canonical parameters (``ttl.search``) and their records stored. When Zenodo cannot be used, the
@@ -215,19 +298,79 @@ def _local_search(
 # ----------------------------------------------------------------------------------- lookup_vocabulary
 
 
+RESOURCE_TYPES_PATH = "/vocabularies/resourcetypes"
+_RESOURCE_TYPE_PAGES = 4
+"""Pages of 25 asked for the resource-type vocabulary (Zenodo lists 43 entries)."""
+
+
+def _resource_types(services: Services) -> tuple[lists.ResourceTypeTable, dict[str, Any]]:
+    """Zenodo's resource-type vocabulary and its provenance, local-first.
+
+    ``GET /vocabularies/resourcetypes?page=N&size=25`` pages are stored ``zenodo_vocab`` entries
+    (``ttl.entity``), so the table is refreshed from Zenodo about weekly and asked nothing in between.
+    When no complete listing can be had (Zenodo unreachable, nothing stored, an unreadable page), the
+    static table of :data:`~syncd.normalize.zenodo_lists.RESOURCE_TYPES` answers (``source`` store).
+    """
+    entries: list[tuple[str, str, str | None]] = []
+    provenance: dict[str, Any] | None = None
+    try:
+        for number in range(1, _RESOURCE_TYPE_PAGES + 1):
+            found = lookups_zenodo.get_page(
+                services, ZENODO_VOCAB, RESOURCE_TYPES_PATH, {"page": str(number), "size": "25"},
+                accept=LEGACY_JSON,
+            )  # fmt: skip
+            if found.body is None:
+                break
+            entries += lists.resource_types_from(found.body)
+            provenance = provenance or found.provenance.as_dict()
+            if len(entries) >= pages.hits_total(found.body):
+                break
+    except (UpstreamError, BudgetExhausted) as exc:
+        log.info("event=resource_types_static reason=%s", exc.reason)
+        entries = []
+    if entries and provenance is not None:
+        return lists.resource_type_table(sorted(set(entries))), provenance
+    now = time.time()
+    return lists.RESOURCE_TYPE_IDS, Provenance("store", now, now, stale=False).as_dict(now)
+
+
+def _term_page(services: Services, vocab: str, query: str) -> tuple[int, list[Any], dict[str, Any]] | None:
+    """A funders/awards query that is an id answers that one entry (stored entities first), else None.
+
+    Funders: a ROR id or URL, or a Funder DOI in any form. Awards: an award id ``<ror>::<number>``, an
+    award DOI (CORDIS ``10.3030/...``) or URL. Plain text (a name, a number) is None: a text search.
+    """
+    kind = ZENODO_FUNDER if vocab == "funders" else ZENODO_AWARD
+    try:
+        ref = zenodo_params.funder_ref(query) if vocab == "funders" else zenodo_params.award_ref(query)
+    except InvalidInput:
+        return None
+    if ref.kind in ("name", "number"):
+        return None
+    if ref.kind == "id":
+        found: Lookup | None = lookups_zenodo.get_term(services, kind, ref.value)
+    else:
+        found = lookups_zenodo.term_by_identifier(services, kind, ref.value)
+    if found is None or found.entry.status != "ok":
+        now = time.time()
+        prov = found.provenance.as_dict() if found else Provenance("upstream", now, now, False).as_dict(now)
+        return 0, [], prov
+    return 1, [lists.vocabulary_entry(vocab, document(found.entry))], found.provenance.as_dict()
+
+
 def _vocabulary_page(
     services: Services, vocab: str, query: str | None, funder: str | None, window: tuple[int, int]
 ) -> tuple[int, list[Any], dict[str, Any]]:
     """``(total, entries, cache)`` of one page of a vocabulary: the local table or a cached Zenodo page."""
     page, size = window
     if vocab == "resource_types":
-        rows = pages.resource_type_rows(query)
-        now = time.time()
-        return (
-            len(rows),
-            rows[(page - 1) * size : page * size],
-            Provenance("store", now, now, stale=False).as_dict(now),
-        )
+        table, provenance = _resource_types(services)
+        rows = pages.resource_type_rows(query, table)
+        return len(rows), rows[(page - 1) * size : page * size], provenance
+    single = _term_page(services, vocab, query) if query and vocab in ("funders", "awards") else None
+    if single is not None:
+        total, entries, provenance = single
+        return total, entries if page == 1 else [], provenance
     params = {"page": str(page), "size": str(size)}
     if query:
         params["q"] = pages.escape_vocabulary_query(query)
@@ -258,8 +401,11 @@ def lookup_vocabulary(
     Each entry names the search parameter it feeds (filter_param) and the value to pass
     (filter_value), with a label and per-vocabulary details (slug/uuid; ROR, Funder DOI, country;
     award number, acronym, funder, dates; license URL, OSI approval; resource type parent and
-    search value). Pages are cached (``ttl.entity``); resource_types is a static table and makes no
-    request. Errors: invalid_parameter, funder_only_for_awards, unknown_funder,
+    search value). A funders query that is a ROR id or Funder DOI, or an awards query that is an
+    award id, award DOI or URL, answers that one entry. Pages and the funders/awards they list are
+    stored (``ttl.entity``). resource_types is Zenodo's vocabulary in Zenodo's order (by id), fetched
+    and stored when Zenodo is reachable, else the built-in table of its 43 entries. Errors:
+    invalid_parameter, funder_only_for_awards, unknown_funder (a funder name: with candidates),
     result_window_exceeded, rate_limited, upstream_unavailable.
     """
     try:

@@ -1,4 +1,7 @@
-"""Zenodo REST API client: ``GET {base}/records/{id}`` (RDM JSON) and the DOI search.
+"""Zenodo REST API client: ``GET {base}/records/{id}`` (RDM JSON), any JSON route, file bytes.
+
+An external DOI is found through a stored search page (:func:`syncd.lookups.zenodo.find_doi`), not
+here, so the hit it answers with is kept as the record.
 
 A concept record id answers with a redirect to its latest version, which is followed; the caller
 compares the returned record's ``parent.id`` with the id it asked for. 403 (restricted), 404 and
@@ -173,30 +176,6 @@ class ZenodoClient:
         if not (isinstance(hits, dict) and isinstance(hits.get("hits"), list)):
             raise MalformedResponse("zenodo: the search answer has no hits list")
         return body
-
-    def find_doi(self, doi: str, deadline: Deadline) -> str | None:
-        """Record id of the Zenodo record that holds ``doi`` (any version), or None.
-
-        ``GET /records?q=doi:"<doi>"&all_versions=true&size=2`` in the ``zenodo_search`` pool; the
-        hit whose DOI matches case-insensitively wins, else the first hit.
-        """
-        resp = self.http.get(
-            "zenodo_search",
-            "/records",
-            deadline=deadline,
-            params={"q": f'doi:"{doi}"', "all_versions": "true", "size": "2"},
-            headers={"Accept": RDM_JSON},
-        )
-        hits = (resp.json or {}).get("hits", {}).get("hits") if isinstance(resp.json, dict) else None
-        if not isinstance(hits, list):
-            raise MalformedResponse("zenodo: the search answer has no hits list")
-        if not hits:
-            return None
-        for hit in hits:
-            pid = ((hit.get("pids") or {}).get("doi") or {}).get("identifier") or hit.get("doi")
-            if isinstance(pid, str) and pid.lower() == doi.lower():
-                return str(hit.get("id"))
-        return str(hits[0].get("id"))
 
     def read_bytes(
         self,
