@@ -22,7 +22,13 @@ CACHE = Path(__file__).resolve().parent / ".cache"
 
 @dataclass
 class Row:
-    """One line of the results table. ``met``: True/False, or None when there is no target."""
+    """One line of a results table: figure, measured, comparison, ratio, target, met?
+
+    ``item`` names the table: ``"15.N"`` for target N of issue 15 (one table each), anything else
+    goes under *Other figures*. ``value`` is the measured figure; ``comparison`` what it is set
+    against in the same run (e.g. ``"empty tool 0.25 ms"``) and ``ratio`` the quotient;
+    ``met`` is True/False, or None when the row has no target.
+    """
 
     item: str
     figure: str
@@ -30,6 +36,8 @@ class Row:
     target: str = "no target (report)"
     met: bool | None = None
     note: str = ""
+    comparison: str = ""
+    ratio: str = ""
 
 
 class NotMeasured(Exception):

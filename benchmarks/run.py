@@ -1,38 +1,61 @@
-"""Run every registered benchmark and write BENCHMARKS.md (the one command: ``python -m benchmarks``).
+"""Run every benchmark of issue 15 and write BENCHMARKS.md (the one command: ``python -m benchmarks``).
 
-Options: ``--quick`` (fewer repetitions, a 20,000-work import; for trying the harness, not for the
+One table per target of issue 15 (figure, measured, comparison, ratio, target, met?), each ratio
+measured side by side in the same run, with the machine, the date and the load averages at start and
+end. Options: ``--quick`` (fewer repetitions, smaller stores; for trying the harness, not for the
 record), ``--only NAME[,NAME]`` (benchmark names, see ``--list``), ``--skip-big`` (skip what needs the
-1,000,000-work store), ``--no-profile``, ``--out PATH`` (default BENCHMARKS.md at the repo root).
-The 1M-work store is built on first use and cached in ``benchmarks/.cache/`` (gitignored).
+1,000,000-work store), ``--no-profile``, ``--out PATH`` (default BENCHMARKS.md at the repo root),
+``--render-only`` (write BENCHMARKS.md again from the last run's saved rows, e.g. after editing
+``benchmarks/ANALYSIS.md``; the figures stay those of that run). The 1M-work store is built on first
+use and cached in ``benchmarks/.cache/`` (gitignored).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import json
 import os
 import shutil
 import sys
 import tempfile
 import time
 import traceback
+from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 if __package__ in (None, ""):  # `python benchmarks/run.py`
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks import (  # noqa: F401
-    bench_fake,
-    bench_footprint,
-    bench_import,
-    bench_reval,
-    bench_search,
-    bench_store_size,
-    bench_warm,
-)
-from benchmarks.harness import REGISTRY, ROOT, Context, NotMeasured, Row, machine, median, ms, pct
+from benchmarks.harness import CACHE, REGISTRY, ROOT, Context, NotMeasured, Row, machine, median, ms, pct
 
-BIG_NEEDED = {"search", "rss"}
+MODULES = ("bench_import", "bench_search", "bench_store_size", "bench_writes", "bench_warm", "bench_fake")
+"""The benchmark modules of issue 15, imported in turn; one that fails to import gives a row saying so."""
+
+TARGETS: dict[str, str] = {
+    "15.1": "`syncd cache import` at data-file speed",
+    "15.2": "offline search at FTS speed",
+    "15.3": "store size, and the warm lookup layer",
+    "15.4": "SQLite write transactions per upstream request",
+    "15.5": "warm `crossref_get_work` vs an empty tool",
+    "15.6": "a fake upstream that answers in well under 1 ms",
+}
+"""Issue 15's targets 1-6 (target 7 is this file)."""
+
+TARGET_OF = {
+    "import": "15.1",
+    "search": "15.2",
+    "store_size": "15.3",
+    "write transactions": "15.4",
+    "warm get_work": "15.5",
+    "fake upstream": "15.6",
+}
+"""Benchmark name -> the target its rows belong to (rows already naming a ``15.N`` target keep it)."""
+
+BIG_NEEDED = {"search"}
+LAST_RUN = CACHE / "last-run.json"
 
 
 def _log(msg: str) -> None:
@@ -43,118 +66,144 @@ def _met(m: bool | None) -> str:
     return "—" if m is None else ("**yes**" if m else "**no**")
 
 
-def render(rows: list[Row], ctx: Context, command: str, elapsed: float, info: dict[str, str]) -> str:
+def _cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _load(la: tuple[float, float, float]) -> str:
+    return " / ".join(f"{x:.2f}" for x in la)
+
+
+def render(rows: list[Row], info: dict[str, Any]) -> str:
+    """BENCHMARKS.md from the rows and the run's facts (date, command, machine, loads, breakdowns)."""
     out = ["# syncd benchmarks", ""]
     out.append(
-        "Written by `python -m benchmarks` (see README, *Benchmarks*). Every ratio below is measured in the "
-        "same run; nothing goes over the network (the fake upstream on 127.0.0.1 replays the recorded "
-        "corpus)."
+        "Written by `python -m benchmarks` (see README, *Benchmarks*): one table per target of issue 15, "
+        "every ratio measured side by side in the same run. Nothing goes over the network (the fake "
+        "upstream on 127.0.0.1 replays the recorded corpus)."
     )
     out.append("")
-    out.append(f"- **Date**: {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}")
-    out.append(f"- **Command**: `{command}` ({elapsed / 60:.1f} min)")
-    out.append("- **Machine**: " + ", ".join(f"{k} {v}" for k, v in info.items()))
-    la = ctx.results.get("loadavg")
-    if la:
-        out.append(
-            f"- **Load average (1 min)** at start {la[0]:.2f}, at end {la[1]:.2f} "
-            "(other work on the same 2 cores "
-            "inflates every figure; ratios are measured side by side in the same run)"
-        )
-    from benchmarks import bigstore
-
-    meta = bigstore.meta_for(1_000_000)
-    if meta:
-        out.append(
-            f"- **1M-work store**: built once in {meta['build_s'] / 60:.1f} min, "
-            "cached in `benchmarks/.cache/`"
-        )
-    out += [
-        "",
-        "## Results",
-        "",
-        "| # | figure | measured | target | met? |",
-        "| --- | --- | --- | --- | --- |",
-    ]
+    out.append(f"- **Date**: {info['date']}")
+    out.append(f"- **Command**: `{info['command']}` ({info['elapsed_s'] / 60:.1f} min)")
+    out.append("- **Machine**: " + ", ".join(f"{k} {v}" for k, v in info["machine"].items()))
+    out.append(
+        f"- **Load average** (1 / 5 / 15 min) at start {_load(info['load_start'])}, at end "
+        f"{_load(info['load_end'])}: other work shared the 2 cores, which inflates every absolute figure; "
+        "ratios are measured side by side"
+    )
+    if info.get("bigstore"):
+        out.append(f"- **1M-work store**: {info['bigstore']}")
+    out += ["", "## Summary", "", "| target | what | met? |", "| --- | --- | --- |"]
+    by_target: dict[str, list[Row]] = {t: [] for t in TARGETS}
+    others: list[Row] = []
     for r in rows:
-        note = f" ({r.note})" if r.note else ""
-        out.append(f"| {r.item} | {r.figure}{note} | {r.value} | {r.target} | {_met(r.met)} |")
-    bd = ctx.results.get("warm_breakdown")
-    if bd:
+        by_target.get(r.item, others).append(r)
+    for t, title in TARGETS.items():
+        judged = [r.met for r in by_target[t] if r.met is not None]
+        verdict = "not measured" if not judged else ("**yes**" if all(judged) else "**no**")
+        out.append(f"| {t.split('.')[1]} | {title} | {verdict} |")
+    out.append("| 7 | this file, regenerated in full | **yes** |")
+    for t, title in TARGETS.items():
+        out += ["", f"## Target {t.split('.')[1]}: {title}", ""]
+        out += [
+            "| figure | measured | comparison | ratio | target | met? |",
+            "| --- | --- | --- | --- | --- | --- |",
+        ]
+        for r in by_target[t] or [Row(t, "not measured in this run", "—")]:
+            figure = r.figure + (f" ({r.note})" if r.note else "")
+            out.append(
+                f"| {_cell(figure)} | {_cell(r.value)} | {_cell(r.comparison)} | {_cell(r.ratio)} | "
+                f"{_cell(r.target)} | {_met(r.met)} |"
+            )
+    breakdown = info.get("warm_breakdown")
+    if breakdown:
+        floor = breakdown[0][1]
         out += [
             "",
-            "## Warm hit, layer by layer (same entries, same run)",
+            "### Target 5, layer by layer (same works, same run)",
             "",
             "| layer | median | p95 | × raw floor |",
             "| --- | --- | --- | --- |",
         ]
-        floor = median(bd[0][1])
-        zfloor = next((median(s) for name, s in bd if name.startswith("raw floor: zenodo")), floor)
-        for name, s in bd:
-            f = zfloor if "zenodo" in name else floor
-            out.append(f"| {name} | {ms(median(s))} | {ms(pct(s, 95))} | {median(s) / f:.1f}x |")
-    fb = ctx.results.get("footprint_breakdown")
-    if fb:
-        label, parts, _total, n = fb
-        out += [
-            "",
-            f"## Where the bytes go ({label}, SQLite dbstat)",
-            "",
-            "| object | bytes per work | share |",
-            "| --- | --- | --- |",
-        ]
-        for name, size, share in parts:
-            out.append(f"| {name} | {size / n:,.0f} | {share:.0%} |")
-    if ctx.profiles:
-        out += ["", "## Profiles (pyinstrument, top of the call tree)", ""]
-        for name, text in ctx.profiles.items():
-            out += [f"### {name}", "", "```", text, "```", ""]
+        for name, med, p95 in breakdown:
+            out.append(f"| {name} | {ms(med)} | {ms(p95)} | {med / floor:.1f}x |")
     analysis = Path(__file__).resolve().parent / "ANALYSIS.md"
     if analysis.exists():
-        out += [
-            "",
-            "## Why targets are missed (from the profiles)",
-            "",
-            analysis.read_text(encoding="utf-8").strip(),
-        ]
-    if ctx.notes:
-        out += ["", "## Notes", ""] + [f"- {n}" for n in ctx.notes]
+        out += ["", "## Targets missed: where the time goes and the next step", ""]
+        out.append(analysis.read_text(encoding="utf-8").strip())
+    if info.get("profiles"):
+        out += ["", "## Profiles", ""]
+        for name, text in info["profiles"].items():
+            out += [f"### {name}", "", "```", text.rstrip(), "```", ""]
+    if others:
+        out += ["", "## Other figures", ""]
+        out += ["| figure | measured | comparison | ratio | met? |", "| --- | --- | --- | --- | --- |"]
+        for r in others:
+            figure = r.figure + (f" ({r.note})" if r.note else "")
+            out.append(
+                f"| {_cell(figure)} | {_cell(r.value)} | {_cell(r.comparison)} | {_cell(r.ratio)} | "
+                f"{_met(r.met)} |"
+            )
+    if info.get("notes"):
+        out += ["", "## Notes", ""] + [f"- {n}" for n in info["notes"]]
     return "\n".join(out).rstrip() + "\n"
 
 
-NOTES_TEXT = """\
-Warm hit (1): stored entries of the recorded corpus (Crossref works, Zenodo records), called in turn in one
-MCP client session; the raw floor is `SELECT body FROM entries WHERE kind=? AND key=?` + `json.loads` on a
-plain sqlite3 connection to the same file; the cold call is the same tool on a DOI or record not stored yet
-while the fake delays every answer by 200 ms (`fake.fault('latency', delay_s=0.2)`).
+def _import_modules() -> list[Row]:
+    """Import the benchmark modules (registering their benchmarks); a failed import becomes a row."""
+    failed = []
+    for name in MODULES:
+        try:
+            importlib.import_module(f"benchmarks.{name}")
+        except Exception as exc:  # a module being rewritten by its owner must not stop the run
+            _log(f"cannot import benchmarks.{name}: {exc!r}")
+            failed.append(Row("other", f"benchmarks.{name}", f"not measured: import failed ({exc!r})"))
+    return failed
 
-Budget pools are widened to 1,000/s for the benchmark so that sequential requests are not paced by the
-published limits; the budget bookkeeping still runs on every upstream request.
 
-Alternatives (2): the same DOIs against the same fake, cache filled once, then warm reads; habanero calls
-the module-level `httpx2.get`, so it is routed through a hishel `CacheClient` (what a user would have to do).
+def _bigstore_line() -> str:
+    try:
+        from benchmarks import bigstore
 
-Import (3): a JSON Lines file of 100,000 works generated from the recorded Crossref works (template shapes,
-new DOIs, recombined titles, abstracts and authors, random prefixes of reference lists; cached in
-benchmarks/.cache/), each line parsed, turned into the stored form by `syncd.lookups.crossref.work_content`
-and written with the FTS triggers firing; `benchmarks/batchwrite.py` is the batched write (one transaction
-per 1,000 new entries); `syncd cache import FILE` is timed as a subprocess on the same file.
+        meta = bigstore.meta_for(1_000_000)
+    except Exception:
+        return ""
+    if not meta:
+        return ""
+    build = meta.get("build_s")
+    return f"{meta.get('works', 1_000_000):,} works" + (
+        f", built once in {build / 60:.1f} min, cached in `benchmarks/.cache/`" if build else ""
+    )
 
-Search (4): the store-level stand-in `Store.search` (FTS5 MATCH of all terms + bm25, 20 rows + the entries
-they point at) and `crossref_search_works` through an in-memory MCP session with every upstream URL pointing
-at a closed port (its local-mirror answer, `Store.search_page`); 1-3 term queries drawn from corpus words and
-author names; the tool is time-capped at 120 s of queries.
 
-Revalidation (5): `Cache.revalidate` per stored entry; upstream's answers are fetched once from the fake
-(`fake.etags = True` for the 304 case) and then replayed in-process by an httpx transport, so the timing is
-syncd's local cost (budget take/release, conditional headers, parse, content hash, the store writes); the
-end-to-end time through the loopback fake is given beside it. Batch revalidation: `syncd.batch` with the
-fake answering each `/works?filter=doi:...` list request (overrides built from the stored `indexed` stamps).
-
-Footprint (6): database file size (after a WAL checkpoint) divided by the works it holds, against the mean
-size of the works' raw JSON (the JSONL lines); RSS is VmHWM of the process from /proc.
-"""
-NOTES = [" ".join(p.split()) for p in NOTES_TEXT.strip().split("\n\n")]
+def _run_benches(args: argparse.Namespace, ctx: Context) -> list[Row]:
+    rows = _import_modules()
+    benches = sorted(REGISTRY, key=lambda b: b.order)
+    only = {s.strip() for s in args.only.split(",") if s.strip()}
+    for b in benches:
+        if b.name not in TARGET_OF and not only:
+            continue  # benchmarks outside issue 15 run only when named
+        if only and b.name not in only:
+            continue
+        target = TARGET_OF.get(b.name, "other")
+        if args.skip_big and b.name in BIG_NEEDED:
+            rows += [Row(target, f, "not measured (--skip-big)") for f in b.figures]
+            continue
+        _log(f"running {b.name} (target {target}); load {_load(os.getloadavg())}")
+        t = time.perf_counter()
+        try:
+            got = b.func(ctx)
+        except NotMeasured as exc:
+            got = [Row(target, f, "not measured", note=str(exc)) for f in b.figures]
+        except Exception as exc:
+            traceback.print_exc()
+            got = [Row(target, f, f"failed: {exc.__class__.__name__}: {exc}"[:300]) for f in b.figures]
+        for r in got:
+            if not r.item.startswith("15."):
+                r.item = target
+        rows += got
+        _log(f"  {b.name}: {time.perf_counter() - t:.0f} s")
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -164,61 +213,59 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip-big", action="store_true")
     ap.add_argument("--no-profile", action="store_true")
     ap.add_argument("--list", action="store_true")
+    ap.add_argument("--render-only", action="store_true")
     ap.add_argument("--out", default=str(ROOT / "BENCHMARKS.md"))
     args = ap.parse_args(argv)
-    benches = sorted(REGISTRY, key=lambda b: b.order)
     if args.list:
-        for b in benches:
-            print(f"{b.name:22} item {b.item}")
+        _import_modules()
+        for b in sorted(REGISTRY, key=lambda b: b.order):
+            print(f"{b.name:22} {TARGET_OF.get(b.name, '(other: run only when named)')}")
         return 0
-    only = {s.strip() for s in args.only.split(",") if s.strip()}
-    command = "python -m benchmarks" + (
-        "" if argv is None and len(sys.argv) <= 1 else " " + " ".join(argv or sys.argv[1:])
-    )
+    if args.render_only:
+        saved = json.loads(LAST_RUN.read_text(encoding="utf-8"))
+        rows = [Row(**r) for r in saved.pop("rows")]
+        Path(args.out).write_text(render(rows, saved), encoding="utf-8")
+        _log(f"wrote {args.out} from {LAST_RUN} ({saved['date']})")
+        return 0
+    command = "python -m benchmarks" + (" " + " ".join(sys.argv[1:] if argv is None else argv)).rstrip()
     workdir = Path(tempfile.mkdtemp(prefix="syncd-bench-"))
     ctx = Context(workdir=workdir, quick=args.quick, log=_log)
-    ctx.notes.extend(NOTES)
-    rows: list[Row] = []
     started = time.perf_counter()
-    load0 = os.getloadavg()[0]
+    load_start = os.getloadavg()
+    _log(f"load average at start {_load(load_start)}")
     try:
-        for b in benches:
-            if only and b.name not in only:
-                continue
-            if args.skip_big and b.name in BIG_NEEDED:
-                rows += [Row(b.item, f, "not measured (--skip-big)", "", None) for f in b.figures]
-                continue
-            _log(f"running {b.name} (item {b.item})")
-            t = time.perf_counter()
-            try:
-                rows += b.func(ctx)
-            except NotMeasured as exc:
-                rows += [Row(b.item, f, "not measured yet", "", None, note=str(exc)) for f in b.figures]
-            except Exception as exc:
-                traceback.print_exc()
-                rows += [
-                    Row(b.item, f, "error", "", False, note=f"{type(exc).__name__}: {exc}") for f in b.figures
-                ]
-            _log(f"  {b.name}: {time.perf_counter() - t:.0f} s")
-        if not args.no_profile and not only:
+        rows = _run_benches(args, ctx)
+        if not args.no_profile and "warm" in ctx.results:
             from benchmarks import profiles
 
             _log("profiling")
-            for fn in (profiles.profile_warm, profiles.profile_import, profiles.profile_revalidation):
-                try:
-                    fn(ctx)
-                except Exception:
-                    traceback.print_exc()
+            try:
+                profiles.profile_warm(ctx)
+            except Exception:
+                traceback.print_exc()
     finally:
         fake = ctx.results.get("fake")
         if fake is not None:
             fake.stop()
         shutil.rmtree(workdir, ignore_errors=True)
-    elapsed = time.perf_counter() - started
-    ctx.results["loadavg"] = (load0, os.getloadavg()[0])
-    text = render(rows, ctx, command, elapsed, machine())
-    Path(args.out).write_text(text, encoding="utf-8")
-    _log(f"wrote {args.out} ({elapsed / 60:.1f} min)")
+    load_end = os.getloadavg()
+    breakdown = [(name, median(s), pct(s, 95)) for name, s in ctx.results.get("warm_breakdown", [])]
+    info: dict[str, Any] = {
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "command": command,
+        "elapsed_s": time.perf_counter() - started,
+        "machine": machine(),
+        "load_start": load_start,
+        "load_end": load_end,
+        "bigstore": _bigstore_line(),
+        "warm_breakdown": breakdown,
+        "profiles": ctx.profiles,
+        "notes": ctx.notes,
+    }
+    CACHE.mkdir(parents=True, exist_ok=True)
+    LAST_RUN.write_text(json.dumps({**info, "rows": [asdict(r) for r in rows]}, indent=1), encoding="utf-8")
+    Path(args.out).write_text(render(rows, info), encoding="utf-8")
+    _log(f"wrote {args.out} ({info['elapsed_s'] / 60:.1f} min); load average at end {_load(load_end)}")
     return 0
 
 
