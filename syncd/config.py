@@ -30,7 +30,9 @@ from syncd.errors import InvalidInput
 __all__ = [
     "ANSWER_MIN_CHARS",
     "POOLS",
+    "AlertsSettings",
     "BudgetSettings",
+    "ChangesSettings",
     "CrossrefSettings",
     "DoiSettings",
     "HttpSettings",
@@ -193,6 +195,35 @@ class StoreSettings(BaseModel):
     )
 
 
+class ChangesSettings(BaseModel):
+    """The change feed (``syncd changes``, ``syncd_list_changes``, ``syncd://changes``)."""
+
+    keep_s: float = Field(
+        365 * DAY,
+        gt=0,
+        description="Seconds a recorded change is kept (the daemon prunes older ones), 1 year.",
+    )
+    poll_s: float = Field(
+        10.0,
+        gt=0,
+        description="Seconds between two checks for changes recorded by other processes (MCP resource "
+        "notifications, daemon alerts).",
+    )
+
+
+class AlertsSettings(BaseModel):
+    """Alerts for watched entries: retraction, withdrawal, expression of concern, deletion."""
+
+    command: str | list[str] | None = Field(
+        None,
+        description="Command run once per alert with the change as JSON on stdin (a string is split like a "
+        "shell command line, no shell), e.g. \"mail -s 'syncd alert' lab@uni.example\".",
+    )
+    timeout_s: float = Field(
+        30.0, gt=0, le=600, description="Seconds an alert command may run before it is killed."
+    )
+
+
 class PoolSettings(BaseModel):
     """Overrides for one budget pool; unset values take the published defaults (see PoolLimits)."""
 
@@ -275,6 +306,8 @@ class Settings(BaseSettings):
     http: HttpSettings = Field(default_factory=HttpSettings)
     ttl: TtlSettings = Field(default_factory=TtlSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
+    changes: ChangesSettings = Field(default_factory=ChangesSettings)
+    alerts: AlertsSettings = Field(default_factory=AlertsSettings)
     deadline_s: float = Field(5.0, gt=0, le=300, description="Whole tool call deadline, upstream included.")
     answer_max_chars: int = Field(
         60_000,

@@ -37,6 +37,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from sqlalchemy.engine import make_url
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from syncd.alerts import run_pass as alert_pass
 from syncd.config import Settings
 from syncd.errors import StoreError
 from syncd.httpauth import BearerAuth, check_bind, transport_security
@@ -44,6 +45,7 @@ from syncd.logsetup import mask_email
 from syncd.refresh import SweepReport, sweep
 from syncd.sdnotify import notify, watchdog_interval_s
 from syncd.services import Services
+from syncd.store.changes import prune_changes
 from syncd.store.leader import POLL_S, DaemonLock
 from syncd.store.repo import Store, file_identity
 from syncd.store.watches import list_sync_states, list_watches
@@ -286,6 +288,18 @@ async def _serve(settings: Settings, store: Store, watch: FileWatch) -> None:
     _schedule(scheduler, settings, store, {"revalidate": sweep_job, "sync": sync_job, "leader": leader_job})
     scheduler.add_job(swap_check, "interval", seconds=FILE_CHECK_S, id="file_watch")
 
+    async def alerts_job() -> None:
+        if lock.held and swap_check():  # one daemon of the lab alerts
+            await loop.run_in_executor(None, _alerts_pass, sweep_services)
+
+    scheduler.add_job(
+        alerts_job,
+        "interval",
+        seconds=settings.changes.poll_s,
+        id="alerts",
+        next_run_time=dt.datetime.now(dt.UTC),
+    )
+
     async def ready_when_listening() -> None:
         while not web.started:
             if web.should_exit:
@@ -369,9 +383,23 @@ def _sweep_pass(svc: Services, batch: int) -> SweepReport:
         pruned = svc.store.prune_previous()
         if pruned:
             log.info("event=previous_pruned bodies=%d", pruned)
+        dropped = prune_changes(svc.store, svc.settings.changes.keep_s)
+        if dropped:
+            log.info("event=changes_pruned changes=%d", dropped)
         return sweep(svc, batch)
     except StoreError as exc:
         return SweepReport(stopped=f"store:{svc.store.write_problem() or exc.reason}")
+
+
+def _alerts_pass(svc: Services) -> int:
+    """One alert pass over the change feed (:func:`syncd.alerts.run_pass`); a store failure waits."""
+    if svc.store.write_problem() is not None:
+        return 0
+    try:
+        return alert_pass(svc.store, svc.settings)
+    except StoreError as exc:
+        log.info("event=alerts_skipped reason=%s", exc.reason)
+        return 0
 
 
 def _sync_pass(svc: Services, settings: Settings) -> tuple[int, int]:

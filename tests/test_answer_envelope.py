@@ -87,6 +87,7 @@ PAIRS: dict[str, tuple[dict[str, Any], dict[str, Any], set[str], set[str]]] = {
         set(),
         set(),
     ),
+    "syncd_list_changes": ({"since": "7d"}, {"kind": "zenodo", "types": "retraction"}, set(), set()),
 }
 # Tools whose miss is an error answer (contracts: typed not-found reasons).
 ERROR_MISSES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {

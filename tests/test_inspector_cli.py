@@ -28,6 +28,7 @@ from typing import Any, NoReturn
 
 import pytest
 
+from syncd.tools.server import TOOLS
 from tests.conftest import CORPUS
 from tests.fakeupstream import FakeUpstream
 from tests.schema_check import schema_errors
@@ -37,7 +38,7 @@ INSPECTOR_ENV = "SYNCD_TEST_INSPECTOR"
 DEFAULT_INSPECTOR = ROOT / "tests" / "inspector" / "node_modules" / ".bin" / "mcp-inspector"
 INSPECTOR_VERSION = "2.12.0"
 CALL_TIMEOUT_S = 90
-TOOL_COUNT = 13
+TOOL_COUNT = len(TOOLS)
 RAPTOR_TITLE = "Raptor genomes reveal evolutionary signatures of predatory and nocturnal lifestyles"
 ORIGINS_TITLE = "The Origins of SARS-CoV-2: A Critical Review"
 RECORD_ID = "5244404"

@@ -70,6 +70,8 @@ ONLINE: list[tuple[str, dict[str, Any], str]] = [
     ("zenodo_read_file", {"id": "22917909", "key": "nope.csv"}, "file_not_found"),
     ("zenodo_lookup_vocabulary", {"vocabulary": "License", "query": "mit", "size": 3}, "ok"),
     ("zenodo_lookup_vocabulary", {"vocabulary": "licenses", "funder": "01cwqze88"}, "funder_only_for_awards"),
+    ("syncd_list_changes", {"since": "7d", "types": "retraction"}, "ok"),
+    ("syncd_list_changes", {"cursor": "page-2"}, "invalid_cursor"),
 ]
 # With every upstream down and nothing stored for these arguments.
 OFFLINE: list[tuple[str, dict[str, Any], str]] = [
@@ -85,6 +87,7 @@ OFFLINE: list[tuple[str, dict[str, Any], str]] = [
     ("zenodo_list_files", {"id": "4927605"}, "record_unavailable"),
     ("zenodo_read_file", {"id": "4927605", "key": "x.csv"}, "record_unavailable"),
     ("zenodo_lookup_vocabulary", {"vocabulary": "funders", "query": "wellcome"}, "upstream_unavailable"),
+    ("syncd_list_changes", {"watched_only": True}, "ok"),  # answered from the store, upstream or not
 ]
 
 

@@ -228,6 +228,9 @@ INVALID = [
     ("zenodo_lookup_vocabulary", {"vocabulary": ""}, "vocabulary"),
     ("zenodo_lookup_vocabulary", {"vocabulary": "licenses", "size": 26}, "size"),
     ("zenodo_lookup_vocabulary", {}, "vocabulary"),
+    ("syncd_list_changes", {"limit": 0}, "limit"),
+    ("syncd_list_changes", {"kind": "books"}, "kind"),
+    ("syncd_list_changes", {"since": ""}, "since"),
 ]
 
 

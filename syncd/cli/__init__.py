@@ -22,6 +22,7 @@ Commands::
     syncd watch add|ls|rm     manage the watch lists the daemon keeps mirrored
     syncd watch stop ID       stop a running walk after its current page (resumable)
     syncd watch sync          walk the watch lists now (full, incremental or resumed)
+    syncd changes             what changed in the stored works and records (retractions, versions, ...)
     syncd check FILE          a bibliography's retracted, corrected and unresolvable references
 
 Exit codes: 0 success; 1 not found (nothing stored / upstream says it does not exist);
@@ -35,6 +36,7 @@ import click
 
 from syncd import __version__
 from syncd.cli.cache_commands import cache
+from syncd.cli.change_commands import changes
 from syncd.cli.check_commands import check
 from syncd.cli.common import (
     CONTEXT_SETTINGS,
@@ -93,6 +95,7 @@ def mcp(ctx: click.Context) -> None:
 cli.add_command(db)
 cli.add_command(cache)
 cli.add_command(watch)
+cli.add_command(changes)
 cli.add_command(check)
 
 

@@ -21,10 +21,13 @@ Tables:
     previous_bodies bodies set aside: the body an entry had before a replacement (``role`` previous,
                   kept ``store.keep_previous_s``) and a suspicious new body awaiting confirmation
                   (``role`` suspect); migration 0004.
+    changes       the change feed: one row per replaced body of a work, record or registration-agency
+                  entry (what changed, summarized from the normalized views); migration 0007.
     body_dictionaries zstd dictionaries the bodies are compressed with (:mod:`syncd.store.codec`),
                   kept forever, keyed by zstd's dictionary id; migration 0008.
-    entries_fts   FTS5 index over ``entries.title`` and ``entries.search_text`` (created by migration,
-                  kept in sync by triggers; not mapped here).
+    entries_fts   FTS5 index over ``entries.title`` and ``entries.search_text`` (migration 0006: its
+                  rowid carries the entry's kind and status band, :mod:`syncd.store.search`; kept in
+                  sync by triggers on ``entries``; not mapped here).
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ __all__ = [
     "BodyDictionary",
     "BudgetLease",
     "BudgetPool",
+    "Change",
     "Concept",
     "Entry",
     "PreviousBody",
@@ -252,6 +256,29 @@ class PreviousBody(Base):
     fetched_at: Mapped[float] = mapped_column(Float)
     kept_at: Mapped[float] = mapped_column(Float, index=True)
     reason: Mapped[str | None] = mapped_column(String(64), nullable=True)
+
+
+class Change(Base):
+    """One change found in a stored entry (migration 0007; ``detected_at`` epoch seconds).
+
+    Written by the store in the transaction that replaced the entry's body (or stored a new Zenodo
+    version of a series it holds); goes with its entry (``ON DELETE CASCADE``) or after
+    ``changes.keep_s``. ``types`` is the comma-separated change types, ``summary`` the JSON of
+    :class:`syncd.normalize.changes.ChangeSummary`; ``doi`` (lower-cased) and ``series`` (Zenodo
+    concept record id) match the entry against the DOI watch list.
+    """
+
+    __tablename__ = "changes"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    entry_id: Mapped[int] = mapped_column(ForeignKey("entries.id", ondelete="CASCADE"), index=True)
+    kind: Mapped[str] = mapped_column(String(32))
+    key: Mapped[str] = mapped_column(String(1024))
+    doi: Mapped[str | None] = mapped_column(String(1024), nullable=True, index=True)
+    series: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    detected_at: Mapped[float] = mapped_column(Float, index=True)
+    types: Mapped[str] = mapped_column(String(512))
+    summary: Mapped[str] = mapped_column(Text)
 
 
 class BodyDictionary(Base):

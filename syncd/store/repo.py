@@ -30,7 +30,9 @@ from sqlalchemy import Connection, Engine, and_, bindparam, delete, func, insert
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from syncd.errors import InvalidInput, MalformedResponse, StoreError
+from syncd.normalize.changes import Side
 from syncd.store import guard, search
+from syncd.store.changelog import record_arrival, record_replacement
 from syncd.store.codec import BodyCodec, decode_body
 from syncd.store.dialect import (
     database_size,
@@ -273,6 +275,8 @@ class Store:
         self._local = threading.local()
         self.codec = BodyCodec(engine)
         """Encoder of the bodies this store writes (:mod:`syncd.store.codec`)."""
+        self.changes_recorded = 0
+        """Change-feed rows this object wrote (a cheap "anything new?" for the MCP server's notifications)."""
 
     @classmethod
     def open(cls, database_url: str, *, upgrade: bool = True, **limits: Any) -> Store:
@@ -736,6 +740,10 @@ class Store:
                         },
                     )
                     changed = True
+                    if record_arrival(
+                        conn, entry_id, content.kind, content.key, content.concept_key, content.body, now
+                    ):
+                        self.changes_recorded += 1
                 else:  # another process stored it meanwhile (PostgreSQL): update what it wrote
                     existing = self._locked(conn, content.kind, content.key)
                     if existing is None:
@@ -921,6 +929,9 @@ class Store:
                 volatile=content.volatile,
             )
         )
+        before, after = Side(old.status, old.body), Side(content.status, content.body)
+        if record_replacement(conn, old.id, old.kind, old.key, before, after, now):
+            self.changes_recorded += 1
         return True
 
     @staticmethod

@@ -29,13 +29,17 @@ from syncd.contracts.crossref import (
     SearchWorksView,
     WorkView,
 )
+from syncd.errors import StoreError
 from syncd.lookups import crossref as lookups_crossref
 from syncd.lookups import crossref_queries
+from syncd.normalize.changes import NOTICE_TYPES, since_stored_notice
 from syncd.normalize.crossref import work_view
 from syncd.normalize.doi import parse_doi
-from syncd.policy import Provenance
+from syncd.policy import Provenance, iso
 from syncd.services import Services
+from syncd.store.changes import changes_of_entry
 from syncd.store.content import document
+from syncd.store.repo import Store
 from syncd.tools.errors import error_result
 from syncd.tools.params import (
     GetMemberArgs,
@@ -206,9 +210,26 @@ def get_work(
         parsed = parse_doi(doi)
         lookup = lookups_crossref.get_work(services, parsed)
         data = _work_data(lookup, offset, limit)
+        if data.get("updatedBy"):
+            _add_since_stored(services.store, lookup.entry.id, data)
     except Exception as exc:
         return error_result(exc)
     return CallToolResult(content=[TextContent(type="text", text=render_work(data))], structured_content=data)
+
+
+def _add_since_stored(store: Store, entry_id: int, data: dict[str, Any]) -> None:
+    """Put the "retracted or corrected since first stored" notice first in ``data['notice']``.
+
+    From the change feed of the entry (:func:`syncd.store.changes.changes_of_entry`); a store that
+    cannot be read leaves the answer as it is.
+    """
+    try:
+        found = changes_of_entry(store, entry_id, NOTICE_TYPES)
+    except StoreError:
+        return
+    notice = since_stored_notice([(iso(c.detected_at), c.summary) for c in found])
+    if notice:
+        data["notice"] = "\n".join(filter(None, (notice, data.get("notice"))))
 
 
 # --------------------------------------------------------------------------------------------------

@@ -55,6 +55,7 @@ __all__ = [
     "GetReferencesArgs",
     "GetWorkArgs",
     "GetWorksArgs",
+    "ListChangesArgs",
     "ListFilesArgs",
     "ListVersionsArgs",
     "LookupVocabularyArgs",
@@ -515,6 +516,39 @@ class LookupVocabularyArgs(ToolArgs):
     )
     page: int = Field(1, ge=1, description="Page (1-based); page x size <= 10,000.")
     size: int = Field(10, ge=1, le=25, description="Entries per page (1-25).")
+
+
+# ------------------------------------------------------------------------------------------- changes
+
+
+class ListChangesArgs(ToolArgs):
+    """``syncd_list_changes`` input."""
+
+    since: str = Field(
+        "7d",
+        min_length=1,
+        max_length=40,
+        description="Window start: a duration back from now (7d, 12h, 30m, 2w) or an ISO date/time in UTC "
+        "(2026-11-01). Default 7d.",
+    )
+    types: Annotated[
+        list[Annotated[str, Field(min_length=1, max_length=40)]] | None, BeforeValidator(_split_names)
+    ] = Field(
+        None,
+        max_length=20,
+        description='Only changes of these types, e.g. ["retraction", "expression_of_concern"] or '
+        '"retraction,correction" (update types: retraction, correction, erratum, withdrawal, '
+        "expression_of_concern, ...; also title, authors, date, superseded, new_version, deleted, "
+        "restricted, agency_changed, metadata).",
+    )
+    kind: Literal["crossref", "zenodo", "agency", "all"] = Field(
+        "all", description="Only Crossref works, Zenodo records or registration agencies (DOI prefixes)."
+    )
+    watched_only: bool = Field(False, description="Only entries on the DOI watch list.")
+    limit: int = Field(50, ge=1, le=200, description="Changes per page (1-200).")
+    cursor: str | None = Field(
+        None, max_length=40, description="The nextCursor of the previous page (same filters)."
+    )
 
 
 # ------------------------------------------------------------------------------------------ the spec

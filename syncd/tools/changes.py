@@ -1,0 +1,245 @@
+"""The change feed over MCP: tool ``syncd_list_changes``, resource ``syncd://changes``, its notifications.
+
+The tool and the resource answer from the store only (no upstream request). Clients subscribe to
+``syncd://changes`` with ``subscriptions/listen`` (protocol 2026-07-28; ``Client.listen(
+resource_subscriptions=["syncd://changes"])``) and get ``notifications/resources/updated`` when a
+change is recorded: :class:`ChangeNotifier` publishes on the server's subscription bus after every
+tool call that recorded one in this process (``Store.changes_recorded``), and every
+``changes.poll_s`` seconds when another process (the daemon's sweep, ``syncd cache refresh``) did
+(the newest change id in the store).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import Any
+
+import anyio
+import anyio.to_thread
+from mcp.server import MCPServer
+from mcp.server.subscriptions import ResourceUpdated, SubscriptionBus
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+
+from syncd.contracts.changes import ChangeEntry, ChangesView
+from syncd.errors import InvalidInput, StoreError
+from syncd.kinds import CROSSREF_WORK, DOI_RA, ZENODO_RECORD
+from syncd.normalize.changes import describe, since_epoch
+from syncd.policy import iso
+from syncd.services import Services
+from syncd.store.changes import StoredChange, latest_change_id, list_changes, watched_ids
+from syncd.store.repo import Store
+from syncd.tools.errors import error_result
+from syncd.tools.params import ListChangesArgs, ToolSpec
+
+__all__ = [
+    "CHANGES_URI",
+    "RESOURCE_PAGE",
+    "TOOLS",
+    "ChangeNotifier",
+    "change_entries",
+    "list_changes_tool",
+    "register_resources",
+    "render_changes",
+]
+
+log = logging.getLogger("syncd.tools.changes")
+
+CHANGES_URI = "syncd://changes"
+"""The change feed resource (the newest :data:`RESOURCE_PAGE` changes as JSON)."""
+RESOURCE_PAGE = 50
+"""Changes a read of :data:`CHANGES_URI` returns."""
+
+_KINDS = {"crossref": (CROSSREF_WORK,), "zenodo": (ZENODO_RECORD,), "agency": (DOI_RA,), "all": ()}
+_CURSOR_PREFIX = "before:"
+
+
+def change_entries(store: Store, changes: list[StoredChange]) -> list[dict[str, Any]]:
+    """The feed rows as the tool, the resource and ``syncd changes --json`` give them (JSON-ready)."""
+    watched = watched_ids(store, [c.id for c in changes])
+    out = []
+    for c in changes:
+        entry = ChangeEntry(
+            id=c.id,
+            kind=c.kind,
+            key=c.key,
+            doi=c.doi,
+            title=c.summary.get("title"),
+            detected_at=iso(c.detected_at),
+            types=list(c.types),
+            summary=describe(c.summary),
+            items=[i for i in c.summary.get("items") or [] if isinstance(i, dict)],
+            watched=c.id in watched,
+        )
+        out.append(entry.model_dump(mode="json", exclude_none=True))
+    return out
+
+
+def _before(cursor: str | None) -> int | None:
+    if not cursor:
+        return None
+    raw = cursor.strip()
+    if raw.startswith(_CURSOR_PREFIX) and raw[len(_CURSOR_PREFIX) :].isdigit():
+        return int(raw[len(_CURSOR_PREFIX) :])
+    raise InvalidInput(
+        f"cursor {cursor!r} is not a nextCursor of syncd_list_changes", reason="invalid_cursor"
+    )
+
+
+def render_changes(data: dict[str, Any]) -> str:
+    """Text of a syncd_list_changes answer: one line per change, the continuation, the notice."""
+    lines = [f"# Changes since {data.get('since')}", f"{data.get('count', 0)} on this page"]
+    for c in data.get("changes") or []:
+        mark = " [watched]" if c.get("watched") else ""
+        lines.append(f"- {c['detected_at']} {c.get('doi') or c['key']}{mark}: {c['summary']}")
+    if data.get("nextCursor"):
+        lines.append(f"nextCursor: {data['nextCursor']}")
+    if data.get("notice"):
+        lines.append(f"Notice: {data['notice']}")
+    return "\n".join(lines)
+
+
+def list_changes_tool(
+    services: Services,
+    since: str = "7d",
+    types: list[str] | None = None,
+    kind: str = "all",
+    watched_only: bool = False,
+    limit: int = 50,
+    cursor: str | None = None,
+) -> CallToolResult:
+    """List what changed in the works and records syncd holds, newest first (from the store only).
+
+    Each change syncd found when it revalidated, synced or fetched a stored entry: updatedBy entries
+    that appeared (retraction, correction, erratum, expression_of_concern, withdrawal, ... with the
+    notice DOI and its source, publisher or retraction-watch) or disappeared, title/author/date changes,
+    a Zenodo version no longer the latest (superseded) or a new version of a series syncd holds,
+    deleted or restricted records, a DOI prefix now registered with another agency. since is a duration
+    (7d, 12h) or an ISO date; types filters (retraction, expression_of_concern, ...); watched_only keeps
+    the entries on the DOI watch list; kind crossref/zenodo/agency. Page with limit and nextCursor.
+    Makes no upstream request. Errors: invalid_parameter, invalid_cursor, store_unavailable.
+    """
+    try:
+        now = time.time()
+        start = since_epoch(since, now)
+        page = list_changes(
+            services.store,
+            since=start,
+            kinds=_KINDS[kind],
+            types=[t.strip().lower() for t in types or [] if t.strip()],
+            watched_only=watched_only,
+            before_id=_before(cursor),
+            limit=limit + 1,
+        )
+        more = len(page) > limit
+        page = page[:limit]
+        data: dict[str, Any] = {
+            "changes": change_entries(services.store, page),
+            "count": len(page),
+            "since": iso(start),
+        }
+        if more:
+            data["nextCursor"] = f"{_CURSOR_PREFIX}{page[-1].id}"
+        elif not page:
+            data["notice"] = (
+                "No change recorded in this window with these filters; syncd records a change when it "
+                "revalidates, syncs or fetches an entry it already holds. Widen since or drop filters."
+            )
+        data["cache"] = {
+            "source": "store",
+            "fetched_at": iso(now),
+            "validated_at": iso(now),
+            "age_s": 0.0,
+            "stale": False,
+        }
+    except Exception as exc:
+        return error_result(exc)
+    return CallToolResult(
+        content=[TextContent(type="text", text=render_changes(data))], structured_content=data
+    )
+
+
+TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec(
+        "syncd_list_changes",
+        "List what changed in the stored works and records",
+        ListChangesArgs,
+        ChangesView,
+        list_changes_tool,
+        ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False),
+    ),
+)
+"""The change-feed tool."""
+
+
+def register_resources(server: MCPServer[Any], store: Store) -> None:
+    """Register the ``syncd://changes`` resource on ``server``: the newest changes in ``store`` as JSON."""
+
+    @server.resource(
+        CHANGES_URI,
+        name="changes",
+        title="What changed in the stored works and records",
+        description="The newest changes syncd found (retractions, corrections, new versions, deletions, ...) "
+        "as JSON, newest first. Subscribe to be told when a new one is recorded; page the whole feed "
+        "with the syncd_list_changes tool.",
+        mime_type="application/json",
+    )
+    def changes_resource() -> str:
+        page = list_changes(store, limit=RESOURCE_PAGE)
+        return json.dumps({"changes": change_entries(store, page)}, ensure_ascii=False)
+
+
+class ChangeNotifier:
+    """Tells ``syncd://changes`` subscribers when a change is recorded (see the module docstring).
+
+    Args:
+        store: the store the server's tools write.
+        bus: the server's subscription bus (given to ``MCPServer(subscriptions=...)``).
+    """
+
+    def __init__(self, store: Store, bus: SubscriptionBus) -> None:
+        self.store = store
+        self.bus = bus
+        self.seen_local = store.changes_recorded
+        self.seen_id: int | None = None
+        try:  # the baseline: what is in the store when the server is built is no news
+            self.seen_id = latest_change_id(store)
+        except StoreError as exc:
+            log.debug("event=changes_poll_failed reason=%s", exc.reason)
+        self.lock = anyio.Lock()
+
+    async def _newest(self) -> int | None:
+        try:
+            return await anyio.to_thread.run_sync(latest_change_id, self.store)
+        except StoreError as exc:
+            log.debug("event=changes_poll_failed reason=%s", exc.reason)
+            return None
+
+    async def after_call(self) -> None:
+        """After a tool call: publish when this process recorded a change (no store read otherwise)."""
+        if self.store.changes_recorded == self.seen_local:
+            return
+        async with self.lock:
+            self.seen_local = self.store.changes_recorded
+            newest = await self._newest()
+            if newest is not None:
+                self.seen_id = max(newest, self.seen_id or 0)
+            await self.bus.publish(ResourceUpdated(uri=CHANGES_URI))
+
+    async def poll(self) -> None:
+        """Publish when the store holds a change newer than any seen (recorded by another process)."""
+        async with self.lock:
+            newest = await self._newest()
+            if newest is None:
+                return
+            if self.seen_id is not None and newest > self.seen_id:
+                await self.bus.publish(ResourceUpdated(uri=CHANGES_URI))
+            self.seen_id = max(newest, self.seen_id or 0)
+            self.seen_local = self.store.changes_recorded
+
+    async def run(self, poll_s: float) -> None:
+        """Poll every ``poll_s`` seconds until cancelled (the server's lifespan)."""
+        while True:
+            await self.poll()
+            await anyio.sleep(poll_s)
