@@ -128,3 +128,23 @@ async def test_a_doi_no_record_holds_is_not_on_zenodo_after_one_search(
     assert res.structured_content["found"] is False
     assert res.structured_content["miss_kind"] == "not_on_zenodo"
     assert fake.count(service="zenodo") == 1
+
+
+async def test_a_search_hit_that_repeats_a_stored_record_confirms_it(
+    mcp: Client, cache: Services, fake: FakeUpstream
+) -> None:
+    """Record 7078768, stored and then ten days stale, is confirmed by a search whose hit repeats it (the
+    recorded legacy one-hit search equals the recorded record): zenodo_get_record then asks nothing.
+    """
+    first = await mcp.call_tool("zenodo_get_record", {"id": "7078768"})
+    assert first.structured_content["record"]["recid"] == "7078768"
+    stored = cache.store.get(ZENODO_RECORD, "7078768")
+    assert stored is not None
+    cache.store.mark_validated(stored.id, now=stored.validated_at - 10 * 86_400)
+    fake.set_body("zenodo", "/records", corpus_json("zenodo/search/records_q-doi_one-hit.json"))
+    hits = await mcp.call_tool("zenodo_search_records", {"query": "frictionless"})
+    assert [h["recid"] for h in hits.structured_content["hits"]] == ["7078768"]
+    before = fake.count(service="zenodo")
+    again = await mcp.call_tool("zenodo_get_record", {"id": "7078768"})
+    assert again.structured_content["cache"]["source"] == "store"
+    assert fake.count(service="zenodo") == before

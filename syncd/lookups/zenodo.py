@@ -525,7 +525,9 @@ def _upsert_hits(store: Store, hits: list[Any]) -> int:
     """Store search/version hits as records; returns how many were written.
 
     New ones are inserted, stored ones replaced only by a newer revision (a record GET stays the
-    authority). Concept -> latest is refreshed from ``is_latest``.
+    authority); a stored record whose content the hit repeats (same content hash) counts as confirmed
+    now, so a lookup right after the search asks nothing. Concept -> latest is refreshed from
+    ``is_latest``.
     """
     written = 0
     for hit in hits:
@@ -549,6 +551,8 @@ def _upsert_hits(store: Store, hits: list[Any]) -> int:
         if stored is None or newer:
             store.put_content(content)
             written += 1
+        elif stored.status == "ok" and stored.content_hash == content.content_hash:
+            store.mark_validated(stored.id)
         if keys.concept_recid and keys.is_latest:
             store.set_concept(keys.concept_recid, keys.recid)
             supersede_older(store, keys.concept_recid, keys.recid)
