@@ -563,7 +563,7 @@ async def test_guide_resource_and_template(cache: Services) -> None:
 
 
 async def test_tool_annotations_follow_the_anchor(cache: Services) -> None:
-    """All seven tools are listed; read-only everywhere, idempotent on gets, open-world on searches."""
+    """All 8 Crossref tools are listed; read-only everywhere, idempotent on gets, open-world on searches."""
     async with Client(build_server(cache)) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
     names = {n for n in tools if n.startswith("crossref_")}
@@ -575,8 +575,10 @@ async def test_tool_annotations_follow_the_anchor(cache: Services) -> None:
         "crossref_search_funders",
         "crossref_get_member",
         "crossref_get_prefix",
+        "crossref_get_works",
     }
     assert all(tools[n].annotations.read_only_hint for n in names)
+    assert tools["crossref_get_works"].annotations.idempotent_hint is True
     assert tools["crossref_get_member"].annotations.idempotent_hint is True
     assert tools["crossref_search_works"].annotations.open_world_hint is True
     assert tools["crossref_search_works"].input_schema["properties"]["rows"]["maximum"] == 100
