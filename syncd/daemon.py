@@ -11,7 +11,9 @@ On a shared PostgreSQL store only one daemon of the lab refreshes: the holder of
 (:class:`~syncd.store.leader.DaemonLock`, polled every ``POLL_S`` seconds); the others serve the tools
 and take over when it goes away (see :func:`_leader_hook`).
 Under systemd (``Type=notify``): READY=1 once migrations ran and the endpoint listens, WATCHDOG=1
-from the loop, STOPPING=1 on SIGTERM, then a drain of the running job.
+from the loop, STOPPING=1 on SIGTERM, then a drain of the running job. Every ``changes.poll_s``
+seconds the refreshing daemon alerts the watched retractions and deletions the change feed recorded
+(:mod:`syncd.alerts`: ``event=alert`` at WARNING, the optional ``alerts.command``).
 
 The SQLite database file is watched (:class:`FileWatch`: device and inode every
 :data:`FILE_CHECK_S` seconds and before each sweep and sync): when it is deleted or replaced under the
@@ -370,7 +372,9 @@ class _Server(uvicorn.Server):
 
 
 def _sweep_pass(svc: Services, batch: int) -> SweepReport:
-    """Drop replaced bodies past ``store.keep_previous_s``, then one revalidation sweep (its report).
+    """Drop old replaced bodies and changes (``store.keep_previous_s``, ``changes.keep_s``), then sweep.
+
+    Returns the revalidation sweep's report.
 
     A store that cannot be written (full disk, read-only file, swapped file) skips the sweep: its
     cause is logged once by the store, and the report says ``stopped`` with the cause; a sweep

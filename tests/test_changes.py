@@ -30,6 +30,8 @@ from syncd.store.watches import add_watch
 from tests.conftest import corpus_json
 from tests.test_cli import env  # noqa: F401  (fixture: SYNCD_* pointing at the fake and a temp DB)
 
+pytestmark = pytest.mark.both_backends
+
 LANCET = "10.1016/s0140-6736(20)31180-6"
 LANCET_FILE = "crossref/work/10.1016_s0140-6736_20_31180-6.json"
 RW_NOTICE = "10.1016/s0140-6736(20)31324-6"

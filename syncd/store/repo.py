@@ -687,6 +687,9 @@ class Store:
         same content hash confirms it; whatever replaces a body, the previous one is kept for
         ``keep_previous_s`` seconds.
 
+        Change feed (:mod:`syncd.store.changelog`): a replaced work, record or agency body, and a new
+        Zenodo version of a series already held, write one ``changes`` row in the same transaction.
+
         Raises:
             MalformedResponse: reason ``malformed_response`` (hollow body, nothing written) or
                 ``suspicious_shrink`` (the suspect was set aside and ``last_error`` recorded; the
