@@ -14,13 +14,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from mcp import Client, MCPError
 
 from syncd.batch import filter_safe
+from syncd.contracts.crossref import WorksCounts, WorksItem
 from syncd.lookups.crossref_batch import get_works
 from syncd.services import Services
 from syncd.store.content import document
 from syncd.store.repo import Store
+from syncd.tools.crossref_batch import counts_of, item_data
 from syncd.tools.server import build_server
 from tests.conftest import make_settings
 from tests.corpus_path import CORPUS
@@ -234,3 +238,48 @@ def test_a_listed_work_is_stored_as_a_single_fetch_stores_it(fake: FakeUpstream,
     assert listed.content_hash == single.content_hash and listed.upstream_version == single.upstream_version
     assert listed.title == single.title and document(listed) == document(single)
     assert '"message-type": "work"' in (listed.body or "")[:200]
+
+
+PASTED = st.sampled_from(
+    [
+        RAPTOR,
+        "HTTPS://DOI.ORG/10.1101/598821",
+        f"doi: {LANCET}",
+        "10.1000/a,b",
+        "10.1000/x y",
+        "10.5281/zenodo.1",
+        "",
+        " ",
+        "\x00",
+        "10.1371/" + "9" * 990,
+        "https://example.org/10.1101/598821",
+    ]
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(
+    inputs=st.lists(
+        st.one_of(PASTED, st.text(max_size=30), st.text(max_size=20).map("10.1234/".__add__)), max_size=8
+    )
+)
+def test_any_inputs_give_one_valid_item_each(cache: Services, inputs: list[str]) -> None:
+    """Hypothesis over pasted, malformed, comma, huge and random inputs: get_works never raises, gives one
+    item per input in order, each valid against the WorksItem contract, found or with a declared reason
+    (never internal_error), and the tallies are valid WorksCounts adding up to the inputs.
+    """
+    answer = get_works(cache, inputs)
+    items = [item_data(i) for i in answer.items]
+    assert [i["input"] for i in items] == inputs
+    for item in items:
+        WorksItem.model_validate(item)
+        assert item["found"] or item["reason"] in {
+            "doi_not_found",
+            "invalid_parameter",
+            "upstream_unavailable",
+            "rate_limited",
+            "request_timeout",
+            "malformed_response",
+        }, item
+    counts = WorksCounts.model_validate(counts_of(items))
+    assert counts.found + counts.notFound + counts.invalid + counts.failed == len(inputs)
