@@ -243,6 +243,28 @@ def test_verify_names_the_entry_whose_body_is_damaged(store: Store) -> None:
     assert store.get(records[8].kind, records[8].key).body == records[8].body  # type: ignore[union-attr]
 
 
+def test_verify_with_hashes_names_the_entry_whose_hash_does_not_match(store: Store) -> None:
+    """With check_hashes, verify recomputes the content hash of each stored work and record from its body
+    (as the lookups compute it): clean after put_content; a stored hash changed behind the store's back
+    is reported by entry.
+    """
+    records = _records()[:30]
+    assert {c.kind for c in records} >= {CROSSREF_WORK} and any(c.kind == ZENODO_RECORD for c in _records())
+    for c in [*records, next(c for c in _records() if c.kind == ZENODO_RECORD)]:
+        store.put_content(c, now=1_700_000_000.0)
+    assert verify(store, check_hashes=True).ok
+    victim = records[3]
+    with store.write() as conn:
+        conn.execute(
+            Entry.__table__.update()
+            .where(Entry.kind == victim.kind, Entry.key == victim.key)
+            .values(content_hash="0" * 64)
+        )
+    assert verify(store).ok  # the body still decodes
+    found = verify(store, check_hashes=True)
+    assert found.bad_hashes == [f"{victim.kind}:{victim.key}"] and not found.ok
+
+
 def test_migration_converts_a_store_in_batches_and_resumes_after_interruption(
     db_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
