@@ -186,3 +186,61 @@ async def test_file_tools_on_a_doi_not_on_zenodo_name_the_crossref_call(
             assert err["data"]["recovery"]["hint"] == (
                 'It is a Crossref DOI: call crossref_get_work with {"doi": "10.1101/598821"}.'
             )
+
+
+async def _error(cache: Services, tool: str, args: dict[str, Any]) -> tuple[str, str, str]:
+    async with Client(build_server(cache)) as client:
+        res = await client.call_tool(tool, args)
+    assert res.is_error is True
+    err = (res.structured_content or {})["error"]
+    return err["data"]["reason"], err["message"], err["data"]["recovery"]["hint"]
+
+
+ALTERSGRUPPEN = "Intensivregister_Deutschland_Altersgruppen.csv"
+
+
+async def test_file_tool_errors_name_the_next_call(cache: Services) -> None:
+    """Refused file reads say what to call instead, with the values to pass (record 22917909: a CSV of
+    83,958 bytes and Metadaten.zip; 999999999999 does not exist; 22705918 was deleted).
+    """
+    read = {"id": "22917909", "key": ALTERSGRUPPEN, "max_bytes": 4096}
+    assert await _error(cache, "zenodo_read_file", {**read, "offset_bytes": 10**9}) == (
+        "offset_out_of_range",
+        "offset_bytes 1000000000 is at or past the file size 83958",
+        "Call zenodo_read_file again with an offset_bytes below 83958 (0 reads from the start).",
+    )
+    assert await _error(cache, "zenodo_read_file", {**read, "archive_member": "x.txt"}) == (
+        "not_an_archive",
+        f"'{ALTERSGRUPPEN}' is not a .zip file, so archive_member cannot be read from it",
+        f"Drop archive_member to read '{ALTERSGRUPPEN}' itself, or pick a listable (.zip) key from "
+        "zenodo_list_files.",
+    )
+    member = {"id": "22917909", "key": "Metadaten.zip", "archive_member": "x.txt", "offset_bytes": 5}
+    reason, _, hint = await _error(cache, "zenodo_read_file", member)
+    assert (reason, hint) == (
+        "member_offset_unsupported",
+        "Read the member from offset_bytes 0 with a larger max_bytes (up to 65536), or download the archive "
+        "from https://zenodo.org/api/records/22917909/files/Metadaten.zip/content.",
+    )
+    reason, message, hint = await _error(
+        cache, "zenodo_list_files", {"id": "22917909", "archive_key": ALTERSGRUPPEN}
+    )
+    assert (reason, message) == (
+        "not_an_archive",
+        f"'{ALTERSGRUPPEN}' is not a .zip file; only ZIP archives can be listed",
+    )
+    assert hint.startswith(
+        f"Read it with zenodo_read_file (key '{ALTERSGRUPPEN}') if it is text, or download it"
+    )
+    assert await _error(cache, "zenodo_read_file", {"id": "999999999999", "key": "a.txt"}) == (
+        "record_not_found",
+        "No Zenodo record has id 999999999999.",
+        "Check the id with zenodo_get_record (id '999999999999'), or find the deposit with "
+        "zenodo_search_records.",
+    )
+    assert await _error(cache, "zenodo_list_files", {"id": "22705918"}) == (
+        "record_deleted",
+        "Record 22705918 was deleted from Zenodo; only its tombstone remains.",
+        "Call zenodo_get_record with id '22705918' for the removal date and reason, then find a replacement "
+        "deposit with zenodo_search_records.",
+    )

@@ -258,9 +258,20 @@ def check_member_request(file: Any, key: str, offset_bytes: int) -> None:
         InvalidInput: ``member_offset_unsupported`` (an offset into a member) or ``not_an_archive``.
     """
     if offset_bytes:
-        raise InvalidInput("offset_bytes must be 0 with archive_member", reason="member_offset_unsupported")
+        raise InvalidInput(
+            "Zenodo serves ZIP members only from their first byte; offset_bytes must be 0 with "
+            "archive_member",
+            reason="member_offset_unsupported",
+            hint="Read the member from offset_bytes 0 with a larger max_bytes (up to 65536), or download the "
+            f"archive from {file.download_url}.",
+        )
     if not lists.is_listable(file.key, file.mimetype):
-        raise InvalidInput(f"{key!r} is not a ZIP archive", reason="not_an_archive")
+        raise InvalidInput(
+            f"{key!r} is not a .zip file, so archive_member cannot be read from it",
+            reason="not_an_archive",
+            hint=f"Drop archive_member to read {key!r} itself, or pick a listable (.zip) key from "
+            "zenodo_list_files.",
+        )
 
 
 def member_target(file: Any, key: str, member: str, listing: dict[str, Any]) -> ReadTarget:
@@ -273,7 +284,11 @@ def member_target(file: Any, key: str, member: str, listing: dict[str, Any]) -> 
     """
     found = next((m for m in listing.get("entries") or [] if m.get("key") == member), None)
     if found is None and not listing.get("truncated"):
-        raise NotFound(f"{key!r} has no member {member!r}", reason="member_not_found")
+        raise NotFound(
+            f"{key!r} has no member {member!r}",
+            reason="member_not_found",
+            hint=f"Call zenodo_list_files with archive_key {key!r} to see the member paths.",
+        )
     path = (
         file.download_url.split("/api", 1)[1].removesuffix("/content")
         + "/container/"
@@ -325,6 +340,7 @@ def read_precheck(mode: str, target: ReadTarget, offset_bytes: int, name: str) -
         raise InvalidInput(
             f"offset_bytes {offset_bytes} is at or past the file size {size}",
             reason="offset_out_of_range",
+            hint=f"Call zenodo_read_file again with an offset_bytes below {size} (0 reads from the start).",
         )
     return "text", None
 

@@ -60,9 +60,24 @@ def _resolve_ok(services: Services, ref: RecordRef) -> tuple[StoredEntry, Any]:
         ) from exc
     entry = lookup.entry
     if entry.status == "gone":
-        raise NotFound(f"record {entry.key} was deleted from Zenodo", reason="record_deleted")
+        raise NotFound(
+            f"Record {entry.key} was deleted from Zenodo; only its tombstone remains.",
+            reason="record_deleted",
+            hint=f"Call zenodo_get_record with id {entry.key!r} for the removal date and reason, then find a "
+            "replacement deposit with zenodo_search_records.",
+        )
     if entry.status != "ok":
-        raise NotFound(f"no readable Zenodo record {entry.key} ({entry.status})", reason="record_not_found")
+        message = (
+            f"Record {entry.key} exists but its metadata is restricted and cannot be read anonymously."
+            if entry.status == "restricted"
+            else f"No Zenodo record has id {entry.key}."
+        )
+        raise NotFound(
+            message,
+            reason="record_not_found",
+            hint=f"Check the id with zenodo_get_record (id {entry.key!r}), or find the deposit with "
+            "zenodo_search_records.",
+        )
     return entry, lookup
 
 
@@ -171,7 +186,12 @@ def list_files(
             key = blank(archive_key) or ""
             file = _file_by_key(services, parts, key)
             if not lists.is_listable(file.key, file.mimetype):
-                raise InvalidInput(f"{key!r} is not a ZIP archive", reason="not_an_archive")
+                raise InvalidInput(
+                    f"{key!r} is not a .zip file; only ZIP archives can be listed",
+                    reason="not_an_archive",
+                    hint=f"Read it with zenodo_read_file (key {key!r}) if it is text, or download it from "
+                    f"{file.download_url}.",
+                )
             page = _container(services, parts.recid, key)
             provenance = page.provenance
             fields, matched, shown, notes = views.archive_fields(
