@@ -452,8 +452,10 @@ class FacetCounts(_Model):
     """Counts of one facet, highest first."""
 
     name: str = Field(description="Facet name (e.g. publisher-name, type-name, published).")
-    valueCount: int | None = Field(None, description="Number of values Crossref returned for this facet.")
-    values: list[FacetValue] = Field(description="Values ordered by count, highest first.")
+    values: list[FacetValue] = Field(
+        description="Values ordered by count, highest first. Crossref's value-count only counts the values "
+        "returned, so no distinct total is reported."
+    )
 
 
 class SearchWorksView(_Model):
