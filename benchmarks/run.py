@@ -5,7 +5,7 @@ measured side by side in the same run, with the machine, the date and the load a
 end. Options: ``--quick`` (fewer repetitions, smaller stores; for trying the harness, not for the
 record), ``--only NAME[,NAME]`` (benchmark names, see ``--list``), ``--skip-big`` (skip what needs the
 1,000,000-work store), ``--no-profile``, ``--out PATH`` (default BENCHMARKS.md at the repo root),
-``--render-only`` (write BENCHMARKS.md again from the last run's saved rows, e.g. after editing
+``--render-only`` (write BENCHMARKS.md again from the last full run's saved rows, e.g. after editing
 ``benchmarks/ANALYSIS.md``; the figures stay those of that run). The 1M-work store is built on first
 use and cached in ``benchmarks/.cache/`` (gitignored).
 """
@@ -115,6 +115,9 @@ def render(rows: list[Row], info: dict[str, Any]) -> str:
                 f"| {_cell(figure)} | {_cell(r.value)} | {_cell(r.comparison)} | {_cell(r.ratio)} | "
                 f"{_cell(r.target)} | {_met(r.met)} |"
             )
+        for key, doc in (info.get("methods") or {}).items():
+            if key.split()[0] == t:
+                out += ["", f"*How* (`{key.split()[1]}`): {doc}"]
     breakdown = info.get("warm_breakdown")
     if breakdown:
         floor = breakdown[0][1]
@@ -202,6 +205,9 @@ def _run_benches(args: argparse.Namespace, ctx: Context) -> list[Row]:
             if not r.item.startswith("15."):
                 r.item = target
         rows += got
+        doc = " ".join((sys.modules[b.func.__module__].__doc__ or "").split())
+        if doc and target.startswith("15.") and doc not in ctx.results.setdefault("methods", {}).values():
+            ctx.results["methods"][f"{target} {b.func.__module__}"] = " ".join(doc.split())
         _log(f"  {b.name}: {time.perf_counter() - t:.0f} s")
     return rows
 
@@ -260,10 +266,13 @@ def main(argv: list[str] | None = None) -> int:
         "bigstore": _bigstore_line(),
         "warm_breakdown": breakdown,
         "profiles": ctx.profiles,
+        "methods": ctx.results.get("methods", {}),
         "notes": ctx.notes,
     }
     CACHE.mkdir(parents=True, exist_ok=True)
-    LAST_RUN.write_text(json.dumps({**info, "rows": [asdict(r) for r in rows]}, indent=1), encoding="utf-8")
+    full = not (args.quick or args.only or args.skip_big)
+    saved = LAST_RUN if full else LAST_RUN.with_name("last-partial-run.json")
+    saved.write_text(json.dumps({**info, "rows": [asdict(r) for r in rows]}, indent=1), encoding="utf-8")
     Path(args.out).write_text(render(rows, info), encoding="utf-8")
     _log(f"wrote {args.out} ({info['elapsed_s'] / 60:.1f} min); load average at end {_load(load_end)}")
     return 0
