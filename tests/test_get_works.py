@@ -240,6 +240,21 @@ def test_a_listed_work_is_stored_as_a_single_fetch_stores_it(fake: FakeUpstream,
     assert '"message-type": "work"' in (listed.body or "")[:200]
 
 
+def test_long_dois_make_smaller_groups(cache: Services, fake: FakeUpstream) -> None:
+    """60 unknown DOIs of 158 characters: each list filter stays within 4,000 characters (24 DOIs), so 3
+    list requests instead of 2; every DOI is asked exactly once and answered doi_not_found.
+    """
+    dois = [f"10.1371/journal.{n:03d}." + "x" * 138 for n in range(60)]
+    assert {len(d) for d in dois} == {158}
+    answer = get_works(cache, dois)
+    queries = list_requests(fake)
+    assert answer.list_requests == len(queries) == 3
+    assert [len(q["filter"].split(",")) for q in queries] == [24, 24, 12]
+    assert all(len(q["filter"]) <= 4000 for q in queries)
+    assert sorted(f[4:] for q in queries for f in q["filter"].split(",")) == sorted(dois)
+    assert {i.error.reason for i in answer.items if i.error} == {"doi_not_found"}
+
+
 PASTED = st.sampled_from(
     [
         RAPTOR,

@@ -10,11 +10,13 @@ and an agent's list resolve alike). For each input, in order:
    stored work (or stored miss) is answered from the store; with upstream unusable a stored copy is
    answered stale and a DOI with nothing stored gets the declared error as its item reason.
 3. DOIs to fetch that fit in a ``doi:`` filter (:func:`syncd.batch.filter_safe`) go
-   :data:`~syncd.batch.GROUP` (50) at a time into one ``/works?filter=doi:A,doi:B,...&rows=N`` list
-   request of the list pool (no ``select``: each item is the whole work, reference list included,
-   so it is stored exactly as a single fetch stores it, :func:`~syncd.lookups.crossref.work_content`,
-   and replaces a partial copy from a search page). A group of one, a DOI no filter can carry, and
-   a Zenodo DOI take the single path (:func:`~syncd.lookups.crossref.get_work`).
+   :data:`~syncd.batch.GROUP` (50; fewer when long, :data:`MAX_FILTER_CHARS`) at a time into one
+   ``/works?filter=doi:A,doi:B,...&rows=N`` list request of the list pool (no ``select``: each item
+   is the whole work, reference list included, so it is stored exactly as a single fetch stores it,
+   :func:`~syncd.lookups.crossref.work_content`). A group of one, a DOI no filter can carry, and a
+   Zenodo DOI take the single path (:func:`~syncd.lookups.crossref.get_work`). A partial copy from
+   a search page is refetched like a stale one; as on the single path, ``Store.put_content`` keeps
+   its body (only revalidated) when the whole work has the same content hash.
 4. A DOI the list leaves out is a miss: Crossref's filter answer omits only DOIs its index does not
    hold, exactly what a ``/works/{doi}`` 404 says, so no second request per DOI is sent. The miss is
    stored (``ttl.miss``; never over a stored body, which is answered flagged stale instead, BC-09)
@@ -68,6 +70,7 @@ __all__ = [
     "EOC_TYPES",
     "LIST_PARALLEL",
     "MAX_DOIS",
+    "MAX_FILTER_CHARS",
     "RETRACTION_TYPES",
     "RETRACTION_WATCH",
     "WorkItem",
@@ -81,6 +84,9 @@ log = logging.getLogger("syncd.lookups.crossref_batch")
 
 MAX_DOIS = 100
 """Most DOIs one ``crossref_get_works`` call takes (``syncd check`` passes any number)."""
+MAX_FILTER_CHARS = 4000
+"""Longest ``filter`` value of one list request (characters before percent-encoding): 50 long DOIs
+(SICI, Wiley) would pass common 8 KiB URL limits once encoded, so a group also ends here."""
 LIST_PARALLEL = 2
 """List requests sent at once (their answers are stored one after the other): a call's 100 DOIs
 cost one round trip. The budget's ``crossref_list`` pool still decides how many are in flight
@@ -201,7 +207,7 @@ def get_works(svc: Services, inputs: Sequence[str]) -> WorksAnswer:
             batch.append(p)
     singles = [p for p in batch if not filter_safe(p.parsed.key)]
     listed = [p for p in batch if filter_safe(p.parsed.key)]
-    groups = [listed[i : i + GROUP] for i in range(0, len(listed), GROUP)]
+    groups = _groups(listed)
     singles += [g[0] for g in groups if len(g) == 1]
     groups = [g for g in groups if len(g) > 1]
     for i in range(0, len(groups), LIST_PARALLEL):
@@ -226,6 +232,20 @@ def get_works(svc: Services, inputs: Sequence[str]) -> WorksAnswer:
         assert done is not None
         answer.items.append(WorkItem(raw, doi, done.lookup, done.error, done.miss_provenance))
     return answer
+
+
+def _groups(listed: list[_Pending]) -> list[list[_Pending]]:
+    """``listed`` in order, cut into groups of at most ``GROUP`` DOIs and :data:`MAX_FILTER_CHARS`."""
+    groups: list[list[_Pending]] = []
+    size = 0
+    for p in listed:
+        length = len("doi:,") + len(p.parsed.key)
+        if not groups or len(groups[-1]) >= GROUP or size + length > MAX_FILTER_CHARS:
+            groups.append([])
+            size = 0
+        groups[-1].append(p)
+        size += length
+    return groups
 
 
 def _planned(svc: Services, p: _Pending) -> bool:
