@@ -118,7 +118,7 @@ def test_authors_and_date_changes_are_named_and_other_fields_listed() -> None:
 
 
 def test_zenodo_version_superseded_deleted_and_new_version() -> None:
-    """Record 22931068: is_latest true -> false is superseded; -> a 410 spam tombstone is deleted."""
+    """22931068: is_latest true -> false is superseded, a 410 spam tombstone deleted; new_version rules."""
     now = corpus_json("zenodo/record/records-22931068_restricted.json")
     before = copy.deepcopy(now)
     before["versions"]["is_latest"] = True
@@ -138,6 +138,11 @@ def test_zenodo_version_superseded_deleted_and_new_version() -> None:
     back = summarize("zenodo_record", Side("gone", tomb), Side("ok", json.dumps(now)))
     assert back is not None and back.types == ("reinstated",)
     assert new_version(json.dumps(now), ["22884307"]) is None  # not the latest: no news
+    series_2021 = corpus_json("zenodo/record/records-5244404.json")  # created 2021-08-24T13:07:25Z
+    assert new_version(json.dumps(series_2021), ["5244403"], held_since=1_629_810_000.0) is not None
+    assert (
+        new_version(json.dumps(series_2021), ["5244403"], held_since=time.time()) is None
+    )  # only stored now
     fresh = new_version(json.dumps(before), ["22884307"])
     assert (
         fresh is not None

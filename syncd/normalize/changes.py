@@ -397,22 +397,39 @@ def summarize(kind: str, old: Side, new: Side) -> ChangeSummary | None:
     return None
 
 
-def new_version(body: str | None, older: list[str]) -> ChangeSummary | None:
+def _created(body: dict[str, Any]) -> float | None:
+    """A record body's ``created`` time (ISO 8601, both shapes) as epoch seconds, or None."""
+    value = body.get("created")
+    if not isinstance(value, str):
+        return None
+    try:
+        when = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return (when if when.tzinfo else when.replace(tzinfo=dt.UTC)).timestamp()
+
+
+def new_version(body: str | None, older: list[str], held_since: float | None = None) -> ChangeSummary | None:
     """A new Zenodo version stored for a series already held: type ``new_version``, or None.
 
     Args:
         body: the new record's body (JSON text).
         older: record ids of the versions of its series stored before it.
+        held_since: when the store first held a version of the series (epoch seconds).
 
     Returns:
-        The summary when the new record reads as the latest version (an older version stored later,
-        e.g. by an import or a version listing, is no news), else None.
+        The summary when the new record reads as the latest version and was not created before
+        ``held_since`` (an older version stored later, or a version that existed before syncd held the
+        series and is only stored now, is no news), else None.
     """
     parts = _record_parts(body)
     if parts is None or not older:
         return None
     view, keys = parts
     if keys.is_latest is False:
+        return None
+    created = _created(_dict(_json(body)))
+    if held_since is not None and created is not None and created < held_since:
         return None
     item: dict[str, Any] = {"type": "new_version", "recid": keys.recid, "older": sorted(older)[:NAMES_SHOWN]}
     if view.get("version"):

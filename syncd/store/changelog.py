@@ -66,28 +66,25 @@ def record_arrival(
     """Record a new Zenodo version: entry ``entry_id`` joins series ``series`` already held in the store.
 
     Only for ``zenodo_record`` entries with a concept record id, when another stored version of the
-    series exists and the new one reads as the latest (:func:`syncd.normalize.changes.new_version`).
-    Returns True when a row was written.
+    series exists and the new one reads as the latest and was created after the store first held the
+    series (:func:`syncd.normalize.changes.new_version`). Returns True when a row was written.
     """
     if kind != ZENODO_RECORD or not series:
         return False
-    older = [
-        r[0]
-        for r in conn.execute(
-            select(Entry.key)
-            .where(
-                Entry.kind == ZENODO_RECORD,
-                Entry.concept_key == series,
-                Entry.id != entry_id,
-                Entry.status == "ok",
-            )
-            .limit(50)
+    rows = conn.execute(
+        select(Entry.key, Entry.created_at)
+        .where(
+            Entry.kind == ZENODO_RECORD,
+            Entry.concept_key == series,
+            Entry.id != entry_id,
+            Entry.status == "ok",
         )
-    ]
-    if not older:
+        .limit(50)
+    ).all()
+    if not rows:
         return False
     try:
-        summary = new_version(body, older)
+        summary = new_version(body, [r[0] for r in rows], min(r[1] for r in rows))
     except Exception as exc:  # never fail the store write over the feed
         log.warning("event=change_summary_failed kind=%s key=%s error=%s", kind, key, exc.__class__.__name__)
         return False
