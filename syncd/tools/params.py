@@ -444,9 +444,16 @@ class SearchRecordsArgs(ToolArgs):
         None, description="Resource type ids (dataset, software, publication-article, ...); up to 10."
     )
     community: str | None = Field(None, max_length=200, description="Community slug, UUID or URL.")
-    funder: str | None = Field(None, max_length=200, description="Funder ROR id, ROR URL or Funder DOI.")
+    funder: str | None = Field(
+        None,
+        max_length=200,
+        description="Funder ROR id, ROR URL or Crossref Funder DOI (10.13039/..., doi:, doi.org URL); "
+        "a name is refused with candidates.",
+    )
     award: str | None = Field(
-        None, max_length=200, description="Award id <ror>::<number>, or a grant number."
+        None,
+        max_length=200,
+        description="Award id <ror>::<number>, an award DOI or URL (CORDIS 10.3030/<n>), or a grant number.",
     )
     creator_orcid: str | None = Field(None, max_length=100, description="A creator's ORCID iD.")
     file_type: str | list[str] | None = Field(None, description="File extensions (csv, pdf, ...); up to 10.")
@@ -510,7 +517,12 @@ class LookupVocabularyArgs(ToolArgs):
         description="communities, funders, awards, licenses or resource_types (singular and "
         "grant/grants accepted).",
     )
-    query: str | None = Field(None, max_length=200, description="Search terms; omit to browse.")
+    query: str | None = Field(
+        None,
+        max_length=200,
+        description="Search terms; omit to browse. A ROR id or Funder DOI (funders), or an award id, "
+        "DOI or URL (awards), answers that one entry.",
+    )
     funder: str | None = Field(
         None, max_length=200, description="Awards only: funder ROR id, ROR URL or Funder DOI."
     )
