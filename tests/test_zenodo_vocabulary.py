@@ -157,3 +157,16 @@ async def test_search_filters_take_the_ids_and_labels(mcp: Client, fake: FakeUps
     assert bad.is_error is True
     error = bad.structured_content["error"]["data"]
     assert error["reason"] == "invalid_parameter" and "vocabulary=resource_types" in error["recovery"]["hint"]
+
+
+async def test_an_incomplete_vocabulary_listing_is_not_used(mcp: Client, fake: FakeUpstream) -> None:
+    """A first page saying 30 entries but listing one, with no second page (404), leaves the built-in
+    table answering: a partial vocabulary never replaces it.
+    """
+    one = {"id": "dataset", "title": {"en": "Dataset"}, "props": {"type": "dataset"}}
+    fake.set_body(
+        "zenodo", "/vocabularies/resourcetypes?page=1&size=25", {"hits": {"total": 30, "hits": [one]}}
+    )
+    res = await mcp.call_tool("zenodo_lookup_vocabulary", {"vocabulary": "resource_types"})
+    assert res.structured_content["total"] == 43
+    assert fake.count("/vocabularies/resourcetypes", service="zenodo") == 2

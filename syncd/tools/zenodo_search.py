@@ -313,6 +313,7 @@ def _resource_types(services: Services) -> tuple[lists.ResourceTypeTable, dict[s
     """
     entries: list[tuple[str, str, str | None]] = []
     provenance: dict[str, Any] | None = None
+    complete = False
     try:
         for number in range(1, _RESOURCE_TYPE_PAGES + 1):
             found = lookups_zenodo.get_page(
@@ -321,14 +322,15 @@ def _resource_types(services: Services) -> tuple[lists.ResourceTypeTable, dict[s
             )  # fmt: skip
             if found.body is None:
                 break
-            entries += lists.resource_types_from(found.body)
+            listed = lists.resource_types_from(found.body)
+            entries += listed
             provenance = provenance or found.provenance.as_dict()
-            if len(entries) >= pages.hits_total(found.body):
+            complete = len(entries) >= pages.hits_total(found.body)
+            if complete or not listed:
                 break
     except (UpstreamError, BudgetExhausted) as exc:
         log.info("event=resource_types_static reason=%s", exc.reason)
-        entries = []
-    if entries and provenance is not None:
+    if complete and entries and provenance is not None:
         return lists.resource_type_table(sorted(set(entries))), provenance
     now = time.time()
     return lists.RESOURCE_TYPE_IDS, Provenance("store", now, now, stale=False).as_dict(now)
