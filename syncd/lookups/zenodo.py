@@ -182,6 +182,12 @@ def find_doi(svc: Services, doi: str, deadline: Deadline) -> StoredEntry | None:
     except (MalformedResponse, ValueError, KeyError, TypeError):
         return None
     held = svc.store.get(ZENODO_RECORD, keys.recid)
+    if (
+        held is not None
+        and held.status in ("gone", "restricted")
+        and held.validated_at >= page.entry.validated_at
+    ):
+        return held  # the record route said so after this page was stored: its answer stands
     held_rev = held.upstream_version if held is not None and held.status == "ok" else None
     if held_rev is None or not held_rev.isdigit() or (keys.revision or 0) > int(held_rev):
         stored, _ = svc.store.put_content(content)
