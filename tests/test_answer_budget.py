@@ -65,6 +65,7 @@ LARGEST: list[tuple[str, dict[str, Any]]] = [
     ("zenodo_list_files", {"id": "22917909", "limit": 200}),
     ("zenodo_read_file", {"id": "22917909", "key": CSV_KEY, "max_bytes": 65_536}),
     ("zenodo_lookup_vocabulary", {"vocabulary": "licenses", "size": 25}),
+    ("syncd_list_changes", {"since": "4w", "limit": 200}),
 ]
 
 

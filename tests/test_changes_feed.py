@@ -34,6 +34,7 @@ from syncd.store.changes import list_changes
 from syncd.store.repo import Store
 from syncd.store.watches import add_watch
 from syncd.tools.changes import CHANGES_URI
+from syncd.tools.fit import answer_size
 from syncd.tools.server import build_server
 from tests.conftest import corpus_json, make_settings
 from tests.fakeupstream import FakeUpstream
@@ -245,3 +246,20 @@ def test_an_unwatched_retraction_is_not_alerted(
     store_lancet(store, retracted=True, age_s=DAY)
     assert len(list_changes(store)) == 1
     assert alerts.run_pass(store, settings) == 0 and alert_lines(caplog) == []
+
+
+async def test_a_page_too_large_for_the_answer_budget_is_cut_and_continues(
+    cache: Services, store: Store
+) -> None:
+    """200 changes with long titles pass answer_max_chars: the page is cut, nextCursor resumes right after."""
+    for i in range(200):
+        store_lancet(store, retracted=i % 2 == 1, age_s=DAY - i)
+    async with Client(build_server(cache)) as client:
+        first = await client.call_tool("syncd_list_changes", {"limit": 200})
+        page = first.structured_content
+        assert answer_size("".join(c.text for c in first.content), page) <= cache.settings.answer_max_chars
+        ids = [c["id"] for c in page["changes"]]
+        assert 0 < len(ids) == page["count"] < 199 and page["nextCursor"] == f"before:{ids[-1]}"
+        assert "cut to fit answer_max_chars=60,000" in page["notice"]
+        rest = await client.call_tool("syncd_list_changes", {"limit": 50, "cursor": page["nextCursor"]})
+    assert rest.structured_content["changes"][0]["id"] == ids[-1] - 1

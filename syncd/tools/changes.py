@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import anyio
@@ -42,6 +43,7 @@ __all__ = [
     "list_changes_tool",
     "register_resources",
     "render_changes",
+    "resume_changes",
 ]
 
 log = logging.getLogger("syncd.tools.changes")
@@ -157,6 +159,22 @@ def list_changes_tool(
         return error_result(exc)
     return CallToolResult(
         content=[TextContent(type="text", text=render_changes(data))], structured_content=data
+    )
+
+
+def resume_changes(data: dict[str, Any], args: Mapping[str, Any], kept: int, total: int) -> str:
+    """Continuation of a page cut to fit the answer budget (:data:`syncd.tools.fit.FITS`).
+
+    ``nextCursor`` continues after the last change kept, ``count`` is what the page now holds;
+    returns the sentence naming the next call.
+    """
+    kept_changes = data.get("changes") or []
+    data["count"] = len(kept_changes)
+    if kept_changes:
+        data["nextCursor"] = f"{_CURSOR_PREFIX}{kept_changes[-1]['id']}"
+    return (
+        f"Showing {kept} of this page's {total} changes; call again with cursor={data.get('nextCursor')!r} "
+        f"and limit={max(kept, 1)} for the next ones"
     )
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from mcp.types import CallToolResult, TextContent
 
-from syncd.tools import crossref, crossref_batch, zenodo_render
+from syncd.tools import changes, crossref, crossref_batch, zenodo_render
 
 __all__ = ["CLAMPS", "FITS", "Cut", "Fit", "answer_size", "clamp_arguments", "fit_answer"]
 
@@ -323,6 +323,7 @@ FITS: dict[str, Fit] = {
     "zenodo_list_files": Fit((Cut("entries", _files), Cut("members", _files)), zenodo_render.render_page),
     "zenodo_read_file": Fit((), zenodo_render.render_page),
     "zenodo_lookup_vocabulary": Fit((Cut("entries", _page_items("entries")),), zenodo_render.render_page),
+    "syncd_list_changes": Fit((Cut("changes", changes.resume_changes),), _plain(changes.render_changes)),
 }
 """Every tool's cuts, in the order tried, and its text renderer."""
 
