@@ -391,3 +391,24 @@ def test_small_store_migrates_without_a_dictionary_and_vacuum_trains_one_later(
         assert again.converted == 0 and again.scanned == 61
     finally:
         store.close()
+
+
+def test_a_store_filled_from_empty_trains_its_dictionary_once_it_holds_enough_bodies(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new store compresses without a dictionary; after enough writes put_content trains one on the
+    stored bodies (kept in body_dictionaries) and every later body uses it, the earlier ones still read.
+    """
+    monkeypatch.setattr(codec, "TRAIN_MIN_BODIES", 40)
+    monkeypatch.setattr(codec, "TRAIN_CHECK_EVERY", 25)
+    records = _records()[:80]
+    for c in records:
+        store.put_content(c, now=1_700_000_000.0)
+    with store.read() as conn:
+        dictionaries = conn.execute(select(BodyDictionary.id)).scalars().all()
+        stored = dict(conn.execute(select(Entry.key, Entry.body).order_by(Entry.id)).all())
+    assert len(dictionaries) == 1 and store.codec.current() == dictionaries[0]
+    used = [codec.dictionary_of(stored[c.key]) for c in records]
+    assert used[:50] == [0] * 50  # checks at 25 (24 bodies stored: too few) and 50 (trained)
+    assert used[50:] == [dictionaries[0]] * 30
+    assert all(store.get(c.kind, c.key).body == c.body for c in records)  # type: ignore[union-attr]

@@ -46,6 +46,7 @@ __all__ = [
     "DICTIONARY_BYTES",
     "LEVEL",
     "MAGIC",
+    "TRAIN_CHECK_EVERY",
     "TRAIN_MIN_BODIES",
     "TRAIN_SAMPLE",
     "BodyCodec",
@@ -70,6 +71,8 @@ TRAIN_SAMPLE = 4000
 """Most bodies sampled (evenly spread over the entry ids) to train a dictionary."""
 CONVERT_BATCH = 1000
 """Rows re-encoded per transaction by :func:`convert_bodies`."""
+TRAIN_CHECK_EVERY = 1000
+"""Bodies a store compresses without a dictionary between two looks at whether one can be trained."""
 
 BODY_TABLES: tuple[Table, ...] = (Entry.__table__, PreviousBody.__table__)  # type: ignore[assignment]
 """The tables holding encoded bodies (each with an integer ``id`` and a ``body`` column)."""
@@ -195,7 +198,10 @@ class BodyCodec:
     """Encoder of one store's bodies: zstd with the store's newest dictionary (or none yet).
 
     The dictionary is looked up on the first encode and kept; :meth:`use` switches to another one
-    (after :func:`train_dictionary`). Thread-safe (one compression context per thread).
+    (after :func:`train_dictionary`). While there is none, :attr:`due` turns True every
+    :data:`TRAIN_CHECK_EVERY` bodies (the store then trains one when it holds enough bodies; see
+    :meth:`syncd.store.repo.Store.train_dictionary_when_due`). Thread-safe (one compression context
+    per thread).
 
     Args:
         engine: the store's engine; also registered as a source of dictionaries for decoding.
@@ -206,6 +212,16 @@ class BodyCodec:
         _SOURCES.add(engine)
         self._current: int | None = None
         self._local = threading.local()
+        self._plain = 0
+
+    @property
+    def due(self) -> bool:
+        """True after :data:`TRAIN_CHECK_EVERY` bodies compressed without a dictionary since the last look."""
+        return self._current == 0 and self._plain >= TRAIN_CHECK_EVERY
+
+    def looked(self) -> None:
+        """Restart the count of :attr:`due` (a look at training was made)."""
+        self._plain = 0
 
     def current(self, conn: Connection | None = None) -> int:
         """Id of the dictionary new bodies are compressed with (0: none), looked up once (via ``conn``)."""
@@ -231,6 +247,8 @@ class BodyCodec:
         if text is None:
             return None
         dict_id = self.current(conn)
+        if not dict_id:
+            self._plain += 1
         cache: dict[int, zstandard.ZstdCompressor] | None = getattr(self._local, "cctx", None)
         if cache is None:
             cache = self._local.cctx = {}

@@ -33,7 +33,7 @@ from syncd.errors import InvalidInput, MalformedResponse, StoreError
 from syncd.normalize.changes import Side
 from syncd.store import guard, search
 from syncd.store.changelog import record_arrival, record_replacement
-from syncd.store.codec import BodyCodec, decode_body
+from syncd.store.codec import BodyCodec, decode_body, load_dictionaries, train_dictionary
 from syncd.store.dialect import (
     database_size,
     insert_ignore,
@@ -757,6 +757,8 @@ class Store:
                 held_back = self._held_back(conn, old, content, now)
                 changed = False if held_back else self._apply(conn, old, content, now)
             row = conn.execute(_GET_BY_ID, {"entry_id": entry_id}).one()
+        if self.codec.due:
+            self.train_dictionary_when_due()
         if held_back:
             raise MalformedResponse(
                 f"{content.kind} {content.key}: upstream answered a body that drops most of the stored "
@@ -765,6 +767,29 @@ class Store:
                 hint="The stored copy is answered meanwhile; a later revalidation decides.",
             )
         return _row_to_entry(row), changed
+
+    def train_dictionary_when_due(self) -> int | None:
+        """Train the store's first body dictionary once it holds enough bodies; returns the id now used.
+
+        Cheap unless :attr:`syncd.store.codec.BodyCodec.due` (many bodies written without a dictionary):
+        then takes the one another process trained meanwhile, or trains one on the stored bodies
+        (:func:`syncd.store.codec.train_dictionary`, a second or two) for every later write. Bodies
+        written before stay as they are until ``syncd cache vacuum``. Called by :meth:`put_content`;
+        bulk writers call it after a batch. A failure is logged and retried later.
+        """
+        if not self.codec.due:
+            return None
+        self.codec.looked()
+        try:
+            with self.write() as conn:
+                dict_id = load_dictionaries(conn) or train_dictionary(conn)
+        except StoreError as exc:
+            log.warning("event=body_dictionary_not_trained detail=%r", str(exc).splitlines()[0][:200])
+            return None
+        if dict_id:
+            self.codec.use(dict_id)
+            log.info("event=body_dictionary dictionary=%s", dict_id)
+        return dict_id
 
     def encode_body(self, text: str | None, conn: Connection | None = None) -> bytes | None:
         """The stored form of the body ``text`` (None stays None); the one encoder of every body write.
