@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import json
+import logging
 import time
 from typing import Any
 
@@ -20,14 +21,17 @@ from sqlalchemy import delete
 
 from syncd.cli import cli
 from syncd.config import Settings
+from syncd.daemon import _alerts_pass, _sweep_pass
 from syncd.lookups.crossref import work_content
 from syncd.lookups.zenodo import record_content
 from syncd.normalize.changes import Side, describe, new_version, since_epoch, since_stored_notice, summarize
+from syncd.services import Services
 from syncd.store.changes import changes_of_entry, latest_change_id, list_changes, prune_changes
 from syncd.store.models import Entry
 from syncd.store.repo import EntryContent, Store
 from syncd.store.watches import add_watch
-from tests.conftest import corpus_json
+from tests.conftest import corpus_json, make_settings
+from tests.fakeupstream import FakeUpstream
 from tests.test_cli import env  # noqa: F401  (fixture: SYNCD_* pointing at the fake and a temp DB)
 
 pytestmark = pytest.mark.both_backends
@@ -283,3 +287,27 @@ def test_cli_changes_table_json_and_filters(env: Settings) -> None:  # noqa: F81
     assert table.exit_code == 0 and "retraction," in table.stdout and "10.1016/" in table.stdout
     bad = CliRunner().invoke(cli, ["changes", "--since", "last week"], obj={})
     assert bad.exit_code == 2 and "invalid_parameter" in bad.stderr
+
+
+def test_the_daemon_sweep_prunes_old_changes_and_its_alert_pass_alerts(
+    fake: FakeUpstream, db_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The daemon's sweep pass drops changes past changes.keep_s; its alert pass alerts watched ones."""
+    caplog.set_level(logging.INFO)
+    settings = make_settings(fake, db_url, changes={"keep_s": 30 * DAY})
+    store = Store.open(db_url)
+    svc = Services.open(settings, store)
+    try:
+        add_watch(store, "doi", {"doi": LANCET})
+        assert _alerts_pass(svc) == 0  # starts the cursor
+        before, now = lancet_bodies()
+        store_work(store, before, time.time() - 100 * DAY)
+        store_work(store, now, time.time() - 99 * DAY)  # past keep_s
+        store_work(store, before, time.time() - 9 * DAY)
+        store_work(store, now, time.time() - 8 * DAY)
+        assert _alerts_pass(svc) == 2  # both retractions found since the cursor, the old one too
+        _sweep_pass(svc, 10)
+    finally:
+        svc.close()
+        store.close()
+    assert "event=changes_pruned changes=1" in caplog.text
