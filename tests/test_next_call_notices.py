@@ -244,3 +244,18 @@ async def test_file_tool_errors_name_the_next_call(cache: Services) -> None:
         "Call zenodo_get_record with id '22705918' for the removal date and reason, then find a replacement "
         "deposit with zenodo_search_records.",
     )
+
+
+async def test_not_on_zenodo_without_doi_org_still_names_the_crossref_call(
+    cache: Services, fake: FakeUpstream
+) -> None:
+    """With doi.org failing (HTTP 503) the agency is unknown: the guidance still ends with the exact
+    crossref_get_work call, as the first thing to try, and the answer is not an error.
+    """
+    fake.set_body("zenodo", "/records", corpus_json("zenodo/search/records_q-conceptdoi_zero-hits.json"))
+    fake.fault("status", service="doi", status=503)
+    guidance = await _notice(cache, "zenodo_get_record", {"id": "10.1101/598821"})
+    assert guidance.endswith(
+        "to find a related deposit, search by title with zenodo_search_records. If it is a Crossref DOI, "
+        'call crossref_get_work with {"doi": "10.1101/598821"}.'
+    )

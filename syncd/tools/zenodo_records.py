@@ -15,9 +15,8 @@ from mcp.types import CallToolResult, TextContent
 
 from syncd.cache import Lookup
 from syncd.errors import (
-    BudgetExhausted,
     NotFound,
-    UpstreamError,
+    SyncdError,
 )
 from syncd.kinds import (
     ZENODO_VERSIONS,
@@ -58,7 +57,7 @@ def doi_elsewhere(services: Services, doi: str) -> str:
     prefix = doi.split("/", 1)[0]
     try:
         agency = lookups_crossref.registration_agency(services, prefix)
-    except (UpstreamError, BudgetExhausted):
+    except SyncdError:  # doi.org unreachable, budget spent, store unavailable: the hint degrades
         agency = ""
     if agency is None:
         return f"doi.org knows no registration agency for the prefix {prefix}: check the DOI."
