@@ -250,6 +250,16 @@ def warm_get_work(ctx: Context) -> list[Row]:
         ),
         Row(
             "15.5",
+            "warm crossref_get_work less the client's jsonschema check (both medians above; what the call "
+            "would cost a client that does not validate)",
+            ms(median(work) - median(v_wire)),
+            comparison=f"empty tool less its check: {ms(median(empty) - median(v_tiny))}",
+            ratio=f"{(median(work) - median(v_wire)) / (median(empty) - median(v_tiny)):.2f}x",
+            target="(report)",
+            met=None,
+        ),
+        Row(
+            "15.5",
             "tool body alone (`crossref_get_work` spec.run: store read, policy, kept view, render), median",
             ms(median(body)),
             comparison=f"whole warm call {ms(median(work))}",

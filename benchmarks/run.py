@@ -74,6 +74,23 @@ def _load(la: tuple[float, float, float]) -> str:
     return " / ".join(f"{x:.2f}" for x in la)
 
 
+def _breakdown(breakdown: list[Any] | None) -> list[str]:
+    """Target 5's layer table: (name, median, p95) per layer, the first being the raw floor."""
+    if not breakdown:
+        return []
+    floor = breakdown[0][1]
+    out = [
+        "",
+        "Target 5, layer by layer (same works, same run):",
+        "",
+        "| layer | median | p95 | × raw floor |",
+        "| --- | --- | --- | --- |",
+    ]
+    for name, med, p95 in breakdown:
+        out.append(f"| {name} | {ms(med)} | {ms(p95)} | {med / floor:.1f}x |")
+    return out
+
+
 def render(rows: list[Row], info: dict[str, Any]) -> str:
     """BENCHMARKS.md from the rows and the run's facts (date, command, machine, loads, breakdowns)."""
     out = ["# syncd benchmarks", ""]
@@ -118,18 +135,8 @@ def render(rows: list[Row], info: dict[str, Any]) -> str:
         for key, doc in (info.get("methods") or {}).items():
             if key.split()[0] == t:
                 out += ["", f"*How* (`{key.split()[1]}`): {doc}"]
-    breakdown = info.get("warm_breakdown")
-    if breakdown:
-        floor = breakdown[0][1]
-        out += [
-            "",
-            "### Target 5, layer by layer (same works, same run)",
-            "",
-            "| layer | median | p95 | × raw floor |",
-            "| --- | --- | --- | --- |",
-        ]
-        for name, med, p95 in breakdown:
-            out.append(f"| {name} | {ms(med)} | {ms(p95)} | {med / floor:.1f}x |")
+        if t == "15.5":
+            out += _breakdown(info.get("warm_breakdown"))
     analysis = Path(__file__).resolve().parent / "ANALYSIS.md"
     if analysis.exists():
         out += ["", "## Targets missed: where the time goes and the next step", ""]
