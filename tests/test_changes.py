@@ -311,3 +311,14 @@ def test_the_daemon_sweep_prunes_old_changes_and_its_alert_pass_alerts(
         svc.close()
         store.close()
     assert "event=changes_pruned changes=1" in caplog.text
+
+
+def test_type_filters_match_whole_types_only(store: Store) -> None:
+    """A type filter is a whole comma-separated type: LIKE wildcards in it match nothing."""
+    before, now = lancet_bodies()
+    store_work(store, before, time.time() - 2 * DAY)
+    store_work(store, now, time.time() - DAY)
+    assert [c.types for c in list_changes(store, types=["retraction"])] == [("retraction", "title")]
+    assert list_changes(store, types=["%"]) == []
+    assert list_changes(store, types=["retractio_"]) == []
+    assert list_changes(store, types=["retract"]) == []

@@ -94,7 +94,12 @@ def watched_clause(dialect: str) -> ColumnElement[bool]:
 def _types_clause(types: Sequence[str]) -> ColumnElement[bool]:
     """SQL condition: the change has any of ``types`` (``types`` is comma-separated in the row)."""
     padded = literal(",") + Change.types + literal(",")
-    return or_(*(padded.like(f"%,{t},%") for t in types))
+    return or_(*(padded.like(f"%,{_escaped(t)},%", escape="\\") for t in types))
+
+
+def _escaped(value: str) -> str:
+    """``value`` with the LIKE wildcards (``%``, ``_``) and the escape character taken literally."""
+    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def list_changes(
