@@ -407,7 +407,13 @@ def _upsert_works(store: Store, items: list[Any]) -> int:
             log.debug("event=skip_item doi=%s", key)
             continue
         body = json.dumps({"status": "ok", "message-type": PARTIAL_MESSAGE_TYPE, "message": item})
-        store.put_content(EntryContent(**{**content.__dict__, "body": body, "upstream_version": "search"}))
+        # a list item may hold all the whole work holds: its own hash, so the whole answer replaces it
+        marked = content_hash([PARTIAL_MESSAGE_TYPE, content.content_hash])
+        store.put_content(
+            EntryContent(
+                **{**content.__dict__, "body": body, "upstream_version": "search", "content_hash": marked}
+            )
+        )
         written += 1
     return written
 
