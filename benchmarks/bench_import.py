@@ -1,26 +1,48 @@
-"""Item 3: import throughput (works/s) of a Crossref JSON Lines file of 100,000 generated works,
-full-text index included: through the store's write path directly now, through ``syncd cache import``
-once it exists."""
+"""Item 3 (issue 15 target 1): `syncd cache import FILE` on a Crossref data-file shard, against a floor.
+
+The shard is ``N_IMPORT`` generated works (:mod:`benchmarks.corpusgen`) as a gzip-compressed JSON Lines
+file, one work ``message`` per line, the form of Crossref's public data file. In the same run:
+
+* the floor: a plain loop in a fresh Python process (``python -m benchmarks.bench_import floor``)
+  reading the same file, ``json.loads`` of each line, one ``INSERT`` of the work (DOI, raw line,
+  title, text) and one FTS5 row (same tokenizer as the store) per work, a commit per 1,000 works;
+* the command users run: ``syncd cache import FILE`` as a subprocess into a new store, process start
+  and schema creation included, search index built (the store's triggers), ``--json`` output.
+
+Both are timed wall-clock and in CPU seconds (the children's ``rusage``); the machine's load average is
+read before and after (other processes share the cores, so the ratio of the two in one run is the
+figure to compare across runs).
+
+``python -m benchmarks.bench_import [N]`` runs just this comparison and prints it.
+"""
 
 from __future__ import annotations
 
+import gzip
 import json
-import multiprocessing as mp
+import os
+import resource
+import shutil
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from benchmarks.corpusgen import GENERATOR_VERSION, write_jsonl
-from benchmarks.harness import CACHE, ROOT, Context, NotMeasured, Row, bench, subprocess_env
+from benchmarks.harness import CACHE, ROOT, Context, Row, bench, subprocess_env
 
 N_IMPORT = 100_000
 TARGET = 5000
 ENVELOPE = '{"status":"ok","message-type":"work","message":'
 
 
-def jsonl(n: int, log) -> Path:
+def jsonl(n: int, log: Callable[[str], None]) -> Path:
+    """The generated ``n``-work JSON Lines file (cached in benchmarks/.cache/)."""
     path = CACHE / f"works-{n}-g{GENERATOR_VERSION}.jsonl"
     if not path.exists():
         t = time.perf_counter()
@@ -32,18 +54,35 @@ def jsonl(n: int, log) -> Path:
     return path
 
 
+def shard(n: int, log: Callable[[str], None]) -> Path:
+    """The first ``n`` works of the generated file as a ``.jsonl.gz`` data-file shard (cached)."""
+    path = CACHE / f"works-{n}-g{GENERATOR_VERSION}.jsonl.gz"
+    if not path.exists():
+        source = jsonl(max(n, N_IMPORT), log)
+        t = time.perf_counter()
+        tmp = path.with_suffix(".part")
+        with gzip.open(tmp, "wb", compresslevel=6) as out:
+            for i, line in enumerate(source.open("rb")):
+                if i >= n:
+                    break
+                out.write(line)
+        tmp.replace(path)
+        log(
+            f"import: wrote {path.name} ({path.stat().st_size / 1e6:,.0f} MB) "
+            f"in {time.perf_counter() - t:.0f} s"
+        )
+    return path
+
+
 def _content(line: str):
+    """The stored form of one generated line through the fetch path's builder (used by profiles.py)."""
     from syncd.lookups.crossref import work_content
 
     m = json.loads(line)
     return work_content(m["DOI"].lower(), m, ENVELOPE + line.rstrip("\n") + "}")
 
 
-def _chunk(lines: list[str]) -> list:
-    return [_content(line) for line in lines]
-
-
-def _lines(path: Path, limit: int | None = None):
+def _lines(path: Path, limit: int | None = None) -> Iterator[str]:
     with path.open(encoding="utf-8") as fh:
         for i, line in enumerate(fh):
             if limit is not None and i >= limit:
@@ -51,166 +90,188 @@ def _lines(path: Path, limit: int | None = None):
             yield line
 
 
-def _db_bytes(db: Path) -> int:
+# --- the floor: a plain json.loads + INSERT + FTS5 loop ---------------------------------------------
+
+FLOOR_SCHEMA = (
+    "PRAGMA journal_mode=WAL",
+    "PRAGMA synchronous=NORMAL",
+    "CREATE TABLE works (id INTEGER PRIMARY KEY, doi TEXT UNIQUE, body TEXT, title TEXT, search_text TEXT)",
+    "CREATE VIRTUAL TABLE works_fts USING fts5(title, search_text, content='works', content_rowid='id', "
+    "tokenize='porter unicode61 remove_diacritics 2')",
+)
+
+
+def _first(value: Any) -> str:
+    return value[0] if isinstance(value, list) and value and isinstance(value[0], str) else ""
+
+
+def floor_import(path: Path, db: Path) -> int:
+    """The floor: ``json.loads`` + one INSERT + one FTS5 row per line of ``path`` into ``db``; returns n."""
     con = sqlite3.connect(db, isolation_level=None)
-    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    pages = con.execute("PRAGMA page_count").fetchone()[0] * con.execute("PRAGMA page_size").fetchone()[0]
-    con.close()
-    return pages
-
-
-def import_batched(path: Path, db: Path, workers: int = 1, limit: int | None = None) -> tuple[int, float]:
-    from benchmarks.batchwrite import put_many
-    from syncd.store.repo import Store
-
-    store = Store.open(f"sqlite:///{db}")
-    t = time.perf_counter()
+    for statement in FLOOR_SCHEMA:
+        con.execute(statement)
     n = 0
-    batch: list[str] = []
-    if workers <= 1:
-        contents = []
-        for line in _lines(path, limit):
-            contents.append(_content(line))
-            if len(contents) >= 1000:
-                n += put_many(store, contents)
-                contents = []
-        n += put_many(store, contents)
-    else:
-
-        def chunks():
-            nonlocal batch
-            for line in _lines(path, limit):
-                batch.append(line)
-                if len(batch) >= 1000:
-                    yield batch
-                    batch = []
-            if batch:
-                yield batch
-
-        with mp.get_context("fork").Pool(workers) as pool:
-            for contents in pool.imap(_chunk, chunks()):
-                n += put_many(store, contents)
-    elapsed = time.perf_counter() - t
-    store.close()
-    return n, elapsed
-
-
-@bench(3, "3", "import direct", figures=("import works/s (direct write path)",))
-def import_direct(ctx: Context) -> list[Row]:
-    from syncd.store.repo import Store
-
-    n = 20_000 if ctx.quick else N_IMPORT
-    path = jsonl(N_IMPORT, ctx.log)
-    raw = sum(len(line.encode("utf-8")) for line in _lines(path, n))
-    rows = []
-    db1 = ctx.workdir / "import1.db"
-    got, el = import_batched(path, db1, 1, n)
-    rate = got / el
-    rows.append(
-        Row(
-            "3",
-            f"import {got:,} works, batched put_many (1,000/txn), 1 process, FTS included",
-            f"{rate:,.0f} works/s",
-            f"≥ {TARGET:,} works/s",
-            rate >= TARGET,
-        )
-    )
-    ctx.results["import_db"] = (db1, got, raw)
-    db2 = ctx.workdir / "import2.db"
-    got2, el2 = import_batched(path, db2, 2, n)
-    rate2 = got2 / el2
-    rows.append(
-        Row(
-            "3",
-            f"import {got2:,} works, batched, 2 parser processes + 1 writer, FTS included",
-            f"{rate2:,.0f} works/s",
-            f"≥ {TARGET:,} works/s",
-            rate2 >= TARGET,
-        )
-    )
-    db2.unlink(missing_ok=True)
-    # the single-entry path every lookup uses: work_content + Store.put_content, one transaction each
-    single_n = 2_000 if ctx.quick else 10_000
-    store = Store.open(f"sqlite:///{ctx.workdir / 'import_single.db'}")
-    t = time.perf_counter()
-    for line in _lines(path, single_n):
-        store.put_content(_content(line))
-    el3 = time.perf_counter() - t
-    store.close()
-    rows.append(
-        Row(
-            "3",
-            f"import first {single_n:,} works one by one (work_content + Store.put_content, 1 txn each)",
-            f"{single_n / el3:,.0f} works/s",
-            f"≥ {TARGET:,} works/s",
-            single_n / el3 >= TARGET,
-        )
-    )
-    # the parse + work_content share alone (no database)
-    t = time.perf_counter()
-    for line in _lines(path, single_n):
-        _content(line)
-    el4 = time.perf_counter() - t
-    rows.append(
-        Row(
-            "3",
-            f"of which json.loads + work_content alone (no database), first {single_n:,}",
-            f"{single_n / el4:,.0f} works/s",
-            "(ceiling of one process)",
-        )
-    )
-    return rows
-
-
-@bench(3.5, "3", "import CLI", figures=("import works/s via `syncd cache import`",))
-def import_cli(ctx: Context) -> list[Row]:
-    probe = subprocess.run(
-        [sys.executable, "-m", "syncd", "cache", "import", "--help"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=subprocess_env(None, "sqlite://", ctx.workdir),
-    )
-    if probe.returncode != 0:
-        raise NotMeasured(
-            "`syncd cache import` is not built yet (measured through the store's write path above)"
-        )
-    n = 20_000 if ctx.quick else N_IMPORT
-    path = jsonl(N_IMPORT, ctx.log)
-    if n != N_IMPORT:
-        small = ctx.workdir / "import-small.jsonl"
-        small.write_text("".join(_lines(path, n)), encoding="utf-8")
-        path = small
-    db = ctx.workdir / "import_cli.db"
-    t = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, "-m", "syncd", "cache", "import", str(path)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=subprocess_env(None, f"sqlite:///{db}", ctx.workdir),
-    )
-    el = time.perf_counter() - t
-    if proc.returncode != 0:
-        return [
-            Row(
-                "3",
-                "import via `syncd cache import FILE`",
-                "failed",
-                f"≥ {TARGET:,} works/s",
-                False,
-                note=(proc.stderr.strip().splitlines() or ["?"])[-1],
+    with gzip.open(path, "rb") as fh:
+        con.execute("BEGIN")
+        for line in fh:
+            m = json.loads(line)
+            names = " ".join(
+                " ".join(str(a[k]) for k in ("given", "family") if a.get(k)) for a in m.get("author") or []
             )
-        ]
-    con = sqlite3.connect(db)
-    got = con.execute("SELECT count(*) FROM entries WHERE kind='crossref_work'").fetchone()[0]
+            title = _first(m.get("title"))
+            text = " ".join(
+                filter(None, (_first(m.get("container-title")), names, m.get("abstract"), m.get("publisher")))
+            )
+            row = con.execute(
+                "INSERT INTO works (doi, body, title, search_text) VALUES (?,?,?,?)",
+                (m["DOI"].lower(), line.decode("utf-8"), title, text),
+            ).lastrowid
+            con.execute(
+                "INSERT INTO works_fts (rowid, title, search_text) VALUES (?,?,?)", (row, title, text)
+            )
+            n += 1
+            if n % 1000 == 0:
+                con.execute("COMMIT")
+                con.execute("BEGIN")
+        con.execute("COMMIT")
     con.close()
+    return n
+
+
+# --- one side-by-side run ----------------------------------------------------------------------------
+
+
+@dataclass
+class Timed:
+    """One subprocess: works stored, wall seconds, CPU seconds (user + system, its children included)."""
+
+    works: int
+    wall_s: float
+    cpu_s: float
+    detail: dict[str, Any]
+
+    @property
+    def rate(self) -> float:
+        return self.works / self.wall_s
+
+
+def _children_cpu() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def _run(args: list[str], env: dict[str, str]) -> tuple[subprocess.CompletedProcess[str], float, float]:
+    cpu = _children_cpu()
+    t = time.perf_counter()
+    proc = subprocess.run(args, capture_output=True, text=True, cwd=ROOT, env=env)
+    return proc, time.perf_counter() - t, _children_cpu() - cpu
+
+
+def run_floor(path: Path, db: Path, workdir: Path) -> Timed:
+    """The floor in a fresh process (``python -m benchmarks.bench_import floor PATH DB``)."""
+    env = subprocess_env(None, "sqlite://", workdir)
+    proc, wall, cpu = _run(
+        [sys.executable, "-m", "benchmarks.bench_import", "floor", str(path), str(db)], env
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"floor failed: {proc.stderr.strip()[-500:]}")
+    return Timed(int(proc.stdout.strip().splitlines()[-1]), wall, cpu, {})
+
+
+def run_cli(path: Path, db: Path, workdir: Path, *extra: str) -> Timed:
+    """``syncd cache import --json PATH`` into a new store at ``db`` (process start included)."""
+    env = subprocess_env(None, f"sqlite:///{db}", workdir)
+    args = [sys.executable, "-m", "syncd", "cache", "import", "--json", *extra, str(path)]
+    proc, wall, cpu = _run(args, env)
+    if proc.returncode != 0:
+        raise RuntimeError(f"syncd cache import failed: {(proc.stderr.strip().splitlines() or ['?'])[-1]}")
+    report = json.loads(proc.stdout)
+    con = sqlite3.connect(db)
+    works = con.execute("SELECT count(*) FROM entries WHERE kind='crossref_work'").fetchone()[0]
+    indexed = con.execute("SELECT count(*) FROM entries_fts").fetchone()[0]
+    con.close()
+    return Timed(works, wall, cpu, {"report": report, "fts_rows": indexed})
+
+
+def compare(n: int, workdir: Path, log: Callable[[str], None] = print) -> dict[str, Any]:
+    """Floor and CLI on the same ``n``-work shard, one after the other; figures and load averages."""
+    path = shard(n, log)
+    load_before = os.getloadavg()
+    floor = run_floor(path, workdir / "floor.db", workdir)
+    cli = run_cli(path, workdir / "import_cli.db", workdir)
+    load_after = os.getloadavg()
+    return {
+        "shard": path,
+        "shard_bytes": path.stat().st_size,
+        "floor": floor,
+        "cli": cli,
+        "load": (load_before, load_after),
+    }
+
+
+def _load(load: tuple[tuple[float, ...], tuple[float, ...]]) -> str:
+    return f"load avg {load[0][0]:.2f} before, {load[1][0]:.2f} after"
+
+
+@bench(3, "3", "import", figures=("import works/s via `syncd cache import`", "plain loop floor"))
+def import_cli(ctx: Context) -> list[Row]:
+    n = 20_000 if ctx.quick else N_IMPORT
+    got = compare(n, ctx.workdir, ctx.log)
+    floor, cli = got["floor"], got["cli"]
+    ratio = cli.rate / floor.rate
+    raw = sum(len(line.encode("utf-8")) for line in _lines(jsonl(N_IMPORT, ctx.log), n))
+    ctx.results["import_db"] = (ctx.workdir / "import_cli.db", cli.works, raw)
+    note = (
+        f"{_load(got['load'])}; CPU {cli.cpu_s:,.1f} s (CLI) vs {floor.cpu_s:,.1f} s (floor); "
+        f"{cli.detail['fts_rows']:,} index rows"
+    )
     return [
         Row(
             "3",
-            f"import {got:,} works via `syncd cache import FILE` (process start included)",
-            f"{got / el:,.0f} works/s",
-            f"≥ {TARGET:,} works/s",
-            got / el >= TARGET,
-        )
+            f"plain loop floor: json.loads + INSERT + FTS5 row per work, {floor.works:,} works (.jsonl.gz)",
+            f"{floor.rate:,.0f} works/s",
+            "(comparison)",
+            None,
+        ),
+        Row(
+            "3",
+            f"`syncd cache import FILE`, {cli.works:,} works (.jsonl.gz), process start and search index "
+            "included",
+            f"{cli.rate:,.0f} works/s",
+            f"≥ {TARGET:,} works/s and ≥ floor",
+            cli.rate >= TARGET and cli.rate >= floor.rate,
+            note=note,
+        ),
+        Row(
+            "3",
+            "`syncd cache import` / floor (same run)",
+            f"{ratio:.2f}x",
+            "≥ 1.00x",
+            ratio >= 1.0,
+        ),
     ]
+
+
+def main(argv: list[str]) -> None:
+    """``floor PATH DB`` (the floor process) or ``[N]`` (the comparison, printed)."""
+    if argv[:1] == ["floor"]:
+        print(floor_import(Path(argv[1]), Path(argv[2])))
+        return
+    n = int(argv[0]) if argv else N_IMPORT
+    workdir = Path(tempfile.mkdtemp(prefix="bench-import-"))
+    try:
+        got = compare(n, workdir)
+        floor, cli = got["floor"], got["cli"]
+        print(f"shard {got['shard'].name}: {got['shard_bytes'] / 1e6:,.0f} MB; {_load(got['load'])}")
+        for name, t in (("floor", floor), ("syncd cache import", cli)):
+            print(
+                f"{name:20s} {t.works:8,} works  {t.wall_s:7.1f} s wall  {t.cpu_s:7.1f} s CPU  "
+                f"{t.rate:8,.0f} works/s"
+            )
+        print(f"ratio {cli.rate / floor.rate:.2f}x; report {json.dumps(cli.detail['report'])}")
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -27,29 +27,51 @@ imported entry keeps its age (a Crossref work from a data file counts as validat
 from __future__ import annotations
 
 import datetime as dt
+import gc
 import gzip
 import io
 import itertools
 import json
+import multiprocessing as mp
+import os
 import sys
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
+
+import msgspec
 
 from syncd.errors import InvalidInput, MalformedResponse
 from syncd.kinds import CROSSREF_WORK, KINDS, ZENODO_RECORD
 from syncd.lookups.crossref import work_content
 from syncd.lookups.zenodo import record_content
+from syncd.normalize import crossref as crossref_norm
 from syncd.normalize import zenodo as zenodo_norm
 from syncd.normalize.doi import parse_doi
+from syncd.normalize.text import jats_to_text, normalize_text
 from syncd.policy import iso
-from syncd.store.content import content_hash
+from syncd.store import guard
+from syncd.store.bulk import BulkItem, Held, put_many
+from syncd.store.content import ExactDecoder, content_hash, content_hash_exact, volatile_json
 from syncd.store.maintenance import iter_entries
 from syncd.store.repo import EntryContent, Store, StoredEntry
 
-__all__ = ["ImportReport", "export_entries", "import_paths", "open_text"]
+__all__ = [
+    "ENVELOPE",
+    "ImportReport",
+    "default_workers",
+    "export_entries",
+    "import_item",
+    "import_paths",
+    "open_text",
+    "prepare_line",
+    "work_search_fields",
+]
 
 
 def open_text(path: str | Path, mode: str = "r") -> IO[str]:
@@ -130,43 +152,61 @@ def _parse_ts(value: Any) -> float | None:
         return None
 
 
-def _items(path: Path) -> Iterator[Any]:
-    name = path.name.lower()
-    with open_text(path) as fh:
-        if name.endswith((".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")):
-            for line in fh:
-                if line.strip():
-                    yield _loads(line)
-            return
-        text = fh.read()
-    stripped = text.lstrip()
-    if stripped.startswith("{") and "\n{" not in stripped.strip():
-        doc = json.loads(text)
-        if isinstance(doc, dict) and isinstance(doc.get("items"), list):
-            yield from doc["items"]
-        elif (
-            isinstance(doc, dict)
-            and isinstance(doc.get("message"), dict)
-            and isinstance(doc["message"].get("items"), list)
-        ):
-            yield from doc["message"]["items"]
-        else:
-            yield doc
+_JSON_LINES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")
+
+
+def _open_binary(path: Path) -> IO[bytes]:
+    """``path`` opened for reading bytes, through gzip when it ends in ``.gz``."""
+    if path.suffix == ".gz":
+        return gzip.open(path, "rb")  # type: ignore[return-value]
+    return open(path, "rb")
+
+
+def _document_items(path: Path) -> Iterator[Any]:
+    """The items of a file that is not JSON Lines.
+
+    ``{"items": [...]}``, a ``message.items`` list, one object, or (despite the name) JSON Lines. Raw
+    lines come as bytes (prepared like a JSON Lines file), decoded items wrapped.
+
+    Raises:
+        ValueError: the file is one JSON document that does not parse.
+    """
+    with _open_binary(path) as fh:
+        data = fh.read()
+    stripped = data.lstrip()
+    if not (stripped.startswith(b"{") and b"\n{" not in stripped.strip()):
+        yield from data.splitlines()
         return
-    for line in text.splitlines():
-        if line.strip():
-            yield _loads(line)
+    decoder = ExactDecoder()
+    try:
+        doc = decoder.decode(data)
+        exact, floats = False, (0 if decoder.floats == 0 else None)  # None: which item holds them is unknown
+    except msgspec.DecodeError:  # NaN, Infinity, a lone surrogate: json reads them, msgspec does not
+        doc, exact, floats = json.loads(data), True, None
+    if isinstance(doc, dict) and isinstance(doc.get("items"), list):
+        items = doc["items"]
+    elif (
+        isinstance(doc, dict)
+        and isinstance(doc.get("message"), dict)
+        and isinstance(doc["message"].get("items"), list)
+    ):
+        items = doc["message"]["items"]
+    else:
+        items = [doc]
+    for item in items:
+        yield _Slow(item) if exact else _Decoded(item, floats)
 
 
 class _Unreadable(str):
     """A line that is not JSON (counted as ``invalid``)."""
 
 
-def _loads(line: str) -> Any:
+def _loads(line: str | bytes) -> Any:
     try:
         return json.loads(line)
     except ValueError:
-        return _Unreadable(line[:80])
+        text = line if isinstance(line, str) else line.decode("utf-8", "replace")
+        return _Unreadable(text.strip()[:80])
 
 
 def _put(
@@ -189,6 +229,17 @@ def _put(
         report.unchanged += 1
 
 
+def _work_is_newer(stamp: Any) -> Callable[[StoredEntry], bool]:
+    """Whether a data-file work indexed at ``stamp`` replaces a stored entry (``indexed`` stamps compared)."""
+
+    def newer(existing: StoredEntry) -> bool:
+        if existing.status != "ok" or not existing.upstream_version:
+            return True
+        return bool(stamp) and str(stamp) > existing.upstream_version
+
+    return newer
+
+
 def _import_crossref_work(
     store: Store, message: dict[str, Any], raw: str | None, report: ImportReport
 ) -> None:
@@ -198,13 +249,7 @@ def _import_crossref_work(
     when = (indexed.get("timestamp") / 1000.0) if isinstance(indexed.get("timestamp"), int | float) else None
     when = min(when or time.time(), time.time())
     content = work_content(key, message, raw)
-
-    def newer(existing: StoredEntry) -> bool:
-        if existing.status != "ok" or not existing.upstream_version:
-            return True
-        return bool(stamp) and str(stamp) > existing.upstream_version
-
-    _put(store, content, when, report, newer)
+    _put(store, content, when, report, _work_is_newer(stamp))
 
 
 def _import_syncd(store: Store, rec: dict[str, Any], report: ImportReport) -> None:
@@ -251,9 +296,18 @@ def _import_syncd(store: Store, rec: dict[str, Any], report: ImportReport) -> No
             store.set_concept(keys.concept_recid, keys.recid, now=when)
 
 
-def import_item(store: Store, item: Any, report: ImportReport) -> None:
-    """Store one decoded item (a syncd export line, a Crossref work, or a work envelope)."""
-    report.read += 1
+_ITEM_ERRORS = (InvalidInput, MalformedResponse, ValueError, KeyError, TypeError, AttributeError)
+"""What one unreadable item raises (counted ``invalid``, the import goes on)."""
+
+
+def _invalid(report: ImportReport, number: int, error: object) -> None:
+    report.invalid += 1
+    if len(report.errors) < 5:
+        report.errors.append(f"item {number}: {error}")
+
+
+def _import_one(store: Store, item: Any, report: ImportReport, number: int) -> None:
+    """Store one decoded item (the exact path), an error counting it ``invalid`` as item ``number``."""
     try:
         if isinstance(item, _Unreadable):
             raise MalformedResponse(f"not JSON: {item!s}")
@@ -267,25 +321,298 @@ def import_item(store: Store, item: Any, report: ImportReport) -> None:
             _import_crossref_work(store, item, None, report)
         else:
             raise MalformedResponse("neither a syncd export line nor a Crossref work")
-    except (InvalidInput, MalformedResponse, ValueError, KeyError, TypeError, AttributeError) as exc:
-        report.invalid += 1
-        if len(report.errors) < 5:
-            report.errors.append(f"item {report.read}: {exc}")
+    except _ITEM_ERRORS as exc:
+        _invalid(report, number, exc)
+
+
+def import_item(store: Store, item: Any, report: ImportReport) -> None:
+    """Store one decoded item (a syncd export line, a Crossref work, or a work envelope)."""
+    report.read += 1
+    _import_one(store, item, report, report.read)
+
+
+# --- the fast path of Crossref works ------------------------------------------------------------------
+
+ENVELOPE = '{"status":"ok","message-type":"work","message":'
+"""The ``/works/{doi}`` envelope a bare data-file work is stored in (compact, as Crossref sends it)."""
+
+
+class _Slow(NamedTuple):
+    """An item for the exact path: raw bytes (decoded with ``json``) or an object decoded exactly."""
+
+    item: Any
+
+
+class _Decoded(NamedTuple):
+    """An item of a ``{"items": [...]}`` file (no raw line to keep) and its floats (None: unknown)."""
+
+    item: Any
+    floats: int | None
+
+
+class _Bad(NamedTuple):
+    """An unreadable item (counted ``invalid``) and why."""
+
+    error: str
+
+
+Prepared = BulkItem | _Slow | _Bad
+"""What :func:`prepare_line` makes of one line: a work ready to store, the exact path, or invalid."""
+
+
+def _first_line(values: Any) -> str | None:
+    """The first element of the list ``values`` as one line of text, or None (the view's titles)."""
+    for value in (values if isinstance(values, list) else [])[:1]:
+        if isinstance(value, str) and value.strip():
+            return jats_to_text(value, paragraphs=False) or None
+    return None
+
+
+def work_search_fields(message: dict[str, Any]) -> tuple[str | None, str | None]:
+    """``(title, search_text)`` of a Crossref work ``message``: the values :func:`work_content` stores.
+
+    Built from the few fields they come from, without the full work view: title and container title
+    (first element, markup to one line), author names, abstract (JATS to text), publisher.
+
+    Raises:
+        TypeError, AttributeError: ``author`` is not a list (the full view's builder raises too).
+    """
+    names = " ".join(
+        [
+            " ".join([str(v) for v in (a.get("given"), a.get("family"), a.get("name")) if v])
+            for a in message.get("author") or []
+            if isinstance(a, dict)
+        ]
+    )
+    abstract = message.get("abstract")
+    abstract_text = jats_to_text(abstract) if isinstance(abstract, str) and abstract.strip() else None
+    publisher = message.get("publisher")
+    publisher_text = normalize_text(publisher) if isinstance(publisher, str) and publisher.strip() else None
+    parts = (_first_line(message.get("container-title")), names, abstract_text, publisher_text)
+    search_text = " ".join(filter(None, parts))
+    return _first_line(message.get("title")), search_text or None
+
+
+def _lacking(message: dict[str, Any]) -> bool:
+    """Whether ``message`` lacks a key every real work carries (:data:`syncd.store.guard.REQUIRED`)."""
+    for path in guard.REQUIRED[CROSSREF_WORK]:
+        value: Any = message
+        for part in path:
+            value = value.get(part) if isinstance(value, dict) else None
+        if value is None:
+            return True
+    return False
+
+
+def _prepare_work(
+    message: dict[str, Any], body: str, floats: int | None, encode: Callable[[str], Any] | None
+) -> Prepared:
+    """A Crossref work ``message`` (stored as ``body``) ready to store, or why it is unreadable.
+
+    The same values as :func:`work_content`: hash of the same canonical projection (serialized by msgspec
+    unless it may hold a float, :func:`~syncd.store.content.content_hash_exact`), title and search text from
+    :func:`work_search_fields`. A work lacking ``DOI``/``type``/``title`` goes the exact path, where
+    ``put_content``'s guard refuses it unless the store holds something newer.
+    """
+    try:
+        stored = encode(body) if encode is not None else None  # in a worker: only the stored form goes back
+        key = parse_doi(str(message.get("DOI", ""))).key
+        indexed = message.get("indexed") or {}
+        stamp = indexed.get("date-time")
+        ts = indexed.get("timestamp")
+        now = time.time()
+        when = min(((ts / 1000.0) if isinstance(ts, int | float) else None) or now, now)
+        title, search_text = work_search_fields(message)
+        volatile = sum(isinstance(message.get(k), float) for k in crossref_norm.VOLATILE_FIELDS)  # "score"
+        content = EntryContent(
+            kind=CROSSREF_WORK,
+            key=key,
+            status="ok",
+            body=None if stored is not None else body,
+            content_hash=content_hash_exact(
+                crossref_norm.content_hash_projection(message), floats=floats is None or floats > volatile
+            ),
+            upstream_version=str(stamp) if stamp else None,
+            doi=key,
+            title=title,
+            search_text=search_text,
+            volatile=volatile_json({k: message[k] for k in crossref_norm.VOLATILE_FIELDS if k in message}),
+        )
+    except _ITEM_ERRORS as exc:
+        return _Bad(str(exc))
+    return BulkItem(content, when, stored)
+
+
+def _prepare_object(
+    doc: Any, line: bytes | None, floats: int | None, encode: Callable[[str], Any] | None
+) -> Prepared:
+    """A decoded item (from ``line``; holding ``floats``, None: unknown) ready to store, or the exact path."""
+    slow = _Slow(line if line is not None else doc)
+    if not isinstance(doc, dict) or ("kind" in doc and "body" in doc):
+        return slow
+    if doc.get("message-type") == "work" and isinstance(doc.get("message"), dict):
+        message: dict[str, Any] = doc["message"]
+    elif isinstance(doc.get("DOI"), str):
+        message = doc
+    else:
+        return slow
+    if not isinstance(message.get("DOI"), str) or _lacking(message):
+        return slow
+    text = line.decode("utf-8").strip() if line is not None else msgspec.json.encode(doc).decode("utf-8")
+    return _prepare_work(message, ENVELOPE + text + "}" if message is doc else text, floats, encode)
+
+
+def prepare_line(
+    line: bytes, decoder: ExactDecoder, encode: Callable[[str], Any] | None = None
+) -> Prepared | None:
+    """One line of a Crossref data file (or a syncd export) made ready to store; None when blank.
+
+    A bare work is stored in the ``/works/{doi}`` envelope around its line as given, an envelope line as
+    given (no re-serialization). Anything else (a syncd export line, a line msgspec refuses where
+    ``json`` reads it) goes the exact path (``json`` and :func:`import_item`).
+    ``encode``: the store's body encoder, run here (in a worker) instead of in the writer.
+    """
+    if not line.strip():
+        return None
+    try:
+        doc = decoder.decode(line)
+    except msgspec.DecodeError:
+        return _Slow(line)
+    return _prepare_object(doc, line, decoder.floats, encode)
+
+
+_WORKER: dict[str, Callable[[str], Any]] = {}
+"""The body encoder of a worker process (``encode``, set by :func:`_start_worker`; empty here)."""
+
+
+def _start_worker(encode: Callable[[str], Any]) -> None:
+    _WORKER["encode"] = encode
+
+
+def _prepare_chunk(chunk: list[Any], encode: Callable[[str], Any] | None = None) -> list[Prepared | None]:
+    """Prepare a chunk of raw lines (bytes) and decoded items, in this process.
+
+    ``encode``: the store's body encoder; the works then carry their body in stored form only.
+    """
+    out: list[Prepared | None] = []
+    decoder = ExactDecoder()
+    for item in chunk:
+        if isinstance(item, bytes):
+            out.append(prepare_line(item, decoder, encode))
+        elif isinstance(item, _Decoded):
+            out.append(_prepare_object(item.item, None, item.floats, encode))
+        else:
+            out.append(item)
+    return out
+
+
+def _prepare_in_worker(chunk: list[Any]) -> list[Prepared | None]:
+    """:func:`_prepare_chunk` in a worker process, bodies encoded there (``_WORKER["encode"]``)."""
+    with _gc_paused():
+        return _prepare_chunk(chunk, _WORKER.get("encode"))
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """The cyclic garbage collector off meanwhile, back as it was afterwards.
+
+    Decoded JSON holds no cycle; with the collector on, half the parse time went to collections walking
+    the heap of a started CLI.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _keep(held: Held, content: EntryContent) -> bool:
+    """The store's copy is as new or newer than a data-file work (the negation of :func:`_work_is_newer`)."""
+    if held.status != "ok" or not held.upstream_version:
+        return False
+    return not (content.upstream_version and content.upstream_version > held.upstream_version)
+
+
+def _store_prepared(
+    store: Store,
+    chunk: list[Any],
+    prepared: list[Prepared | None],
+    report: ImportReport,
+    on_item: Callable[[], None] | None,
+) -> None:
+    """Store one batch of prepared items.
+
+    Works in bulk (:func:`syncd.store.bulk.put_many`), the rest one by one (the exact path; a body that
+    changes goes through ``Store.put_content``).
+    """
+    works: list[BulkItem] = []
+    numbers: dict[int, tuple[int, Any]] = {}
+    others: list[tuple[int, _Slow | _Bad]] = []
+    for raw, p in zip(chunk, prepared, strict=True):
+        if p is None:
+            continue
+        report.read += 1
+        if isinstance(p, BulkItem):
+            numbers[id(p)] = (report.read, raw)
+            works.append(p)
+        else:
+            others.append((report.read, p))
+    result = put_many(store, works, _keep)
+    report.new += result.new
+    report.unchanged += result.unchanged
+    report.skipped_older += result.skipped
+    for item in result.deferred:
+        number, raw = numbers[id(item)]
+        if item.content.body is None:  # encoded in a worker: prepared again here, with its text
+            again = _prepare_chunk([raw])[0]
+            item = again if isinstance(again, BulkItem) else item
+        try:
+            _put(store, item.content, item.when, report, _work_is_newer(item.content.upstream_version))
+        except _ITEM_ERRORS as exc:
+            _invalid(report, number, exc)
+    for number, other in others:
+        if isinstance(other, _Bad):
+            _invalid(report, number, other.error)
+        else:
+            decoded = _loads(other.item) if isinstance(other.item, bytes) else other.item
+            _import_one(store, decoded, report, number)
+    if on_item is not None:
+        for _ in range(len(works) + len(others)):
+            on_item()
 
 
 IMPORT_BATCH = 1000
-"""Items stored per transaction by :func:`import_paths`."""
+"""Items stored per transaction by :func:`import_paths` (and lines per worker task)."""
+
+WORKERS_MAX = 8
+"""Most worker processes :func:`import_paths` starts."""
 
 
-def import_paths(
-    store: Store, paths: list[Path], *, on_item: Callable[[], None] | None = None
-) -> ImportReport:
-    """Import every file in ``paths`` (directories: their ``*.json[l][.gz]`` files, sorted).
+def default_workers() -> int:
+    """Worker processes for an import on this machine: the CPUs this process may use (at most 8)."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(WORKERS_MAX, cpus))
 
-    Raises:
-        InvalidInput: a path does not exist or a file is not JSON at all.
-    """
-    report = ImportReport()
+
+def _chunks(files: list[Path]) -> Iterator[tuple[Path, list[Any]]]:
+    """``(file, chunk)`` of at most :data:`IMPORT_BATCH` raw lines or decoded items, file by file."""
+    for f in files:
+        try:
+            if f.name.lower().endswith(_JSON_LINES):
+                with _open_binary(f) as fh:
+                    while chunk := list(itertools.islice(fh, IMPORT_BATCH)):
+                        yield f, chunk
+            else:
+                items = _document_items(f)
+                while chunk := list(itertools.islice(items, IMPORT_BATCH)):
+                    yield f, chunk
+        except (ValueError, OSError, EOFError) as exc:
+            raise InvalidInput(f"{f}: not JSON / JSON Lines ({exc})", reason="invalid_parameter") from exc
+
+
+def _files(paths: list[Path]) -> list[Path]:
     files: list[Path] = []
     for p in paths:
         if p.is_dir():
@@ -298,15 +625,57 @@ def import_paths(
             files.append(p)
         else:
             raise InvalidInput(f"no such file: {p}", reason="invalid_parameter")
-    for f in files:
-        try:
-            items = _items(f)
-            while chunk := list(itertools.islice(items, IMPORT_BATCH)):
-                with store.batch():  # one commit per IMPORT_BATCH items instead of one per item
-                    for item in chunk:
-                        import_item(store, item, report)
-                        if on_item is not None:
-                            on_item()
-        except (ValueError, OSError, EOFError) as exc:
-            raise InvalidInput(f"{f}: not JSON / JSON Lines ({exc})", reason="invalid_parameter") from exc
+    return files
+
+
+def _prepared_batches(
+    chunks: Iterator[tuple[Path, list[Any]]], pool: ProcessPoolExecutor | None, ahead: int
+) -> Iterator[tuple[list[Any], list[Prepared | None]]]:
+    """``(chunk, prepared)`` of ``chunks`` in order: in ``pool`` (at most ``ahead`` in flight) or here."""
+    if pool is None:
+        for _, chunk in chunks:
+            yield chunk, _prepare_chunk(chunk)
+        return
+    pending: deque[tuple[list[Any], Future[list[Prepared | None]]]] = deque()
+    for _, chunk in chunks:
+        pending.append((chunk, pool.submit(_prepare_in_worker, chunk)))
+        if len(pending) >= ahead:
+            done, future = pending.popleft()
+            yield done, future.result()
+    while pending:
+        done, future = pending.popleft()
+        yield done, future.result()
+
+
+def import_paths(
+    store: Store,
+    paths: list[Path],
+    *,
+    on_item: Callable[[], None] | None = None,
+    workers: int = 1,
+) -> ImportReport:
+    """Import every file in ``paths`` (directories: their ``*.json[l][.gz]`` files, sorted).
+
+    Crossref works are parsed (msgspec), hashed and indexed in ``workers`` processes (1: in this
+    process; more only where processes can be forked) and written :data:`IMPORT_BATCH` per transaction
+    with :func:`syncd.store.bulk.put_many`; every other item takes the exact path
+    (:func:`import_item`). Unreadable items are counted ``invalid`` and skipped.
+
+    Raises:
+        InvalidInput: a path does not exist or a file is not JSON at all.
+    """
+    report = ImportReport()
+    chunks = _chunks(_files(paths))
+    with _gc_paused():
+        if workers <= 1 or "fork" not in mp.get_all_start_methods():
+            for chunk, prepared in _prepared_batches(chunks, None, 0):
+                _store_prepared(store, chunk, prepared, report, on_item)
+            return report
+        encode = store.encode_body
+        encode("{}")  # the store's body encoding is settled before the workers are forked
+        with ProcessPoolExecutor(
+            workers, mp_context=mp.get_context("fork"), initializer=_start_worker, initargs=(encode,)
+        ) as pool:
+            for chunk, prepared in _prepared_batches(chunks, pool, 2 * workers):
+                _store_prepared(store, chunk, prepared, report, on_item)
     return report

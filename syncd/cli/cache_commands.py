@@ -46,7 +46,7 @@ from syncd.refresh import sweep
 from syncd.store.content import document
 from syncd.store.maintenance import count_entries, delete_entries, list_entries, prune, vacuum, verify
 from syncd.store.watches import list_watches
-from syncd.transfer import export_entries, import_paths, open_text
+from syncd.transfer import WORKERS_MAX, default_workers, export_entries, import_paths, open_text
 
 
 @click.group()
@@ -442,19 +442,28 @@ def cache_export(ctx: click.Context, output: str, store_kind: str) -> None:
 
 @cache.command("import")
 @click.argument("paths", metavar="FILE...", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1, max=WORKERS_MAX),
+    default=None,
+    help="Processes parsing Crossref works (default: the CPUs available; 1: none besides this one).",
+)
 @json_option
 @click.pass_context
 @handle_errors
-def cache_import(ctx: click.Context, paths: tuple[Path, ...], as_json: bool) -> None:
+def cache_import(ctx: click.Context, paths: tuple[Path, ...], workers: int | None, as_json: bool) -> None:
     """Import syncd exports or Crossref public data files (.jsonl[.gz], .json[.gz], directories).
 
-    Never replaces a stored entry with an older one. Exit 2 when a file is missing or not JSON, or
-    when no item at all could be read.
+    Never replaces a stored entry with an older one; an entry already stored with the same content is
+    not rewritten. Unreadable items are skipped and counted (``invalid``). Exit 2 when a file is
+    missing or not JSON, or when no item at all could be read.
     """
     with session(ctx) as svc:
         store = svc.store
         with ProgressBar(not as_json, "importing") as bar:
-            report = import_paths(store, list(paths), on_item=bar.advance)
+            report = import_paths(
+                store, list(paths), on_item=bar.advance, workers=workers or default_workers()
+            )
     emit(
         report.as_dict(),
         as_json,

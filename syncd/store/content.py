@@ -12,10 +12,12 @@ import hashlib
 import json
 from typing import Any
 
+import msgspec
+
 from syncd.kinds import CROSSREF_WORK
 from syncd.store.repo import StoredEntry
 
-__all__ = ["content_hash", "document", "volatile_json"]
+__all__ = ["ExactDecoder", "content_hash", "content_hash_exact", "document", "volatile_json"]
 
 
 def volatile_json(fields: dict[str, Any]) -> str | None:
@@ -41,3 +43,48 @@ def content_hash(projection: Any) -> str:
     """SHA-256 (hex) of the canonical JSON of ``projection`` (keys sorted, no whitespace)."""
     blob = json.dumps(projection, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+_CANONICAL = msgspec.json.Encoder(order="sorted")
+"""Writes what :func:`content_hash` hashes (keys sorted, no whitespace, UTF-8) for a float-free value."""
+
+
+class ExactDecoder:
+    """Decodes JSON to the values ``json.loads`` gives, at msgspec's speed, noting the floats.
+
+    The same values: objects, arrays, strings, integers of any size, floats through ``float()``. What
+    ``json.loads`` takes and this refuses (``NaN``, ``Infinity``, a lone surrogate escape) raises
+    ``msgspec.DecodeError`` (a ``ValueError``). One instance per thread.
+    """
+
+    def __init__(self) -> None:
+        self.floats = 0
+        """Floats in the last document decoded (:func:`content_hash_exact` needs none)."""
+        self._decoder = msgspec.json.Decoder(float_hook=self._float)
+
+    def _float(self, text: str) -> float:
+        self.floats += 1
+        return float(text)
+
+    def decode(self, data: bytes | str) -> Any:
+        """The value of the JSON document ``data``.
+
+        Raises:
+            msgspec.DecodeError: not JSON, or JSON that only ``json.loads`` reads.
+        """
+        self.floats = 0
+        return self._decoder.decode(data)
+
+
+def content_hash_exact(projection: Any, *, floats: bool) -> str:
+    """:func:`content_hash` of ``projection`` (the same hex digest), about 5x faster when it holds no float.
+
+    ``floats``: whether ``projection`` may hold a float (:attr:`ExactDecoder.floats` of the document it
+    came from); msgspec writes some floats differently from ``json.dumps`` (``1e-05``), so then the
+    hash is :func:`content_hash`'s own. Every other JSON value (escapes, key order by code point,
+    integers) msgspec writes byte for byte as ``json.dumps(..., sort_keys=True, separators=(",", ":"),
+    ensure_ascii=False)`` does.
+    """
+    if floats:
+        return content_hash(projection)
+    return hashlib.sha256(_CANONICAL.encode(projection)).hexdigest()

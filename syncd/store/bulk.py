@@ -1,0 +1,265 @@
+"""Bulk writes of many entries in one transaction (``syncd cache import``).
+
+:func:`put_many` takes a batch of :class:`~syncd.store.repo.EntryContent` (each with the time it counts
+as validated at) and, in ONE write transaction of the store:
+
+* reads what the store holds for the batch's keys (one ``SELECT ... IN`` per 500 keys);
+* inserts the entries it does not hold with ``executemany`` (``entries`` then ``validations``; the
+  search index follows through the store's own triggers on SQLite and the generated ``search_tsv``
+  column on PostgreSQL), bodies through :meth:`Store.encode_body <syncd.store.repo.Store.encode_body>`
+  (the store's one body encoder) unless the caller already gave them in stored form;
+* leaves alone the held entries the caller's ``keep`` says are as new or newer (``skipped``);
+* for a held ``ok`` entry with the same content hash, does what :meth:`Store.put_content
+  <syncd.store.repo.Store.put_content>` does for an unchanged answer (bumps the ``validations`` row,
+  refreshes ``upstream_version``), with ``executemany``;
+* hands back every other item (a different body, a non-``ok`` entry, a second copy of a key in the
+  batch, a kind whose arrival the store records) as ``deferred``: the caller stores each with
+  ``Store.put_content`` after the batch, so a replaced body goes through the one place that keeps
+  the previous body, applies the shrink guard and records the change.
+
+Precondition on new entries: their body is complete (``guard.missing`` is empty); the caller checks it
+on the object it parsed (the importer does) so the body is not parsed again here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from sqlalchemy import Connection, bindparam, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+from syncd.kinds import CROSSREF_WORK
+from syncd.store.dialect import is_postgresql
+from syncd.store.models import Entry, Validation
+from syncd.store.repo import EntryContent, Store
+
+__all__ = ["BULK_KINDS", "BulkItem", "BulkResult", "Held", "put_many"]
+
+BULK_KINDS = frozenset({CROSSREF_WORK})
+"""Kinds whose new entries :func:`put_many` inserts itself (the store records no arrival for them)."""
+
+_KEYS_PER_SELECT = 500
+"""Keys per ``SELECT ... IN`` (SQLite's bound-parameter limit is far above; plans stay small)."""
+
+
+class Held(NamedTuple):
+    """What the store holds for one key: the columns the import decisions read."""
+
+    id: int
+    status: str
+    content_hash: str | None
+    upstream_version: str | None
+
+
+class BulkItem(NamedTuple):
+    """One entry to store.
+
+    Its content, the time it counts as fetched and validated at (epoch seconds), and optionally its
+    body already in stored form (:meth:`Store.encode_body`; None: encoded by :func:`put_many`).
+    """
+
+    content: EntryContent
+    when: float
+    stored_body: bytes | str | None = None
+
+
+@dataclass
+class BulkResult:
+    """What :func:`put_many` did.
+
+    ``new`` inserted, ``unchanged`` bumped, ``skipped`` (the store holds as new or newer), and the
+    ``deferred`` items the caller stores one by one with ``put_content``.
+    """
+
+    new: int = 0
+    unchanged: int = 0
+    skipped: int = 0
+    deferred: list[BulkItem] = field(default_factory=list)
+
+
+_SQLITE_ENTRY = (
+    "INSERT INTO entries (id, kind, key, status, body, content_hash, upstream_version, doi, concept_key, "
+    "title, search_text, fetched_at, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"
+)
+_SQLITE_VALIDATION = (
+    "INSERT INTO validations (entry_id, validated_at, etag, last_modified, checks, changes, volatile, "
+    "last_error, last_error_at) VALUES (?,?,?,?,1,1,?,NULL,NULL)"
+)
+_BUMP = (
+    update(Validation)
+    .where(Validation.entry_id == bindparam("b_id"))
+    .values(
+        validated_at=bindparam("b_at"),
+        checks=Validation.checks + 1,
+        last_error=None,
+        last_error_at=None,
+    )
+)
+_BUMP_VOLATILE = _BUMP.values(volatile=bindparam("b_volatile"))
+_VERSION = update(Entry).where(Entry.id == bindparam("b_id")).values(upstream_version=bindparam("b_version"))
+
+
+def _indexable(value: str | None) -> str | None:
+    """A title or search text as the store keeps it: NUL dropped (as :meth:`Store.put_content` does)."""
+    return value.replace("\x00", "") if value else value
+
+
+def held(conn: Connection, kind: str, keys: Sequence[str]) -> dict[str, Held]:
+    """What the store holds of ``kind`` for ``keys``: key -> :class:`Held` (absent keys left out)."""
+    out: dict[str, Held] = {}
+    for i in range(0, len(keys), _KEYS_PER_SELECT):
+        chunk = list(keys[i : i + _KEYS_PER_SELECT])
+        rows = conn.execute(
+            select(Entry.key, Entry.id, Entry.status, Entry.content_hash, Entry.upstream_version).where(
+                Entry.kind == kind, Entry.key.in_(chunk)
+            )
+        )
+        for key, *rest in rows:
+            out[key] = Held(*rest)
+    return out
+
+
+def _entry_values(store: Store, conn: Connection, item: BulkItem) -> dict[str, Any]:
+    c = item.content
+    body = item.stored_body if item.stored_body is not None else store.encode_body(c.body, conn)
+    return {
+        "kind": c.kind,
+        "key": c.key,
+        "status": c.status,
+        "body": body,
+        "content_hash": c.content_hash,
+        "upstream_version": c.upstream_version,
+        "doi": c.doi,
+        "concept_key": c.concept_key,
+        "title": _indexable(c.title),
+        "search_text": _indexable(c.search_text),
+        "fetched_at": item.when,
+        "created_at": item.when,
+    }
+
+
+def _insert_sqlite(store: Store, conn: Connection, items: Sequence[BulkItem]) -> list[BulkItem]:
+    """SQLite: insert ``items`` (none held) under the write lock, ids continuing after the largest."""
+    cur = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+    try:
+        first = int(cur.execute("SELECT COALESCE(MAX(id), 0) FROM entries").fetchone()[0]) + 1
+        rows = []
+        validations = []
+        for n, item in enumerate(items):
+            v = _entry_values(store, conn, item)
+            rows.append(
+                (first + n, v["kind"], v["key"], v["status"], v["body"], v["content_hash"],
+                 v["upstream_version"], v["doi"], v["concept_key"], v["title"], v["search_text"],
+                 v["fetched_at"], v["created_at"])
+            )  # fmt: skip
+            c = item.content
+            validations.append((first + n, item.when, c.etag, c.last_modified, c.volatile))
+        cur.executemany(_SQLITE_ENTRY, rows)
+        cur.executemany(_SQLITE_VALIDATION, validations)
+    finally:
+        cur.close()
+    return []
+
+
+def _insert_postgresql(store: Store, conn: Connection, items: Sequence[BulkItem]) -> list[BulkItem]:
+    """PostgreSQL: insert ``items``; a key another process stored meanwhile is returned (deferred)."""
+    stmt = (
+        pg_insert(Entry.__table__)
+        .on_conflict_do_nothing()
+        .returning(Entry.__table__.c.id, Entry.__table__.c.key, sort_by_parameter_order=True)
+    )
+    rows = conn.execute(stmt, [_entry_values(store, conn, item) for item in items]).all()
+    ids = {key: entry_id for entry_id, key in rows}
+    validations = [
+        {
+            "entry_id": ids[item.content.key],
+            "validated_at": item.when,
+            "etag": item.content.etag,
+            "last_modified": item.content.last_modified,
+            "checks": 1,
+            "changes": 1,
+            "volatile": item.content.volatile,
+            "last_error": None,
+            "last_error_at": None,
+        }
+        for item in items
+        if item.content.key in ids
+    ]
+    if validations:
+        conn.execute(Validation.__table__.insert(), validations)
+    return [item for item in items if item.content.key not in ids]
+
+
+def put_many(
+    store: Store,
+    items: Sequence[BulkItem],
+    keep: Callable[[Held, EntryContent], bool],
+) -> BulkResult:
+    """Store the batch ``items`` of one kind in one write transaction (see the module docstring).
+
+    Args:
+        store: the store written.
+        items: entries of one kind, in input order.
+        keep: ``keep(held, content)`` is True when what the store holds is as new or newer than
+            ``content`` (the item is then skipped, nothing written).
+
+    Returns:
+        The counts and the deferred items (store them with ``Store.put_content``, in order).
+
+    Raises:
+        StoreError: the database failed (nothing of the batch is written).
+    """
+    result = BulkResult()
+    if not items:
+        return result
+    kind = items[0].content.kind
+    if any(item.content.kind != kind for item in items):
+        raise ValueError("put_many takes entries of one kind")
+    with store.write() as conn:
+        stored = held(conn, kind, list(dict.fromkeys(item.content.key for item in items)))
+        fresh: list[BulkItem] = []
+        seen: set[str] = set()
+        bumps: list[dict[str, Any]] = []
+        bumps_volatile: list[dict[str, Any]] = []
+        versions: list[dict[str, Any]] = []
+        for item in items:
+            c = item.content
+            old = stored.get(c.key)
+            if c.key in seen:
+                result.deferred.append(item)  # a second copy in the batch: after the first is stored
+            elif old is None:
+                seen.add(c.key)
+                if kind in BULK_KINDS and c.status == "ok":
+                    fresh.append(item)
+                else:
+                    result.deferred.append(item)
+            elif keep(old, c):
+                result.skipped += 1
+            elif (
+                old.status == c.status == "ok"
+                and old.content_hash == c.content_hash
+                and not (c.etag or c.last_modified)
+            ):
+                seen.add(c.key)
+                result.unchanged += 1
+                bump = {"b_id": old.id, "b_at": item.when}
+                if c.volatile is not None:
+                    bumps_volatile.append({**bump, "b_volatile": c.volatile})
+                else:
+                    bumps.append(bump)
+                if c.upstream_version != old.upstream_version:
+                    versions.append({"b_id": old.id, "b_version": c.upstream_version})
+            else:
+                seen.add(c.key)
+                result.deferred.append(item)
+        if fresh:
+            insert = _insert_postgresql if is_postgresql(conn) else _insert_sqlite
+            raced = insert(store, conn, fresh)
+            result.new += len(fresh) - len(raced)
+            result.deferred.extend(raced)
+        for statement, params in ((_BUMP, bumps), (_BUMP_VOLATILE, bumps_volatile), (_VERSION, versions)):
+            if params:
+                conn.execute(statement, params)
+    return result

@@ -1,0 +1,295 @@
+"""`syncd cache import` at data-file speed (issue 15, target 1): the bulk path stores what fetching stores.
+
+Works of a Crossref data-file shard are parsed with msgspec (in worker processes), hashed from msgspec's
+canonical bytes and indexed without the full work view, then written in bulk
+(:func:`syncd.store.bulk.put_many`). These tests hold that path to the values of the per-item path
+(``work_content`` + ``Store.put_content``) and of a fetch through the fake upstream, and to the store's
+write rules (nothing rewritten when nothing changed; a changed body replaced through ``put_content``).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sqlalchemy import select, text
+
+from syncd.config import Settings
+from syncd.lookups.crossref import get_work, work_content
+from syncd.normalize.doi import parse_doi
+from syncd.services import Services
+from syncd.store.bulk import BulkItem
+from syncd.store.content import ExactDecoder, content_hash, content_hash_exact
+from syncd.store.models import Entry, Validation
+from syncd.store.repo import Store
+from syncd.transfer import ENVELOPE, import_paths, prepare_line
+from tests.corpus_path import CORPUS
+
+ROW = ("key", "status", "content_hash", "title", "doi", "upstream_version", "volatile")
+
+
+def corpus_works() -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """``(envelope, message)`` of every recorded Crossref work with a parseable DOI."""
+    out = []
+    for path in sorted((CORPUS / "crossref" / "work").glob("*.json")):
+        if path.name.endswith(".headers.json"):
+            continue
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        message = doc.get("message") if isinstance(doc, dict) else None
+        if not isinstance(message, dict) or not isinstance(message.get("DOI"), str):
+            continue
+        try:
+            parse_doi(message["DOI"])
+        except ValueError:
+            continue
+        out.append((doc, message))
+    return out
+
+
+def write_shard(path: Path, lines: list[str]) -> Path:
+    with gzip.open(path, "wt", encoding="utf-8") as fh:
+        for line in lines:
+            fh.write(line + "\n")
+    return path
+
+
+def search_text(store: Store, key: str) -> str | None:
+    with store.read() as conn:
+        return conn.execute(select(Entry.search_text).where(Entry.key == key)).scalar_one()
+
+
+def dump(store: Store) -> list[tuple[Any, ...]]:
+    """Every entry and validation column, and the index size: what "nothing written" compares."""
+    with store.read() as conn:
+        rows = conn.execute(
+            select(Entry.__table__, Validation.__table__).join(Validation, Validation.entry_id == Entry.id)
+        ).all()
+        fts = conn.execute(text("SELECT count(*) FROM entries_fts")).scalar_one()
+    return [tuple(r) for r in rows] + [("fts", fts)]
+
+
+def test_prepared_works_equal_work_content_for_every_corpus_work() -> None:
+    """For each of the 92 recorded works, as a bare data-file line and as a /works envelope (UTF-8 and
+    ASCII-escaped), the fast path gives work_content's hash, title, search text, version and volatile
+    fields, and stores the line itself (bare: inside the compact envelope) as the body.
+    """
+    works = corpus_works()
+    assert len(works) >= 90
+    decoder = ExactDecoder()
+    titled = 0
+    for envelope, message in works:
+        key = parse_doi(message["DOI"]).key
+        for ascii_only in (False, True):
+            bare = json.dumps(message, ensure_ascii=ascii_only)
+            wrapped = json.dumps(envelope, ensure_ascii=ascii_only)
+            for line, body in ((bare, ENVELOPE + bare + "}"), (wrapped, wrapped)):
+                got = prepare_line(line.encode("utf-8") + b"\n", decoder)
+                assert isinstance(got, BulkItem), (key, got)
+                want = work_content(key, message, body)
+                assert got.content == want, key
+                titled += bool(want.title)
+    assert titled >= 4 * 85
+
+
+def test_a_float_in_the_hashed_part_takes_the_exact_hash() -> None:
+    """A float msgspec would write unlike json.dumps (1e-05) in the hashed fields still gives content_hash's
+    value; a float only in the volatile `score` keeps the fast hash, with the same value.
+    """
+    _, message = corpus_works()[0]
+    decoder = ExactDecoder()
+    for extra in ({"x-weight": 1e-05}, {"x-big": 1e16, "x-int": 2**70}, {"score": 3.25}):
+        work = {**message, **extra}
+        line = json.dumps(work)
+        got = prepare_line(line.encode(), decoder)
+        assert isinstance(got, BulkItem)
+        assert got.content.content_hash == work_content(work["DOI"].lower(), work, None).content_hash
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**80), max_value=2**80)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(st.characters(exclude_categories=("Cs",))),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(json_values)
+def test_content_hash_exact_is_content_hash(value: Any) -> None:
+    """For any JSON value (big integers, floats of every magnitude, any non-surrogate text), decoding with
+    ExactDecoder gives json.loads's value and content_hash_exact gives content_hash's digest.
+    """
+    data = json.dumps(value, ensure_ascii=False)
+    decoder = ExactDecoder()
+    decoded = decoder.decode(data.encode("utf-8"))
+    assert decoded == json.loads(data)
+    assert content_hash_exact(decoded, floats=decoder.floats > 0) == content_hash(json.loads(data))
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_imported_shard_equals_what_fetching_stores(
+    settings: Settings, store: Store, tmp_path: Path, workers: int
+) -> None:
+    """A shard of every corpus work imported (in-process and with 2 workers) yields, per work, the row
+    fetching that DOI from the (fake) upstream stores: hash, title, DOI, indexed stamp, volatile fields,
+    and the same search text.
+    """
+    works = corpus_works()
+    shard = write_shard(tmp_path / "0.jsonl.gz", [json.dumps(m, ensure_ascii=False) for _, m in works])
+    imported = Store.open(f"sqlite:///{tmp_path / 'imported.db'}")
+    cache = Services.open(settings, store)
+    try:
+        report = import_paths(imported, [shard], workers=workers)
+        assert (report.read, report.new, report.invalid) == (len(works), len(works), 0), report
+        for _, message in works:
+            key = parse_doi(message["DOI"]).key
+            fetched = get_work(cache, parse_doi(message["DOI"])).entry
+            got = imported.get("crossref_work", key)
+            assert got is not None
+            assert [getattr(got, f) for f in ROW] == [getattr(fetched, f) for f in ROW], key
+            assert search_text(imported, key) == search_text(store, key), key
+            assert json.loads(got.body or "")["message"] == message
+        assert imported.search("nocturnal lifestyles")[0].key == "10.1101/598821"
+    finally:
+        cache.close()
+        imported.close()
+
+
+def test_reimporting_the_same_shard_writes_nothing(tmp_path: Path) -> None:
+    """Importing a shard a second time reads every work, keeps them all (store as new) and changes no
+    row: entries, validations (checks, changes, validated_at) and the index are as after the first.
+    """
+    works = corpus_works()
+    shard = write_shard(tmp_path / "0.jsonl.gz", [json.dumps(m) for _, m in works])
+    store = Store.open(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    try:
+        first = import_paths(store, [shard], workers=2)
+        assert first.new == len(works)
+        before = dump(store)
+        second = import_paths(store, [shard], workers=2)
+        assert (second.read, second.new, second.changed, second.unchanged, second.skipped_older) == (
+            len(works),
+            0,
+            0,
+            0,
+            len(works),
+        )
+        assert dump(store) == before
+        with store.read() as conn:
+            counters = conn.execute(select(Validation.checks, Validation.changes).distinct()).all()
+        assert [tuple(c) for c in counters] == [(1, 1)]
+    finally:
+        store.close()
+
+
+def _reindexed(message: dict[str, Any], stamp: str, ms: int) -> dict[str, Any]:
+    return {**message, "indexed": {**message["indexed"], "date-time": stamp, "timestamp": ms}}
+
+
+def test_a_newer_shard_bumps_unchanged_works_and_replaces_a_changed_one_through_put_content(
+    tmp_path: Path,
+) -> None:
+    """A later shard (newer `indexed` stamps): a work with the same content only gets its validation
+    bumped (body and fetch time untouched, checks 2, changes 1); a work whose title changed is replaced
+    as put_content replaces (previous body kept, title and index updated, changes 2).
+    """
+    works = [m for _, m in corpus_works()[:10]]
+    store = Store.open(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    try:
+        import_paths(store, [write_shard(tmp_path / "0.jsonl.gz", [json.dumps(m) for m in works])])
+        keys = [parse_doi(m["DOI"]).key for m in works]
+        old = {k: store.get("crossref_work", k) for k in keys}
+        later = [_reindexed(m, "2026-11-30T00:00:00Z", 1_795_996_800_000) for m in works]
+        later[0] = {**later[0], "title": ["Quasicrystal lattices of nocturnal raptors"]}
+        report = import_paths(store, [write_shard(tmp_path / "1.jsonl.gz", [json.dumps(m) for m in later])])
+        assert (report.new, report.changed, report.unchanged, report.skipped_older) == (0, 1, 9, 0)
+        for k in keys[1:]:
+            now, was = store.get("crossref_work", k), old[k]
+            assert now is not None and was is not None
+            same = ("body", "fetched_at", "content_hash")
+            assert [getattr(now, f) for f in same] == [getattr(was, f) for f in same]
+            assert (now.checks, now.changes, now.upstream_version) == (2, 1, "2026-11-30T00:00:00Z")
+            assert now.validated_at == 1_795_996_800.0
+        changed = store.get("crossref_work", keys[0])
+        assert changed is not None and changed.title == "Quasicrystal lattices of nocturnal raptors"
+        assert changed.changes == 2
+        kept = store.previous_bodies(changed.id)
+        assert [(p["role"], p["body"]) for p in kept] == [("previous", old[keys[0]].body)]  # type: ignore[union-attr]
+        assert [e.key for e in store.search("quasicrystal")] == [keys[0]]
+    finally:
+        store.close()
+
+
+POISON = [
+    "{not json",
+    '{"title": ["A work without a DOI"], "type": "journal-article"}',
+    '{"DOI": "10.1234/lone", "type": "journal-article", "title": ["half a pair \\ud800 here"]}',
+    '{"DOI": "10.1234/authors", "type": "journal-article", "title": ["x"], "author": 5}',
+    '{"DOI": "10.1234/hollow", "type": "journal-article"}',
+    '{"DOI": "not a doi", "type": "journal-article", "title": ["x"]}',
+    "[1, 2]",
+]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_poison_lines_are_skipped_and_counted(tmp_path: Path, workers: int) -> None:
+    """Unreadable lines among good works (invalid JSON, no DOI, a lone surrogate, a non-list author list,
+    a body without a title, a malformed DOI, not an object) are each counted invalid with a reason; blank
+    lines are not items; every good work is stored.
+    """
+    works = [m for _, m in corpus_works()[:6]]
+    lines = [json.dumps(works[0]), *POISON[:4], "", json.dumps(works[1]), *POISON[4:]]
+    lines += [json.dumps(m) for m in works[2:]]
+    store = Store.open(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    try:
+        report = import_paths(store, [write_shard(tmp_path / "0.jsonl.gz", lines)], workers=workers)
+        assert (report.read, report.new, report.invalid) == (
+            len(works) + len(POISON),
+            len(works),
+            len(POISON),
+        )
+        assert report.errors[0] == "item 2: not JSON: {not json"
+        assert "neither a syncd export line nor a Crossref work" in report.errors[1]
+        assert "surrogate" in report.errors[2]
+        assert len(report.errors) == 5
+        assert store.get("crossref_work", "10.1234/lone") is None
+        assert store.get("crossref_work", "10.1234/hollow") is None
+        assert all(store.get("crossref_work", parse_doi(m["DOI"]).key) for m in works)
+    finally:
+        store.close()
+
+
+def test_the_items_form_of_older_snapshots_imports_the_same(tmp_path: Path) -> None:
+    """A `.json.gz` file holding {"items": [...]} (one item with a float `score`) stores the same hashes,
+    titles and search texts as the per-item path.
+    """
+    works = [m for _, m in corpus_works()[:8]]
+    works[3] = {**works[3], "score": 12.5}
+    path = tmp_path / "1.json.gz"
+    with gzip.open(path, "wt", encoding="utf-8") as fh:
+        json.dump({"items": works}, fh)
+    store = Store.open(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    try:
+        report = import_paths(store, [path], workers=2)
+        assert (report.read, report.new, report.invalid) == (8, 8, 0)
+        for m in works:
+            key = parse_doi(m["DOI"]).key
+            want = work_content(key, m, None)
+            got = store.get("crossref_work", key)
+            assert got is not None
+            assert (got.content_hash, got.title, got.volatile) == (
+                want.content_hash,
+                want.title,
+                want.volatile,
+            )
+            assert search_text(store, key) == want.search_text
+    finally:
+        store.close()
