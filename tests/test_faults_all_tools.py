@@ -55,6 +55,7 @@ from mcp import Client
 from sqlalchemy import select
 
 from syncd.services import Services
+from syncd.store.codec import decode_body
 from syncd.store.models import Blob, Entry
 from syncd.store.repo import Store
 from syncd.tools.server import build_server
@@ -435,7 +436,7 @@ def test_missing_entry_gets_declared_reason(matrix: Matrix, fault_id: str, tool:
         if reason == "rate_limited":
             assert o.structured["error"]["data"].get("retry_after_s", 0) > 0
     for _kind, _key, body in run.missing_rows:
-        json.loads(body)  # only whole JSON bodies are ever stored
+        json.loads(decode_body(body) or "")  # only whole JSON bodies are ever stored (compressed)
 
 
 def figures(matrix: Matrix) -> dict[str, int]:
