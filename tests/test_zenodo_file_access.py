@@ -11,6 +11,7 @@ client session against the fake upstream serving the recorded bodies.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -18,6 +19,7 @@ from mcp import Client
 
 from syncd.services import Services
 from syncd.tools.server import build_server
+from tests.conftest import corpus_json
 from tests.fakeupstream import FakeUpstream
 
 pytestmark = pytest.mark.anyio
@@ -186,3 +188,29 @@ async def test_open_record_unknown_key_is_file_not_found(cache: Services) -> Non
     err = await _error(cache, "zenodo_read_file", {"id": "22917909", "key": "x.csv"})
     assert err["data"]["reason"] == "file_not_found"
     assert err["message"] == "Record 22917909 has no file with key 'x.csv'."
+
+
+async def test_legacy_embargoed_record_answers_the_access_status(cache: Services, fake: FakeUpstream) -> None:
+    """A legacy-API record (7078725, recorded open with 7 files) served as ``access_right: embargoed``
+    until 2030-01-01: the file tools read its access the same way, listing nothing and reading nothing,
+    even for a key its body lists.
+    """
+    body = copy.deepcopy(corpus_json("zenodo/record/records-7078725_legacy-2022.json"))
+    body["metadata"].update(access_right="embargoed", embargo_date="2030-01-01")
+    key = body["files"][0]["key"]
+    fake.set_body("zenodo", "/records/7078725", body)
+    listing = await _call(cache, "zenodo_list_files", {"id": "7078725"})
+    assert (listing["access_status"], listing["embargo_until"], listing["entries"], listing["notice"]) == (
+        "embargoed",
+        "2030-01-01",
+        [],
+        "Files are embargoed until 2030-01-01; only metadata is available. zenodo_get_record shows the "
+        "access details.",
+    )
+    read = await _call(cache, "zenodo_read_file", {"id": "7078725", "key": key, "max_bytes": 4096})
+    assert (read["status"], read["bytes_returned"], read["notice"]) == (
+        "restricted",
+        0,
+        "Files are embargoed until 2030-01-01; content is not available anonymously.",
+    )
+    assert _file_requests(fake, "7078725") == 0
