@@ -322,3 +322,15 @@ def test_type_filters_match_whole_types_only(store: Store) -> None:
     assert list_changes(store, types=["%"]) == []
     assert list_changes(store, types=["retractio_"]) == []
     assert list_changes(store, types=["retract"]) == []
+
+
+def test_a_replacement_with_the_same_view_records_nothing() -> None:
+    """A work stored from a search page (no reference list) stored whole, and a tombstone again: no change."""
+    whole = corpus_json(LANCET_FILE)
+    item = {k: v for k, v in whole["message"].items() if k != "reference"}
+    partial = {"status": "ok", "message-type": "work-list-item", "message": item}
+    assert "reference" in whole["message"]
+    assert summarize("crossref_work", Side("ok", json.dumps(partial)), Side("ok", json.dumps(whole))) is None
+    tomb = json.dumps(corpus_json("zenodo/error/records-22705918_410_tombstone.json"))
+    again = tomb.replace("User was blocked", "Spam")
+    assert summarize("zenodo_record", Side("gone", tomb), Side("gone", again)) is None

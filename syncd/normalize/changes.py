@@ -25,8 +25,11 @@ Change types (``ChangeSummary.types``, in this order; each has one item in ``ite
   ``reinstated`` (a deleted or restricted record answered again).
 * ``found``: a Crossref work stored as a miss is answered now.
 * ``agency_changed``: doi.org names another registration agency for a DOI prefix (``doi_ra``).
-* ``metadata``: any other field of the view (``fields`` lists them); also the only type of a body
-  whose change lies outside the view (``fields`` empty).
+* ``metadata``: any other field of the view (``fields`` lists them).
+
+A replacement whose view did not change records nothing: a work first stored from a search page and
+now stored whole, a change outside the view (a reference list, Zenodo's file links), a tombstone
+answered again.
 """
 
 from __future__ import annotations
@@ -252,7 +255,7 @@ def _work_items(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]
     fields = sorted(
         k for k in set(old) | set(new) if k not in typed and k not in _VIEW_SKIP and old.get(k) != new.get(k)
     )
-    if fields or not items:
+    if fields:
         items.append({"type": "metadata", "fields": fields})
     return items
 
@@ -308,7 +311,7 @@ def _record_items(old: dict[str, Any], new: dict[str, Any], latest_recid: str | 
         and not (k == "access" and any(i["type"] == "restricted" for i in items))
         and not (k == "versions" and any(i["type"] == "superseded" for i in items))
     )  # fmt: skip
-    if fields or not items:
+    if fields:
         items.append({"type": "metadata", "fields": fields})
     return items
 
@@ -329,7 +332,9 @@ def _agency(body: str | None) -> str | None:
     return agency.strip() if isinstance(agency, str) and agency.strip() else None
 
 
-def _summary(items: list[dict[str, Any]], **about: Any) -> ChangeSummary:
+def _summary(items: list[dict[str, Any]], **about: Any) -> ChangeSummary | None:
+    if not items:
+        return None  # the view did not change (a body complete now, or a change outside the view)
     types: list[str] = []
     for item in items:
         if item["type"] not in types:
@@ -362,6 +367,8 @@ def _summarize_record(old: Side, new: Side) -> ChangeSummary | None:
     elif before is not None:
         view, keys = before
         about = {"doi": keys.doi, "title": view.get("title"), "series": keys.concept_recid}
+    if new.status == old.status and new.status in ("gone", "restricted"):
+        return None  # a tombstone or refusal answered again
     if new.status == "gone":
         return _summary([_tombstone_item(new.body)], **about)
     if new.status == "restricted":
