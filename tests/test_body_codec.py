@@ -317,6 +317,31 @@ def test_migration_converts_a_store_in_batches_and_resumes_after_interruption(
         store.close()
 
 
+def test_upgrade_finished_meanwhile_by_another_process_still_starts(
+    db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When another process (which got the lock between two batches) finished the conversion and
+    stamped the revision first, this process's upgrade still ends at head instead of failing Alembic's
+    stamp (which expects the previous revision), and every body reads back.
+    """
+    engine = _at_previous_revision(db_url)
+    originals = _seed_raw(engine, TEXTS[:30])
+    real = codec.convert_bodies
+
+    def overtaken(conn: Any, commit: Any, **kwargs: Any) -> codec.ConvertReport:
+        report = real(conn, commit, **kwargs)
+        conn.execute(text("UPDATE alembic_version SET version_num = :h"), {"h": head_revision()})
+        return report
+
+    monkeypatch.setattr(codec, "convert_bodies", overtaken)
+    try:
+        assert upgrade_to_head(engine) == head_revision()
+        assert current_revision(engine) == head_revision()
+        assert {i: codec.decode_body(b) for i, b in _stored(engine).items()} == originals
+    finally:
+        engine.dispose()
+
+
 KILLED_UPGRADE = """
 import os, signal, sys
 from syncd.store import codec

@@ -9,7 +9,8 @@ re-encoded (:func:`syncd.store.codec.convert_bodies`) in batches of
 keeps the batches done, and the next run (the revision is stamped only at the end) re-creates
 nothing that exists, reuses the dictionary and converts what is left. Other processes wait as for
 any migration (SQLite's write lock, re-taken per batch; PostgreSQL's advisory lock, re-taken after
-each commit). Offline (``--sql``) mode emits the schema changes only.
+each commit); one that gets the lock between two batches shares the conversion, and both start.
+Offline (``--sql``) mode emits the schema changes only.
 
 The downgrade decodes every body back to text (one transaction, 1,000 rows read at a time; on
 PostgreSQL into a new ``text`` column that replaces the ``bytea`` one) and drops the table.
@@ -69,6 +70,21 @@ def upgrade() -> None:
     if bind is None:
         return
     convert_bodies(bind, lambda: _commit(bind))
+    _restamp_if_overtaken(bind)
+
+
+def _restamp_if_overtaken(bind: sa.Connection) -> None:
+    """Let Alembic stamp this revision even when another process finished it meanwhile.
+
+    A process that started upgrading while this one was converting (it got the lock between two
+    batches) ran this migration too, sharing the conversion; the first to finish moved
+    ``alembic_version`` past :data:`down_revision`, and Alembic's stamp of the other one would then
+    match no row and fail its start. Put back (in this transaction) the revision Alembic expects.
+    """
+    version = sa.table("alembic_version", sa.column("version_num", sa.String()))
+    current = bind.execute(sa.select(version.c.version_num)).scalar()
+    if current is not None and current != down_revision:
+        bind.execute(version.update().values(version_num=down_revision))
 
 
 def _pg_type(bind: sa.Connection, table: str) -> str:
