@@ -596,17 +596,17 @@ def default_workers() -> int:
     return max(1, min(WORKERS_MAX, cpus))
 
 
-def _chunks(files: list[Path]) -> Iterator[tuple[Path, list[Any]]]:
-    """``(file, chunk)`` of at most :data:`IMPORT_BATCH` raw lines or decoded items, file by file."""
+def _chunks(files: list[Path], batch: int) -> Iterator[tuple[Path, list[Any]]]:
+    """``(file, chunk)`` of at most ``batch`` raw lines or decoded items, file by file."""
     for f in files:
         try:
             if f.name.lower().endswith(_JSON_LINES):
                 with _open_binary(f) as fh:
-                    while chunk := list(itertools.islice(fh, IMPORT_BATCH)):
+                    while chunk := list(itertools.islice(fh, batch)):
                         yield f, chunk
             else:
                 items = _document_items(f)
-                while chunk := list(itertools.islice(items, IMPORT_BATCH)):
+                while chunk := list(itertools.islice(items, batch)):
                     yield f, chunk
         except (ValueError, OSError, EOFError) as exc:
             raise InvalidInput(f"{f}: not JSON / JSON Lines ({exc})", reason="invalid_parameter") from exc
@@ -653,24 +653,30 @@ def import_paths(
     *,
     on_item: Callable[[], None] | None = None,
     workers: int = 1,
+    batch: int = IMPORT_BATCH,
 ) -> ImportReport:
     """Import every file in ``paths`` (directories: their ``*.json[l][.gz]`` files, sorted).
 
-    Crossref works are parsed (msgspec), hashed and indexed in ``workers`` processes (1: in this
-    process; more only where processes can be forked) and written :data:`IMPORT_BATCH` per transaction
-    with :func:`syncd.store.bulk.put_many`; every other item takes the exact path
-    (:func:`import_item`). Unreadable items are counted ``invalid`` and skipped.
+    Crossref works are parsed (msgspec), hashed, indexed and their bodies encoded in ``workers``
+    processes (1: in this process; more only where processes can be forked, after the first batch is
+    stored here so that a new store trains its body dictionary first) and written ``batch`` (default
+    :data:`IMPORT_BATCH`) per transaction with :func:`syncd.store.bulk.put_many`; every other item
+    takes the exact path (:func:`import_item`). Unreadable items are counted ``invalid`` and skipped.
 
     Raises:
         InvalidInput: a path does not exist or a file is not JSON at all.
     """
     report = ImportReport()
-    chunks = _chunks(_files(paths))
+    chunks = _chunks(_files(paths), batch)
     with _gc_paused():
         if workers <= 1 or "fork" not in mp.get_all_start_methods():
             for chunk, prepared in _prepared_batches(chunks, None, 0):
                 _store_prepared(store, chunk, prepared, report, on_item)
             return report
+        first = next(chunks, None)  # stored here: its bodies let the store train a dictionary if it has none
+        if first is None:
+            return report
+        _store_prepared(store, first[1], _prepare_chunk(first[1]), report, on_item)
         encode = store.encode_body
         encode("{}")  # the store's body encoding is settled before the workers are forked
         with ProcessPoolExecutor(

@@ -152,7 +152,7 @@ def test_imported_shard_equals_what_fetching_stores(
     imported = Store.open(f"sqlite:///{tmp_path / 'imported.db'}")
     cache = Services.open(settings, store)
     try:
-        report = import_paths(imported, [shard], workers=workers)
+        report = import_paths(imported, [shard], workers=workers, batch=4)
         assert (report.read, report.new, report.invalid) == (len(works), len(works), 0), report
         for _, message in works:
             key = parse_doi(message["DOI"]).key
@@ -175,10 +175,10 @@ def test_reimporting_the_same_shard_writes_nothing(store: Store, tmp_path: Path)
     """
     works = corpus_works()
     shard = write_shard(tmp_path / "0.jsonl.gz", [json.dumps(m) for _, m in works])
-    first = import_paths(store, [shard], workers=2)
+    first = import_paths(store, [shard], workers=2, batch=4)
     assert first.new == len(works)
     before = dump(store)
-    second = import_paths(store, [shard], workers=2)
+    second = import_paths(store, [shard], workers=2, batch=4)
     assert (second.read, second.new, second.changed, second.unchanged, second.skipped_older) == (
         len(works),
         0,
@@ -209,22 +209,24 @@ def test_a_newer_shard_bumps_unchanged_works_and_replaces_a_changed_one_through_
     keys = [parse_doi(m["DOI"]).key for m in works]
     old = {k: store.get("crossref_work", k) for k in keys}
     later = [_reindexed(m, "2026-11-30T00:00:00Z", 1_795_996_800_000) for m in works]
-    later[0] = {**later[0], "title": ["Quasicrystal lattices of nocturnal raptors"]}
-    report = import_paths(store, [write_shard(tmp_path / "1.jsonl.gz", [json.dumps(m) for m in later])])
+    later[5] = {**later[5], "title": ["Quasicrystal lattices of nocturnal raptors"]}
+    later_shard = write_shard(tmp_path / "1.jsonl.gz", [json.dumps(m) for m in later])
+    report = import_paths(store, [later_shard], workers=2, batch=3)  # the changed work: in a worker's batch
     assert (report.new, report.changed, report.unchanged, report.skipped_older) == (0, 1, 9, 0)
-    for k in keys[1:]:
+    for k in keys[:5] + keys[6:]:
         now, was = store.get("crossref_work", k), old[k]
         assert now is not None and was is not None
         same = ("body", "fetched_at", "content_hash")
         assert [getattr(now, f) for f in same] == [getattr(was, f) for f in same]
         assert (now.checks, now.changes, now.upstream_version) == (2, 1, "2026-11-30T00:00:00Z")
         assert now.validated_at == 1_795_996_800.0
-    changed = store.get("crossref_work", keys[0])
+    changed = store.get("crossref_work", keys[5])
     assert changed is not None and changed.title == "Quasicrystal lattices of nocturnal raptors"
     assert changed.changes == 2
+    assert json.loads(changed.body or "{}")["message"] == later[5]  # the new line, whole
     kept = store.previous_bodies(changed.id)
-    assert [(p["role"], p["body"]) for p in kept] == [("previous", old[keys[0]].body)]  # type: ignore[union-attr]
-    assert [e.key for e in store.search("quasicrystal")] == [keys[0]]
+    assert [(p["role"], p["body"]) for p in kept] == [("previous", old[keys[5]].body)]  # type: ignore[union-attr]
+    assert [e.key for e in store.search("quasicrystal")] == [keys[5]]
 
 
 POISON = [
@@ -248,7 +250,7 @@ def test_poison_lines_are_skipped_and_counted(store: Store, tmp_path: Path, work
     works = [m for _, m in corpus_works()[:6]]
     lines = [json.dumps(works[0]), *POISON[:4], "", json.dumps(works[1]), *POISON[4:]]
     lines += [json.dumps(m) for m in works[2:]]
-    report = import_paths(store, [write_shard(tmp_path / "0.jsonl.gz", lines)], workers=workers)
+    report = import_paths(store, [write_shard(tmp_path / "0.jsonl.gz", lines)], workers=workers, batch=4)
     assert (report.read, report.new, report.invalid) == (
         len(works) + len(POISON),
         len(works),
@@ -274,7 +276,7 @@ def test_the_items_form_of_older_snapshots_imports_the_same(tmp_path: Path) -> N
         json.dump({"items": works}, fh)
     store = Store.open(f"sqlite:///{tmp_path / 'db.sqlite'}")
     try:
-        report = import_paths(store, [path], workers=2)
+        report = import_paths(store, [path], workers=2, batch=4)
         assert (report.read, report.new, report.invalid) == (8, 8, 0)
         for m in works:
             key = parse_doi(m["DOI"]).key

@@ -12,6 +12,8 @@ as validated at) and, in ONE write transaction of the store:
 * for a held ``ok`` entry with the same content hash, does what :meth:`Store.put_content
   <syncd.store.repo.Store.put_content>` does for an unchanged answer (bumps the ``validations`` row,
   refreshes ``upstream_version``), with ``executemany``;
+* then lets the store train its first body dictionary when due (:meth:`Store.train_dictionary_when_due
+  <syncd.store.repo.Store.train_dictionary_when_due>`), as ``put_content`` does;
 * hands back every other item (a different body, a non-``ok`` entry, a second copy of a key in the
   batch, a kind whose arrival the store records) as ``deferred``: the caller stores each with
   ``Store.put_content`` after the batch, so a replaced body goes through the one place that keeps
@@ -262,4 +264,5 @@ def put_many(
         for statement, params in ((_BUMP, bumps), (_BUMP_VOLATILE, bumps_volatile), (_VERSION, versions)):
             if params:
                 conn.execute(statement, params)
+    store.train_dictionary_when_due()  # the store's first body dictionary, once enough bodies are in
     return result
