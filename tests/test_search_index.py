@@ -16,15 +16,19 @@ from pathlib import Path
 import pytest
 from alembic import command
 from alembic.config import Config
+from mcp import Client
 from sqlalchemy import Connection, text
 
 from syncd.kinds import CROSSREF_WORK, ZENODO_RECORD
 from syncd.lookups.crossref import work_content
 from syncd.lookups.zenodo import record_content
+from syncd.services import Services
 from syncd.store import search
 from syncd.store.engine import make_engine, upgrade_to_head
 from syncd.store.repo import SEARCH_COUNT_CAP, EntryContent, Store
+from syncd.tools.server import build_server
 from tests.corpus_path import CORPUS
+from tests.fakeupstream import FakeUpstream
 
 MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
 
@@ -247,9 +251,9 @@ def test_the_migration_converts_an_existing_store(tmp_path: Path) -> None:
 def test_ranking_above_the_bound_takes_the_newest_matches(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """With the rank bound at 50 and 120 matches, bounded ranking ranks the 50 most recently stored
-    matches only: the best-scoring work (the word three times, stored first) is left out, while the
-    full ranking puts it first.
+    """With the rank bound at 50 and 120 matches, a bounded top 20 is the full ranking restricted to
+    the 50 most recently stored matches: the best-scoring work (the word three times, stored first) is
+    left out, while the full ranking puts it first.
     """
     monkeypatch.setattr(search, "RANK_BOUND", 50)
     store = Store.open(f"sqlite:///{tmp_path / 'bound.db'}")
@@ -267,10 +271,39 @@ def test_ranking_above_the_bound_takes_the_newest_matches(
         with store.read() as conn:
             match = '"kea"'
             full = search.ranked_ids_sqlite(conn, match, CROSSREF_WORK, True, 0, 200, bounded=False)
-            bounded = search.ranked_ids_sqlite(conn, match, CROSSREF_WORK, True, 0, 200, bounded=True)
+            bounded = search.ranked_ids_sqlite(conn, match, CROSSREF_WORK, True, 0, 20, bounded=True)
         old = store.get(CROSSREF_WORK, "10.5555/old")
         assert old is not None and full[0] == old.id and len(full) == 120
-        assert len(bounded) == 50 and old.id not in bounded
-        assert sorted(bounded) == sorted(full)[-50:]
+        newest = set(sorted(full)[-50:])
+        assert old.id not in bounded
+        assert bounded == [i for i in full if i in newest][:20]
     finally:
         store.close()
+
+
+@pytest.mark.anyio
+async def test_the_offline_tool_declares_a_bounded_ranking(
+    cache: Services, store: Store, fake: FakeUpstream
+) -> None:
+    """Crossref down: "kiwi" (2,100 stored works, above the 2,000 rank bound) is answered with
+    totalResults 2100 and a notice naming the bound; "takahe" (3 works) with "3 local matches, best
+    first" and its three works.
+    """
+    msg = json.loads((CORPUS / "crossref/work/10.1101_598821.json").read_text(encoding="utf-8"))["message"]
+    with store.batch():
+        for i in range(2100):
+            title = f"Kiwi survey {i}" + (" takahe" if i in (5, 500, 2050) else "")
+            store.put_content(
+                work_content(f"10.5555/k{i}", {**msg, "DOI": f"10.5555/k{i}", "title": [title]}, None)
+            )
+    fake.stop()
+    async with Client(build_server(cache)) as client:
+        many = (await client.call_tool("crossref_search_works", {"query": "kiwi"})).structured_content
+        few = (
+            await client.call_tool("crossref_search_works", {"query": "takahe", "rows": 5})
+        ).structured_content
+    assert search.RANK_BOUND == 2000
+    assert many["totalResults"] == 2100 and many["returned"] == 20
+    assert "2100 local matches; the best of the 2,000 most recently stored first" in many["notice"]
+    assert few["totalResults"] == 3 and "(3 local matches, best first)" in few["notice"]
+    assert sorted(w["doi"] for w in few["works"]) == ["10.5555/k2050", "10.5555/k5", "10.5555/k500"]

@@ -46,6 +46,7 @@ from syncd.policy import Provenance
 from syncd.services import Services
 from syncd.store.maintenance import iter_entries
 from syncd.store.repo import Store
+from syncd.store.search import RANK_BOUND, SEARCH_COUNT_CAP
 from syncd.upstream.http import Deadline, current_deadline
 
 __all__ = [
@@ -92,10 +93,14 @@ def search_works(svc: Services, raw: dict[str, Any]) -> tuple[dict[str, Any], Pr
             if summary is not None:
                 works.append(summary.model_dump(mode="json", exclude_none=True))
                 cut += int(was_cut)
+        matches = f"more than {SEARCH_COUNT_CAP - 1:,}" if total >= SEARCH_COUNT_CAP else str(total)
+        if total > RANK_BOUND:  # syncd.store.search bounds the ranking
+            matches += f" local matches; the best of the {RANK_BOUND:,} most recently stored first"
+        else:
+            matches += " local matches, best first"
         notice = (
             f"Local-mirror answer: Crossref could not be used ({exc.reason}), so these are the works syncd "
-            f"already holds that match the query terms ({total} local matches, best first); they are not "
-            "Crossref's ranking or total"
+            f"already holds that match the query terms ({matches}); they are not Crossref's ranking or total"
         )
         if inp.filter or inp.sort or inp.facets:
             notice += ", and filters, sort and facets were not applied"

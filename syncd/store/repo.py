@@ -231,6 +231,9 @@ _LOCKED = (
 _ID_OF = select(Entry.id).where(Entry.kind == bindparam("kind"), Entry.key == bindparam("key"))
 _INSERT_VALIDATION = Validation.__table__.insert()
 """Point reads built once (the warm path runs them on every tool call)."""
+_BY_IDS = _select_entries().where(Entry.id.in_(bindparam("ids", expanding=True)))
+_BY_IDS_OF_KIND = _BY_IDS.where(Entry.kind == bindparam("kind"))
+"""A search page's entries (and of one kind), built once (the offline search runs them on every call)."""
 
 
 def _indexable(value: str | None) -> str | None:
@@ -565,10 +568,9 @@ class Store:
         Entries of ``kind`` with status ``ok`` matching ANY of ``terms`` (over title and search text),
         best first (FTS5 ``bm25`` on SQLite, ``ts_rank`` on PostgreSQL), paged by ``offset``/``limit``;
         returns ``(page, total_matches)``. The total is counted in the index up to
-        :data:`SEARCH_COUNT_CAP`; a capped total (more than :data:`~syncd.store.search.RANK_BOUND`
-        matches) means only the ``RANK_BOUND`` most recently stored matches were ranked. Kind and status
-        are filtered inside the index (:mod:`syncd.store.search`). Each term is quoted, so search syntax
-        in user input is inert.
+        :data:`SEARCH_COUNT_CAP`; above :data:`~syncd.store.search.RANK_BOUND` matches, only the
+        ``RANK_BOUND`` most recently stored ones were ranked. Kind and status are filtered inside the
+        index (:mod:`syncd.store.search`). Each term is quoted, so search syntax in user input is inert.
         """
         quoted = self._bounded_terms(" ".join(terms))
         if not quoted:
@@ -581,29 +583,27 @@ class Store:
         """Ranked entries of ``match`` (quoted terms joined by ``OR`` or blanks) and their capped count.
 
         The count (0 unless ``count``) and the ranking come from the index; only the page's entries are
-        read. Ranking is bounded (:func:`syncd.store.search.ranked_ids_sqlite`) when the count reached
-        the cap or was not taken (when fewer match, the bounded ranking is the full one). A kind without
-        its own index band (:data:`~syncd.store.search.KIND_CODES`) shares it with the other such kinds
-        on SQLite: its page is over-fetched and filtered here, its count is the band's.
+        read. Ranking is bounded (:func:`syncd.store.search.ranked_ids_sqlite`) when the count passed
+        ``RANK_BOUND`` or was not taken (when fewer match, the bounded ranking is the full one). A kind
+        without its own index band (:data:`~syncd.store.search.KIND_CODES`) shares it with the other
+        such kinds on SQLite: its page is over-fetched and filtered here, its count is the band's.
         """
         shared = kind is not None and kind not in search.KIND_CODES
         with self._search_read() as conn:
             if is_postgresql(conn):
                 shared = False
                 total = search.count_postgresql(conn, match, kind, ok_only, SEARCH_COUNT_CAP) if count else 0
-                bounded = total >= SEARCH_COUNT_CAP or not count
+                bounded = total > search.RANK_BOUND or not count
                 ids = search.ranked_ids_postgresql(conn, match, kind, ok_only, offset, limit, bounded=bounded)
             else:
                 total = search.count_sqlite(conn, match, kind, ok_only, SEARCH_COUNT_CAP) if count else 0
                 want, start = ((offset + limit) * 4, 0) if shared else (limit, offset)
-                bounded = total >= SEARCH_COUNT_CAP or not count
+                bounded = total > search.RANK_BOUND or not count
                 ids = search.ranked_ids_sqlite(conn, match, kind, ok_only, start, want, bounded=bounded)
             if not ids:
                 return [], total
-            q = _select_entries().where(Entry.id.in_(ids))
-            if shared:
-                q = q.where(Entry.kind == kind)
-            by_id = {r.id: _row_to_entry(r) for r in conn.execute(q)}
+            rows = conn.execute(_BY_IDS_OF_KIND if shared else _BY_IDS, {"ids": ids, "kind": kind})
+            by_id = {r.id: _row_to_entry(r) for r in rows}
         found = [by_id[i] for i in ids if i in by_id]
         return (found[offset : offset + limit] if shared else found), total
 
