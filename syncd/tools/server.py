@@ -20,6 +20,7 @@ from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.types import CallToolResult
+from mcp.types import Tool as MCPTool
 
 from syncd import __version__
 from syncd.config import Settings
@@ -66,9 +67,8 @@ def _sdk_tool(spec: ToolSpec) -> Tool:
 
     The function the SDK calls takes the validated :class:`ToolArgs` (validated by
     :meth:`SyncdServer.call_tool` before the SDK sees the call) and the request ``Context``; its
-    return annotation gives the ``outputSchema`` (published in its
-    :func:`~syncd.contracts.common.wire_schema` form: no ``$ref``/nullable ``anyOf`` for a client's
-    validator to walk) and the SDK's check of successful answers. Every
+    return annotation gives the ``outputSchema`` (published in its wire form by
+    :meth:`SyncdServer.list_tools`) and the SDK's check of successful answers. Every
     answer goes through :func:`~syncd.tools.fit.fit_answer` (the ``answer_max_chars`` budget).
     """
 
@@ -89,9 +89,7 @@ def _sdk_tool(spec: ToolSpec) -> Tool:
     tool = Tool.from_function(
         run, name=spec.name, title=spec.title, description=spec.description, annotations=spec.annotations
     )
-    schema = tool.fn_metadata.output_schema  # (Tool.output_schema is a cached_property: read it after)
-    meta = tool.fn_metadata.model_copy(update={"output_schema": schema and wire_schema(schema)})
-    return tool.model_copy(update={"parameters": spec.args.input_schema(), "fn_metadata": meta})
+    return tool.model_copy(update={"parameters": spec.args.input_schema()})
 
 
 class SyncdServer(MCPServer[Any]):
@@ -117,6 +115,17 @@ class SyncdServer(MCPServer[Any]):
         self._specs = {s.name: s for s in specs}
         self._deadline_s = deadline_s
         self._notifier = notifier
+
+    async def list_tools(self) -> list[MCPTool]:
+        """The SDK's tool list, each ``outputSchema`` in its wire form.
+
+        :func:`~syncd.contracts.common.wire_schema`: the same fields, types and required keys, with no
+        ``$ref``/nullable ``anyOf`` for a client's validator to walk.
+        """
+        return [
+            t.model_copy(update={"output_schema": t.output_schema and wire_schema(t.output_schema)})
+            for t in await super().list_tools()
+        ]
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
