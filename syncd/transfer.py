@@ -34,7 +34,9 @@ import itertools
 import json
 import multiprocessing as mp
 import os
+import queue
 import sys
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -647,6 +649,64 @@ def _prepared_batches(
         yield done, future.result()
 
 
+class _Failed(NamedTuple):
+    """What the reading thread of :func:`_read_ahead` raised (raised again in the consumer)."""
+
+    error: BaseException
+
+
+_END = _Failed(StopIteration())
+"""The reading thread's last item when ``chunks`` ran out."""
+
+
+@contextmanager
+def _read_ahead(chunks: Iterator[Any], depth: int) -> Iterator[Iterator[Any]]:
+    """``chunks`` read by a thread at most ``depth`` ahead of the consumer.
+
+    Reading a ``.gz`` file is mostly zlib inflating, which runs without the GIL: beside the writer's
+    SQLite calls (also without it) the file is read on another core. An error of the reader is raised
+    in the consumer; leaving the context stops the reader.
+    """
+    ready: queue.Queue[Any] = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def hand(item: Any) -> bool:
+        while not stop.is_set():
+            try:
+                ready.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def read() -> None:
+        try:
+            for chunk in chunks:
+                if not hand(chunk):
+                    return
+        except BaseException as exc:  # handed to the consumer, raised there
+            hand(_Failed(exc))
+            return
+        hand(_END)
+
+    def consume() -> Iterator[Any]:
+        while True:
+            item = ready.get()
+            if item is _END:
+                return
+            if isinstance(item, _Failed):
+                raise item.error
+            yield item
+
+    reader = threading.Thread(target=read, name="syncd-import-reader", daemon=True)
+    reader.start()
+    try:
+        yield consume()
+    finally:
+        stop.set()
+        reader.join()
+
+
 def import_paths(
     store: Store,
     paths: list[Path],
@@ -682,6 +742,8 @@ def import_paths(
         with ProcessPoolExecutor(
             workers, mp_context=mp.get_context("fork"), initializer=_start_worker, initargs=(encode,)
         ) as pool:
-            for chunk, prepared in _prepared_batches(chunks, pool, 2 * workers):
-                _store_prepared(store, chunk, prepared, report, on_item)
+            pool.submit(len, ()).result()  # every worker forked now, before the reading thread starts
+            with _read_ahead(chunks, 2) as ahead:
+                for chunk, prepared in _prepared_batches(ahead, pool, 2 * workers):
+                    _store_prepared(store, chunk, prepared, report, on_item)
     return report

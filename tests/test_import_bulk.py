@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from sqlalchemy import select, text
 
 from syncd.config import Settings
+from syncd.errors import InvalidInput
 from syncd.lookups.crossref import get_work, work_content
 from syncd.normalize.doi import parse_doi
 from syncd.services import Services
@@ -289,5 +290,24 @@ def test_the_items_form_of_older_snapshots_imports_the_same(tmp_path: Path) -> N
                 want.volatile,
             )
             assert search_text(store, key) == want.search_text
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_damaged_gzip_file_is_refused_after_what_was_read(tmp_path: Path, workers: int) -> None:
+    """A shard whose gzip stream is cut short raises InvalidInput naming the file (the CLI's exit 2),
+    also when the file is read by the reading thread beside the workers; the works before the cut that
+    were stored stay stored.
+    """
+    works = [m for _, m in corpus_works()[:12]]
+    whole = write_shard(tmp_path / "whole.jsonl.gz", [json.dumps(m) for m in works]).read_bytes()
+    cut = tmp_path / "cut.jsonl.gz"
+    cut.write_bytes(whole[: len(whole) * 3 // 4])
+    store = Store.open(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    try:
+        with pytest.raises(InvalidInput, match=r"cut\.jsonl\.gz: not JSON / JSON Lines"):
+            import_paths(store, [cut], workers=workers, batch=2)
+        assert store.get("crossref_work", parse_doi(works[0]["DOI"]).key) is not None
     finally:
         store.close()
