@@ -18,6 +18,7 @@ from alembic.config import Config
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, select, text
 
+from syncd.dbcopy import copy_store
 from syncd.kinds import CROSSREF_SEARCH, CROSSREF_WORK, ZENODO_RECORD
 from syncd.lookups.crossref import work_content
 from syncd.lookups.zenodo import record_content
@@ -437,3 +438,48 @@ def test_a_store_filled_from_empty_trains_its_dictionary_once_it_holds_enough_bo
     assert used[:50] == [0] * 50  # checks at 25 (24 bodies stored: too few) and 50 (trained)
     assert used[50:] == [dictionaries[0]] * 30
     assert all(store.get(c.kind, c.key).body == c.body for c in records)  # type: ignore[union-attr]
+
+
+def test_db_copy_carries_dictionaries_and_previous_bodies(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`db copy` from an SQLite store whose bodies use a trained dictionary (and one plain-text body left
+    from before compression) into an empty store: the dictionary and the previous bodies come along, the
+    compressed bodies are copied as stored, and every entry and previous body reads back exactly.
+    """
+    monkeypatch.setattr(codec, "TRAIN_MIN_BODIES", 40)
+    source_url = f"sqlite:///{tmp_path / 'source.db'}"
+    source = Store.open(source_url)
+    records = _records()[:60]
+    try:
+        for c in records:
+            source.put_content(c, now=1_700_000_000.0)
+        assert vacuum(source)["dictionary"]
+        first = records[0]
+        message = json.loads(first.body or "{}")["message"]
+        message["title"] = ["Another title"]
+        raw = json.dumps({"status": "ok", "message-type": "work", "message": message})
+        entry, _ = source.put_content(work_content(first.key, message, raw), now=1_700_000_100.0)
+        with source.write() as conn:  # one body as a store from before compression holds it
+            conn.execute(
+                Entry.__table__.update().where(Entry.key == records[1].key).values(body=records[1].body)
+            )
+        with source.read() as conn:
+            stored = dict(conn.execute(select(Entry.key, Entry.body)).all())
+    finally:
+        source.close()
+    report = copy_store(source_url, db_url, batch=7)
+    assert report.tables["body_dictionaries"]["destination"] == 1
+    assert report.tables["previous_bodies"]["destination"] == 1
+    copy = Store.open(db_url)
+    try:
+        with copy.read() as conn:
+            copied = dict(conn.execute(select(Entry.key, Entry.body)).all())
+        assert bytes(copied[records[2].key]) == stored[records[2].key]  # compressed bytes copied as they are
+        assert copy.get(first.kind, first.key).body == raw  # type: ignore[union-attr]
+        assert [k["body"] for k in copy.previous_bodies(entry.id)] == [first.body]
+        for c in records[1:]:
+            assert copy.get(c.kind, c.key).body == c.body  # type: ignore[union-attr]
+        assert verify(copy).ok
+    finally:
+        copy.close()
