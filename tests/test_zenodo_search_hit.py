@@ -95,9 +95,11 @@ async def test_external_doi_is_answered_from_the_search_hit(
 async def test_trailing_punctuation_tries_the_stripped_doi_after_the_as_given_one(
     mcp: Client, fake: FakeUpstream
 ) -> None:
-    """``10.3897/ap.e134190.`` is searched as given (no hit), then stripped (the recorded hit): two
-    searches, no record request.
+    """``10.3897/ap.e134190.`` is searched as given (Zenodo's zero-hit answer), then stripped (the
+    recorded hit): two searches, no record request.
     """
+    zero = {"hits": {"hits": [], "total": 0}}
+    fake.set_body("zenodo", f'/records?q=doi:"{DOI}."&all_versions=true&size=2', zero)
     res = await mcp.call_tool("zenodo_get_record", {"id": f"{DOI}."})
     assert res.structured_content["record"]["recid"] == RECID
     asked = [r.query.get("q") for r in fake.requests if r.service == "zenodo"]

@@ -33,7 +33,7 @@ from urllib.parse import quote
 from sqlalchemy import delete, insert, select, update
 
 from syncd.cache import Lookup
-from syncd.errors import BudgetExhausted, MalformedResponse, NotFound, UpstreamError
+from syncd.errors import BudgetExhausted, MalformedResponse, NotFound, UpstreamError, UpstreamUnavailable
 from syncd.kinds import (
     KINDS,
     ZENODO_AWARD,
@@ -161,10 +161,13 @@ def find_doi(svc: Services, doi: str, deadline: Deadline) -> StoredEntry | None:
     request (issue 13, kind 6).
 
     Raises:
-        UpstreamError, BudgetExhausted: nothing stored for this search and upstream could not be used.
+        UpstreamError, BudgetExhausted: nothing stored for this search and upstream could not be used;
+            ``UpstreamUnavailable`` when the search route answered 404 (Zenodo never does for a search).
     """
     params = {"q": f'doi:"{doi}"', "all_versions": "true", "size": "2"}
     page = get_page(svc, ZENODO_SEARCH, "/records", params, deadline)
+    if page.entry.status == "not_found":  # Zenodo answers a search with hits, never a 404
+        raise UpstreamUnavailable(f"zenodo: the search for DOI {doi} answered 404", doi=doi)
     block = (page.body or {}).get("hits")
     hits = [h for h in (block.get("hits") or [] if isinstance(block, dict) else []) if isinstance(h, dict)]
     chosen: dict[str, Any] | None = None
