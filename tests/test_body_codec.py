@@ -483,3 +483,23 @@ def test_db_copy_carries_dictionaries_and_previous_bodies(
         assert verify(copy).ok
     finally:
         copy.close()
+
+
+def test_downgrade_turns_every_body_back_into_text(db_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Downgrading below the compressed bodies leaves every entry and previous body as its exact text (a
+    plain text column again on PostgreSQL) and drops the dictionaries; upgrading again compresses them.
+    """
+    monkeypatch.setattr(codec, "TRAIN_MIN_BODIES", 40)
+    engine = _at_previous_revision(db_url)
+    originals = _seed_raw(engine, TEXTS[:50])
+    upgrade_to_head(engine)
+    assert all(codec.dictionary_of(b) for b in _stored(engine).values())
+    with engine.begin() as conn:
+        command.downgrade(_alembic(conn), PREVIOUS)
+    with engine.connect() as conn:
+        assert "body_dictionaries" not in conn.dialect.get_table_names(conn)
+        previous = conn.execute(text("SELECT body FROM previous_bodies")).scalar_one()
+    assert _stored(engine) == originals and previous == TEXTS[1][1]
+    upgrade_to_head(engine)
+    assert {i: codec.decode_body(b) for i, b in _stored(engine).items()} == originals
+    engine.dispose()
