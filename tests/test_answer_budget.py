@@ -224,6 +224,22 @@ async def test_read_file_max_bytes_is_lowered_to_the_budget(fake: FakeUpstream, 
         store.close()
 
 
+async def test_default_max_bytes_is_lowered_without_a_notice(fake: FakeUpstream, db_url: str) -> None:
+    """zenodo_read_file without max_bytes under an 8,000-character budget reads at most 2,000 bytes and
+    says nothing of a lowered max_bytes (the client sent none; the default 16,384 is ours to fit).
+    """
+    store, svc = _services(fake, db_url, answer_max_chars=8_000)
+    try:
+        async with Client(build_server(svc)) as client:
+            res = await client.call_tool("zenodo_read_file", {"id": "22917909", "key": CSV_KEY})
+            sc = res.structured_content
+            assert sc["bytes_returned"] <= 2_000 and _size(res) <= 8_000
+            assert "was lowered" not in (sc.get("notice") or "")
+    finally:
+        svc.close()
+        store.close()
+
+
 async def test_text_block_is_compact_not_the_json(cache: Services) -> None:
     """A work's text block lists title, DOI and authors in lines, and is much smaller than its JSON."""
     async with Client(build_server(cache)) as client:

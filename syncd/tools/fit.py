@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -334,8 +334,15 @@ CLAMPS: dict[str, dict[str, Callable[[int], int]]] = {
 the text block and in ``text`` (JSON escaping can double it), so at most a quarter of the budget."""
 
 
-def clamp_arguments(tool: str, args: dict[str, Any], budget: int) -> tuple[dict[str, Any], str | None]:
-    """``args`` with the tool's clamped arguments lowered to fit ``budget``, and the sentence saying so."""
+def clamp_arguments(
+    tool: str, args: dict[str, Any], budget: int, sent: Collection[str] | None = None
+) -> tuple[dict[str, Any], str | None]:
+    """``args`` with the tool's clamped arguments lowered to fit ``budget``, and the sentence saying so.
+
+    ``sent``: the argument names the client gave (None: all). A default above the limit (e.g.
+    ``zenodo_read_file``'s ``max_bytes`` 16,384 under the default budget) is lowered without a
+    sentence, since the client asked for nothing; a value the client sent is lowered with one.
+    """
     if budget <= 0:
         return args, None
     notes = []
@@ -344,5 +351,7 @@ def clamp_arguments(tool: str, args: dict[str, Any], budget: int) -> tuple[dict[
         value = out.get(name)
         if isinstance(value, int) and value > limit(budget):
             out[name] = limit(budget)
-            notes.append(f"{name} {value:,} was lowered to {out[name]:,} to fit answer_max_chars={budget:,}.")
+            if sent is None or name in sent:
+                lowered = f"{name} {value:,} was lowered to {out[name]:,}"
+                notes.append(f"{lowered} to fit answer_max_chars={budget:,}.")
     return out, " ".join(notes) or None

@@ -75,8 +75,8 @@ def _sdk_tool(spec: ToolSpec) -> Tool:
     def run(ctx: Context, args: ToolArgs) -> CallToolResult:
         deps = ctx.request_context.lifespan_context
         budget = deps.settings.answer_max_chars
-        values, note = clamp_arguments(spec.name, args.arguments(), budget)
-        if note:
+        values, note = clamp_arguments(spec.name, args.arguments(), budget, args.model_fields_set)
+        if values != args.arguments():
             args = args.model_copy(update=values)
         return fit_answer(spec.name, spec.run(deps, args), args.arguments(), budget, note)
 
