@@ -119,8 +119,8 @@ def test_kind_filtering_from_the_index_gives_the_joined_hits(corpus_store: Store
 
 def test_counts_from_the_index_equal_true_counts_below_the_cap(tmp_path: Path) -> None:
     """1,500 works and 700 records sharing a word: the works' total is exactly 1,500 (records and a
-    not-found work with no text are not counted), a word in 40 of them gives 40; above the cap the
-    total is the cap.
+    not-found work with no text are not counted), also on a last partial page and past the end; a word
+    in 41 of them gives 41; above the cap the total is the cap.
     """
     store = Store.open(f"sqlite:///{tmp_path / 'count.db'}")
     try:
@@ -138,6 +138,9 @@ def test_counts_from_the_index_equal_true_counts_below_the_cap(tmp_path: Path) -
         assert store.search_page(["common"], CROSSREF_WORK)[1] == 1500
         assert store.search_page(["rarer"], CROSSREF_WORK)[1] == len(range(0, 1500, 37)) == 41
         assert store.search_page(["rarer", "common"], CROSSREF_WORK)[1] == 1500
+        tail, total = store.search_page(["common"], CROSSREF_WORK, 1495, 10)
+        assert (len(tail), total) == (5, 1500)
+        assert store.search_page(["common"], CROSSREF_WORK, 1600, 10) == ([], 1500)
         assert len(store.search("common", kind=ZENODO_RECORD, limit=1000)) == 700
         assert len(store.search("common", limit=5000)) == 2200
         with store.batch():

@@ -36,6 +36,7 @@ __all__ = [
     "count_sqlite",
     "entry_id",
     "index_rowid",
+    "page_sqlite",
     "ranked_ids_postgresql",
     "ranked_ids_sqlite",
     "rebuild",
@@ -111,14 +112,24 @@ def rowid_range(kind: str | None, ok_only: bool = False) -> tuple[int, int]:
     return (first, first + (1 if ok_only else 2) * BAND_SPAN - 1)
 
 
-_IN_RANGE = f"{INDEX_TABLE} MATCH :m AND rowid BETWEEN :lo AND :hi"
+_IN_RANGE = f"{INDEX_TABLE} MATCH ? AND rowid BETWEEN ? AND ?"
+_COUNT = f"SELECT count(*) FROM (SELECT 1 FROM {INDEX_TABLE} WHERE {_IN_RANGE} LIMIT ?)"
+_NEWEST = (
+    f"SELECT rowid, bm25({INDEX_TABLE}) AS score FROM {INDEX_TABLE} WHERE {_IN_RANGE} "
+    "ORDER BY rowid DESC LIMIT ?"
+)
+_RANKED_BOUNDED = f"SELECT rowid FROM ({_NEWEST}) ORDER BY score, rowid LIMIT ? OFFSET ?"
+_RANKED = (
+    f"SELECT rowid FROM {INDEX_TABLE} WHERE {_IN_RANGE} ORDER BY bm25({INDEX_TABLE}), rowid LIMIT ? OFFSET ?"
+)
+_PAGE = f"SELECT rowid, count(*) OVER () FROM ({_NEWEST}) ORDER BY score, rowid LIMIT ? OFFSET ?"
+"""SQLite statements, run on the driver (``?`` parameters: no SQLAlchemy compile on the search path)."""
 
 
 def count_sqlite(conn: Connection, match: str, kind: str | None, ok_only: bool, cap: int) -> int:
     """SQLite: matches of ``match`` (FTS5 syntax) of ``kind``, counted in the index up to ``cap``."""
     lo, hi = rowid_range(kind, ok_only)
-    sql = text(f"SELECT count(*) FROM (SELECT 1 FROM {INDEX_TABLE} WHERE {_IN_RANGE} LIMIT :cap)")
-    return int(conn.execute(sql, {"m": match, "lo": lo, "hi": hi, "cap": cap}).scalar_one())
+    return int(conn.exec_driver_sql(_COUNT, (match, lo, hi, cap)).scalar_one())
 
 
 def ranked_ids_sqlite(
@@ -137,19 +148,34 @@ def ranked_ids_sqlite(
     matches (the same as the full ranking when fewer match).
     """
     lo, hi = rowid_range(kind, ok_only)
-    bound = max(RANK_BOUND, offset + limit)
-    params = {"m": match, "lo": lo, "hi": hi, "n": limit, "o": offset, "bound": bound}
     if bounded:
-        sql = text(
-            f"SELECT rowid FROM (SELECT rowid, bm25({INDEX_TABLE}) AS score FROM {INDEX_TABLE} "
-            f"WHERE {_IN_RANGE} ORDER BY rowid DESC LIMIT :bound) ORDER BY score, rowid LIMIT :n OFFSET :o"
-        )
+        bound = max(RANK_BOUND, offset + limit)
+        rows = conn.exec_driver_sql(_RANKED_BOUNDED, (match, lo, hi, bound, limit, offset))
     else:
-        sql = text(
-            f"SELECT rowid FROM {INDEX_TABLE} WHERE {_IN_RANGE} "
-            f"ORDER BY bm25({INDEX_TABLE}), rowid LIMIT :n OFFSET :o"
-        )
-    return [entry_id(r[0]) for r in conn.execute(sql, params)]
+        rows = conn.exec_driver_sql(_RANKED, (match, lo, hi, limit, offset))
+    return [entry_id(r[0]) for r in rows]
+
+
+def page_sqlite(
+    conn: Connection, match: str, kind: str | None, ok_only: bool, offset: int, limit: int, cap: int
+) -> tuple[list[int], int]:
+    """SQLite: one ranked page of entry ids of ``match`` of ``kind`` and the total, counted up to ``cap``.
+
+    One statement ranks the :data:`RANK_BOUND` (or ``offset + limit``) most recently stored matches and
+    counts them (a window ``count``): when fewer match, that is the full ranking and the exact total.
+    Otherwise the total is counted in the index (:func:`count_sqlite`) and the page is the bounded
+    ranking's.
+    """
+    lo, hi = rowid_range(kind, ok_only)
+    bound = max(RANK_BOUND, offset + limit)
+    rows = conn.exec_driver_sql(_PAGE, (match, lo, hi, bound, limit, offset)).all()
+    if rows and rows[0][1] < bound:
+        total = int(rows[0][1])
+    elif not rows and offset == 0:
+        total = 0
+    else:
+        total = count_sqlite(conn, match, kind, ok_only, cap)
+    return [entry_id(r[0]) for r in rows], total
 
 
 def rebuild(conn: Connection) -> None:
