@@ -583,10 +583,10 @@ class Store:
         """Ranked entries of ``match`` (quoted terms joined by ``OR`` or blanks) and their capped count.
 
         The count (0 unless ``count``) and the ranking come from the index; only the page's entries are
-        read. Above :data:`~syncd.store.search.RANK_BOUND` matches the ranking is bounded (on SQLite one
-        statement ranks and counts the newest ``RANK_BOUND``: :func:`syncd.store.search.page_sqlite`).
-        A kind without its own index band (:data:`~syncd.store.search.KIND_CODES`) shares it with the
-        other such kinds on SQLite: its page is over-fetched and filtered here, its count is the band's.
+        read. Ranking is bounded (:func:`syncd.store.search.ranked_ids_sqlite`) when the count passed
+        ``RANK_BOUND`` or was not taken (when fewer match, the bounded ranking is the full one). A kind
+        without its own index band (:data:`~syncd.store.search.KIND_CODES`) shares it with the other
+        such kinds on SQLite: its page is over-fetched and filtered here, its count is the band's.
         """
         shared = kind is not None and kind not in search.KIND_CODES
         with self._search_read() as conn:
@@ -596,12 +596,10 @@ class Store:
                 bounded = total > search.RANK_BOUND or not count
                 ids = search.ranked_ids_postgresql(conn, match, kind, ok_only, offset, limit, bounded=bounded)
             else:
+                total = search.count_sqlite(conn, match, kind, ok_only, SEARCH_COUNT_CAP) if count else 0
                 want, start = ((offset + limit) * 4, 0) if shared else (limit, offset)
-                if count:
-                    ids, total = search.page_sqlite(conn, match, kind, ok_only, start, want, SEARCH_COUNT_CAP)
-                else:
-                    total = 0
-                    ids = search.ranked_ids_sqlite(conn, match, kind, ok_only, start, want, bounded=True)
+                bounded = total > search.RANK_BOUND or not count
+                ids = search.ranked_ids_sqlite(conn, match, kind, ok_only, start, want, bounded=bounded)
             if not ids:
                 return [], total
             rows = conn.execute(_BY_IDS_OF_KIND if shared else _BY_IDS, {"ids": ids, "kind": kind})

@@ -36,7 +36,6 @@ __all__ = [
     "count_sqlite",
     "entry_id",
     "index_rowid",
-    "page_sqlite",
     "ranked_ids_postgresql",
     "ranked_ids_sqlite",
     "rebuild",
@@ -122,7 +121,6 @@ _RANKED_BOUNDED = f"SELECT rowid FROM ({_NEWEST}) ORDER BY score, rowid LIMIT ? 
 _RANKED = (
     f"SELECT rowid FROM {INDEX_TABLE} WHERE {_IN_RANGE} ORDER BY bm25({INDEX_TABLE}), rowid LIMIT ? OFFSET ?"
 )
-_PAGE = f"SELECT rowid, count(*) OVER () FROM ({_NEWEST}) ORDER BY score, rowid LIMIT ? OFFSET ?"
 """SQLite statements, run on the driver (``?`` parameters: no SQLAlchemy compile on the search path)."""
 
 
@@ -154,28 +152,6 @@ def ranked_ids_sqlite(
     else:
         rows = conn.exec_driver_sql(_RANKED, (match, lo, hi, limit, offset))
     return [entry_id(r[0]) for r in rows]
-
-
-def page_sqlite(
-    conn: Connection, match: str, kind: str | None, ok_only: bool, offset: int, limit: int, cap: int
-) -> tuple[list[int], int]:
-    """SQLite: one ranked page of entry ids of ``match`` of ``kind`` and the total, counted up to ``cap``.
-
-    One statement ranks the :data:`RANK_BOUND` (or ``offset + limit``) most recently stored matches and
-    counts them (a window ``count``): when fewer match, that is the full ranking and the exact total.
-    Otherwise the total is counted in the index (:func:`count_sqlite`) and the page is the bounded
-    ranking's.
-    """
-    lo, hi = rowid_range(kind, ok_only)
-    bound = max(RANK_BOUND, offset + limit)
-    rows = conn.exec_driver_sql(_PAGE, (match, lo, hi, bound, limit, offset)).all()
-    if rows and rows[0][1] < bound:
-        total = int(rows[0][1])
-    elif not rows and offset == 0:
-        total = 0
-    else:
-        total = count_sqlite(conn, match, kind, ok_only, cap)
-    return [entry_id(r[0]) for r in rows], total
 
 
 def rebuild(conn: Connection) -> None:
