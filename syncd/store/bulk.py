@@ -81,10 +81,6 @@ class BulkResult:
     deferred: list[BulkItem] = field(default_factory=list)
 
 
-_SQLITE_ENTRY = (
-    "INSERT INTO entries (id, kind, key, status, body, content_hash, upstream_version, doi, concept_key, "
-    "title, search_text, fetched_at, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"
-)
 _SQLITE_VALIDATION = (
     "INSERT INTO validations (entry_id, validated_at, etag, last_modified, checks, changes, volatile, "
     "last_error, last_error_at) VALUES (?,?,?,?,1,1,?,NULL,NULL)"
@@ -123,23 +119,23 @@ def held(conn: Connection, kind: str, keys: Sequence[str]) -> dict[str, Held]:
     return out
 
 
-def _entry_values(store: Store, conn: Connection, item: BulkItem) -> dict[str, Any]:
+_ENTRY_COLUMNS = (
+    "kind", "key", "status", "body", "content_hash", "upstream_version", "doi", "concept_key", "title",
+    "search_text", "fetched_at", "created_at",
+)  # fmt: skip
+"""The ``entries`` columns a bulk insert writes, in the order of :func:`_entry_row`."""
+
+_SQLITE_ENTRY = f"INSERT INTO entries (id,{','.join(_ENTRY_COLUMNS)}) VALUES (?{',?' * len(_ENTRY_COLUMNS)})"
+
+
+def _entry_row(store: Store, conn: Connection, item: BulkItem) -> tuple[Any, ...]:
+    """The :data:`_ENTRY_COLUMNS` values of ``item``: body in stored form, title and text indexable."""
     c = item.content
     body = item.stored_body if item.stored_body is not None else store.encode_body(c.body, conn)
-    return {
-        "kind": c.kind,
-        "key": c.key,
-        "status": c.status,
-        "body": body,
-        "content_hash": c.content_hash,
-        "upstream_version": c.upstream_version,
-        "doi": c.doi,
-        "concept_key": c.concept_key,
-        "title": _indexable(c.title),
-        "search_text": _indexable(c.search_text),
-        "fetched_at": item.when,
-        "created_at": item.when,
-    }
+    return (
+        c.kind, c.key, c.status, body, c.content_hash, c.upstream_version, c.doi, c.concept_key,
+        _indexable(c.title), _indexable(c.search_text), item.when, item.when,
+    )  # fmt: skip
 
 
 def _insert_sqlite(store: Store, conn: Connection, items: Sequence[BulkItem]) -> list[BulkItem]:
@@ -150,12 +146,7 @@ def _insert_sqlite(store: Store, conn: Connection, items: Sequence[BulkItem]) ->
         rows = []
         validations = []
         for n, item in enumerate(items):
-            v = _entry_values(store, conn, item)
-            rows.append(
-                (first + n, v["kind"], v["key"], v["status"], v["body"], v["content_hash"],
-                 v["upstream_version"], v["doi"], v["concept_key"], v["title"], v["search_text"],
-                 v["fetched_at"], v["created_at"])
-            )  # fmt: skip
+            rows.append((first + n, *_entry_row(store, conn, item)))
             c = item.content
             validations.append((first + n, item.when, c.etag, c.last_modified, c.volatile))
         cur.executemany(_SQLITE_ENTRY, rows)
@@ -172,7 +163,8 @@ def _insert_postgresql(store: Store, conn: Connection, items: Sequence[BulkItem]
         .on_conflict_do_nothing()
         .returning(Entry.__table__.c.id, Entry.__table__.c.key, sort_by_parameter_order=True)
     )
-    rows = conn.execute(stmt, [_entry_values(store, conn, item) for item in items]).all()
+    values = [dict(zip(_ENTRY_COLUMNS, _entry_row(store, conn, item), strict=True)) for item in items]
+    rows = conn.execute(stmt, values).all()
     ids = {key: entry_id for entry_id, key in rows}
     validations = [
         {
