@@ -256,7 +256,9 @@ def test_ranking_above_the_bound_takes_the_newest_matches(
 ) -> None:
     """With the rank bound at 50 and 120 matches, a bounded top 20 is the full ranking restricted to
     the 50 most recently stored matches: the best-scoring work (the word three times, stored first) is
-    left out, while the full ranking puts it first.
+    left out, while the full ranking puts it first. search_page for "kea moa" (181 matches) puts the
+    one work with both words first although 60 newer works push it out of the newest 50, then works
+    among the newest 50.
     """
     monkeypatch.setattr(search, "RANK_BOUND", 50)
     store = Store.open(f"sqlite:///{tmp_path / 'bound.db'}")
@@ -280,6 +282,19 @@ def test_ranking_above_the_bound_takes_the_newest_matches(
         newest = set(sorted(full)[-50:])
         assert old.id not in bounded
         assert bounded == [i for i in full if i in newest][:20]
+        both, _ = store.put_content(
+            EntryContent(CROSSREF_WORK, "10.5555/both", "ok", "{}", "b", title="kea moa")
+        )
+        with store.batch():  # 60 newer works push "kea moa" out of the newest 50
+            for i in range(60):
+                store.put_content(
+                    EntryContent(CROSSREF_WORK, f"10.5555/n{i}", "ok", "{}", f"n{i}", title=f"kea newer n{i}")
+                )
+        page, total = store.search_page(["kea", "moa"], CROSSREF_WORK, 0, 20)
+        assert total == 181 and len(page) == 20
+        assert page[0].id == both.id  # the one work with every term, though older than the newest 50
+        newest_now = sorted(e.id for e in store.search("kea", limit=500))[-50:]
+        assert {e.id for e in page[1:]} <= set(newest_now)  # then the others, among the newest 50
     finally:
         store.close()
 
@@ -307,6 +322,9 @@ async def test_the_offline_tool_declares_a_bounded_ranking(
         ).structured_content
     assert search.RANK_BOUND == 2000
     assert many["totalResults"] == 2100 and many["returned"] == 20
-    assert "2100 local matches; the best of the 2,000 most recently stored first" in many["notice"]
+    assert (
+        "2100 local matches; ranked among the 2,000 most recently stored, works with every term first"
+        in (many["notice"])
+    )
     assert few["totalResults"] == 3 and "(3 local matches, best first)" in few["notice"]
     assert sorted(w["doi"] for w in few["works"]) == ["10.5555/k2050", "10.5555/k5", "10.5555/k500"]

@@ -95,7 +95,10 @@ def search_works(svc: Services, raw: dict[str, Any]) -> tuple[dict[str, Any], Pr
                 cut += int(was_cut)
         matches = f"more than {SEARCH_COUNT_CAP - 1:,}" if total >= SEARCH_COUNT_CAP else str(total)
         if total > RANK_BOUND:  # syncd.store.search bounds the ranking
-            matches += f" local matches; the best of the {RANK_BOUND:,} most recently stored first"
+            matches += (
+                f" local matches; ranked among the {RANK_BOUND:,} most recently stored, works with every "
+                "term first"
+            )
         else:
             matches += " local matches, best first"
         notice = (

@@ -568,17 +568,28 @@ class Store:
         Entries of ``kind`` with status ``ok`` matching ANY of ``terms`` (over title and search text),
         best first (FTS5 ``bm25`` on SQLite, ``ts_rank`` on PostgreSQL), paged by ``offset``/``limit``;
         returns ``(page, total_matches)``. The total is counted in the index up to
-        :data:`SEARCH_COUNT_CAP`; above :data:`~syncd.store.search.RANK_BOUND` matches, only the
-        ``RANK_BOUND`` most recently stored ones were ranked. Kind and status are filtered inside the
-        index (:mod:`syncd.store.search`). Each term is quoted, so search syntax in user input is inert.
+        :data:`SEARCH_COUNT_CAP`; above :data:`~syncd.store.search.RANK_BOUND` matches the ranking is
+        bounded: the entries matching ALL terms first, then the others, each ranked among the
+        ``RANK_BOUND`` most recently stored (:func:`syncd.store.search.all_terms_first`). Kind and
+        status are filtered inside the index (:mod:`syncd.store.search`). Each term is quoted, so search
+        syntax in user input is inert.
         """
         quoted = self._bounded_terms(" ".join(terms))
         if not quoted:
             return [], 0
-        return self._search_entries(" OR ".join(quoted), kind, True, offset, limit, count=True)
+        every = (" AND " if self.engine.dialect.name == "sqlite" else " ").join(quoted)
+        return self._search_entries(" OR ".join(quoted), kind, True, offset, limit, count=True, every=every)
 
     def _search_entries(
-        self, match: str, kind: str | None, ok_only: bool, offset: int, limit: int, *, count: bool
+        self,
+        match: str,
+        kind: str | None,
+        ok_only: bool,
+        offset: int,
+        limit: int,
+        *,
+        count: bool,
+        every: str | None = None,
     ) -> tuple[list[StoredEntry], int]:
         """Ranked entries of ``match`` (quoted terms joined by ``OR`` or blanks) and their capped count.
 
@@ -587,6 +598,7 @@ class Store:
         ``RANK_BOUND`` or was not taken (when fewer match, the bounded ranking is the full one). A kind
         without its own index band (:data:`~syncd.store.search.KIND_CODES`) shares it with the other
         such kinds on SQLite: its page is over-fetched and filtered here, its count is the band's.
+        ``every``: the query of all the terms, whose matches come first in a bounded ranking.
         """
         shared = kind is not None and kind not in search.KIND_CODES
         with self._search_read() as conn:
@@ -594,12 +606,21 @@ class Store:
                 shared = False
                 total = search.count_postgresql(conn, match, kind, ok_only, SEARCH_COUNT_CAP) if count else 0
                 bounded = total > search.RANK_BOUND or not count
-                ids = search.ranked_ids_postgresql(conn, match, kind, ok_only, offset, limit, bounded=bounded)
+                ranked = search.ranked_ids_postgresql
+                start, want = offset, limit
             else:
                 total = search.count_sqlite(conn, match, kind, ok_only, SEARCH_COUNT_CAP) if count else 0
-                want, start = ((offset + limit) * 4, 0) if shared else (limit, offset)
+                start, want = (0, (offset + limit) * 4) if shared else (offset, limit)
                 bounded = total > search.RANK_BOUND or not count
-                ids = search.ranked_ids_sqlite(conn, match, kind, ok_only, start, want, bounded=bounded)
+                ranked = search.ranked_ids_sqlite
+
+            def rank(m: str, off: int, lim: int) -> list[int]:
+                return ranked(conn, m, kind, ok_only, off, lim, bounded=bounded)
+
+            if bounded and every is not None:
+                ids = search.all_terms_first(rank, match, every, start, want)
+            else:
+                ids = rank(match, start, want)
             if not ids:
                 return [], total
             rows = conn.execute(_BY_IDS_OF_KIND if shared else _BY_IDS, {"ids": ids, "kind": kind})

@@ -11,7 +11,8 @@ Python write path has to do anything; :func:`rebuild` rebuilds it from ``entries
 Ranking is FTS5's ``bm25`` (lower is better), ties by rowid. When a query matches more than
 :data:`RANK_BOUND` entries, only the :data:`RANK_BOUND` most recently stored ones (highest ids) are
 ranked (:func:`ranked_ids_sqlite`), so one common word cannot make a search rank a whole million-work
-mirror; counts stop at :data:`SEARCH_COUNT_CAP`.
+mirror; a search for any of several terms then lists the matches of every term first
+(:func:`all_terms_first`). Counts stop at :data:`SEARCH_COUNT_CAP`.
 
 PostgreSQL (migration 0002): ``websearch_to_tsquery`` over the generated ``search_tsv`` column (GIN),
 ranked by ``ts_rank``; the same count cap and rank bound.
@@ -20,6 +21,7 @@ ranked by ``ts_rank``; the same count cap and rank bound.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from sqlalchemy import Connection, text
 
@@ -32,6 +34,7 @@ __all__ = [
     "KIND_CODES",
     "RANK_BOUND",
     "SEARCH_COUNT_CAP",
+    "all_terms_first",
     "count_postgresql",
     "count_sqlite",
     "entry_id",
@@ -152,6 +155,25 @@ def ranked_ids_sqlite(
     else:
         rows = conn.exec_driver_sql(_RANKED, (match, lo, hi, limit, offset))
     return [entry_id(r[0]) for r in rows]
+
+
+def all_terms_first(
+    rank: Callable[[str, int, int], list[int]], any_match: str, every_match: str, offset: int, limit: int
+) -> list[int]:
+    """A page of a bounded ranking of ANY term, the matches of EVERY term first.
+
+    ``rank(match, offset, limit)`` is a bounded ranking (:func:`ranked_ids_sqlite` or
+    :func:`ranked_ids_postgresql`). Among the most recently stored matches of any term, a work with one
+    common word would fill the page; the matches of every term (their ``bm25`` order is the full
+    ranking's, restricted to them) come first, then the others, each list bounded to
+    :data:`RANK_BOUND`.
+    """
+    want = offset + limit
+    first = rank(every_match, 0, want)
+    if len(first) < want:
+        seen = set(first)
+        first += [i for i in rank(any_match, 0, want + len(first)) if i not in seen]
+    return first[offset:want]
 
 
 def rebuild(conn: Connection) -> None:
