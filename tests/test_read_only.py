@@ -28,11 +28,12 @@ from syncd.services import READ_ONLY_REASON, Services
 from syncd.store import engine as engine_mod
 from syncd.store.engine import is_read_only
 from syncd.store.repo import Store
+from syncd.tools.changes import CHANGES_URI
 from syncd.tools.server import build_server
 from tests.conftest import make_settings
 from tests.fakeupstream import FakeUpstream
 from tests.test_cli import env  # noqa: F401  (fixture: SYNCD_* pointing at the fake and a temp DB)
-from tests.test_faults_all_tools import TOOLS
+from tests.test_faults_all_tools import BATCH, LANCET, SEEDED_CHANGE_TYPES, STORE_ONLY, TOOLS, seed_change
 from tests.test_faults_all_tools import _setup as corpus_overrides
 from tests.test_processes import ROOT
 from tests.test_processes import _env as process_env
@@ -171,37 +172,90 @@ async def _call(svc: Services, name: str, args: dict[str, Any]) -> Any:
 
 @pytest.fixture
 async def fake_calls(cache: Services, fake: FakeUpstream) -> None:
-    """Every tool called once against the fake (the store then holds each answer)."""
+    """Every tool called once against the fake (the store then holds each answer), and one change
+    recorded (the Lancet paper's retraction, :func:`tests.test_faults_all_tools.seed_change`).
+    """
     corpus_overrides(fake)
     for name, args in TOOLS.items():
         res = await _call(cache, name, args)
         assert res.is_error is False, (name, res.structured_content)
+    seed_change(cache.store)
+
+
+def cache_blocks(name: str, answer: dict[str, Any]) -> list[dict[str, Any]]:
+    """The ``cache`` blocks an answer of tool ``name`` carries: one per DOI item for a batch tool (which
+    has no top-level block; an input that is not a DOI has none), else the answer's own.
+    """
+    if name in BATCH:
+        return [item.get("cache") or {} for item in answer["items"] if "doi" in item]
+    return [answer["cache"]]
 
 
 @pytest.mark.anyio
 async def test_every_mcp_tool_answers_from_a_read_only_store(
     ro_services: Services, fake: FakeUpstream
 ) -> None:
-    """All 13 tools answer from the read-only store: fresh answers come from the store, stale ones
-    are flagged store-stale with upstream_error store_read_only; no request reaches upstream.
+    """All 15 tools answer from the read-only store: fresh answers come from the store, stale ones
+    are flagged store-stale with upstream_error store_read_only (crossref_get_works: each DOI item's own
+    cache block); syncd_list_changes answers source store both times (the feed is never stale) and
+    lists the recorded change, as does syncd://changes; no request reaches upstream.
     """
     assert ro_services.read_only
     fake.reset_log()
     for name, args in TOOLS.items():
         res = await _call(ro_services, name, args)
         assert res.is_error is False, (name, res.structured_content)
-        assert res.structured_content["cache"]["source"] == "store", name
+        blocks = cache_blocks(name, res.structured_content)
+        assert blocks and [b.get("source") for b in blocks] == ["store"] * len(blocks), (name, blocks)
     for ttl in ("crossref_work", "zenodo_record", "search", "entity"):
         setattr(ro_services.settings.ttl, ttl, 0.001)
     for name, args in TOOLS.items():
         res = await _call(ro_services, name, args)
         assert res.is_error is False, (name, res.structured_content)
-        block = res.structured_content["cache"]
-        assert (block["source"], block.get("upstream_error")) == ("store-stale", READ_ONLY_REASON), name
+        blocks = cache_blocks(name, res.structured_content)
+        expected = ("store", None) if name in STORE_ONLY else ("store-stale", READ_ONLY_REASON)
+        assert blocks and [(b["source"], b.get("upstream_error")) for b in blocks] == [expected] * len(
+            blocks
+        ), (name, blocks)
+    feed = await _call(ro_services, "syncd_list_changes", {"types": ["retraction"]})
+    assert [(c["key"], c["types"]) for c in feed.structured_content["changes"]] == [
+        (LANCET, SEEDED_CHANGE_TYPES)
+    ]
+    async with Client(build_server(ro_services)) as client:
+        read = await client.read_resource(CHANGES_URI)
+    assert (LANCET, SEEDED_CHANGE_TYPES) in [
+        (c["key"], c["types"])
+        for c in json.loads(read.contents[0].text)["changes"]  # type: ignore[union-attr]
+    ]
     missing = await _call(ro_services, "crossref_get_work", {"doi": UNSTORED})
     assert missing.is_error is True
     assert missing.structured_content["error"]["data"]["reason"] == "upstream_unavailable"
     assert "read-only" in missing.structured_content["error"]["message"]
+    assert fake.count() == 0
+
+
+@pytest.mark.anyio
+async def test_get_works_on_a_read_only_store_answers_items(
+    ro_services: Services, fake: FakeUpstream
+) -> None:
+    """crossref_get_works on the read-only store with a stored DOI and an unstored one: the call answers
+    (no error), the stored work from the store, the unstored DOI as an item with reason
+    upstream_unavailable naming the read-only store (counts.failed 1); no list request is sent.
+    """
+    fake.reset_log()
+    res = await _call(ro_services, "crossref_get_works", {"dois": ["10.1038/srep16696", UNSTORED]})
+    assert res.is_error is False, res.structured_content
+    stored, unstored = res.structured_content["items"]
+    assert (stored["doi"], stored["found"], stored["cache"]["source"]) == ("10.1038/srep16696", True, "store")
+    assert stored["title"].startswith("Single-molecule FRET studies on alpha-synuclein oligomerization")
+    assert (unstored["doi"], unstored["found"], unstored["reason"]) == (
+        UNSTORED,
+        False,
+        "upstream_unavailable",
+    )
+    assert "read-only" in unstored["message"]
+    assert res.structured_content["counts"]["failed"] == 1
+    assert res.structured_content["listRequests"] == 0
     assert fake.count() == 0
 
 
