@@ -225,7 +225,7 @@ def search(ctx: Context) -> list[Row]:
                 "15.2",
                 f"offline crossref_search_works (in-memory MCP, upstream at a closed port), {label}: "
                 f"p50 / p95 over {len(tool)} calls, {errors} errors, slowest {ms(max(tool))} (the tool "
-                "parses each listed work's whole body: works with thousands of authors are megabytes)",
+                "parses each listed work's whole body: a work with 2,932 authors is 250 KB)",
                 _p(tool),
                 target="no target (report)" if small else f"p95 ≤ {ms(P95_TARGET_S)}",
                 met=None if small else (t95 <= P95_TARGET_S and errors == 0),
