@@ -1,10 +1,14 @@
 """Issue 6, item 5 for EVERY tool: hostile input and hostile upstream text.
 
-Property-based (hypothesis) runs over each of the 13 tools' parameters through a real MCP client session
+Property-based (hypothesis) runs over each of the 15 tools' parameters through a real MCP client session
 (one server per run, built once): ids, DOIs, URLs, queries, filters, facets, cursors (garbage and another
 record's), huge and unicode strings, control characters, FTS syntax (``"``, ``*``, ``NEAR(``, ``AND OR``)
-and SQL fragments. Every answer is either a result carrying ``cache`` or a tool error whose
-``error.data.reason`` is one the tool declares; ``internal_error`` never appears. Arguments that break
+and SQL fragments, DOI lists (up to and past 100) and change-feed windows and cursors. Every answer is
+either a result carrying ``cache`` or a tool error whose ``error.data.reason`` is one the tool
+declares; ``internal_error`` never appears. Per-tool rules: a ``crossref_get_works`` result has no
+top-level ``cache`` but one per found item, every other item a reason ``crossref_get_work`` declares,
+and counts adding up to ``requested``; ``syncd_list_changes`` answers from the store (``source:
+store``). Arguments that break
 the tool's input schema after repair (out-of-bounds ints, wrong types, over-long strings) are the
 JSON-RPC invalid-params error -32602 with ``data.reason`` ``invalid_arguments`` (anchors.md): those are
 counted separately and asserted to be that refusal (``test_schema_refusals_carry_a_reason``).
@@ -20,6 +24,7 @@ import asyncio
 import copy
 import re
 import sqlite3
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -35,6 +40,14 @@ from syncd.store.repo import Store
 from syncd.tools.server import build_server
 from tests.conftest import CORPUS, corpus_json, make_settings
 from tests.fakeupstream import FakeUpstream
+from tests.test_faults_all_tools import (
+    BATCH,
+    ITEM_REASONS_OF,
+    LANCET,
+    SEEDED_CHANGE_TYPES,
+    STORE_ONLY,
+    seed_change,
+)
 
 EXAMPLES = 20
 ROOMY = {"per_s": 1000.0, "burst": 1000.0, "in_flight": 16}
@@ -113,6 +126,39 @@ facets = st.dictionaries(
 
 def opt(**kwargs: Any) -> dict[str, Any]:
     return kwargs
+
+
+LISTED_DOIS = [
+    "10.1101/598821",
+    "https://doi.org/10.1016/j.physletb.2012.08.020",
+    "doi:10.1038/SREP16696",
+    "10.5281/zenodo.5244404",
+    "10.9999/nope",
+    "10.1234/a,b",
+    "not a doi",
+]
+"""Inputs a long DOI list is drawn from: corpus works, a Zenodo DOI, a miss, a filter-unsafe DOI, junk."""
+windows = st.one_of(
+    text,
+    st.sampled_from(
+        [
+            "7d",
+            "0",
+            "1.5h",
+            " 2W ",
+            "99999999999999999999d",
+            "1" * 400 + "s",
+            "0001-01-01",
+            "9999-12-31T23:59:59-01:00",
+            "2026-11-01T08:00:00Z",
+            "2026-13-01",
+        ]
+    ),
+)
+feed_cursors = st.one_of(
+    cursor,
+    st.sampled_from(["before:1", "before:0", "before:-1", "before:", "before:²", "before:" + "9" * 30]),
+)
 
 
 STRATEGIES: dict[str, Any] = {
@@ -207,6 +253,27 @@ STRATEGIES: dict[str, Any] = {
         {"vocabulary": st.one_of(text, st.sampled_from(["grant", "licenses", "resource_types", "Funder"]))},
         optional=opt(query=opt_text, funder=text, page=ints, size=ints),
     ),
+    "crossref_get_works": st.fixed_dictionaries(
+        {
+            "dois": st.one_of(
+                st.lists(doiish, max_size=6),
+                doiish,
+                st.lists(st.one_of(st.sampled_from(LISTED_DOIS), doiish), min_size=95, max_size=105),
+            )
+        },
+        optional=opt(offset=ints),
+    ),
+    "syncd_list_changes": st.fixed_dictionaries(
+        {},
+        optional=opt(
+            since=windows,
+            types=st.one_of(text, st.lists(text, max_size=22)),
+            kind=st.one_of(st.sampled_from(["crossref", "zenodo", "agency", "all"]), text),
+            watched_only=st.one_of(st.booleans(), text),
+            limit=ints,
+            cursor=feed_cursors,
+        ),
+    ),
 }
 
 
@@ -280,6 +347,7 @@ def world(tmp_path: Path) -> Iterator[World]:
     w.call("crossref_get_work", {"doi": "10.1101/598821"})
     w.call("zenodo_get_record", {"id": "5244404"})
     w.call("zenodo_get_record", {"id": "22917909"})
+    seed_change(w.store)
     yield w
     w.close()
 
@@ -295,7 +363,13 @@ def _check(world: World, declared: dict[str, set[str]], tool: str, args: dict[st
         return
     sc = res.structured_content
     if not res.is_error:
-        assert sc is not None and sc["cache"]["source"] in ("store", "upstream", "store-stale"), (tool, args)
+        assert sc is not None, (tool, args)
+        if tool in BATCH:
+            _check_items(declared[ITEM_REASONS_OF[tool]], sc, (tool, args))
+        elif tool in STORE_ONLY:
+            assert (sc["cache"]["source"], sc["cache"]["stale"]) == ("store", False), (tool, args)
+        else:
+            assert sc["cache"]["source"] in ("store", "upstream", "store-stale"), (tool, args)
         COUNTS["results"] += 1
         return
     assert sc is not None, (tool, args, res.content[0].text)
@@ -310,12 +384,28 @@ def _check(world: World, declared: dict[str, set[str]], tool: str, args: dict[st
     COUNTS["declared_errors"] += 1
 
 
+def _check_items(item_declared: set[str], sc: dict[str, Any], case: tuple[str, dict[str, Any]]) -> None:
+    """A batch answer: no top-level cache; each found item has its own cache, each other item a reason of
+    ``item_declared`` (never internal_error) with a message; the counts add up to ``requested``.
+    """
+    assert "cache" not in sc, case
+    for item in sc["items"]:
+        if item["found"]:
+            assert item["cache"]["source"] in ("store", "upstream", "store-stale"), (case, item)
+        else:
+            assert item["reason"] in item_declared, (case, item)
+            assert item["message"], (case, item)
+    c = sc["counts"]
+    assert c["found"] + c["notFound"] + c["invalid"] + c["failed"] == sc["requested"], (case, c)
+    assert c["failed"] == 0, (case, sc["items"])  # upstream is up: no lookup fails
+
+
 def _integrity(db: Path) -> None:
     con = sqlite3.connect(db)
     try:
         assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        assert {"entries", "validations", "entries_fts", "budget_pools"} <= tables
+        assert {"entries", "validations", "entries_fts", "budget_pools", "changes"} <= tables
         assert con.execute("SELECT count(*) FROM entries WHERE kind = 'crossref_work'").fetchone()[0] >= 1
     finally:
         con.close()
@@ -382,6 +472,12 @@ def test_nul_in_offline_crossref_query_is_not_a_store_failure(world: World, quer
         ("zenodo_search_records", {"size": 26}),
         ("zenodo_list_files", {"id": "22917909", "limit": 0}),
         ("zenodo_read_file", {"id": "22917909", "key": "a", "max_bytes": 1}),
+        ("crossref_get_works", {"dois": []}),
+        ("crossref_get_works", {"dois": ["10.1101/598821"] * 101}),
+        ("crossref_get_works", {"dois": ["10.1101/598821"], "offset": -1}),
+        ("syncd_list_changes", {"limit": 0}),
+        ("syncd_list_changes", {"kind": "everything"}),
+        ("syncd_list_changes", {"since": ""}),
     ],
 )
 def test_schema_refusals_carry_a_reason(world: World, tool: str, args: dict[str, Any]) -> None:
@@ -392,8 +488,59 @@ def test_schema_refusals_carry_a_reason(world: World, tool: str, args: dict[str,
     assert isinstance(res, MCPError), res
     assert res.code == -32602
     assert res.data["reason"] == "invalid_arguments"
-    assert res.data["fields"] == sorted(args.keys() - {"id", "key", "doi"} or args.keys())
+    assert res.data["fields"] == sorted(args.keys() - {"id", "key", "doi", "dois"} or args.keys())
     assert res.data["recovery"]["hint"]
+
+
+# ------------------------------------------------------------------- the change feed's window and cursor
+
+EPOCH = "1970-01-01T00:00:00Z"
+
+
+@pytest.mark.parametrize("since", ["99999999999999999999d", "9" * 39 + "s", "0001-01-01T00:00:00+01:00"])
+def test_list_changes_window_before_1970_is_the_whole_feed(world: World, since: str) -> None:
+    """A since reaching before 1970 (a huge duration, year 1) answers the whole feed from 1970 (the
+    seeded Lancet retraction) and echoes since 1970-01-01T00:00:00Z; it was an OverflowError
+    (internal_error) for a huge duration and a year-0 date for year 1.
+    """
+    res = world.call("syncd_list_changes", {"since": since})
+    assert res.is_error is False, res.content[0].text
+    sc = res.structured_content
+    assert sc["since"] == EPOCH
+    assert [(c["key"], c["types"]) for c in sc["changes"]] == [(LANCET, SEEDED_CHANGE_TYPES)]
+
+
+def test_list_changes_window_in_the_future_is_empty(world: World) -> None:
+    """A since after now (year 9999) is the empty window starting now: no change, the no-change notice,
+    since echoed as the call's own time (a real date, not year 10000).
+    """
+    before = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    res = world.call("syncd_list_changes", {"since": "9999-12-31T23:59:59-01:00"})
+    after = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    assert res.is_error is False, res.content[0].text
+    sc = res.structured_content
+    assert (sc["count"], sc["changes"]) == (0, []) and "No change recorded" in sc["notice"]
+    assert before <= sc["since"] <= after
+
+
+@pytest.mark.parametrize("cursor", ["before:²", "before:٣", "before:" + "9" * 30, "before:-1"])
+def test_list_changes_foreign_digits_and_huge_cursor_are_invalid_cursor(world: World, cursor: str) -> None:
+    """A cursor whose id is not ASCII digits (superscript two, Arabic-Indic three) or is past a 64-bit
+    row id is refused with invalid_cursor; they were a ValueError and an OverflowError (internal_error).
+    """
+    res = world.call("syncd_list_changes", {"cursor": cursor})
+    assert res.is_error is True
+    assert res.structured_content["error"]["data"]["reason"] == "invalid_cursor"
+
+
+def test_list_changes_cursor_continues_the_feed(world: World) -> None:
+    """A one-change page of the seeded feed has no nextCursor; the cursor after its change is the empty
+    rest of the feed (the keyset continues below the id, not past the end into an error).
+    """
+    first = world.call("syncd_list_changes", {"limit": 1}).structured_content
+    assert [c["key"] for c in first["changes"]] == [LANCET] and "nextCursor" not in first
+    again = world.call("syncd_list_changes", {"cursor": f"before:{first['changes'][0]['id']}"})
+    assert again.structured_content["changes"] == []
 
 
 # ------------------------------------------------------------------------------- hostile upstream text

@@ -55,6 +55,8 @@ RESOURCE_PAGE = 50
 
 _KINDS = {"crossref": (CROSSREF_WORK,), "zenodo": (ZENODO_RECORD,), "agency": (DOI_RA,), "all": ()}
 _CURSOR_PREFIX = "before:"
+_MAX_ID = 2**63 - 1
+"""Largest row id either backend stores (a cursor beyond it names no change)."""
 
 
 def change_entries(store: Store, changes: list[StoredChange]) -> list[dict[str, Any]]:
@@ -79,11 +81,17 @@ def change_entries(store: Store, changes: list[StoredChange]) -> list[dict[str, 
 
 
 def _before(cursor: str | None) -> int | None:
+    """The change id a ``before:<id>`` cursor names (ASCII digits, a 64-bit row id), None without one.
+
+    Raises:
+        InvalidInput: reason ``invalid_cursor``, not a cursor this tool gave.
+    """
     if not cursor:
         return None
     raw = cursor.strip()
-    if raw.startswith(_CURSOR_PREFIX) and raw[len(_CURSOR_PREFIX) :].isdigit():
-        return int(raw[len(_CURSOR_PREFIX) :])
+    digits = raw[len(_CURSOR_PREFIX) :]
+    if raw.startswith(_CURSOR_PREFIX) and digits.isascii() and digits.isdigit() and int(digits) <= _MAX_ID:
+        return int(digits)
     raise InvalidInput(
         f"cursor {cursor!r} is not a nextCursor of syncd_list_changes", reason="invalid_cursor"
     )
@@ -124,7 +132,9 @@ def list_changes_tool(
     """
     try:
         now = time.time()
-        start = since_epoch(since, now)
+        # a window reaching before 1970 or past now holds the same changes as one from 1970 or now,
+        # and keeps the echoed start a real date (a huge duration is not an overflow)
+        start = min(max(since_epoch(since, now), 0.0), now)
         page = list_changes(
             services.store,
             since=start,
