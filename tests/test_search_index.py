@@ -198,7 +198,7 @@ def test_a_replaced_body_is_found_by_its_new_text_only(tmp_path: Path) -> None:
 def test_the_migration_converts_an_existing_store(tmp_path: Path) -> None:
     """A store made at revision 0005 (index rowid = entry id) with a work, a record and a miss in it:
     after the upgrade every index row carries its band, the integrity check passes, and searches by kind
-    find the rows written before the upgrade and after it.
+    find the rows written before the upgrade and after it; downgrading to 0005 restores rowid = id.
     """
     url = f"sqlite:///{tmp_path / 'old.db'}"
     engine = make_engine(url)
@@ -249,6 +249,15 @@ def test_the_migration_converts_an_existing_store(tmp_path: Path) -> None:
         assert later.id in {e.id for e in store.search("echidna", kind=CROSSREF_WORK)}
     finally:
         store.close()
+    with engine.begin() as conn:  # and back: the 0001 layout (rowid = entry id), rebuilt and whole
+        cfg.attributes["connection"] = conn
+        command.downgrade(cfg, "0005")
+    with engine.begin() as conn:
+        back = [r[0] for r in conn.execute(text("SELECT rowid FROM entries_fts ORDER BY rowid"))]
+        conn.execute(text("INSERT INTO entries_fts(entries_fts, rank) VALUES ('integrity-check', 1)"))
+        found = conn.execute(text("SELECT rowid FROM entries_fts WHERE entries_fts MATCH 'echidna'")).all()
+    assert back == [1, 2, 3, 4, later.id] and sorted(r[0] for r in found) == [1, 2, 4, later.id]
+    engine.dispose()
 
 
 def test_ranking_above_the_bound_takes_the_newest_matches(
