@@ -377,7 +377,7 @@ def work_search_fields(message: dict[str, Any]) -> tuple[str | None, str | None]
     (first element, markup to one line), author names, abstract (JATS to text), publisher.
 
     Raises:
-        TypeError, AttributeError: ``author`` is not a list (the full view's builder raises too).
+        TypeError: ``author`` is not iterable (``work_content`` raises the same).
     """
     names = " ".join(
         [
