@@ -1,4 +1,5 @@
-"""The official MCP Inspector CLI reads syncd's answers: a success, an error and a miss (issue 12 item 1).
+"""The official MCP Inspector CLI reads syncd's answers: a success, an error and a miss (issue 12 item 1),
+a crossref_get_works batch, the change feed (syncd_list_changes) and the syncd://changes resource.
 
 The Inspector (``@modelcontextprotocol/inspector`` 2.12.0, on the TypeScript SDK) validates every
 ``structuredContent`` it receives, errors included, against the tool's ``outputSchema`` with Ajv; when
@@ -28,10 +29,12 @@ from typing import Any, NoReturn
 
 import pytest
 
+from syncd.store.repo import Store
 from syncd.tools.server import TOOLS
 from tests.conftest import CORPUS
 from tests.fakeupstream import FakeUpstream
 from tests.schema_check import schema_errors
+from tests.test_faults_all_tools import LANCET, SEEDED_CHANGE_TYPES, seed_change
 
 ROOT = Path(__file__).resolve().parents[1]
 INSPECTOR_ENV = "SYNCD_TEST_INSPECTOR"
@@ -39,6 +42,12 @@ DEFAULT_INSPECTOR = ROOT / "tests" / "inspector" / "node_modules" / ".bin" / "mc
 INSPECTOR_VERSION = "2.12.0"
 CALL_TIMEOUT_S = 90
 TOOL_COUNT = len(TOOLS)
+EXPECTED_TOOL_COUNT = 15
+"""13 original tools, crossref_get_works and syncd_list_changes (issue 16)."""
+HIGGS_TITLE = (
+    "Observation of a new particle in the search for the Standard Model Higgs boson with the ATLAS detector "
+    "at the LHC"
+)
 RAPTOR_TITLE = "Raptor genomes reveal evolutionary signatures of predatory and nocturnal lifestyles"
 ORIGINS_TITLE = "The Origins of SARS-CoV-2: A Critical Review"
 RECORD_ID = "5244404"
@@ -212,11 +221,13 @@ def _fits(schemas: dict[str, dict[str, Any]], tool: str, result: dict[str, Any])
 def test_tools_list_shows_every_tool_with_a_portable_output_schema(
     output_schemas: dict[str, dict[str, Any]],
 ) -> None:
-    """``tools/list`` through the Inspector: 13 tools, each with an object outputSchema, and the
+    """``tools/list`` through the Inspector: 15 tools, each with an object outputSchema, and the
     Inspector's ``--strict`` schema-portability lint finds no error (exit 0, not 6).
     """
-    assert len(output_schemas) == TOOL_COUNT
-    assert {"crossref_get_work", "zenodo_get_record"} <= output_schemas.keys()
+    assert len(output_schemas) == TOOL_COUNT == EXPECTED_TOOL_COUNT
+    assert {"crossref_get_work", "zenodo_get_record", "crossref_get_works", "syncd_list_changes"} <= (
+        output_schemas.keys()
+    )
     for name, schema in output_schemas.items():
         assert schema is not None and schema.get("type") == "object", name
 
@@ -285,3 +296,60 @@ def test_miss_is_shown(session: Session, output_schemas: dict[str, dict[str, Any
     assert content["miss_kind"] == "not_found"
     assert "999999999999" in content["guidance"]
     _fits(output_schemas, "zenodo_get_record", result)
+
+
+def test_get_works_batch_is_shown(session: Session, output_schemas: dict[str, dict[str, Any]]) -> None:
+    """``crossref_get_works dois=[two corpus DOIs]`` (a JSON array argument): exit 0, both works found
+    in the order given with their recorded titles and their own cache blocks, no top-level cache,
+    fitting the listed outputSchema.
+    """
+    dois = ["10.1101/598821", "10.1016/j.physletb.2012.08.020"]
+    run = session.call("crossref_get_works", f"dois={json.dumps(dois)}")
+    result = run.result()
+    assert run.returncode == 0, run.stderr[-1500:]
+    assert result["isError"] is False
+    content = result["structuredContent"]
+    assert [(i["doi"], i["found"], i["title"]) for i in content["items"]] == [
+        (dois[0], True, RAPTOR_TITLE),
+        (dois[1], True, HIGGS_TITLE),
+    ]
+    assert all(i["cache"]["source"] in ("store", "upstream") for i in content["items"])
+    assert "cache" not in content
+    assert (content["requested"], content["counts"]["found"]) == (2, 2)
+    assert HIGGS_TITLE in result["content"][0]["text"]
+    _fits(output_schemas, "crossref_get_works", result)
+
+
+def test_change_feed_is_shown(session: Session, output_schemas: dict[str, dict[str, Any]]) -> None:
+    """With one change recorded in the session's store (the Lancet paper's retraction, seeded directly),
+    ``syncd_list_changes since=30d limit=5``: exit 0, from the store (source store), that change with
+    its retraction items, fitting the outputSchema; the Inspector lists the ``syncd://changes`` resource
+    and reads it as JSON holding the same change.
+    """
+    store = Store.open(session.server_env["SYNCD_DATABASE_URL"])
+    try:
+        seed_change(store)
+    finally:
+        store.close()
+    run = session.call("syncd_list_changes", "since=30d", "limit=5")
+    result = run.result()
+    assert run.returncode == 0, run.stderr[-1500:]
+    assert result["isError"] is False
+    content = result["structuredContent"]
+    assert content["cache"]["source"] == "store"
+    assert [(c["key"], c["types"]) for c in content["changes"]] == [(LANCET, SEEDED_CHANGE_TYPES)]
+    assert [i["doi"] for i in content["changes"][0]["items"] if i["type"] == "retraction"] == [
+        "10.1016/s0140-6736(20)31324-6",
+        "10.1016/s0140-6736(20)31174-0",
+    ]
+    _fits(output_schemas, "syncd_list_changes", result)
+    listed = session.run("--method", "resources/list")
+    assert listed.returncode == 0, listed.stderr[-1500:]
+    assert "syncd://changes" in [r["uri"] for r in listed.result()["resources"]]
+    read = session.run("--method", "resources/read", "--uri", "syncd://changes")
+    assert read.returncode == 0, read.stderr[-1500:]
+    (contents,) = read.result()["contents"]
+    assert contents["mimeType"] == "application/json"
+    assert [(c["key"], c["types"]) for c in json.loads(contents["text"])["changes"]] == [
+        (LANCET, SEEDED_CHANGE_TYPES)
+    ]
