@@ -213,7 +213,7 @@ def _load(load: tuple[tuple[float, ...], tuple[float, ...]]) -> str:
     return f"load avg {load[0][0]:.2f} before, {load[1][0]:.2f} after"
 
 
-@bench(3, "3", "import", figures=("import works/s via `syncd cache import`", "plain loop floor"))
+@bench(3, "15.1", "import", figures=("`syncd cache import FILE` works/s vs the plain loop floor",))
 def import_cli(ctx: Context) -> list[Row]:
     n = 20_000 if ctx.quick else N_IMPORT
     got = compare(n, ctx.workdir, ctx.log)
@@ -221,33 +221,24 @@ def import_cli(ctx: Context) -> list[Row]:
     ratio = cli.rate / floor.rate
     raw = sum(len(line.encode("utf-8")) for line in _lines(jsonl(N_IMPORT, ctx.log), n))
     ctx.results["import_db"] = (ctx.workdir / "import_cli.db", cli.works, raw)
-    note = (
-        f"{_load(got['load'])}; CPU {cli.cpu_s:,.1f} s (CLI) vs {floor.cpu_s:,.1f} s (floor); "
-        f"{cli.detail['fts_rows']:,} index rows"
-    )
     return [
         Row(
-            "3",
-            f"plain loop floor: json.loads + INSERT + FTS5 row per work, {floor.works:,} works (.jsonl.gz)",
-            f"{floor.rate:,.0f} works/s",
-            "(comparison)",
-            None,
-        ),
-        Row(
-            "3",
-            f"`syncd cache import FILE`, {cli.works:,} works (.jsonl.gz), process start and search index "
-            "included",
+            "15.1",
+            f"`syncd cache import FILE`: {cli.works:,} works of a {got['shard_bytes'] / 1e6:,.0f} MB "
+            ".jsonl.gz shard into a new store, process start and search index included",
             f"{cli.rate:,.0f} works/s",
-            f"≥ {TARGET:,} works/s and ≥ floor",
+            f"≥ {TARGET:,} works/s and ≥ 1.00x the floor",
             cli.rate >= TARGET and cli.rate >= floor.rate,
-            note=note,
+            note=f"{_load(got['load'])}; {cli.detail['fts_rows']:,} index rows",
+            comparison=f"floor {floor.rate:,.0f} works/s (json.loads + INSERT + FTS5 row a work, same file)",
+            ratio=f"{ratio:.2f}x",
         ),
         Row(
-            "3",
-            "`syncd cache import` / floor (same run)",
-            f"{ratio:.2f}x",
-            "≥ 1.00x",
-            ratio >= 1.0,
+            "15.1",
+            "CPU seconds of the import (all its processes) vs the floor's",
+            f"{cli.cpu_s:,.1f} s",
+            comparison=f"floor {floor.cpu_s:,.1f} s",
+            ratio=f"{cli.cpu_s / floor.cpu_s:.2f}x",
         ),
     ]
 
