@@ -1,19 +1,14 @@
-"""Item 3 (issue 15 target 1): `syncd cache import FILE` on a Crossref data-file shard, against a floor.
+"""`syncd cache import FILE` on a Crossref data-file shard (issue 15 target 1) beside a floor, one run.
 
-The shard is ``N_IMPORT`` generated works (:mod:`benchmarks.corpusgen`) as a gzip-compressed JSON Lines
-file, one work ``message`` per line, the form of Crossref's public data file. In the same run:
-
-* the floor: a plain loop in a fresh Python process (``python -m benchmarks.bench_import floor``)
-  reading the same file, ``json.loads`` of each line, one ``INSERT`` of the work (DOI, raw line,
-  title, text) and one FTS5 row (same tokenizer as the store) per work, a commit per 1,000 works;
-* the command users run: ``syncd cache import FILE`` as a subprocess into a new store, process start
-  and schema creation included, search index built (the store's triggers), ``--json`` output.
-
-Both are timed wall-clock and in CPU seconds (the children's ``rusage``); the machine's load average is
-read before and after (other processes share the cores, so the ratio of the two in one run is the
-figure to compare across runs).
-
-``python -m benchmarks.bench_import [N]`` runs just this comparison and prints it.
+The shard is `N_IMPORT` generated works (`benchmarks.corpusgen`) as a gzip-compressed JSON Lines file,
+one work `message` per line, the form of Crossref's public data file. The floor is a plain loop in a
+fresh Python process (`python -m benchmarks.bench_import floor`) reading the same file: `json.loads` of
+each line, one `INSERT` of the work (DOI, raw line, title, text) and one FTS5 row (the store's
+tokenizer) per work, a commit per 1,000 works. The command users run, `syncd cache import --json FILE`,
+runs as a subprocess into a new store: process start, schema creation, the search index (the store's
+triggers) and compressed bodies included. Both are timed wall-clock and in CPU seconds (children's
+`rusage`, so the import's worker processes count); the load average is read before and after, since
+other processes share the cores. `python -m benchmarks.bench_import [N]` runs just this comparison.
 """
 
 from __future__ import annotations
