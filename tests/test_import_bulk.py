@@ -15,16 +15,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sqlalchemy import select, text
 
+from syncd.cli import cli
 from syncd.config import Settings
 from syncd.errors import InvalidInput
 from syncd.lookups.crossref import get_work, work_content
 from syncd.normalize.doi import parse_doi
 from syncd.services import Services
 from syncd.store.bulk import BulkItem
+from syncd.store.codec import dictionary_of
 from syncd.store.content import ExactDecoder, content_hash, content_hash_exact
 from syncd.store.dialect import is_postgresql
 from syncd.store.models import Entry, Validation
@@ -311,3 +314,39 @@ def test_a_damaged_gzip_file_is_refused_after_what_was_read(tmp_path: Path, work
         assert store.get("crossref_work", parse_doi(works[0]["DOI"]).key) is not None
     finally:
         store.close()
+
+
+def test_cli_import_of_a_shard_past_one_batch_trains_the_dictionary_before_the_workers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`syncd cache import --workers 2` of 1,500 works (corpus works under new DOIs): the first 1,000 are
+    stored in-process and the store trains its body dictionary on them, so the bodies the workers
+    compress name that dictionary; every work is stored, reads back whole, and `cache verify` is clean.
+    """
+    works = [m for _, m in corpus_works()]
+    lines = []
+    for i in range(1500):
+        work = {**works[i % len(works)], "DOI": f"10.5555/bulk.{i}"}
+        lines.append(json.dumps(work))
+    shard = write_shard(tmp_path / "big.jsonl.gz", lines)
+    url = f"sqlite:///{tmp_path / 'cli.db'}"
+    monkeypatch.setenv("SYNCD_DATABASE_URL", url)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
+    res = CliRunner().invoke(cli, ["cache", "import", "--workers", "2", "--json", str(shard)], obj={})
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.stdout)
+    assert (report["read"], report["new"], report["invalid"]) == (1500, 1500, 0)
+    store = Store.open(url)
+    try:
+        with store.read() as conn:
+            first, last = (
+                conn.execute(select(Entry.body).where(Entry.key == f"10.5555/bulk.{i}")).scalar_one()
+                for i in (0, 1499)
+            )
+        assert dictionary_of(first) == 0 and dictionary_of(last) == store.codec.current() != 0
+        got = store.get("crossref_work", "10.5555/bulk.1499")
+        assert got is not None and json.loads(got.body or "")["message"]["DOI"] == "10.5555/bulk.1499"
+    finally:
+        store.close()
+    verify = CliRunner().invoke(cli, ["cache", "verify", "--json"], obj={})
+    assert verify.exit_code == 0 and json.loads(verify.stdout)["ok"] is True
