@@ -164,11 +164,35 @@ def _open_binary(path: Path) -> IO[bytes]:
     return open(path, "rb")
 
 
-def _document_items(path: Path) -> Iterator[Any]:
-    """The items of a file that is not JSON Lines.
+_RAW_OBJECT = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_RAW_LIST = msgspec.json.Decoder(list[msgspec.Raw])
+"""Decoders that find a document's members without decoding them (the items stay raw bytes)."""
 
-    ``{"items": [...]}``, a ``message.items`` list, one object, or (despite the name) JSON Lines. Raw
-    lines come as bytes (prepared like a JSON Lines file), decoded items wrapped.
+
+def _raw_items(data: bytes) -> list[bytes] | None:
+    """The raw items of ``{"items": [...]}`` or ``{"message": {"items": [...]}}``; None for another object.
+
+    Raises:
+        msgspec.DecodeError: ``data`` is not one JSON object (or is one only ``json`` reads).
+    """
+    top = _RAW_OBJECT.decode(data)
+    if "items" not in top and "message" in top:
+        try:
+            top = _RAW_OBJECT.decode(top["message"])
+        except msgspec.ValidationError:
+            return None
+    try:
+        return [bytes(item) for item in _RAW_LIST.decode(top["items"])] if "items" in top else None
+    except msgspec.ValidationError:
+        return None
+
+
+def _document_items(path: Path) -> Iterator[Any]:
+    """The items of a file that is not JSON Lines, as raw bytes (prepared like JSON Lines) or objects.
+
+    ``{"items": [...]}`` (each item's bytes as in the file), a ``message.items`` list, one object, or
+    (despite the name) JSON Lines. A document only ``json`` reads (``NaN``...) is decoded whole and its
+    items take the exact path.
 
     Raises:
         ValueError: the file is one JSON document that does not parse.
@@ -179,24 +203,24 @@ def _document_items(path: Path) -> Iterator[Any]:
     if not (stripped.startswith(b"{") and b"\n{" not in stripped.strip()):
         yield from data.splitlines()
         return
-    decoder = ExactDecoder()
     try:
-        doc = decoder.decode(data)
-        exact, floats = False, (0 if decoder.floats == 0 else None)  # None: which item holds them is unknown
+        items = _raw_items(data)
     except msgspec.DecodeError:  # NaN, Infinity, a lone surrogate: json reads them, msgspec does not
-        doc, exact, floats = json.loads(data), True, None
-    if isinstance(doc, dict) and isinstance(doc.get("items"), list):
-        items = doc["items"]
-    elif (
-        isinstance(doc, dict)
-        and isinstance(doc.get("message"), dict)
-        and isinstance(doc["message"].get("items"), list)
-    ):
-        items = doc["message"]["items"]
-    else:
-        items = [doc]
-    for item in items:
-        yield _Slow(item) if exact else _Decoded(item, floats)
+        doc = json.loads(data)
+        if isinstance(doc, dict) and isinstance(doc.get("items"), list):
+            exact = doc["items"]
+        elif (
+            isinstance(doc, dict)
+            and isinstance(doc.get("message"), dict)
+            and isinstance(doc["message"].get("items"), list)
+        ):
+            exact = doc["message"]["items"]
+        else:
+            exact = [doc]
+        for item in exact:
+            yield _Slow(item)
+        return
+    yield from items if items is not None else [data]
 
 
 class _Unreadable(str):
@@ -345,13 +369,6 @@ class _Slow(NamedTuple):
     item: Any
 
 
-class _Decoded(NamedTuple):
-    """An item of a ``{"items": [...]}`` file (no raw line to keep) and its floats (None: unknown)."""
-
-    item: Any
-    floats: int | None
-
-
 class _Bad(NamedTuple):
     """An unreadable item (counted ``invalid``) and why."""
 
@@ -407,7 +424,7 @@ def _lacking(message: dict[str, Any]) -> bool:
 
 
 def _prepare_work(
-    message: dict[str, Any], body: str, floats: int | None, encode: Callable[[str], Any] | None
+    message: dict[str, Any], body: str, floats: int, encode: Callable[[str], Any] | None
 ) -> Prepared:
     """A Crossref work ``message`` (stored as ``body``) ready to store, or why it is unreadable.
 
@@ -432,7 +449,7 @@ def _prepare_work(
             status="ok",
             body=None if stored is not None else body,
             content_hash=content_hash_exact(
-                crossref_norm.content_hash_projection(message), floats=floats is None or floats > volatile
+                crossref_norm.content_hash_projection(message), floats=floats > volatile
             ),
             upstream_version=str(stamp) if stamp else None,
             doi=key,
@@ -445,11 +462,9 @@ def _prepare_work(
     return BulkItem(content, when, stored)
 
 
-def _prepare_object(
-    doc: Any, line: bytes | None, floats: int | None, encode: Callable[[str], Any] | None
-) -> Prepared:
-    """A decoded item (from ``line``; holding ``floats``, None: unknown) ready to store, or the exact path."""
-    slow = _Slow(line if line is not None else doc)
+def _prepare_object(doc: Any, line: bytes, floats: int, encode: Callable[[str], Any] | None) -> Prepared:
+    """The item ``doc`` decoded from ``line`` (holding ``floats``) ready to store, or the exact path."""
+    slow = _Slow(line)
     if not isinstance(doc, dict) or ("kind" in doc and "body" in doc):
         return slow
     if doc.get("message-type") == "work" and isinstance(doc.get("message"), dict):
@@ -460,7 +475,7 @@ def _prepare_object(
         return slow
     if not isinstance(message.get("DOI"), str) or _lacking(message):
         return slow
-    text = line.decode("utf-8").strip() if line is not None else msgspec.json.encode(doc).decode("utf-8")
+    text = line.decode("utf-8").strip()
     return _prepare_work(message, ENVELOPE + text + "}" if message is doc else text, floats, encode)
 
 
@@ -501,8 +516,6 @@ def _prepare_chunk(chunk: list[Any], encode: Callable[[str], Any] | None = None)
     for item in chunk:
         if isinstance(item, bytes):
             out.append(prepare_line(item, decoder, encode))
-        elif isinstance(item, _Decoded):
-            out.append(_prepare_object(item.item, None, item.floats, encode))
         else:
             out.append(item)
     return out

@@ -271,7 +271,8 @@ def test_poison_lines_are_skipped_and_counted(store: Store, tmp_path: Path, work
 
 def test_the_items_form_of_older_snapshots_imports_the_same(tmp_path: Path) -> None:
     """A `.json.gz` file holding {"items": [...]} (one item with a float `score`) stores the same hashes,
-    titles and search texts as the per-item path.
+    titles and search texts as the per-item path, each item's body as in the file; a `message.items`
+    file holding NaN (which only json reads) is imported whole through the exact path.
     """
     works = [m for _, m in corpus_works()[:8]]
     works[3] = {**works[3], "score": 12.5}
@@ -293,6 +294,17 @@ def test_the_items_form_of_older_snapshots_imports_the_same(tmp_path: Path) -> N
                 want.volatile,
             )
             assert search_text(store, key) == want.search_text
+            assert json.loads(got.body or "")["message"] == m  # the item as in the file
+        odd = tmp_path / "2.json.gz"  # NaN: only json reads it, so every item takes the exact path
+        odd_works = [
+            {**m, "DOI": f"10.5555/odd.{i}", "x-ratio": float("nan")} for i, m in enumerate(works[:3])
+        ]
+        with gzip.open(odd, "wt", encoding="utf-8") as fh:
+            json.dump({"message": {"items": odd_works}}, fh)
+        again = import_paths(store, [odd], workers=2, batch=2)
+        assert (again.read, again.new, again.invalid) == (3, 3, 0)
+        odd_hash = work_content("10.5555/odd.2", odd_works[2], None).content_hash
+        assert getattr(store.get("crossref_work", "10.5555/odd.2"), "content_hash", None) == odd_hash
     finally:
         store.close()
 
