@@ -1,14 +1,15 @@
-"""Issue 15, target 5: a warm ``crossref_get_work`` against an
-empty tool in the same in-memory MCP session, and where its time goes.
+"""Issue 15, target 5: a warm ``crossref_get_work`` against an empty tool in the same in-memory MCP
+session, and where its time goes.
 
 One in-memory ``mcp.Client(server)`` session on syncd's server with one extra tool registered for the
 benchmark, ``bench_empty`` (no argument, a one-field output model: the SDK's own cost of a call). The
 recorded Crossref works are fetched once from the loopback fake, then ``crossref_get_work`` and
 ``bench_empty`` are called in turn, so both see the same machine load. Beside it, without MCP: the
 client's ``jsonschema`` check of one answer (the SDK client validates every answer against the listed
-``outputSchema``; built as the SDK builds it, compiled once), the tool body, the lookup layer, and the
-raw floor of target 3 (one ``SELECT body`` on a plain sqlite3 table holding the uncompressed bodies +
-``json.loads``).
+``outputSchema``; built as the SDK builds it, compiled once), the tool body, the answer budget check,
+the lookup layer and a raw floor (one ``SELECT body`` on a plain sqlite3 table holding the uncompressed
+bodies + ``json.loads``). The client's check without the SDK is also timed against the models' own
+schemas (``$defs`` and nullable ``anyOf``), as they were published before ``wire_schema``.
 """
 
 from __future__ import annotations
