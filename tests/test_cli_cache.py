@@ -207,6 +207,8 @@ def test_verify_detects_and_repairs_a_broken_index(env: Settings) -> None:  # no
         "fts_rows": 2,
         "problems": [],
         "repaired": [],
+        "bad_bodies": [],
+        "bad_hashes": [],
     }
     con = sqlite3.connect(_db_path(env))
     row = con.execute("SELECT id, title, search_text FROM entries WHERE key = ?", (RAPTOR,)).fetchone()
@@ -223,6 +225,22 @@ def test_verify_detects_and_repairs_a_broken_index(env: Settings) -> None:  # no
     assert run_json("cache", "search", "raptor")[0]["key"] == RAPTOR
     vac = run_json("cache", "vacuum")
     assert vac["size_after_bytes"] > 0 and vac["size_before_bytes"] >= vac["size_after_bytes"]
+
+
+def test_verify_hashes_names_a_work_whose_hash_does_not_match(env: Settings) -> None:  # noqa: F811
+    """`cache verify --hashes` recomputes content hashes: clean after lookups; a stored hash changed behind
+    the store's back passes plain `verify` (the body decodes) but `--hashes` exits 3 naming the work.
+    """
+    _seed()
+    assert run_json("cache", "verify", "--hashes")["bad_hashes"] == []
+    con = sqlite3.connect(_db_path(env))
+    con.execute("UPDATE entries SET content_hash = ? WHERE key = ?", ("0" * 64, RAPTOR))
+    con.commit()
+    con.close()
+    assert run_json("cache", "verify")["ok"] is True
+    bad = run("cache", "verify", "--hashes", "--json")
+    assert bad.exit_code == 3
+    assert f"crossref_work:{RAPTOR}" in bad.stdout
 
 
 def test_budget_shows_pools_and_blocks(env: Settings) -> None:  # noqa: F811

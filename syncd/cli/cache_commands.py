@@ -481,14 +481,19 @@ def cache_import(ctx: click.Context, paths: tuple[Path, ...], workers: int | Non
 
 @cache.command("verify")
 @click.option("--repair", is_flag=True, help="Fix what can be fixed (orphans, FTS index rebuild).")
+@click.option(
+    "--hashes",
+    is_flag=True,
+    help="Also recompute each stored work's and record's content hash from its body (about 1 ms each).",
+)
 @json_option
 @click.pass_context
 @handle_errors
-def cache_verify(ctx: click.Context, repair: bool, as_json: bool) -> None:
-    """Check the store: SQLite integrity, orphan rows, FTS index consistency. Exit 3 on problems."""
+def cache_verify(ctx: click.Context, repair: bool, hashes: bool, as_json: bool) -> None:
+    """Check the store: integrity, every body decodes, orphan rows, FTS index. Exit 3 on problems."""
     with session(ctx) as svc:
         store = svc.store
-        result = verify(store, repair=repair)
+        result = verify(store, repair=repair, check_hashes=hashes)
     data = {
         "ok": result.ok,
         "integrity": result.integrity,
@@ -496,6 +501,8 @@ def cache_verify(ctx: click.Context, repair: bool, as_json: bool) -> None:
         "fts_rows": result.fts_rows,
         "problems": result.problems,
         "repaired": result.repaired,
+        "bad_bodies": result.bad_bodies,
+        "bad_hashes": result.bad_hashes,
     }
 
     def human() -> None:
