@@ -55,7 +55,6 @@ from syncd.lookups.zenodo import record_content
 from syncd.normalize import crossref as crossref_norm
 from syncd.normalize import zenodo as zenodo_norm
 from syncd.normalize.doi import parse_doi
-from syncd.normalize.text import jats_to_text, normalize_text
 from syncd.policy import iso
 from syncd.store import guard
 from syncd.store.bulk import BulkItem, Held, put_many
@@ -72,7 +71,6 @@ __all__ = [
     "import_paths",
     "open_text",
     "prepare_line",
-    "work_search_fields",
 ]
 
 
@@ -379,39 +377,6 @@ Prepared = BulkItem | _Slow | _Bad
 """What :func:`prepare_line` makes of one line: a work ready to store, the exact path, or invalid."""
 
 
-def _first_line(values: Any) -> str | None:
-    """The first element of the list ``values`` as one line of text, or None (the view's titles)."""
-    for value in (values if isinstance(values, list) else [])[:1]:
-        if isinstance(value, str) and value.strip():
-            return jats_to_text(value, paragraphs=False) or None
-    return None
-
-
-def work_search_fields(message: dict[str, Any]) -> tuple[str | None, str | None]:
-    """``(title, search_text)`` of a Crossref work ``message``: the values :func:`work_content` stores.
-
-    Built from the few fields they come from, without the full work view: title and container title
-    (first element, markup to one line), author names, abstract (JATS to text), publisher.
-
-    Raises:
-        TypeError: ``author`` is not iterable (``work_content`` raises the same).
-    """
-    names = " ".join(
-        [
-            " ".join([str(v) for v in (a.get("given"), a.get("family"), a.get("name")) if v])
-            for a in message.get("author") or []
-            if isinstance(a, dict)
-        ]
-    )
-    abstract = message.get("abstract")
-    abstract_text = jats_to_text(abstract) if isinstance(abstract, str) and abstract.strip() else None
-    publisher = message.get("publisher")
-    publisher_text = normalize_text(publisher) if isinstance(publisher, str) and publisher.strip() else None
-    parts = (_first_line(message.get("container-title")), names, abstract_text, publisher_text)
-    search_text = " ".join(filter(None, parts))
-    return _first_line(message.get("title")), search_text or None
-
-
 def _lacking(message: dict[str, Any]) -> bool:
     """Whether ``message`` lacks a key every real work carries (:data:`syncd.store.guard.REQUIRED`)."""
     for path in guard.REQUIRED[CROSSREF_WORK]:
@@ -430,8 +395,8 @@ def _prepare_work(
 
     The same values as :func:`work_content`: hash of the same canonical projection (serialized by msgspec
     unless it may hold a float, :func:`~syncd.store.content.content_hash_exact`), title and search text from
-    :func:`work_search_fields`. A work lacking ``DOI``/``type``/``title`` goes the exact path, where
-    ``put_content``'s guard refuses it unless the store holds something newer.
+    :func:`~syncd.normalize.crossref.work_search_fields`. A work lacking ``DOI``/``type``/``title`` goes
+    the exact path, where ``put_content``'s guard refuses it unless the store holds something newer.
     """
     try:
         stored = encode(body) if encode is not None else None  # in a worker: only the stored form goes back
@@ -441,7 +406,7 @@ def _prepare_work(
         ts = indexed.get("timestamp")
         now = time.time()
         when = min(((ts / 1000.0) if isinstance(ts, int | float) else None) or now, now)
-        title, search_text = work_search_fields(message)
+        title, search_text = crossref_norm.work_search_fields(message)
         volatile = sum(isinstance(message.get(k), float) for k in crossref_norm.VOLATILE_FIELDS)  # "score"
         content = EntryContent(
             kind=CROSSREF_WORK,

@@ -237,14 +237,13 @@ def work_content(
     etag: str | None = None,
     last_modified: str | None = None,
 ) -> EntryContent:
-    """Build the stored form of a Crossref work ``message`` (raw body kept as received)."""
-    view = crossref_norm.work_view(message, offset=0, limit=1)
-    names = " ".join(
-        " ".join(str(a.get(k)) for k in ("given", "family", "name") if a.get(k))
-        for a in message.get("author") or []
-        if isinstance(a, dict)
-    )
-    search_text = " ".join(filter(None, (view.containerTitle, names, view.abstract, view.publisher)))
+    """Build the stored form of a Crossref work ``message`` (raw body kept as received).
+
+    Raises:
+        MalformedResponse: the work view cannot read ``message`` (nothing is stored).
+    """
+    crossref_norm.work_view(message, offset=0, limit=1)  # a body the tools cannot answer is refused here
+    title, search_text = crossref_norm.work_search_fields(message)
     indexed = (message.get("indexed") or {}).get("date-time")
     return EntryContent(
         kind=CROSSREF_WORK,
@@ -256,8 +255,8 @@ def work_content(
         content_hash=content_hash(crossref_norm.content_hash_projection(message)),
         upstream_version=str(indexed) if indexed else None,
         doi=key,
-        title=view.title,
-        search_text=search_text or None,
+        title=title,
+        search_text=search_text,
         etag=etag,
         last_modified=last_modified,
         volatile=volatile_json({k: message[k] for k in crossref_norm.VOLATILE_FIELDS if k in message}),

@@ -45,6 +45,7 @@ __all__ = [
     "VOLATILE_FIELDS",
     "content_hash_projection",
     "parse_date_parts",
+    "work_search_fields",
     "work_view",
 ]
 
@@ -551,3 +552,38 @@ def content_hash_projection(message: dict[str, Any]) -> dict[str, Any]:
         A new dict without the volatile top-level keys.
     """
     return {k: v for k, v in message.items() if k not in VOLATILE_FIELDS}
+
+
+def _first_line(values: Any) -> str | None:
+    """The first element of the list ``values`` as one line of text, or None (the view's titles)."""
+    for value in (values if isinstance(values, list) else [])[:1]:
+        if isinstance(value, str) and value.strip():
+            return jats_to_text(value, paragraphs=False) or None
+    return None
+
+
+def work_search_fields(message: dict[str, Any]) -> tuple[str | None, str | None]:
+    """``(title, search_text)`` of a Crossref work ``message``, as every path stores them.
+
+    A fetch, a search page and a data-file import store these (``syncd.lookups.crossref.work_content``,
+    ``syncd.transfer``), built from the few fields they come from without the full work view: title
+    and container title (first element, markup to one line), author names, abstract (JATS to text),
+    publisher.
+
+    Raises:
+        TypeError: ``author`` is not iterable.
+    """
+    names = " ".join(
+        [
+            " ".join([str(v) for v in (a.get("given"), a.get("family"), a.get("name")) if v])
+            for a in message.get("author") or []
+            if isinstance(a, dict)
+        ]
+    )
+    abstract = message.get("abstract")
+    abstract_text = jats_to_text(abstract) if isinstance(abstract, str) and abstract.strip() else None
+    publisher = message.get("publisher")
+    publisher_text = normalize_text(publisher) if isinstance(publisher, str) and publisher.strip() else None
+    parts = (_first_line(message.get("container-title")), names, abstract_text, publisher_text)
+    search_text = " ".join(filter(None, parts))
+    return _first_line(message.get("title")), search_text or None
