@@ -139,7 +139,7 @@ def render(rows: list[Row], info: dict[str, Any]) -> str:
             out += _breakdown(info.get("warm_breakdown"))
     analysis = Path(__file__).resolve().parent / "ANALYSIS.md"
     if analysis.exists():
-        out += ["", "## Targets missed: where the time goes and the next step", ""]
+        out += ["", "## Missed and narrow targets: where the time goes, the next step", ""]
         out.append(analysis.read_text(encoding="utf-8").strip())
     if info.get("profiles"):
         out += ["", "## Profiles", ""]
