@@ -18,6 +18,8 @@ from mcp import Client
 
 from syncd.services import Services
 from syncd.tools.server import TOOLS, build_server
+from tests.conftest import corpus_json
+from tests.fakeupstream import FakeUpstream
 
 pytestmark = pytest.mark.anyio
 
@@ -101,6 +103,25 @@ ERROR_MISSES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
 }
 
 
+# The not_on_zenodo miss (a Crossref DOI the Zenodo DOI search does not find): tool -> (found arguments,
+# miss arguments, keys only a found answer has, keys only the miss has).
+NOT_ON_ZENODO: dict[str, tuple[dict[str, Any], dict[str, Any], set[str], set[str]]] = {
+    "zenodo_get_record": (
+        {"id": "5244404"},
+        {"id": RAPTOR},
+        {"record", "resolved_from"},
+        {"guidance", "miss_kind"},
+    ),
+    "zenodo_list_versions": (
+        {"id": "22705923", "size": 3},
+        {"id": f"doi:{RAPTOR}"},
+        {"concept_recid", "concept_doi", "latest_recid", "total_versions"},
+        {"guidance", "miss_kind"},
+    ),
+}
+ZERO_HITS = "zenodo/search/records_q-conceptdoi_zero-hits.json"
+
+
 def test_every_tool_is_walked() -> None:
     """The tables cover every tool, each once."""
     assert set(PAIRS) | set(ERROR_MISSES) == {t.name for t in TOOLS}
@@ -112,23 +133,57 @@ async def test_found_and_miss_answers_carry_the_same_envelope(cache: Services) -
     payload and the contracts' conditional continuations; every key is a field of the output model; a
     miss that is an error carries only ``error``.
     """
-    outputs = {t.name: t.output for t in TOOLS}
     async with Client(build_server(cache)) as client:
-        for tool, (found_args, miss_args, found_only, miss_only) in PAIRS.items():
-            fields = set(outputs[tool].model_fields)
-            assert found_only <= fields and miss_only <= fields, tool
-            found = await client.call_tool(tool, found_args)
-            miss = await client.call_tool(tool, miss_args)
-            assert found.is_error is False and miss.is_error is False, (tool, miss.content[0].text)
-            fk, mk = set(found.structured_content), set(miss.structured_content)
-            assert fk <= fields and mk <= fields, (tool, (fk | mk) - fields)
-            assert fk - mk - CONTINUATIONS == found_only & fk, (tool, sorted(fk - mk))
-            assert mk - fk - CONTINUATIONS == miss_only & mk, (tool, sorted(mk - fk))
+        for tool, pair in PAIRS.items():
+            await _same_envelope(client, tool, *pair)
         for tool, (found_args, miss_args) in ERROR_MISSES.items():
             found = await client.call_tool(tool, found_args)
             miss = await client.call_tool(tool, miss_args)
             assert found.is_error is False and "error" not in found.structured_content, tool
             assert miss.is_error is True and set(miss.structured_content) == {"error"}, tool
+
+
+async def _same_envelope(
+    client: Client,
+    tool: str,
+    found_args: dict[str, Any],
+    miss_args: dict[str, Any],
+    found_only: set[str],
+    miss_only: set[str],
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Call ``tool`` for a found and a miss answer and check they carry the same envelope (see the
+    module docstring); returns both structured answers.
+    """
+    fields = set({t.name: t.output for t in TOOLS}[tool].model_fields)
+    assert found_only <= fields and miss_only <= fields, tool
+    found = await client.call_tool(tool, found_args)
+    miss = await client.call_tool(tool, miss_args)
+    assert found.is_error is False and miss.is_error is False, (tool, miss.content[0].text)
+    fk, mk = set(found.structured_content), set(miss.structured_content)
+    assert fk <= fields and mk <= fields, (tool, (fk | mk) - fields)
+    assert fk - mk - CONTINUATIONS == found_only & fk, (tool, sorted(fk - mk))
+    assert mk - fk - CONTINUATIONS == miss_only & mk, (tool, sorted(mk - fk))
+    return found.structured_content, miss.structured_content
+
+
+async def test_not_on_zenodo_miss_carries_the_same_envelope_and_cache(
+    cache: Services, fake: FakeUpstream
+) -> None:
+    """zenodo_get_record and zenodo_list_versions on the Crossref DOI 10.1101/598821 (the Zenodo DOI search
+    finds nothing): the not_on_zenodo miss has the found answers' keys, ``cache`` included. Its provenance
+    is the DOI search's: upstream when Zenodo was asked in this call, then the stored page (same etag).
+    """
+    fake.set_body("zenodo", "/records", corpus_json(ZERO_HITS))
+    async with Client(build_server(cache)) as client:
+        misses = [await _same_envelope(client, tool, *pair) for tool, pair in NOT_ON_ZENODO.items()]
+    (found, first), (_, versions) = misses
+    assert "cache" in found and first["miss_kind"] == versions["miss_kind"] == "not_on_zenodo"
+    assert (first["truncated"], first["shown"], first["cap"]) == (False, 0, 25)
+    assert (first["cache"]["source"], first["cache"]["stale"]) == ("upstream", False)
+    assert versions["cache"]["source"] == "store"
+    assert versions["cache"]["etag"] == first["cache"]["etag"]
+    searched = [r for r in fake.requests if r.service == "zenodo" and r.query.get("q") == f'doi:"{RAPTOR}"']
+    assert len(searched) == 1
 
 
 async def test_record_miss_carries_truncated_shown_cap(cache: Services) -> None:

@@ -14,8 +14,9 @@ import pytest
 from mcp import Client
 
 from syncd.services import Services
+from syncd.store.repo import Store
 from syncd.tools.server import build_server
-from tests.conftest import corpus_json
+from tests.conftest import corpus_json, make_settings
 from tests.fakeupstream import FakeUpstream
 
 pytestmark = pytest.mark.anyio
@@ -259,3 +260,64 @@ async def test_not_on_zenodo_without_doi_org_still_names_the_crossref_call(
         "to find a related deposit, search by title with zenodo_search_records. If it is a Crossref DOI, "
         'call crossref_get_work with {"doi": "10.1101/598821"}.'
     )
+
+
+async def test_vocabulary_page_past_the_end_names_the_last_page(cache: Services, fake: FakeUpstream) -> None:
+    """Page 20 of the recorded "wellcome" funders search (30 funders, hits emptied as Zenodo answers past
+    the end) at size 3 names page 10, the last; a single-entry answer (NIH's Funder DOI) on page 2 names
+    page 1.
+    """
+    body = copy.deepcopy(corpus_json("zenodo/vocabulary/funders_q-wellcome_page-1_size-3.json"))
+    body["hits"]["hits"] = []
+    fake.set_body("zenodo", "/funders?q=wellcome&page=20&size=3", body)
+    args = {"vocabulary": "funders", "query": "wellcome", "size": 3, "page": 20}
+    assert await _notice(cache, "zenodo_lookup_vocabulary", args) == (
+        "Page 20 is past the last page (10 pages of 3 for 30 entries); call again with page 10."
+    )
+    single = {"vocabulary": "funders", "query": "10.13039/100000002", "page": 2}
+    assert await _notice(cache, "zenodo_lookup_vocabulary", single) == (
+        "Page 2 is past the last page (1 page of 10 for 1 entry); call again with page 1."
+    )
+
+
+RESTRICTED = "22931070"
+"""A record id answered 403 below (Zenodo's answer for metadata only authorized users may read)."""
+
+
+async def test_restricted_record_names_the_call_to_repeat_with_a_token(
+    cache: Services, fake: FakeUpstream
+) -> None:
+    """A record whose metadata Zenodo refuses anonymously (403): zenodo_get_record's and
+    zenodo_list_versions' guidance name the token setting and the exact zenodo_get_record call to repeat.
+    """
+    fake.set_body("zenodo", f"/records/{RESTRICTED}", {"status": 403, "message": "Permission denied."}, 403)
+    expected = (
+        f"Record {RESTRICTED} exists but its metadata is restricted to authorized users and cannot be read "
+        "anonymously. With the Zenodo token of an account that may read it (setting zenodo.token, "
+        f'SYNCD_ZENODO__TOKEN), call zenodo_get_record with {{"id": "{RESTRICTED}"}} again; otherwise find '
+        "a public deposit with zenodo_search_records."
+    )
+    assert await _notice(cache, "zenodo_get_record", {"id": RESTRICTED}) == expected
+    assert await _notice(cache, "zenodo_list_versions", {"id": RESTRICTED}) == expected
+
+
+async def test_restricted_record_with_a_token_says_the_account_has_no_access(
+    fake: FakeUpstream, db_url: str, store: Store
+) -> None:
+    """With a Zenodo token configured (sent as a bearer header), a 403 means that account may not read
+    the record: the guidance says so and names the search instead of repeating the call.
+    """
+    fake.set_body("zenodo", f"/records/{RESTRICTED}", {"status": 403, "message": "Permission denied."}, 403)
+    settings = make_settings(fake, db_url, zenodo={"base_url": fake.zenodo_url, "token": "t0ken"})
+    services = Services.open(settings, store)
+    try:
+        guidance = await _notice(services, "zenodo_get_record", {"id": RESTRICTED})
+    finally:
+        services.close()
+    assert guidance == (
+        f"Record {RESTRICTED} exists but its metadata is restricted to authorized users, and the account of "
+        "the configured Zenodo token is not one of them. Ask the owner for access, or find a public deposit "
+        "with zenodo_search_records."
+    )
+    [asked] = [r for r in fake.requests if r.service_path == f"/records/{RESTRICTED}"]
+    assert asked.headers.get("authorization") == "Bearer t0ken"

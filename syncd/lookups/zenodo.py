@@ -57,6 +57,7 @@ __all__ = [
     "LAST_KNOWN",
     "TERM_PATHS",
     "LastKnown",
+    "NotOnZenodo",
     "PageLookup",
     "concept_fallback_note",
     "conditional_etag",
@@ -64,6 +65,7 @@ __all__ = [
     "fetch_record",
     "fetch_term",
     "find_doi",
+    "find_doi_answer",
     "get_page",
     "get_record",
     "get_term",
@@ -78,6 +80,7 @@ __all__ = [
     "refetch_page",
     "refetch_record",
     "store_terms",
+    "stored_page",
     "stored_record",
     "supersede_older",
     "term_by_identifier",
@@ -95,7 +98,8 @@ def get_record(
     Misses (404, 410 tombstone, 403) are answered as stored entries whose ``status`` says so.
 
     Raises:
-        NotFound: ``ref`` is a DOI that no Zenodo record holds (reason ``not_on_zenodo``).
+        NotOnZenodo: ``ref`` is a DOI that no Zenodo record holds (reason ``not_on_zenodo``), with the
+            provenance of the DOI search that decided it.
         UpstreamError, BudgetExhausted: nothing stored and upstream could not be used.
     """
     deadline = deadline or current_deadline(svc.settings.deadline_s)
@@ -103,15 +107,16 @@ def get_record(
     recid = ref.recid
     if recid is None and ref.doi is not None:
         resolved_from = "external_doi"
+        searched: list[Provenance] = []
         found = svc.store.find_by_doi(ZENODO_RECORD, ref.doi)
         if found is None:
-            found = find_doi(svc, ref.doi, deadline)
+            found = _doi_search(svc, ref.doi, deadline, searched)
         if found is None and ref.stripped_doi:  # the as-given form first, the stripped one on a miss
-            found = svc.store.find_by_doi(ZENODO_RECORD, ref.stripped_doi) or find_doi(
-                svc, ref.stripped_doi, deadline
+            found = svc.store.find_by_doi(ZENODO_RECORD, ref.stripped_doi) or _doi_search(
+                svc, ref.stripped_doi, deadline, searched
             )
         if found is None:
-            raise NotFound(f"no Zenodo record holds DOI {ref.doi}", reason="not_on_zenodo", doi=ref.doi)
+            raise NotOnZenodo(ref.doi, _least_fresh(searched))
         recid = found.key
     assert recid is not None
     latest = latest_version(svc.store, recid)
@@ -149,8 +154,52 @@ def get_record(
     return Lookup(stored, prov, resolved_from=resolved_from)
 
 
+class NotOnZenodo(NotFound):
+    """No Zenodo record holds ``doi`` (reason ``not_on_zenodo``).
+
+    ``provenance`` is that of the stored DOI search page that decided the miss (``store`` when a fresh
+    stored page said so, ``upstream`` when Zenodo was asked in this call, ``store-stale`` when a stale
+    page answered because Zenodo could not be used): a miss answer carries the same ``cache`` block as
+    a found one.
+    """
+
+    def __init__(self, doi: str, provenance: Provenance) -> None:
+        super().__init__(f"no Zenodo record holds DOI {doi}", reason="not_on_zenodo", doi=doi)
+        self.provenance = provenance
+
+
+def _least_fresh(provenances: list[Provenance]) -> Provenance:
+    """The provenance an answer built from several pages carries: a stale one first, else the oldest.
+
+    With none (the DOI was found nowhere without asking), a store answer of now.
+    """
+    if not provenances:
+        now = time.time()
+        return Provenance("store", now, now, stale=False)
+    return min(provenances, key=lambda p: (not p.stale, p.validated_at))
+
+
+def _doi_search(
+    svc: Services, doi: str, deadline: Deadline, provenances: list[Provenance]
+) -> StoredEntry | None:
+    """:func:`find_doi`, appending the provenance of the search page that answered to ``provenances``."""
+    found, provenance = find_doi_answer(svc, doi, deadline)
+    provenances.append(provenance)
+    return found
+
+
 def find_doi(svc: Services, doi: str, deadline: Deadline) -> StoredEntry | None:
     """The stored Zenodo record holding ``doi`` (any version), found through a search; None if none does.
+
+    See :func:`find_doi_answer` (this is its record, without the search page's provenance).
+    """
+    return find_doi_answer(svc, doi, deadline)[0]
+
+
+def find_doi_answer(svc: Services, doi: str, deadline: Deadline) -> tuple[StoredEntry | None, Provenance]:
+    """The stored Zenodo record holding ``doi`` (any version) and the provenance of the search that found it.
+
+    The record is None when no Zenodo record holds the DOI.
 
     ``GET /records?q=doi:"<doi>"&all_versions=true&size=2`` (search pool) is a stored page
     (``ttl.search``, so a repeat asks nothing). The hit whose DOI matches case-insensitively wins,
@@ -178,28 +227,28 @@ def find_doi(svc: Services, doi: str, deadline: Deadline) -> StoredEntry | None:
             break
     chosen = chosen or (hits[0] if hits else None)
     if chosen is None:
-        return None
+        return None, page.provenance
     try:
         keys = zenodo_norm.record_keys(chosen)
         content = record_content(chosen, json.dumps(chosen, ensure_ascii=False))
     except (MalformedResponse, ValueError, KeyError, TypeError):
-        return None
+        return None, page.provenance
     held = svc.store.get(ZENODO_RECORD, keys.recid)
     if (
         held is not None
         and held.status in ("gone", "restricted")
         and held.validated_at >= page.entry.validated_at
     ):
-        return held  # the record route said so after this page was stored: its answer stands
+        return held, page.provenance  # the record route said so after this page was stored
     held_rev = held.upstream_version if held is not None and held.status == "ok" else None
     if held_rev is None or not held_rev.isdigit() or (keys.revision or 0) > int(held_rev):
         stored, _ = svc.store.put_content(content)
-        return stored
+        return stored, page.provenance
     assert held is not None
     if keys.revision == int(held_rev) and page.entry.validated_at > held.validated_at:
         svc.store.mark_validated(held.id, now=page.entry.validated_at)
-        return svc.store.get_by_id(held.id) or held
-    return held
+        return svc.store.get_by_id(held.id) or held, page.provenance
+    return held, page.provenance
 
 
 def latest_live_version(svc: Services, concept_recid: str, deadline: Deadline) -> Lookup | None:
@@ -646,6 +695,23 @@ def get_page(
     entry, prov = answer
     body = json.loads(entry.body) if entry.status == "ok" and entry.body else None
     return PageLookup(entry, prov, body if isinstance(body, dict) else None)
+
+
+def stored_page(
+    store: Store, kind: str, path: str, params: dict[str, str], *, accept: str = RDM_JSON
+) -> dict[str, Any] | None:
+    """The stored body of a page (see :func:`get_page`), fresh or stale, asking nothing; None if none.
+
+    None too for a stored miss (404) or a body that is not a JSON object.
+    """
+    entry = store.get(kind, page_key(path, params, accept))
+    if entry is None or entry.status != "ok" or not entry.body:
+        return None
+    try:
+        body = json.loads(entry.body)
+    except ValueError:
+        return None
+    return body if isinstance(body, dict) else None
 
 
 def refetch_page(zenodo: ZenodoClient, store: Store, entry: StoredEntry, deadline: Deadline) -> StoredEntry:

@@ -313,7 +313,9 @@ def tombstone_view(body: dict[str, Any] | None) -> Tombstone:
     )
 
 
-def miss_guidance(kind: str, recid_or_doi: str, tombstone: Tombstone | None = None) -> str:
+def miss_guidance(
+    kind: str, recid_or_doi: str, tombstone: Tombstone | None = None, *, token: bool = False
+) -> str:
     """The ``guidance`` string of a ``found: false`` answer (anchor wording).
 
     Args:
@@ -321,6 +323,10 @@ def miss_guidance(kind: str, recid_or_doi: str, tombstone: Tombstone | None = No
         recid_or_doi: the record id, or for ``not_on_zenodo`` the DOI.
         tombstone: for ``deleted``, the tombstone whose date (first 10 characters) and reason are
             quoted.
+        token: for ``restricted``, whether a Zenodo token is configured (``zenodo.token``): without
+            one, the guidance names the setting and the call to repeat with it (the contract: a token
+            lets reads see restricted records its account may read); with one, that account has no
+            access.
 
     Returns:
         One sentence or two telling the caller what to do next.
@@ -342,9 +348,17 @@ def miss_guidance(kind: str, recid_or_doi: str, tombstone: Tombstone | None = No
             "zenodo_search_records."
         )
     if kind == "restricted":
+        if token:
+            return (
+                f"Record {recid_or_doi} exists but its metadata is restricted to authorized users, and the "
+                "account of the configured Zenodo token is not one of them. Ask the owner for access, or "
+                "find a public deposit with zenodo_search_records."
+            )
         return (
             f"Record {recid_or_doi} exists but its metadata is restricted to authorized users and cannot "
-            "be read anonymously."
+            "be read anonymously. With the Zenodo token of an account that may read it (setting "
+            f'zenodo.token, SYNCD_ZENODO__TOKEN), call zenodo_get_record with {{"id": "{recid_or_doi}"}} '
+            "again; otherwise find a public deposit with zenodo_search_records."
         )
     if kind == "not_on_zenodo":
         return (

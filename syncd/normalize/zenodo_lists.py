@@ -246,8 +246,12 @@ def compose_query(
     access_status: str | None = None,
     published_from: str | None = None,
     published_to: str | None = None,
+    types_table: ResourceTypeTable | None = None,
 ) -> str | None:
     r"""Zenodo's ``q``: the user query (parenthesised when filters exist) AND-joined with filters.
+
+    ``types_table``: the resource-type vocabulary the ids were validated against (default the
+    built-in one).
 
     Filters (values quoted, ``\\`` and ``"`` escaped): ``metadata.funding.funder.id``,
     ``metadata.funding.award.id`` (``<ror>::<n>``) or ``.number``, the creators' ORCID,
@@ -268,7 +272,7 @@ def compose_query(
     if resource_types:
         ors = []
         for rid in resource_types:
-            kind, sub, _ = RESOURCE_TYPE_IDS[rid]
+            kind, sub, _ = (types_table or RESOURCE_TYPE_IDS)[rid]
             ors.append(
                 f"metadata.resource_type.id:{_quote(rid)}"
                 if sub

@@ -178,8 +178,8 @@ def local_matches(hits: list[Any], req: SearchRequest, all_versions: bool) -> li
     """Indexes of the stored search ``hits`` (:class:`SearchHit`) that pass the filters applied offline.
 
     Resource type (a parent id matches its subtypes), license, access status and the publication
-    date range; superseded versions unless ``all_versions``. Community, funder, award, ORCID and
-    file type need Zenodo and are not applied.
+    date range; superseded versions unless ``all_versions``. Community, award, ORCID and file type
+    need Zenodo and are not applied; the funder is applied by the tool (from the records' funding).
     """
     kept = []
     for i, hit in enumerate(hits):
@@ -201,14 +201,25 @@ def local_matches(hits: list[Any], req: SearchRequest, all_versions: bool) -> li
     return kept
 
 
-def local_notice(reason: str, matched: int) -> str:
-    """The notice of an offline search answer (why, what was searched, which filters were dropped)."""
-    return (
+def local_notice(reason: str, matched: int, funder_ror: str | None, unapplied: list[str]) -> str:
+    """The notice of an offline search answer: why, what was searched, which filters were applied.
+
+    ``funder_ror``: the funder's ROR id, applied to the stored records' funding; ``unapplied``: the
+    filters given that could not be applied offline (``name=value``, with a reason where it helps).
+    """
+    notice = (
         f"Zenodo could not be used ({reason}); these are {matched} matching records from "
         "syncd's local mirror (full-text index over stored titles, creators, descriptions and "
-        "keywords), not Zenodo's search. "
-        "Community, funder, award, ORCID and file-type filters are not applied offline."
+        "keywords), not Zenodo's search."
     )
+    if funder_ror:
+        notice += f" The funder filter is applied to the stored records' funding (ROR id {funder_ror})."
+    if unapplied:
+        notice += (
+            f" Not applied offline: {', '.join(unapplied)}; the hits may include records these filters "
+            "would exclude. Call again when Zenodo answers for a filtered search."
+        )
+    return notice
 
 
 # -------------------------------------------------------------------------------- lookup_vocabulary
@@ -276,13 +287,31 @@ def resource_type_rows(
     return rows
 
 
+def _last_page(total: int, size: int) -> int:
+    """The last page of ``size`` holding any of ``total`` hits within Zenodo's 10,000-hit window."""
+    return max(1, -(-min(total, WINDOW_LIMIT) // size))
+
+
 def vocabulary_notice(
-    vocab: str, total: int, query: str | None, shown: int, page: int, has_more: bool
+    vocab: str, total: int, query: str | None, window: tuple[int, int], shown: int, has_more: bool
 ) -> str | None:
-    """The notice of a vocabulary page: how to widen a miss, shared funder names, the next page."""
+    """The notice of a vocabulary page (``window`` = page, size; ``shown`` entries on it).
+
+    How to widen a miss; a page past the last names the last page to ask for; shared funder names;
+    the next page.
+    """
+    page, size = window
     notice = None
     if total == 0:
         notice = _NO_MATCH[vocab]
+    elif shown == 0:
+        last = _last_page(total, size)
+        entries = "entry" if total == 1 else "entries"
+        pages_of = "page" if last == 1 else "pages"
+        return (
+            f"Page {page} is past the last page ({last} {pages_of} of {size} for {total} {entries}); "
+            f"call again with page {last}."
+        )
     elif vocab == "funders" and total > 1 and query:
         notice = "Several funders share names across countries; check country before filtering."
     if has_more:

@@ -151,20 +151,28 @@ def orcid(raw: str) -> str:
     raise InvalidInput(f"creator_orcid {raw!r} is not a valid ORCID iD", reason="invalid_parameter")
 
 
-def resource_type(raw: str) -> str:
-    """A resource type id (``dataset``, ``publication-article``; label or ``type::id`` accepted)."""
+def resource_type(raw: str, table: lists.ResourceTypeTable | None = None) -> str:
+    """A resource type id (``dataset``, ``publication-article``; label or ``type::id`` accepted).
+
+    Checked against ``table`` (Zenodo's stored resource-type vocabulary), else the built-in table
+    :data:`~syncd.normalize.zenodo_lists.RESOURCE_TYPE_IDS`.
+
+    Raises:
+        InvalidInput: ``invalid_parameter``, an id or label the table does not hold (or a label
+            several types share).
+    """
+    types = table or lists.RESOURCE_TYPE_IDS
     value = raw.split("::", 1)[1] if "::" in raw else raw
     folded = lists.fold(value)
-    for rid in lists.RESOURCE_TYPE_IDS:  # ids first: "other" is an id and the label of three types
+    for rid in types:  # ids first: "other" is an id and the label of three types
         if folded == lists.fold(rid):
             return rid
-    labelled = [
-        rid for rid, (_t, _s, label) in lists.RESOURCE_TYPE_IDS.items() if folded == lists.fold(label)
-    ]
+    labelled = [rid for rid, (_t, _s, label) in types.items() if folded == lists.fold(label)]
     if len(labelled) == 1:
         return labelled[0]
     raise InvalidInput(
-        f"unknown resource_type {raw!r}",
+        f"unknown resource_type {raw!r}"
+        + (" (not in Zenodo's stored resource-type vocabulary)" if table else ""),
         reason="invalid_parameter",
         hint="List the accepted ids with zenodo_lookup_vocabulary vocabulary=resource_types.",
     )
@@ -247,8 +255,13 @@ def search_request(
     sort: str | None,
     page: int,
     size: int,
+    *,
+    types_table: lists.ResourceTypeTable | None = None,
 ) -> SearchRequest:
     """Validate and normalize the search parameters that need no request (see :class:`SearchRequest`).
+
+    Resource types are checked against ``types_table`` (Zenodo's stored vocabulary) when given, else
+    the built-in table.
 
     Raises:
         InvalidInput: ``query_is_identifier``, ``query_syntax``, ``invalid_parameter``,
@@ -257,7 +270,7 @@ def search_request(
     query = blank(query)
     if query:
         query_checks(query)
-    types = [resource_type(t) for t in listish(resource_type_)][:10]
+    types = [resource_type(t, types_table) for t in listish(resource_type_)][:10]
     ftypes = [t.lower().lstrip(".") for t in listish(file_type)][:10]
     for t in ftypes:
         if not _FILE_TYPE.match(t):

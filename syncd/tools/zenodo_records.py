@@ -14,10 +14,7 @@ from typing import Any
 from mcp.types import CallToolResult, TextContent
 
 from syncd.cache import Lookup
-from syncd.errors import (
-    NotFound,
-    SyncdError,
-)
+from syncd.errors import SyncdError
 from syncd.kinds import (
     ZENODO_VERSIONS,
 )
@@ -75,11 +72,14 @@ def _not_on_zenodo(services: Services, input_kind: str, doi: str) -> dict[str, A
     return data
 
 
-def _miss(kind: str, input_kind: str, ident: str, tombstone_body: str | None = None) -> dict[str, Any]:
+def _miss(
+    kind: str, input_kind: str, ident: str, tombstone_body: str | None = None, *, token: bool = False
+) -> dict[str, Any]:
     """A ``found: false`` answer: miss kind, guidance, tombstone (deleted) and the envelope.
 
     The envelope is what every answer of the tool carries (``truncated``/``shown``/``cap``;
-    list_versions replaces them with its page fields).
+    list_versions replaces them with its page fields). ``token``: a Zenodo token is configured (the
+    restricted guidance depends on it).
     """
     data: dict[str, Any] = {"found": False, "input_kind": input_kind, "miss_kind": kind}
     data.update(truncated=False, shown=0, cap=FILE_CAP)
@@ -91,7 +91,7 @@ def _miss(kind: str, input_kind: str, ident: str, tombstone_body: str | None = N
             parsed = None
         tomb = tombstone_view(parsed if isinstance(parsed, dict) else None)
         data["tombstone"] = tomb.model_dump(mode="json", exclude_none=True)
-    data["guidance"] = miss_guidance(kind, ident, tomb)
+    data["guidance"] = miss_guidance(kind, ident, tomb, token=token)
     return data
 
 
@@ -136,10 +136,9 @@ def get_record(
         ref = parse_record_ref(id)
         try:
             lookup = lookups_zenodo.get_record(services, ref)
-        except NotFound as exc:
-            if exc.reason != "not_on_zenodo":
-                raise
+        except lookups_zenodo.NotOnZenodo as exc:
             data = _not_on_zenodo(services, ref.input_kind, ref.doi or id)
+            data["cache"] = exc.provenance.as_dict()
         else:
             if lookup.entry.status == "ok":
                 data = _found(services, ref, lookup, state, style)
@@ -186,7 +185,9 @@ def _found(
 def _not_readable(services: Services, ref: RecordRef, entry: StoredEntry) -> dict[str, Any]:
     """The miss answer for a stored deleted, unknown or restricted record (with its last good copy)."""
     kind = {"gone": "deleted", "not_found": "not_found", "restricted": "restricted"}[entry.status]
-    data = _miss(kind, ref.input_kind, entry.key, entry.body)
+    data = _miss(
+        kind, ref.input_kind, entry.key, entry.body, token=services.settings.zenodo.token is not None
+    )
     known = lookups_zenodo.last_known(services.store, entry) if entry.status == "gone" else None
     if known is not None:
         data["last_known"] = _last_known(known)
@@ -238,16 +239,17 @@ def _versions_listing(
         return listing
     try:
         lookup = lookups_zenodo.get_record(services, ref)
-    except NotFound as exc:
-        if exc.reason != "not_on_zenodo":
-            raise
+    except lookups_zenodo.NotOnZenodo as exc:
         data = _not_on_zenodo(services, ref.input_kind, ref.doi or id)
         data.update(pages.no_versions_fields(page, size))
+        data["cache"] = exc.provenance.as_dict()
         return data, f"Versions of {id}: not on Zenodo"
     entry = lookup.entry
     if entry.status != "ok":
         kind = {"gone": "deleted", "not_found": "not_found", "restricted": "restricted"}[entry.status]
-        data = _miss(kind, ref.input_kind, entry.key, entry.body)
+        data = _miss(
+            kind, ref.input_kind, entry.key, entry.body, token=services.settings.zenodo.token is not None
+        )
         data.update(pages.no_versions_fields(page, size))
         data["cache"] = lookup.provenance.as_dict()
         return data, f"Versions of {id}: {kind}"

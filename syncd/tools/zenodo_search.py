@@ -32,6 +32,7 @@ from syncd.lookups import zenodo as lookups_zenodo
 from syncd.normalize import zenodo_lists as lists
 from syncd.normalize import zenodo_pages as pages
 from syncd.normalize import zenodo_params
+from syncd.normalize.zenodo import record_parts
 from syncd.normalize.zenodo_params import blank, window_check
 from syncd.policy import Provenance
 from syncd.services import Services
@@ -172,16 +173,37 @@ def _award_id(services: Services, raw: str) -> str:
     )
 
 
+def _offline_funder_ror(services: Services, raw: str) -> str | None:
+    """The ROR id of the funder ``raw`` with no request, or None (a name, a Funder DOI not stored).
+
+    A ROR id (or URL) is its own; a Funder DOI maps to the ROR id of a stored funder entity carrying it.
+    """
+    try:
+        ref = zenodo_params.funder_ref(raw)
+    except InvalidInput:
+        return None
+    if ref.kind == "id":
+        return ref.value
+    if ref.kind != "identifier":
+        return None
+    held = services.store.find_by_doi(ZENODO_FUNDER, ref.value)
+    return held.key if held is not None and held.status == "ok" else None
+
+
 def _search_params(
     services: Services,
     req: zenodo_params.SearchRequest,
     filters: tuple[str | None, str | None],
     all_versions: bool,
     window: tuple[int, int],
+    types_table: lists.ResourceTypeTable | None,
 ) -> tuple[str | None, dict[str, str]]:
-    """Zenodo's ``q`` and the request parameters; ``filters`` (funder, community) are looked up."""
-    funder, community = filters
-    funder_id = _funder_ror(services, funder) if blank(funder) else None
+    """Zenodo's ``q`` and the request parameters.
+
+    ``filters`` are the funder's ROR id (already resolved) and the community as given (looked up here);
+    ``types_table`` the resource-type vocabulary ``req.types`` were checked against (None: built-in).
+    """
+    funder_id, community = filters
     award = _award_id(services, req.award) if req.award else None
     q = lists.compose_query(
         req.query,
@@ -189,6 +211,7 @@ def _search_params(
         funder=funder_id,
         award=award,
         creator_orcid=req.orcid,
+        types_table=types_table,
         file_types=req.file_types,
         license=req.license,
         access_status=req.access,
@@ -226,33 +249,43 @@ def search_records(
     """Search Zenodo records, local-first; offline, from the local mirror's full-text index.
 
     Filters are composed into Zenodo's ``q`` (so totals agree with them): resource_type (ids such as
-    dataset, software, publication-article), community (slug, UUID or URL; checked), funder (ROR id
-    or URL, or a Crossref Funder DOI in any form, resolved to the ROR id Zenodo indexes through its
-    funders vocabulary; a name is refused with candidates), award (<ror>::<number>, a grant number,
-    or an award DOI/URL such as CORDIS 10.3030/<n>, resolved to Zenodo's award id through its awards
-    vocabulary), creator_orcid, file_type,
-    license, access_status, published_from/published_to (YYYY, YYYY-MM or YYYY-MM-DD; partial dates
-    expanded). Up to 25 hits per page; page x size may not pass 10,000. Pages are cached by their
-    canonical parameters (``ttl.search``) and their records stored. When Zenodo cannot be used, the
-    answer comes from the full-text index over stored records (title, creators, description,
-    keywords) with ``local: true`` and a notice. Errors: query_is_identifier, query_syntax,
-    invalid_parameter, invalid_date_range, result_window_exceeded, unknown_community,
-    unknown_funder, rate_limited (only when nothing local can answer).
+    dataset, software, publication-article, checked against Zenodo's resource-type vocabulary as stored
+    by zenodo_lookup_vocabulary, else the built-in table), community (slug, UUID or URL; checked),
+    funder (ROR id or URL, or a Crossref Funder DOI in any form, resolved to the ROR id Zenodo indexes
+    through its funders vocabulary; a name is refused with candidates), award (<ror>::<number>, a grant
+    number, or an award DOI/URL such as CORDIS 10.3030/<n>, resolved to Zenodo's award id through its
+    awards vocabulary), creator_orcid, file_type, license, access_status, published_from/published_to
+    (YYYY, YYYY-MM or YYYY-MM-DD; partial dates expanded). Up to 25 hits per page; page x size may not
+    pass 10,000. Pages are cached by their canonical parameters (``ttl.search``) and their records
+    stored. When Zenodo cannot be used, the answer comes from the full-text index over stored records
+    (title, creators, description, keywords) with ``local: true`` and a notice; a funder whose ROR id is
+    known offline is applied to the stored records' funding, and the notice names each filter that could
+    not be applied. Errors: query_is_identifier, query_syntax, invalid_parameter, invalid_date_range,
+    result_window_exceeded, unknown_community, unknown_funder, rate_limited (only when nothing local can
+    answer).
     """
     try:
+        types_table = _stored_resource_types(services)
         req = zenodo_params.search_request(
             query, resource_type, file_type, license, access_status, published_from, published_to,
-            creator_orcid, award, sort, page, size,
+            creator_orcid, award, sort, page, size, types_table=types_table,
         )  # fmt: skip
+        filters = pages.narrowing_filters(req, award, creator_orcid, community, funder)
+        funder_id: str | None = None
         try:
-            q, params = _search_params(services, req, (funder, community), all_versions, (page, size))
+            funder_id = _funder_ror(services, funder) if blank(funder) else None
+            q, params = _search_params(
+                services, req, (funder_id, community), all_versions, (page, size), types_table
+            )
             found = lookups_zenodo.get_page(services, ZENODO_SEARCH, "/records", params)
         except (UpstreamError, BudgetExhausted) as exc:
             if isinstance(exc, UpstreamRejected):
                 raise
-            data = _local_search(services, exc, req, all_versions, page, size)
+            if blank(funder) and funder_id is None:
+                funder_id = _offline_funder_ror(services, funder or "")
+            unapplied = _unapplied_offline(filters, funder_id is not None)
+            data = _local_search(services, exc, req, all_versions, (page, size), (funder_id, unapplied))
             return tool_result(data, f"Zenodo search (local mirror): {req.query or 'all stored records'}")
-        filters = pages.narrowing_filters(req, award, creator_orcid, community, funder)
         data = pages.search_page(found.body or {}, req, (page, size), all_versions, q, filters)
         data["cache"] = found.provenance.as_dict()
     except Exception as exc:
@@ -260,37 +293,71 @@ def search_records(
     return tool_result(data, f"Zenodo search: {q or 'all records'}")
 
 
+_NEEDS_ZENODO = ("award", "creator_orcid", "community", "file_type")
+"""Search filters the offline answer cannot apply (the stored hits do not carry what they match)."""
+
+
+def _unapplied_offline(filters: list[str], funder_applied: bool) -> list[str]:
+    """The given ``filters`` (``name=value``) the offline answer cannot apply, in their order.
+
+    A funder is among them only when its ROR id is not known without Zenodo (said so).
+    """
+    out = []
+    for given in filters:
+        name = given.split("=", 1)[0]
+        if name in _NEEDS_ZENODO:
+            out.append(given)
+        elif name == "funder" and not funder_applied:
+            out.append(f"{given} (no stored funder gives its ROR id)")
+    return out
+
+
 def _local_search(
     services: Services,
     exc: UpstreamError | BudgetExhausted,
     req: zenodo_params.SearchRequest,
     all_versions: bool,
-    page: int,
-    size: int,
+    window: tuple[int, int],
+    funder: tuple[str | None, list[str]],
 ) -> dict[str, Any]:
-    """The offline answer: stored records from the full-text index, filtered locally, paged."""
+    """The offline answer: stored records from the full-text index, filtered locally, paged.
+
+    ``funder`` is the funder's ROR id when known (then only records whose funding names it are kept:
+    ``metadata.funding[].funder.id``, or a legacy grant's id) and the filters given that cannot be
+    applied offline (``name=value``, named in the notice).
+    """
+    page, size = window
+    funder_id, unapplied = funder
     entries: list[StoredEntry] = []
     hits: list[Any] = []
+    funded: list[frozenset[str]] = []
     for entry in lookups_zenodo.local_search(services.store, req.query or ""):
         try:
-            hit = lists.search_hit(document(entry))
+            body = document(entry)
+            hit = lists.search_hit(body)
+            funders = (
+                frozenset(f.funder_id for f in record_parts(body)[0].funding or [] if f.funder_id)
+                if funder_id
+                else frozenset()
+            )
         except Exception:  # a stored body that does not normalize is skipped
             continue
         entries.append(entry)
         hits.append(hit)
-    matched = [
-        (entries[i], hits[i].model_dump(mode="json", exclude_none=True))
-        for i in pages.local_matches(hits, req, all_versions)
-    ]
+        funded.append(funders)
+    kept = pages.local_matches(hits, req, all_versions)
+    if funder_id:
+        kept = [i for i in kept if funder_id in funded[i]]
+    matched = [(entries[i], hits[i].model_dump(mode="json", exclude_none=True)) for i in kept]
     if req.sort in ("newest", "oldest"):
         matched.sort(key=lambda m: m[1].get("publication_date") or "", reverse=req.sort == "newest")
-    window = matched[(page - 1) * size : page * size]
-    data = pages.page_fields(len(matched), page, size, [h for _, h in window], "hits")
+    shown = matched[(page - 1) * size : page * size]
+    data = pages.page_fields(len(matched), page, size, [h for _, h in shown], "hits")
     data.update(appliedSort=req.sort, allVersions=bool(all_versions), local=True)
-    data["notice"] = pages.local_notice(exc.reason, len(matched))
+    data["notice"] = pages.local_notice(exc.reason, len(matched), funder_id, unapplied)
     now = time.time()
-    validated = min((e.validated_at for e, _ in window), default=now)
-    fetched = min((e.fetched_at for e, _ in window), default=now)
+    validated = min((e.validated_at for e, _ in shown), default=now)
+    fetched = min((e.fetched_at for e, _ in shown), default=now)
     data["cache"] = Provenance("store-stale", fetched, validated, True, exc.reason).as_dict(now)
     return data
 
@@ -334,6 +401,28 @@ def _resource_types(services: Services) -> tuple[lists.ResourceTypeTable, dict[s
         return lists.resource_type_table(sorted(set(entries))), provenance
     now = time.time()
     return lists.RESOURCE_TYPE_IDS, Provenance("store", now, now, stale=False).as_dict(now)
+
+
+def _stored_resource_types(services: Services) -> lists.ResourceTypeTable | None:
+    """Zenodo's resource-type vocabulary as stored (fresh or stale), asking nothing; None if none is.
+
+    The pages :func:`_resource_types` stores; only a complete listing counts.
+    """
+    entries: list[tuple[str, str, str | None]] = []
+    for number in range(1, _RESOURCE_TYPE_PAGES + 1):
+        body = lookups_zenodo.stored_page(
+            services.store, ZENODO_VOCAB, RESOURCE_TYPES_PATH, {"page": str(number), "size": "25"},
+            accept=LEGACY_JSON,
+        )  # fmt: skip
+        if body is None:
+            return None
+        listed = lists.resource_types_from(body)
+        entries += listed
+        if entries and len(entries) >= pages.hits_total(body):
+            return lists.resource_type_table(sorted(set(entries)))
+        if not listed:
+            return None
+    return None
 
 
 def _term_page(services: Services, vocab: str, query: str) -> tuple[int, list[Any], dict[str, Any]] | None:
@@ -428,7 +517,7 @@ def lookup_vocabulary(
         paged = pages.page_fields(total, page, size, entries, "entries")
         paged.pop("reachable")
         data.update(paged)
-        notice = pages.vocabulary_notice(vocab, total, query, len(entries), page, data["has_more"])
+        notice = pages.vocabulary_notice(vocab, total, query, (page, size), len(entries), data["has_more"])
         if notice:
             data["notice"] = notice
         data["cache"] = provenance
