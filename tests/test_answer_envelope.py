@@ -214,3 +214,23 @@ async def test_versions_page_past_the_end_keeps_the_series(cache: Services) -> N
         "Page 3 is past the last page: 47 versions make 2 pages of 25; call again with page 2 for the "
         "oldest versions, or page 1 for the newest."
     )
+
+
+async def test_not_on_zenodo_miss_served_stale_says_so(cache: Services, fake: FakeUpstream) -> None:
+    """With the stored DOI search past its lifetime and Zenodo refusing connections, the not_on_zenodo
+    miss is still answered (from the stored search) and its cache block says store-stale, with the reason.
+    """
+    fake.set_body("zenodo", "/records", corpus_json(ZERO_HITS))
+    async with Client(build_server(cache)) as client:
+        first = (await client.call_tool("zenodo_get_record", {"id": RAPTOR})).structured_content
+        cache.settings.ttl.search = 0.001  # the stored search page is now stale
+        fake.fault("refuse", service="zenodo")
+        again = (await client.call_tool("zenodo_get_record", {"id": RAPTOR})).structured_content
+    assert again["miss_kind"] == "not_on_zenodo" and again["guidance"] == first["guidance"]
+    cache_block = again["cache"]
+    assert (cache_block["source"], cache_block["stale"], cache_block["upstream_error"]) == (
+        "store-stale",
+        True,
+        "upstream_unavailable",
+    )
+    assert cache_block["etag"] == first["cache"]["etag"]
