@@ -135,7 +135,12 @@ def _store_work(svc: Services, item: dict[str, Any], report: SyncReport, now: fl
         report.failed += 1
         return
     before = svc.store.get(CROSSREF_WORK, key)
-    _, changed = svc.store.put_content(work_content(key, item, None), now=now)
+    try:
+        _, changed = svc.store.put_content(work_content(key, item, None), now=now)
+    except MalformedResponse as exc:  # a poison item (or a held-back shrink) never stops the walk
+        log.warning("event=skip_item kind=crossref_work doi=%s reason=%s", key, exc.reason)
+        report.failed += 1
+        return
     report.stored += 1
     if before is None:
         report.new += 1
@@ -366,7 +371,12 @@ def _store_record(svc: Services, hit: dict[str, Any], report: SyncReport) -> Non
         report.failed += 1
         return
     before = svc.store.get(ZENODO_RECORD, keys.recid)
-    _, changed = svc.store.put_content(content)
+    try:
+        _, changed = svc.store.put_content(content)
+    except MalformedResponse as exc:  # a poison hit (or a held-back shrink) never stops the walk
+        log.warning("event=skip_item kind=zenodo_record recid=%s reason=%s", keys.recid, exc.reason)
+        report.failed += 1
+        return
     if keys.concept_recid and keys.is_latest:
         svc.store.set_concept(keys.concept_recid, keys.recid)
         supersede_older(svc.store, keys.concept_recid, keys.recid)

@@ -238,7 +238,7 @@ POISON = [
     '{"title": ["A work without a DOI"], "type": "journal-article"}',
     '{"DOI": "10.1234/lone", "type": "journal-article", "title": ["half a pair \\ud800 here"]}',
     '{"DOI": "10.1234/authors", "type": "journal-article", "title": ["x"], "author": 5}',
-    '{"DOI": "10.1234/hollow", "type": "journal-article"}',
+    '{"DOI": "10.1234/hollow", "title": ["x"]}',
     '{"DOI": "not a doi", "type": "journal-article", "title": ["x"]}',
     "[1, 2]",
 ]
@@ -248,7 +248,7 @@ POISON = [
 @pytest.mark.parametrize("workers", [1, 2])
 def test_poison_lines_are_skipped_and_counted(store: Store, tmp_path: Path, workers: int) -> None:
     """Unreadable lines among good works (invalid JSON, no DOI, a lone surrogate, a non-list author list,
-    a body without a title, a malformed DOI, not an object) are each counted invalid with a reason; blank
+    a body without a type, a malformed DOI, not an object) are each counted invalid with a reason; blank
     lines are not items; every good work is stored.
     """
     works = [m for _, m in corpus_works()[:6]]

@@ -93,7 +93,7 @@ def test_the_required_keys_come_from_the_corpus() -> None:
     assert [
         p.name for p in records if guard.missing(ZENODO_RECORD, "ok", p.read_text(encoding="utf-8"))
     ] == []
-    assert guard.missing(CROSSREF_WORK, "ok", HOLLOW_WORK) == ["type", "title"]
+    assert guard.missing(CROSSREF_WORK, "ok", HOLLOW_WORK) == ["type"]
     assert guard.missing(ZENODO_RECORD, "ok", HOLLOW_RECORD) == ["metadata.title"]
 
 
@@ -118,7 +118,7 @@ def test_a_hollow_work_with_nothing_stored_is_malformed_response(svc: Services, 
     answers.crossref = (200, HOLLOW_WORK)
     with pytest.raises(MalformedResponse) as err:
         crossref.get_work(svc, parse_doi(DOI))
-    assert err.value.reason == "malformed_response" and err.value.data["missing"] == ["type", "title"]
+    assert err.value.reason == "malformed_response" and err.value.data["missing"] == ["type"]
     assert svc.store.get(CROSSREF_WORK, DOI) is None
 
 
