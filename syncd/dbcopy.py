@@ -37,6 +37,7 @@ from syncd.store.engine import current_revision, head_revision, make_engine, upg
 from syncd.store.models import (
     Blob,
     BodyDictionary,
+    Change,
     Concept,
     Entry,
     PreviousBody,
@@ -52,6 +53,7 @@ COPY_TABLES: list[Table] = [
     Entry.__table__,  # type: ignore[list-item]
     Validation.__table__,  # type: ignore[list-item]
     PreviousBody.__table__,  # type: ignore[list-item]
+    Change.__table__,  # type: ignore[list-item]  # the change feed, ids kept: the alerts cursor holds
     Concept.__table__,  # type: ignore[list-item]
     Watch.__table__,  # type: ignore[list-item]
     SyncState.__table__,  # type: ignore[list-item]
@@ -60,7 +62,7 @@ COPY_TABLES: list[Table] = [
 """Tables copied, parents before children."""
 PROGRESS_PREFIX = "dbcopy:"
 """``sync_state.name`` prefix of the copy's progress rows in the destination (never copied)."""
-SERIAL_COLUMNS = [("entries", "id"), ("previous_bodies", "id"), ("watches", "id")]
+SERIAL_COLUMNS = [("entries", "id"), ("previous_bodies", "id"), ("changes", "id"), ("watches", "id")]
 
 Progress = Callable[[str, int, int], None]
 """``progress(table, rows_copied_now, rows_in_source_table)``, called after every batch."""
