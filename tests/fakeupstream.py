@@ -148,6 +148,10 @@ _DERIVED_ROUTES: tuple[tuple[str, str, str], ...] = (
     ("zenodo/error/funders-0zzzzzz00_404.json", "zenodo", "/funders/0zzzzzz00"),
     ("zenodo/container/records-7614815_files_monthly_shapes_0_20.zip_container.json", "zenodo",
      "/records/7614815/files/monthly_shapes_0_20.zip/container"),
+    # syncd's start-up upstream check (syncd.upstream.check) asks these two; no recording has exactly
+    # them, so the nearest recorded answers of the same shape serve (a rows=0 work list, a size-1 page)
+    ("crossref/work-list/works_query-lagotto_rows-0_facets.json", "crossref", "/works?rows=0"),
+    ("zenodo/search/records_sort--mostrecent_size-1.json", "zenodo", "/records?size=1"),
 )  # fmt: skip
 # Cursor chains: file-name stem -> pages in order (the star page's next-cursor is page 2's cursor ...).
 _CURSOR_CHAIN = re.compile(r"^(?P<stem>.+)_cursor-(?P<page>star|page(?P<n>\d+))")

@@ -69,6 +69,20 @@ def test_cache_stats_checks_each_base_url_once(
     ]
 
 
+def test_the_replay_fake_passes_the_checks_unaided(env: Settings, fake: FakeUpstream) -> None:  # noqa: F811
+    """The README's offline route (the fake replaying the corpus, nothing set by a test) passes all three
+    checks: before, `cache stats` printed "Upstream crossref: FAILED (unexpected_answer, HTTP 404)".
+    """
+    res = run("cache", "stats", "--json")
+    assert res.exit_code == 0, res.output
+    checks = json.loads(res.stdout)["upstreams"]
+    assert [(c["service"], c["ok"], c["status"]) for c in checks] == [
+        ("crossref", True, 200),
+        ("zenodo", True, 200),
+        ("doi", True, 200),
+    ]
+
+
 def test_a_wrong_base_url_fails_its_check_with_the_hint(
     env: Settings,  # noqa: F811
     fake: FakeUpstream,
