@@ -187,10 +187,19 @@ def read_bibliography(path: str | Path, fmt: Format | None = None) -> Bibliograp
     """Read and parse the reference list at ``path`` (``fmt`` None: :func:`detect_format`).
 
     Raises:
-        InvalidInput: the file cannot be read, is not UTF-8, or is unreadable as its format.
+        InvalidInput: the file cannot be read, is not UTF-8, is unreadable as its format, or holds
+            text of which not one reference could be read (e.g. a CSL-JSON file read as RIS).
     """
     try:
         text = Path(path).read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise InvalidInput(f"cannot read {path}: {exc}", reason="invalid_parameter") from exc
-    return parse_text(text, fmt or detect_format(path, text))
+    fmt = fmt or detect_format(path, text)
+    bib = parse_text(text, fmt)
+    if not bib.references and text.strip():
+        raise InvalidInput(
+            f"{path}: not one reference could be read as {fmt}; is it another format "
+            "(--format bibtex, ris, csl-json or dois)?",
+            reason="invalid_parameter",
+        )
+    return bib

@@ -250,3 +250,18 @@ def test_unreadable_files_exit_2(env: Settings, tmp_path: Path) -> None:  # noqa
     bad.write_text("{not json")
     res = run("check", str(bad))
     assert res.exit_code == 2 and res.stderr.startswith("error: invalid_parameter: not CSL-JSON")
+
+
+def test_a_file_read_as_the_wrong_format_exits_2(env: Settings, tmp_path: Path) -> None:  # noqa: F811
+    """A CSL-JSON file given `--format ris` reads no reference: exit 2 naming the formats, not "0 entries"
+    and exit 0 (newcomer finding); an empty file is still 0 entries.
+    """
+    refs = tmp_path / "refs.json"
+    refs.write_text(json.dumps([{"id": "raptor", "DOI": "10.1101/598821", "type": "article"}]))
+    res = run("check", str(refs), "--format", "ris")
+    assert res.exit_code == 2
+    assert res.stderr.startswith("error: invalid_parameter: ")
+    assert "not one reference could be read as ris" in res.stderr
+    empty = tmp_path / "empty.bib"
+    empty.write_text("\n")
+    assert run("check", str(empty), "--json").exit_code == 0
