@@ -91,7 +91,13 @@ PageHook = Callable[[StoredWatch, int], None]
 
 @dataclass
 class SyncReport:
-    """Counts of one walk: ``requests`` sent, ``stored`` items seen, how many ``changed``/``new``."""
+    """Counts of one walk: ``requests`` sent, ``stored`` items seen, how many ``changed``/``new``.
+
+    ``error``: the reason code the walk failed with (its counts are what it did before failing);
+    ``stopped``: why a walk ended early without failing; ``not_run``: why a requested watch was not
+    walked at all (an earlier walk of the pass hit ``rate_limited`` or ``upstream_unavailable``, or
+    ``shutdown``).
+    """
 
     watch_id: int
     kind: str
@@ -107,6 +113,7 @@ class SyncReport:
     complete: bool = False
     stopped: str | None = None
     error: str | None = None
+    not_run: str | None = None
     elapsed_s: float = 0.0
     notes: list[str] = field(default_factory=list)
 
@@ -267,13 +274,16 @@ def _ended_early(watch: StoredWatch, report: SyncReport, verdict: PageVerdict) -
 
 def sync_crossref_query(
     svc: Services, watch: StoredWatch, *, now: float | None = None, on_page: PageHook | None = None,
-    full: bool = False,
+    full: bool = False, report: SyncReport | None = None,
 ) -> SyncReport:  # fmt: skip
-    """Walk one Crossref query watch (full, incremental or resumed; see the module docstring)."""
+    """Walk one Crossref query watch (full, incremental or resumed; see the module docstring).
+
+    ``report``: filled in place when given, so a caller keeps the counts of a walk that raised.
+    """
     name = state_name(watch)
     state = get_sync_state(svc.store, name)
     now = time.time() if now is None else now
-    report = SyncReport(watch.id, watch.kind)
+    report = SyncReport(watch.id, watch.kind) if report is None else report
     cur = state.cursor if state and state.cursor and not full else None
     if cur:
         report.resumed = True
@@ -288,8 +298,8 @@ def sync_crossref_query(
     restarted = False
     guard = WalkGuard(rows=int(watch.spec.get("rows") or 20))
     while True:
+        report.requests += 1  # counted when sent: a failed request counts too
         message = _crossref_page(svc, route, crossref_params(watch.spec, token, since))
-        report.requests += 1
         if message is None:
             if token == "*" or restarted:
                 raise NotFound(f"crossref: {route} does not exist", reason="not_found")
@@ -391,13 +401,16 @@ def _store_record(svc: Services, hit: dict[str, Any], report: SyncReport) -> Non
 
 def sync_zenodo(
     svc: Services, watch: StoredWatch, *, now: float | None = None, on_page: PageHook | None = None,
-    full: bool = False,
+    full: bool = False, report: SyncReport | None = None,
 ) -> SyncReport:  # fmt: skip
-    """Walk one Zenodo community/query watch in ``updated`` windows (see the module docstring)."""
+    """Walk one Zenodo community/query watch in ``updated`` windows (see the module docstring).
+
+    ``report``: filled in place when given, so a caller keeps the counts of a walk that raised.
+    """
     name = state_name(watch)
     state = get_sync_state(svc.store, name)
     now = time.time() if now is None else now
-    report = SyncReport(watch.id, watch.kind)
+    report = SyncReport(watch.id, watch.kind) if report is None else report
     size = zenodo_page_size(svc)
     cur = state.cursor if state and state.cursor and not full else None
     if cur:
@@ -414,8 +427,8 @@ def sync_zenodo(
     report.mode = "incremental" if windows and windows[0][0] != ZENODO_FLOOR else "full"
     while windows:
         start, end = windows[0]
+        report.requests += 1  # counted when sent: a failed request counts too
         body = svc.upstreams.zenodo.search(zenodo_params(watch.spec, start, end, page, size), _deadline())
-        report.requests += 1
         total = _hits_total(body)
         hits = [h for h in body["hits"]["hits"] if isinstance(h, dict)]
         if page == 1 and total > ZENODO_MAX_RESULTS:
@@ -459,9 +472,14 @@ def sync_zenodo(
 # --- DOI watches -----------------------------------------------------------------------------------
 
 
-def sync_dois(svc: Services, watches: list[StoredWatch], *, now: float | None = None) -> SyncReport:
-    """Fetch the watched DOIs not yet stored: Crossref ones grouped into list requests."""
-    report = SyncReport(0, "doi")
+def sync_dois(
+    svc: Services, watches: list[StoredWatch], *, now: float | None = None, report: SyncReport | None = None
+) -> SyncReport:
+    """Fetch the watched DOIs not yet stored: Crossref ones grouped into list requests.
+
+    ``report``: filled in place when given, so a caller keeps the counts of a pass that raised.
+    """
+    report = SyncReport(0, "doi") if report is None else report
     crossref: list[str] = []
     zenodo: list[str] = []
     for w in watches:
@@ -515,32 +533,39 @@ def sync_dois(svc: Services, watches: list[StoredWatch], *, now: float | None = 
 
 def sync_watch(
     svc: Services, watch: StoredWatch, *, now: float | None = None, on_page: PageHook | None = None,
-    full: bool = False,
+    full: bool = False, report: SyncReport | None = None,
 ) -> SyncReport:  # fmt: skip
     """Walk one watch; failures are recorded in ``sync_state.status`` (``failed:<reason>``) and raised.
 
-    A watch another live process walks now is left to it (``stopped = "running_elsewhere"``, no request).
+    ``report``: filled in place when given, so a caller keeps the counts of a walk that raised (the
+    pages stored before the failure). A watch another live process walks now is left to it
+    (``stopped = "running_elsewhere"``, no request).
     """
     started = time.monotonic()
+    report = SyncReport(watch.id, watch.kind) if report is None else report
     if watch.kind != "doi" and walked_elsewhere(get_sync_state(svc.store, state_name(watch))):
         log.info("event=walk_skipped watch=%d reason=running_elsewhere", watch.id)
-        return SyncReport(
-            watch.id, watch.kind, stopped="running_elsewhere", notes=["walked by another process"]
-        )
+        report.stopped = "running_elsewhere"
+        report.notes.append("walked by another process")
+        return report
     try:
         if watch.kind == "crossref_query":
-            report = sync_crossref_query(svc, watch, now=now, on_page=on_page, full=full)
+            sync_crossref_query(svc, watch, now=now, on_page=on_page, full=full, report=report)
         elif watch.kind in ("zenodo_community", "zenodo_query"):
-            report = sync_zenodo(svc, watch, now=now, on_page=on_page, full=full)
+            sync_zenodo(svc, watch, now=now, on_page=on_page, full=full, report=report)
         elif watch.kind == "doi":
-            report = sync_dois(svc, [watch], now=now)
-            report.watch_id = watch.id
+            sync_dois(svc, [watch], now=now, report=report)
             save_sync_state(svc.store, state_name(watch), status="ok", last_success_at=time.time())
         else:
             raise InvalidInput(f"unknown watch kind {watch.kind!r}")
     except SyncdError as exc:
+        report.error = exc.reason
+        report.elapsed_s = round(time.monotonic() - started, 3)
         save_sync_state(svc.store, state_name(watch), status=f"failed:{exc.reason}")
-        log.warning("event=sync_failed watch=%d kind=%s reason=%s", watch.id, watch.kind, exc.reason)
+        log.warning(
+            "event=sync_failed watch=%d kind=%s reason=%s requests=%d stored=%d",
+            watch.id, watch.kind, exc.reason, report.requests, report.stored,
+        )  # fmt: skip
         raise
     except KeyboardInterrupt:  # a second Ctrl-C: the position of the last stored page stays saved
         save_sync_state(svc.store, state_name(watch), status="interrupted")
@@ -562,38 +587,48 @@ def sync_all(
 ) -> list[SyncReport]:  # fmt: skip
     """One pass over every watch (or ``ids``): DOI watches grouped, then each query watch.
 
-    A failing watch is logged and skipped; a spent budget or an offline upstream ends the pass (the
-    rest waits for the next pass, resuming from its checkpoint).
+    One report per walk: the DOI watches' together (``watch_id`` 0), then one per query watch. A
+    failing walk is logged and skipped, its report keeping what it did before failing (``error`` set);
+    a spent budget or an offline upstream ends the pass, and each query watch left waits for the
+    next pass (resuming from its checkpoint), reported with ``not_run`` set to that reason
+    (``shutdown`` when the pass was stopped).
     """
     watches = [w for w in list_watches(svc.store) if ids is None or w.id in ids]
     reports: list[SyncReport] = []
+    ended: str | None = None
     dois = [w for w in watches if w.kind == "doi"]
     if dois:
+        rep = SyncReport(0, "doi")
         try:
-            rep = sync_dois(svc, dois, now=now)
+            sync_dois(svc, dois, now=now, report=rep)
             done = time.time()
             for w in dois:
                 save_sync_state(svc.store, state_name(w), status="ok", last_success_at=done, now=done)
-            reports.append(rep)
         except (UpstreamError, BudgetExhausted) as exc:
             log.warning("event=sync_failed kind=doi reason=%s", exc.reason)
-            reports.append(SyncReport(0, "doi", error=exc.reason))
+            rep.error = exc.reason
             if exc.reason in STOP_REASONS:
-                return reports
+                ended = exc.reason
+        reports.append(rep)
         if on_watch:
-            on_watch(dois[0], reports[-1])
+            on_watch(dois[0], rep)
     for w in watches:
         if w.kind == "doi":
             continue
-        if STOP.is_set():
-            break
+        if ended is None and STOP.is_set():
+            ended = "shutdown"
+        rep = SyncReport(w.id, w.kind)
+        reports.append(rep)
+        if ended is not None:
+            rep.not_run = ended
+            rep.notes.append(f"not run: the pass ended ({ended}); the next pass walks it")
+            continue
         try:
-            reports.append(sync_watch(svc, w, now=now, full=full))
+            sync_watch(svc, w, now=now, full=full, report=rep)
         except SyncdError as exc:
-            reports.append(SyncReport(w.id, w.kind, error=exc.reason))
             if exc.reason in STOP_REASONS:
-                break
+                ended = exc.reason
         finally:
             if on_watch:
-                on_watch(w, reports[-1] if reports else None)
+                on_watch(w, rep)
     return reports

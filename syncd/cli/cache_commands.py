@@ -40,6 +40,7 @@ from syncd.config import POOLS
 from syncd.errors import InvalidInput, NotFound, SyncdError
 from syncd.lookups import crossref as lookups_crossref
 from syncd.lookups import zenodo as lookups_zenodo
+from syncd.lookups.crossref_batch import update_flags
 from syncd.normalize.crossref import work_view
 from syncd.normalize.zenodo import record_view
 from syncd.refresh import sweep
@@ -161,9 +162,11 @@ def cache_get(ctx: click.Context, ident: str, kind: str, as_json: bool, refresh:
     with session(ctx) as svc:
         if which == "crossref":
             lookup = lookups_crossref.get_work(svc, parsed, force=refresh)
-            view: dict[str, Any] = work_view(document(lookup.entry)).model_dump(
-                mode="json", exclude_none=True
-            )
+            work = work_view(document(lookup.entry))
+            view: dict[str, Any] = work.model_dump(mode="json", exclude_none=True)
+            flags = update_flags(work.doi, work.updatedBy, work.updateTo)
+            if flags:
+                view["flags"] = flags
         else:
             lookup = lookups_zenodo.get_record(svc, parsed, force=refresh)
             if lookup.entry.status != "ok":
@@ -181,6 +184,10 @@ def cache_get(ctx: click.Context, ident: str, kind: str, as_json: bool, refresh:
     console = Console()
     console.print(f"[bold]{data.get('title') or '(untitled)'}[/bold]")
     console.print(f"{data['kind']} {data['key']}")
+    if data.get("flags"):  # retracted / corrected / expression_of_concern, as crossref_get_works flags them
+        console.print(f"flags: {', '.join(data['flags'])}", style="bold red", soft_wrap=True, highlight=False)
+    if data.get("notice"):
+        console.print(f"notice: {data['notice']}", soft_wrap=True, markup=False, highlight=False)
     c = data["cache"]
     flag = f" upstream_error={c['upstream_error']}" if c.get("upstream_error") else ""
     console.print(f"cache: {c['source']} validated_at={c['validated_at']} stale={c['stale']}{flag}")
@@ -280,7 +287,8 @@ def cache_refresh(
     """Revalidate entries against upstream now (IDs, --stale or --all), through the shared budget.
 
     Crossref works are confirmed in groups through list requests (filter=doi:...). IDs not yet
-    stored are fetched. Exit 3 when any revalidation failed, 1 when an ID does not exist upstream.
+    stored are fetched. Exit 3 when any revalidation failed or the refresh stopped early (budget
+    spent, upstream unavailable: the entries left are named on stderr), 1 when an ID does not exist upstream.
     """
     if sum(map(bool, (idents, stale_only, everything))) != 1:
         raise InvalidInput("give IDs, --stale or --all (exactly one)", reason="invalid_parameter")
@@ -320,12 +328,13 @@ def cache_refresh(
             f"{report.failed} failed; fetched {fetched}; {report.requests} requests"
         ),
     )
-    if report.failed:
-        reason = next(iter(report.failures), "upstream_unavailable")
-        fail(
-            SyncdError(f"{report.failed} of {report.checked} revalidations failed", reason=reason),
-            EXIT_FAILURE,
-        )
+    left = len(entries) - report.checked
+    if report.failed or (report.stopped and left):
+        parts = [f"{report.failed} of {report.checked} revalidations failed"] if report.failed else []
+        if report.stopped and left:
+            parts.append(f"refresh stopped: {left} of {len(entries)} entries not revalidated")
+        reason = report.stopped or next(iter(report.failures), "upstream_unavailable")
+        fail(SyncdError("; ".join(parts), reason=reason), EXIT_FAILURE)
     if missing:
         fail(NotFound(f"not found upstream: {', '.join(missing)}", reason="not_found"), EXIT_NOT_FOUND)
 

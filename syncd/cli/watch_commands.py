@@ -34,7 +34,7 @@ from syncd.store.watches import (
     request_stop,
     walk_status,
 )
-from syncd.sync import STOP, sync_all
+from syncd.sync import STOP, SyncReport, sync_all
 
 EXIT_INTERRUPTED = 130
 """Exit code of a ``syncd watch sync`` stopped by Ctrl-C (128 + SIGINT)."""
@@ -241,32 +241,56 @@ def _ctrl_c_stops_walks() -> Iterator[threading.Event]:
 def watch_sync(ctx: click.Context, ids: tuple[int, ...], full: bool, as_json: bool) -> None:
     """Walk the watch lists now (config watches included).
 
-    Full walk first, then incremental; a crashed walk resumes from its checkpoint. Exit 3 when a walk failed.
+    Full walk first, then incremental; a crashed walk resumes from its checkpoint. Each walk gets a
+    row with its outcome (a failed walk keeps what it stored before failing; watches left when the
+    pass ended show ``not run: <reason>``). Exit 1 when an id does not exist (nothing is walked),
+    3 when a walk failed or was not run.
     """
     setup_logs(ctx, "ERROR")  # stderr keeps to the one `error:` line unless --log-level says otherwise
     with session(ctx) as svc, _ctrl_c_stops_walks() as pressed:
         settings = svc.settings
         store = svc.store
         watch_mod.apply_config(store, settings.watch)
+        known = {w.id for w in list_watches(store)}
+        missing = sorted(set(ids) - known)
+        if missing:
+            raise NotFound(f"no watch with id {', '.join(map(str, missing))}", reason="not_found")
         with ProgressBar(not as_json, "syncing") as bar:
             try:
                 reports = sync_all(svc, ids=list(ids) or None, full=full, on_watch=lambda w, r: bar.advance())
             except KeyboardInterrupt:
                 click.echo("interrupted: the walk resumes from its last saved page", err=True)
                 sys.exit(EXIT_INTERRUPTED)
-    rows = [r.as_dict() for r in reports]
+    rows = [{**r.as_dict(), "outcome": _outcome(r)} for r in reports]
     emit(
         rows,
         as_json,
         lambda: print_rows(
-            rows, ["watch_id", "kind", "mode", "resumed", "requests", "stored", "new", "changed", "error"]
+            rows, ["watch_id", "kind", "mode", "resumed", "requests", "stored", "new", "changed", "outcome"]
         ),
     )
     if pressed.is_set():
         click.echo("stopped by Ctrl-C: the walk resumes from its last saved page", err=True)
         sys.exit(EXIT_INTERRUPTED)
     failed = [r for r in reports if r.error]
-    if failed:
-        fail(
-            SyncdError(f"{len(failed)} of {len(reports)} walks failed", reason=failed[0].error), EXIT_FAILURE
-        )
+    not_run = [r for r in reports if r.not_run]
+    if failed or not_run:
+        parts = [f"{len(failed)} of {len(reports)} walks failed"]
+        if not_run:
+            parts.append(f"{len(not_run)} not run")
+        reason = failed[0].error if failed else not_run[0].not_run
+        fail(SyncdError("; ".join(parts), reason=reason or "upstream_unavailable"), EXIT_FAILURE)
+
+
+def _outcome(report: SyncReport) -> str:
+    """One walk's outcome for the table.
+
+    ``failed: R``, ``not run: R``, ``stopped: R`` (R a reason code), else ``complete`` or ``partial``.
+    """
+    if report.error:
+        return f"failed: {report.error}"
+    if report.not_run:
+        return f"not run: {report.not_run}"
+    if report.stopped:
+        return f"stopped: {report.stopped}"
+    return "complete" if report.complete else "partial"
