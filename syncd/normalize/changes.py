@@ -37,6 +37,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -239,19 +240,49 @@ def _work_items(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]
     after = {_update_key(u): u for u in new.get("updatedBy") or []}
     items += [_update_item(u, k[1] or "update") for k, u in after.items() if k not in before]
     items += [_update_item(u, "update_removed") for k, u in before.items() if k not in after]
+    return items + _described_items(old, new, _WORK_FIELDS, set())
+
+
+@dataclass(frozen=True)
+class _ViewFields:
+    """Where a view keeps what every summary compares: title, people and their count, the date."""
+
+    people: str
+    count: str
+    date: str
+    date_text: Callable[[Any], Any]
+
+
+_WORK_FIELDS = _ViewFields("authors", "authorCount", "published", _date)
+"""Crossref work view (:func:`syncd.normalize.crossref.work_view`)."""
+_RECORD_FIELDS = _ViewFields("creators", "creator_count", "publication_date", lambda v: v)
+"""Zenodo record view (:func:`syncd.normalize.zenodo.record_view`)."""
+
+
+def _described_items(
+    old: dict[str, Any], new: dict[str, Any], f: _ViewFields, folded: set[str]
+) -> list[dict[str, Any]]:
+    """The title, people and date items between two views, then one ``metadata`` item.
+
+    The ``metadata`` item names the other fields that differ, except ``folded`` (fields an earlier typed
+    item already tells, e.g. ``access`` after ``restricted``).
+    """
+    items: list[dict[str, Any]] = []
     if old.get("title") != new.get("title"):
         items.append({"type": "title", "from": old.get("title"), "to": new.get("title")})
-    authors = _authors_item(
-        _names(old.get("authors")),
-        _names(new.get("authors")),
-        int(old.get("authorCount") or 0),
-        int(new.get("authorCount") or 0),
+    people = _authors_item(
+        _names(old.get(f.people)),
+        _names(new.get(f.people)),
+        int(old.get(f.count) or 0),
+        int(new.get(f.count) or 0),
     )
-    if authors:
-        items.append(authors)
-    if old.get("published") != new.get("published"):
-        items.append({"type": "date", "from": _date(old.get("published")), "to": _date(new.get("published"))})
-    typed = {"updatedBy", "title", "authors", "authorCount", "published"}
+    if people:
+        items.append(people)
+    if old.get(f.date) != new.get(f.date):
+        items.append(
+            {"type": "date", "from": f.date_text(old.get(f.date)), "to": f.date_text(new.get(f.date))}
+        )
+    typed = {"updatedBy", "title", f.people, f.count, f.date} | folded
     fields = sorted(
         k for k in set(old) | set(new) if k not in typed and k not in _VIEW_SKIP and old.get(k) != new.get(k)
     )
@@ -291,29 +322,9 @@ def _record_items(old: dict[str, Any], new: dict[str, Any], latest_recid: str | 
     new_access = str(_dict(new.get("access")).get("status") or "")
     if old_access != new_access and new_access in _CLOSED:
         items.append({"type": "restricted", "from": old_access or None, "to": new_access})
-    if old.get("title") != new.get("title"):
-        items.append({"type": "title", "from": old.get("title"), "to": new.get("title")})
-    authors = _authors_item(
-        _names(old.get("creators")),
-        _names(new.get("creators")),
-        int(old.get("creator_count") or 0),
-        int(new.get("creator_count") or 0),
-    )
-    if authors:
-        items.append(authors)
-    if old.get("publication_date") != new.get("publication_date"):
-        items.append({"type": "date", "from": old.get("publication_date"), "to": new.get("publication_date")})
-    typed = {"title", "creators", "creator_count", "publication_date"}
-    fields = sorted(
-        k
-        for k in set(old) | set(new)
-        if k not in typed and k not in _VIEW_SKIP and old.get(k) != new.get(k)
-        and not (k == "access" and any(i["type"] == "restricted" for i in items))
-        and not (k == "versions" and any(i["type"] == "superseded" for i in items))
-    )  # fmt: skip
-    if fields:
-        items.append({"type": "metadata", "fields": fields})
-    return items
+    folded = {"access"} if any(i["type"] == "restricted" for i in items) else set()
+    folded |= {"versions"} if any(i["type"] == "superseded" for i in items) else set()
+    return items + _described_items(old, new, _RECORD_FIELDS, folded)
 
 
 def _tombstone_item(body: str | None) -> dict[str, Any]:
