@@ -83,6 +83,16 @@ def test_the_replay_fake_passes_the_checks_unaided(env: Settings, fake: FakeUpst
     ]
 
 
+def test_an_unreachable_upstream_reads_no_http_answer(env: Settings, fake: FakeUpstream) -> None:  # noqa: F811
+    """With the fake stopped, `cache stats` says each failed check had no HTTP answer (it printed
+    "HTTP None" before) and still lists the store.
+    """
+    fake.stop()
+    res = run("cache", "stats")
+    assert "HTTP None" not in res.stdout
+    assert "Upstream crossref: FAILED (upstream_unavailable, no HTTP answer)" in res.stdout, res.stdout
+
+
 def test_a_wrong_base_url_fails_its_check_with_the_hint(
     env: Settings,  # noqa: F811
     fake: FakeUpstream,

@@ -121,7 +121,8 @@ def cache_stats(ctx: click.Context, as_json: bool) -> None:
         elif c["ok"] is None:
             console.print(f"Upstream {c['service']}: not checked ({c['skipped']})")
         else:
-            console.print(f"Upstream {c['service']}: FAILED ({c['reason']}, HTTP {c['status']}): {c['hint']}")
+            answered = f"HTTP {c['status']}" if c["status"] is not None else "no HTTP answer"
+            console.print(f"Upstream {c['service']}: FAILED ({c['reason']}, {answered}): {c['hint']}")
 
 
 @cache.command("show")
