@@ -451,8 +451,13 @@ def _strip(data: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def _strip_items(data: dict[str, Any] | None) -> dict[str, Any]:
-    """A batch answer without the top-level notice and without each item's ``cache`` block."""
+    """A batch answer without the top-level notice, its request counts and each item's ``cache`` block.
+
+    ``listRequests`` counts the list requests the call sent: under a fault it may send none (the breaker
+    opened by the run's other calls, or no budget token in time), and the stale items are the same.
+    """
     out = _strip(data)
+    out.pop("listRequests", None)
     out["items"] = [{k: v for k, v in i.items() if k != "cache"} for i in out.get("items") or []]
     return out
 
@@ -487,6 +492,7 @@ def check_stored(matrix: Matrix, run: Run, tool: str) -> None:
             assert cache.get("upstream_error") in UPSTREAM_REASONS, item
         assert [i["reason"] for i in sc["items"] if "doi" not in i] == ["invalid_parameter"]
         assert _strip_items(sc) == _strip_items(first)
+        assert 0 <= sc["listRequests"] <= (first or {})["listRequests"], sc
     else:
         cache = sc.get("cache") or {}
         assert cache.get("source") == "store-stale", cache
