@@ -257,6 +257,12 @@ class VerifyResult:
         return not self.problems
 
 
+def _named(keys: list[str]) -> str:
+    """``N (k1, k2, ... and M more)``: a count and the first :data:`BAD_BODIES_SHOWN` entry keys."""
+    more = len(keys) - BAD_BODIES_SHOWN
+    return f"{len(keys)} ({', '.join(keys[:BAD_BODIES_SHOWN])}{f' and {more} more' if more > 0 else ''})"
+
+
 def verify(store: Store, *, repair: bool = False, check_hashes: bool = False) -> VerifyResult:
     """Check the database; with ``repair``, fix what can be fixed.
 
@@ -319,26 +325,12 @@ def verify(store: Store, *, repair: bool = False, check_hashes: bool = False) ->
             if fts_problem is None and res.fts_rows != res.entries:
                 fts_problem = f"fts: {res.fts_rows} index rows for {res.entries} entries"
     if res.bad_bodies:
-        shown = ", ".join(res.bad_bodies[:BAD_BODIES_SHOWN])
-        more = (
-            f" and {len(res.bad_bodies) - BAD_BODIES_SHOWN} more"
-            if len(res.bad_bodies) > BAD_BODIES_SHOWN
-            else ""
-        )
         res.problems.append(
-            f"bodies that do not decode: {len(res.bad_bodies)} ({shown}{more}); "
-            "delete those entries (syncd cache rm) to fetch them again"
+            f"bodies that do not decode: {_named(res.bad_bodies)}; "
+            "delete those entries (syncd cache evict ID...) to fetch them again"
         )
     if res.bad_hashes:
-        shown = ", ".join(res.bad_hashes[:BAD_BODIES_SHOWN])
-        more = (
-            f" and {len(res.bad_hashes) - BAD_BODIES_SHOWN} more"
-            if len(res.bad_hashes) > BAD_BODIES_SHOWN
-            else ""
-        )
-        res.problems.append(
-            f"bodies whose content hash does not match: {len(res.bad_hashes)} ({shown}{more})"
-        )
+        res.problems.append(f"bodies whose content hash does not match: {_named(res.bad_hashes)}")
     if no_validation:
         res.problems.append(f"entries without a validation row: {len(no_validation)}")
     if orphans:
