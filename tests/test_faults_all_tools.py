@@ -87,7 +87,13 @@ DEADLINE_S = 1.5
 SLACK_S = 1.0
 HUNG_SLACK_S = 5.0  # 30 concurrent calls queue on 2 cores and on SQLite's one writer: waits, not hangs
 CLIENT_SLACK_S = 7.0  # both stay below the 10 s hang fault, so a call that waits it out still counts as hung
-UPSTREAM_REASONS = {"upstream_unavailable", "rate_limited", "request_timeout", "malformed_response"}
+UPSTREAM_REASONS = {
+    "upstream_unavailable",
+    "rate_limited",
+    "request_timeout",
+    "malformed_response",
+    "store_unavailable",  # upstream not asked: the budget's row could not be written in time (busy store)
+}
 ROOMY = {"per_s": 1000.0, "burst": 1000.0, "in_flight": 32}
 POOLS = ("crossref_single", "crossref_list", "zenodo_general", "zenodo_search", "doi")
 

@@ -62,6 +62,13 @@ class Deps(Protocol):
         """Release the object's resources (upstream clients)."""
 
 
+EVERY_TOOL_ERRORS = (
+    "Errors of every tool: store_unavailable (the local store could not be read or written in time, "
+    "e.g. its write lock held past the deadline; retry)."
+)
+"""Appended to every tool's description: a reason any call may answer, declared once for all tools."""
+
+
 def _sdk_tool(spec: ToolSpec) -> Tool:
     """The SDK ``Tool`` for ``spec``: one ``args`` parameter, the spec's schemas on the wire.
 
@@ -87,7 +94,11 @@ def _sdk_tool(spec: ToolSpec) -> Tool:
         "return": Annotated[CallToolResult, spec.output],
     }
     tool = Tool.from_function(
-        run, name=spec.name, title=spec.title, description=spec.description, annotations=spec.annotations
+        run,
+        name=spec.name,
+        title=spec.title,
+        description=f"{spec.description} {EVERY_TOOL_ERRORS}",
+        annotations=spec.annotations,
     )
     return tool.model_copy(update={"parameters": spec.args.input_schema()})
 
