@@ -29,6 +29,7 @@ from typing import Any
 from syncd.config import Settings
 from syncd.normalize.changes import ALERT_TYPES
 from syncd.policy import iso
+from syncd.registry import SERIES_DOI_PREFIXES
 from syncd.store.changes import StoredChange, latest_change_id, list_changes
 from syncd.store.repo import Store
 from syncd.store.watches import get_sync_state, save_sync_state
@@ -147,7 +148,14 @@ def run_pass(store: Store, settings: Settings) -> int:
         return 0
     changes = [
         c
-        for c in list_changes(store, after_id=cursor, types=ALERT_TYPES, watched_only=True, limit=PASS_LIMIT)
+        for c in list_changes(
+            store,
+            after_id=cursor,
+            types=ALERT_TYPES,
+            watched_only=True,
+            series_prefixes=SERIES_DOI_PREFIXES,
+            limit=PASS_LIMIT,
+        )
         if c.id <= latest
     ]
     lines = 0

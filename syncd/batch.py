@@ -22,8 +22,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
+from syncd.crossref.names import CROSSREF_WORK
 from syncd.errors import InvalidInput
-from syncd.kinds import CROSSREF_WORK
 from syncd.normalize.doi import parse_doi
 from syncd.policy import Tally
 from syncd.store.repo import StoredEntry

@@ -1,31 +1,29 @@
-"""The runner of the local-first road: read the store, ask :mod:`syncd.policy` for a plan, hold the lock.
+"""The local-first road: read the store, ask :mod:`syncd.policy` for a plan, hold the lock, fetch.
 
-The runner knows no kind and owns no client. A lookup asks it for a :class:`Plan` (the stored entry
-and the policy's decision), then claims the plan (:meth:`Runner.claim`): the claim answers from the
-store when the policy says so, raises the policy's declared error when nothing is stored and
-upstream cannot be used, or hands the fetch back to the lookup under a per-entry lock (identical
-lookups in this process are coalesced). The lookup fetches with its own client, stores, and reports
-back through :meth:`Claim.fetched` or :meth:`Claim.failed`, which build the provenance through the
-policy::
+Every local-first lookup of every kind goes through :func:`local_first` (the one caller of
+:meth:`Runner.claim`)::
 
-    plan = runner.plan(kind, key, held, deadline, force=force)
-    with runner.claim(plan) as claim:
-        if claim.answer is not None:
-            return claim.answer
-        try:
-            fresh = fetch(...)
-        except (UpstreamError, BudgetExhausted) as exc:
-            return claim.failed(exc)
-        return claim.fetched(fresh)
+    stored, provenance = local_first(svc.runner, WORK, doi.key, fetch, deadline=deadline, force=force)
+
+The runner names no kind and owns no client: it receives the :class:`~syncd.kinds.Kind` (its pool
+and ``ttl.*`` setting) and the lookup's ``fetch`` (the lookup's own client, storing what upstream
+answered). The road plans (:meth:`Runner.plan`: the stored entry and the policy's decision), claims
+the plan (:meth:`Runner.claim`: answered from the store when the policy says so, the policy's
+declared error when nothing is stored and upstream cannot be used, or the fetch to do under a
+per-entry lock, identical lookups in this process coalesced), then calls ``fetch`` and reports
+through :meth:`Claim.fetched` or :meth:`Claim.failed` (stale-if-error, RFC 5861 §4), which build the
+provenance through the policy. Batch paths (:mod:`syncd.lookups.crossref_batch`) plan through the
+same runner and settle their fetched items through the policy.
 """
 
 from __future__ import annotations
 
 import contextlib
+import enum
 import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -33,12 +31,12 @@ from syncd import policy
 from syncd.budget import Budget
 from syncd.config import TtlSettings
 from syncd.errors import BudgetExhausted, StoreError, UpstreamError
-from syncd.kinds import KINDS
+from syncd.kinds import Kind
 from syncd.policy import Action, Decision, EntryFacts, Provenance, UpstreamFacts
 from syncd.store.repo import Store, StoredEntry
 from syncd.upstream.http import Deadline
 
-__all__ = ["Answer", "Claim", "Lookup", "Plan", "Runner"]
+__all__ = ["Answer", "Claim", "Lookup", "Plan", "Runner", "local_first"]
 
 log = logging.getLogger("syncd.cache")
 
@@ -72,7 +70,7 @@ class Plan:
     expired cursor).
     """
 
-    kind: str
+    kind: Kind
     key: str
     pool: str
     deadline: Deadline
@@ -141,12 +139,17 @@ class Runner:
                 self._locks = {k: v for k, v in self._locks.items() if v.locked()}
             return self._locks.setdefault((kind, key), threading.Lock())
 
-    def _decide(self, kind: str, entry: StoredEntry | None, deadline: Deadline, force: bool) -> Decision:
+    @property
+    def store(self) -> Store:
+        """The shared store the runner reads."""
+        return self._store
+
+    def _decide(self, kind: Kind, entry: StoredEntry | None, deadline: Deadline, force: bool) -> Decision:
         now = time.time()
         facts = EntryFacts(entry.validated_at, policy.ttl_s(self._ttl, kind, entry.status)) if entry else None
         if facts is not None and facts.fresh(now) and not force:
             return Decision(Action.SERVE)  # the warm path reads no budget state
-        state = self._budget.state(KINDS[kind].pool)
+        state = self._budget.state(kind.pool)
         upstream = UpstreamFacts(
             offline=state.offline(now),
             blocked_until=state.blocked_until,
@@ -156,7 +159,7 @@ class Runner:
 
     def plan(
         self,
-        kind: str,
+        kind: Kind,
         key: str,
         entry: StoredEntry | None,
         deadline: Deadline,
@@ -170,9 +173,7 @@ class Runner:
         cursor page); it counts as ``force``.
         """
         force = force or (entry is not None and refetch)
-        return Plan(
-            kind, key, KINDS[kind].pool, deadline, entry, force, self._decide(kind, entry, deadline, force)
-        )
+        return Plan(kind, key, kind.pool, deadline, entry, force, self._decide(kind, entry, deadline, force))
 
     def _settled(self, plan: Plan) -> Answer | None:
         if plan.decision.action is Action.ERROR:
@@ -202,15 +203,18 @@ class Runner:
             if cause is not None:
                 log.info(
                     "event=serve_stale kind=%s key=%s reason=store_unavailable cause=%s",
-                    plan.kind,
+                    plan.kind.name,
                     plan.key,
                     cause,
                 )
                 prov = policy.after_failure(plan.entry, plan.decision, "store_unavailable")
                 yield Claim(self._store, plan, (plan.entry, prov))
                 return
-        with self._store.waits_within(plan.deadline.remaining), self._lock(plan.kind, lock_key or plan.key):
-            again = self._store.get(plan.kind, plan.key)
+        with (
+            self._store.waits_within(plan.deadline.remaining),
+            self._lock(plan.kind.name, lock_key or plan.key),
+        ):
+            again = self._store.get(plan.kind.name, plan.key)
             if policy.coalesced(plan.entry, again, time.time(), plan.deadline.seconds):
                 assert again is not None
                 yield Claim(self._store, plan, (again, policy.from_upstream(again)))
@@ -225,3 +229,55 @@ class Runner:
                 self._decide(plan.kind, plan.entry, plan.deadline, plan.force),
             )
             yield Claim(self._store, redo, self._settled(redo))
+
+
+class _Read(enum.Enum):
+    """:func:`local_first`'s default ``held``: read the stored entry from the store."""
+
+    STORE = "store"
+
+
+def local_first(
+    runner: Runner,
+    kind: Kind,
+    key: str,
+    fetch: Callable[[], StoredEntry],
+    *,
+    deadline: Deadline,
+    held: StoredEntry | _Read | None = _Read.STORE,
+    force: bool = False,
+    refetch: bool = False,
+) -> Answer:
+    """The local-first road for ``(kind, key)``: the stored entry, or ``fetch()``'s, with its provenance.
+
+    Fresh (RFC 9111 §4.2): answered from the store, no request. Stale or missing: ``fetch()`` asks
+    upstream under the entry's lock within ``deadline`` and stores the answer (validation, RFC 9111
+    §4.3); when upstream cannot be used the held entry is answered flagged stale (stale-if-error,
+    RFC 5861 §4).
+
+    Args:
+        runner: the process's runner (store and budget).
+        kind: the stored kind (its pool and ``ttl.*`` setting decide).
+        key: the entry's key.
+        fetch: asks upstream now and returns the stored entry (raises
+            :class:`~syncd.errors.UpstreamError` / :class:`~syncd.errors.BudgetExhausted` on failure).
+        deadline: the call's deadline.
+        held: the stored entry when the caller read it already (None: nothing stored); by default
+            the road reads it from the store.
+        force: revalidate even when fresh.
+        refetch: the held copy must be fetched again whatever its age (a partial work, an expired
+            cursor page).
+
+    Raises:
+        UpstreamError, BudgetExhausted: nothing stored and upstream could not be used (the policy's
+            declared error).
+    """
+    entry = runner.store.get(kind.name, key) if isinstance(held, _Read) else held
+    plan = runner.plan(kind, key, entry, deadline, force=force, refetch=refetch)
+    with runner.claim(plan) as claim:
+        if claim.answer is not None:
+            return claim.answer
+        try:
+            return claim.fetched(fetch())
+        except (UpstreamError, BudgetExhausted) as exc:
+            return claim.failed(exc)

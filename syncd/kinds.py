@@ -1,67 +1,41 @@
-"""The stored kinds: one table, declared once.
+"""What a stored kind is and the hooks it may supply (the hook specification; no kind is named here).
 
-Every entry in the store has a ``kind``. This module is the only list of them: the ``ttl.*`` setting
-that gives an ``ok`` entry its lifetime, the budget pool its requests are charged to (and whose
-breaker the sweep consults), and the statuses it can be stored with. How a kind is refetched is
-not here: :mod:`syncd.refresh` holds that table over the lookups.
+Every entry in the store has a ``kind``. A :class:`Kind` holds everything the rest of syncd needs to
+know of one: its ``ttl.*`` setting, its budget pool, its statuses, and its behaviour as hooks. Each
+upstream slice declares its kinds in its own ``kinds.py`` (:mod:`syncd.crossref.kinds`,
+:mod:`syncd.zenodo.kinds`, :mod:`syncd.doiorg.kinds`); the composition root :mod:`syncd.registry` is
+the one table of them. The core (road, policy, refresh, sync, transfer, cli) reads a kind's hooks
+and never names a kind.
 
-=================== =============== ================ ======================================
-kind                ttl setting     pool             statuses
-=================== =============== ================ ======================================
-``crossref_work``   crossref_work   crossref_single  ok, not_found
-``crossref_search`` search          crossref_list    ok, not_found
-``crossref_journal`` entity         crossref_single  ok, not_found
-``crossref_funder`` entity          crossref_single  ok, not_found
-``crossref_member`` entity          crossref_single  ok, not_found
-``crossref_prefix`` entity          crossref_single  ok, not_found
-``doi_ra``          entity          doi              ok, not_found
-``zenodo_record``   zenodo_record   zenodo_general   ok, not_found, gone, restricted
-``zenodo_search``   search          zenodo_search    ok, not_found
-``zenodo_versions`` search          zenodo_general   ok, not_found
-``zenodo_vocab``    entity          zenodo_general   ok, not_found
-``zenodo_entity``   entity          zenodo_general   ok, not_found
-``zenodo_container`` zenodo_record  zenodo_general   ok, not_found
-``zenodo_funder``   entity          zenodo_general   ok, not_found
-``zenodo_award``    entity          zenodo_general   ok, not_found
-=================== =============== ================ ======================================
+The hooks (every one optional; a kind supplies what it has):
 
-``zenodo_funder`` and ``zenodo_award`` hold one entry of Zenodo's funders / awards vocabulary each
-(key: the ROR id / the award id ``<ror>::<number>``; ``doi``: its Funder DOI / award DOI), learnt from
-``GET /api/funders/{ror}``, ``/api/awards/{id}`` or any stored vocabulary page, so a Funder DOI or an
-award DOI resolves from the store.
+=================== ================================================================================
+``rules``           store-side rules (:class:`~syncd.store.rules.StoreRules`): hollow-body guard,
+                    shrink check, change summary, arrival summary, content-hash projection, the
+                    stored document, search band, bulk import
+``refetch``         ask upstream again for a stored entry and store the answer (revalidation, sweep)
+``load``            the content to store for one exported item of the kind (``syncd cache import``;
+                    without it, the line is stored as exported: :meth:`Kind.load_line`)
+``arrived``         what the store learns after an item of the kind was stored (a concept's latest)
+=================== ================================================================================
+
+A kind's stored content is built with :meth:`Kind.content`, which puts the kind's rules on it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from syncd.config import PoolName
+from syncd.errors import MalformedResponse
+from syncd.store.content import content_hash
+from syncd.store.repo import EntryContent, Store, StoredEntry
+from syncd.store.rules import PLAIN, StoreRules
+from syncd.upstream.http import Deadline
 
-__all__ = [
-    "ALL_STATUSES",
-    "CROSSREF_FUNDER",
-    "CROSSREF_JOURNAL",
-    "CROSSREF_MEMBER",
-    "CROSSREF_PREFIX",
-    "CROSSREF_SEARCH",
-    "CROSSREF_WORK",
-    "DOI_RA",
-    "KINDS",
-    "RECORD_KINDS",
-    "ZENODO_AWARD",
-    "ZENODO_CONTAINER",
-    "ZENODO_ENTITY",
-    "ZENODO_FUNDER",
-    "ZENODO_PREVIEW",
-    "ZENODO_RECORD",
-    "ZENODO_SEARCH",
-    "ZENODO_VERSIONS",
-    "ZENODO_VOCAB",
-    "Kind",
-    "TtlSetting",
-    "kind_of",
-]
+__all__ = ["ALL_STATUSES", "MISS_STATUSES", "Arrived", "Kind", "Load", "Refetch", "TtlSetting"]
 
 TtlSetting = Literal["crossref_work", "zenodo_record", "search", "entity"]
 """Name of the ``ttl.*`` setting that gives an ``ok`` entry its lifetime."""
@@ -69,73 +43,66 @@ TtlSetting = Literal["crossref_work", "zenodo_record", "search", "entity"]
 ALL_STATUSES = ("ok", "not_found", "gone", "restricted")
 """Every status an entry can be stored with (``ok`` carries a body; the others are misses)."""
 
-_MISS = ("ok", "not_found")
+MISS_STATUSES = ("ok", "not_found")
+"""The statuses of a kind that knows no tombstone or restriction."""
+
+Refetch = Callable[[Any, StoredEntry, Deadline], StoredEntry]
+"""``(services, entry, deadline) -> stored entry``: ask upstream again for ``entry`` and store the
+answer. ``services`` is the process's :class:`syncd.services.Services`.
+
+Raises :class:`~syncd.errors.UpstreamError` or :class:`~syncd.errors.BudgetExhausted` when upstream
+could not be used (nothing written)."""
+
+Load = Callable[[dict[str, Any], "str | None"], EntryContent]
+"""``(exported line, body as JSON text) -> content``: one ``syncd cache export`` line of the kind.
+
+Raises :class:`~syncd.errors.MalformedResponse` when the line cannot be stored."""
+
+Arrived = Callable[[Store, dict[str, Any], float], None]
+"""``(store, exported line, when)``: what the store learns after an exported line was stored."""
 
 
 @dataclass(frozen=True)
 class Kind:
-    """One stored kind: ``name``, its ``ttl.*`` setting, its budget ``pool`` and possible ``statuses``."""
+    """One stored kind: ``name``, ``ttl.*`` setting, budget ``pool``, ``statuses`` and its hooks."""
 
     name: str
     ttl: TtlSetting
     pool: PoolName
-    statuses: tuple[str, ...] = _MISS
+    statuses: tuple[str, ...] = MISS_STATUSES
+    rules: StoreRules = PLAIN
+    refetch: Refetch | None = None
+    load: Load | None = None
+    arrived: Arrived | None = None
 
     @property
     def on_demand(self) -> bool:
         """Search and version pages: fetched again when asked, never by the background sweep."""
         return self.ttl == "search"
 
+    def content(
+        self, key: str, status: str, body: str | None, content_hash: str | None, **fields: Any
+    ) -> EntryContent:
+        """The :class:`~syncd.store.repo.EntryContent` of this kind (its rules on it) to store.
 
-CROSSREF_WORK = "crossref_work"
-CROSSREF_SEARCH = "crossref_search"
-CROSSREF_JOURNAL = "crossref_journal"
-CROSSREF_FUNDER = "crossref_funder"
-CROSSREF_MEMBER = "crossref_member"
-CROSSREF_PREFIX = "crossref_prefix"
-DOI_RA = "doi_ra"
-ZENODO_RECORD = "zenodo_record"
-ZENODO_SEARCH = "zenodo_search"
-ZENODO_VERSIONS = "zenodo_versions"
-ZENODO_VOCAB = "zenodo_vocab"
-ZENODO_ENTITY = "zenodo_entity"
-ZENODO_CONTAINER = "zenodo_container"
-ZENODO_FUNDER = "zenodo_funder"
-ZENODO_AWARD = "zenodo_award"
-ZENODO_PREVIEW = "zenodo_preview"
-"""Blob kind of kept file previews (``blobs`` table; not an entry kind)."""
+        ``fields``: the other :class:`~syncd.store.repo.EntryContent` fields (``doi``, ``title``,
+        ``search_text``, ``etag``, ...).
+        """
+        return EntryContent(self.name, key, status, body, content_hash, rules=self.rules, **fields)
 
-KINDS: dict[str, Kind] = {
-    k.name: k
-    for k in (
-        Kind(CROSSREF_WORK, "crossref_work", "crossref_single"),
-        Kind(CROSSREF_SEARCH, "search", "crossref_list"),
-        Kind(CROSSREF_JOURNAL, "entity", "crossref_single"),
-        Kind(CROSSREF_FUNDER, "entity", "crossref_single"),
-        Kind(CROSSREF_MEMBER, "entity", "crossref_single"),
-        Kind(CROSSREF_PREFIX, "entity", "crossref_single"),
-        Kind(DOI_RA, "entity", "doi"),
-        Kind(ZENODO_RECORD, "zenodo_record", "zenodo_general", ALL_STATUSES),
-        Kind(ZENODO_SEARCH, "search", "zenodo_search"),
-        Kind(ZENODO_VERSIONS, "search", "zenodo_general"),
-        Kind(ZENODO_VOCAB, "entity", "zenodo_general"),
-        Kind(ZENODO_ENTITY, "entity", "zenodo_general"),
-        Kind(ZENODO_CONTAINER, "zenodo_record", "zenodo_general"),
-        Kind(ZENODO_FUNDER, "entity", "zenodo_general"),
-        Kind(ZENODO_AWARD, "entity", "zenodo_general"),
-    )
-}
-"""The 15 stored entry kinds by name."""
+    def load_line(self, rec: dict[str, Any], raw: str | None) -> EntryContent:
+        """The content to store for the exported line ``rec`` of this kind (``raw``: its body as JSON text).
 
+        Through the kind's ``load`` hook; without one, the entry is stored as exported (key, status,
+        body, title), its hash taken over the body text.
 
-RECORD_KINDS: dict[str, str] = {"crossref": CROSSREF_WORK, "zenodo": ZENODO_RECORD}
-"""The kind holding each upstream's records (Crossref works, Zenodo records), by upstream name."""
-
-
-def kind_of(name: str) -> Kind:
-    """The :class:`Kind` called ``name``.
-
-    Raises:
-        KeyError: ``name`` is not a stored kind.
-    """
-    return KINDS[name]
+        Raises:
+            MalformedResponse: the line cannot be stored (no key; what the hook refuses).
+        """
+        if self.load is not None:
+            return self.load(rec, raw)
+        key = str(rec.get("key", ""))
+        if not key:
+            raise MalformedResponse(f"{self.name} entry without a key")
+        status = str(rec.get("status", "ok"))
+        return self.content(key, status, raw, content_hash(raw) if raw else None, title=rec.get("title"))

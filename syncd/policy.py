@@ -4,7 +4,8 @@ Like requests-cache's ``CacheActions``, this module does no I/O: the lookups ask
 (through :class:`syncd.cache.Runner`) and act on it. Inputs are plain values so every rule is tested
 without a database or a network. The rules:
 
-* the lifetime of an entry per kind and status (:func:`ttl_s`, :func:`ttls`; table in :mod:`syncd.kinds`);
+* the lifetime of an entry per kind and status (:func:`ttl_s`, :func:`ttls`; each kind's ``ttl`` setting
+  in its :class:`~syncd.kinds.Kind`);
 * serve / revalidate / serve-stale / fetch / error (:func:`decide`), where a held copy that must be
   refetched whatever its age (a partial work, a ``cursor=*`` page past :data:`CURSOR_LIFETIME_S`)
   counts as forced;
@@ -32,12 +33,13 @@ from __future__ import annotations
 
 import enum
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from syncd.config import TtlSettings
 from syncd.errors import BudgetExhausted, UpstreamError, UpstreamOffline, UpstreamRateLimited, UpstreamTimeout
-from syncd.kinds import KINDS
+from syncd.kinds import Kind
 from syncd.store.repo import StoredEntry
 
 __all__ = [
@@ -87,15 +89,12 @@ CURSOR_LIFETIME_S = 240.0
 # lifetimes
 
 
-def ttl_s(ttl: TtlSettings, kind: str, status: str) -> float:
-    """Lifetime (s) of an entry: ``ok`` its kind's ``ttl.*``, ``gone`` ``ttl.deleted``, else ``ttl.miss``.
+def ttl_s(ttl: TtlSettings, kind: Kind, status: str) -> float:
+    """Lifetime (s) of an entry of ``kind``: ``ok`` its ``ttl.*``, ``gone`` ``ttl.deleted``, else ``ttl.miss``.
 
     A deleted record (``gone``) is rechecked rarely; the other misses hourly by default.
-
-    Raises:
-        KeyError: ``kind`` is not a stored kind (:data:`syncd.kinds.KINDS`).
     """
-    setting = KINDS[kind].ttl
+    setting = kind.ttl
     if status == "gone":
         return ttl.deleted
     if status != "ok":
@@ -103,16 +102,18 @@ def ttl_s(ttl: TtlSettings, kind: str, status: str) -> float:
     return float(getattr(ttl, setting))
 
 
-def ttls(ttl: TtlSettings, *, background: bool = False) -> dict[tuple[str, str], float]:
-    """Lifetime per ``(kind, status)`` for every stored kind and each status it can have.
+def ttls(
+    ttl: TtlSettings, kinds: Iterable[Kind], *, background: bool = False
+) -> dict[tuple[str, str], float]:
+    """Lifetime per ``(kind name, status)`` for each of ``kinds`` and each status it can have.
 
     With ``background`` (the daemon's sweep), search and version pages are left out: they are
     fetched again when someone asks, so background revalidation never spends the tight search
     budgets (Crossref list pool 3/s, Zenodo search ~30/min) on pages nobody reads.
     """
     return {
-        (kind.name, status): ttl_s(ttl, kind.name, status)
-        for kind in KINDS.values()
+        (kind.name, status): ttl_s(ttl, kind, status)
+        for kind in kinds
         if not (background and kind.on_demand)
         for status in kind.statuses
     }

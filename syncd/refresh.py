@@ -1,7 +1,7 @@
 """Revalidation: one stored entry, or a sweep of stale entries (oldest ``validated_at`` first) in budget.
 
-Used by the daemon's scheduled job and by ``syncd cache refresh``. :data:`REFETCH` says, per stored
-kind, which lookup asks upstream again. Stale Crossref works that carry an ``indexed`` stamp are
+Used by the daemon's scheduled job and by ``syncd cache refresh``. Each stored kind's ``refetch`` hook
+(:class:`syncd.kinds.Kind`, from :data:`syncd.registry.KINDS`) asks upstream again. Stale Crossref works that carry an ``indexed`` stamp are
 confirmed in groups through one list request each (:mod:`syncd.batch`) when there are at least
 :data:`BATCH_MIN` of them; everything else is revalidated one by one.
 """
@@ -25,34 +25,14 @@ from syncd.errors import (
     UpstreamRejected,
     UpstreamUnavailable,
 )
-from syncd.kinds import (
-    CROSSREF_FUNDER,
-    CROSSREF_JOURNAL,
-    CROSSREF_MEMBER,
-    CROSSREF_PREFIX,
-    CROSSREF_SEARCH,
-    CROSSREF_WORK,
-    DOI_RA,
-    KINDS,
-    ZENODO_AWARD,
-    ZENODO_CONTAINER,
-    ZENODO_ENTITY,
-    ZENODO_FUNDER,
-    ZENODO_RECORD,
-    ZENODO_SEARCH,
-    ZENODO_VERSIONS,
-    ZENODO_VOCAB,
-)
-from syncd.lookups import crossref, zenodo
-from syncd.normalize.doi import ParsedDOI
 from syncd.policy import Outcome, Result, Tally
+from syncd.registry import KINDS
 from syncd.services import Services
 from syncd.store.repo import StoredEntry
 from syncd.upstream.http import Deadline
 
 __all__ = [
     "BATCH_MIN",
-    "REFETCH",
     "STOP_REASONS",
     "SweepReport",
     "revalidate",
@@ -62,71 +42,15 @@ __all__ = [
 
 log = logging.getLogger("syncd.refresh")
 
-Refetch = Callable[[Services, StoredEntry, Deadline], StoredEntry]
-
-
-def _work(svc: Services, entry: StoredEntry, deadline: Deadline) -> StoredEntry:
-    doi = ParsedDOI(doi=entry.doi or entry.key, key=entry.key, input_form="bare")
-    return crossref.fetch_work(svc.upstreams.crossref, svc.store, doi, entry, deadline)
-
-
-def _entity(svc: Services, entry: StoredEntry, deadline: Deadline) -> StoredEntry:
-    return crossref.fetch_entity(svc.upstreams.crossref, svc.store, entry.kind, entry.key, deadline)
-
-
-def _list(svc: Services, entry: StoredEntry, deadline: Deadline) -> StoredEntry:
-    return crossref.refetch_list(svc.upstreams.crossref, svc.store, entry, deadline)
-
-
-def _ra(svc: Services, entry: StoredEntry, deadline: Deadline) -> StoredEntry:
-    return crossref.fetch_ra(svc.upstreams.doi, svc.store, entry.key, deadline)
-
-
-def _record(svc: Services, entry: StoredEntry, deadline: Deadline) -> StoredEntry:
-    return zenodo.refetch_record(
-        svc.upstreams.zenodo,
-        svc.store,
-        entry,
-        deadline,
-        unconditional_every=svc.settings.zenodo.unconditional_every,
-    )
-
-
-def _page(svc: Services, entry: StoredEntry, deadline: Deadline) -> StoredEntry:
-    return zenodo.refetch_page(svc.upstreams.zenodo, svc.store, entry, deadline)
-
-
-def _term(svc: Services, entry: StoredEntry, deadline: Deadline) -> StoredEntry:
-    return zenodo.fetch_term(svc.upstreams.zenodo, svc.store, entry.kind, entry.key, deadline)
-
-
-REFETCH: dict[str, Refetch] = {
-    CROSSREF_WORK: _work,
-    CROSSREF_SEARCH: _list,
-    CROSSREF_JOURNAL: _entity,
-    CROSSREF_FUNDER: _entity,
-    CROSSREF_MEMBER: _entity,
-    CROSSREF_PREFIX: _entity,
-    DOI_RA: _ra,
-    ZENODO_RECORD: _record,
-    ZENODO_SEARCH: _page,
-    ZENODO_VERSIONS: _page,
-    ZENODO_VOCAB: _page,
-    ZENODO_ENTITY: _page,
-    ZENODO_CONTAINER: _page,
-    ZENODO_FUNDER: _term,
-    ZENODO_AWARD: _term,
-}
-"""Per stored kind: how to ask upstream again for a stored entry and store the answer."""
-
 
 def revalidate(svc: Services, entry: StoredEntry, deadline: Deadline | None = None) -> Outcome:
-    """Revalidate one stored entry against upstream now (through its kind's :data:`REFETCH`).
+    """Revalidate one stored entry against upstream now (through its kind's ``refetch`` hook).
 
     A failure is recorded beside the entry and never touches its body.
     """
     deadline = deadline or Deadline(max(svc.settings.deadline_s, 10.0))
-    refetch = REFETCH.get(entry.kind)
+    kind = KINDS.get(entry.kind)
+    refetch = kind.refetch if kind is not None else None
     if refetch is None:
         return policy.failed("unsupported_kind")
     try:
@@ -277,7 +201,7 @@ def sweep(
     if entries is not None:
         todo = list(entries)
     else:
-        todo = svc.store.stale(policy.ttls(svc.settings.ttl, background=True), now, limit)
+        todo = svc.store.stale(policy.ttls(svc.settings.ttl, KINDS.values(), background=True), now, limit)
     batchable = [e for e in todo if eligible(e)]
     if len(batchable) >= BATCH_MIN:
         batch = revalidate_crossref(svc, batchable, on_entry=on_entry)
@@ -313,7 +237,7 @@ def sweep(
 def stops(budget: Budget, kind: str, reason: str | None) -> bool:
     """Whether a failed revalidation of a ``kind`` entry ends the sweep: a 429, or the kind's pool is offline.
 
-    The pool is the kind's own (:data:`syncd.kinds.KINDS`): a journal consults ``crossref_single``,
+    The pool is the kind's own (:data:`syncd.registry.KINDS`): a journal consults ``crossref_single``,
     a ``doi_ra`` entry ``doi``, a Zenodo search page ``zenodo_search``.
     """
     if reason == "rate_limited":

@@ -39,8 +39,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from syncd.batch import filter_safe
+from syncd.crossref.names import CROSSREF_WORK
 from syncd.errors import BudgetExhausted, InvalidInput, MalformedResponse, NotFound, SyncdError, UpstreamError
-from syncd.kinds import CROSSREF_WORK, ZENODO_RECORD
 from syncd.lookups.crossref import fetch_work, work_content
 from syncd.lookups.zenodo import get_record, record_content, supersede_older
 from syncd.normalize import zenodo as zenodo_norm
@@ -58,6 +58,7 @@ from syncd.store.watches import (
     walked_elsewhere,
 )
 from syncd.upstream.http import Deadline
+from syncd.zenodo.names import ZENODO_RECORD
 
 __all__ = [
     "ZENODO_FLOOR",

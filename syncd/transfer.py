@@ -49,16 +49,13 @@ from typing import IO, Any, NamedTuple
 import msgspec
 
 from syncd.errors import InvalidInput, MalformedResponse
-from syncd.kinds import CROSSREF_WORK, KINDS, ZENODO_RECORD
-from syncd.lookups.crossref import work_content
-from syncd.lookups.zenodo import record_content
+from syncd.lookups.crossref import WORK, work_content
 from syncd.normalize import crossref as crossref_norm
-from syncd.normalize import zenodo as zenodo_norm
 from syncd.normalize.doi import parse_doi
 from syncd.policy import iso
-from syncd.store import guard
+from syncd.registry import KINDS
 from syncd.store.bulk import BulkItem, Held, put_many
-from syncd.store.content import ExactDecoder, content_hash, content_hash_exact, volatile_json
+from syncd.store.content import ExactDecoder, content_hash_exact, volatile_json
 from syncd.store.maintenance import iter_entries
 from syncd.store.repo import EntryContent, Store, StoredEntry
 
@@ -277,47 +274,21 @@ def _import_crossref_work(
 
 
 def _import_syncd(store: Store, rec: dict[str, Any], report: ImportReport) -> None:
-    kind, status, body = rec.get("kind"), rec.get("status", "ok"), rec.get("body")
+    """Store one ``syncd cache export`` line through its kind's ``load`` and ``arrived`` hooks."""
+    name, body = rec.get("kind"), rec.get("body")
+    kind = KINDS.get(name) if isinstance(name, str) else None
+    if kind is None:
+        raise MalformedResponse(f"unknown kind {name!r}")
     when = _parse_ts(rec.get("validated_at")) or time.time()
     raw = json.dumps(body, ensure_ascii=False) if isinstance(body, dict | list) else body
-    if kind == CROSSREF_WORK:
-        if status == "ok":
-            message = body.get("message") if isinstance(body, dict) and "message" in body else body
-            if not isinstance(message, dict):
-                raise MalformedResponse("crossref work without a message")
-            content = work_content(parse_doi(str(message.get("DOI", rec.get("key", "")))).key, message, raw)
-        else:
-            key = parse_doi(str(rec.get("key", ""))).key
-            content = EntryContent(CROSSREF_WORK, key, status, None, None, doi=key)
-    elif kind == ZENODO_RECORD:
-        if status == "ok":
-            if not isinstance(body, dict):
-                raise MalformedResponse("zenodo record without a body")
-            content = record_content(body, raw, rec.get("etag"), rec.get("last_modified"))
-        else:
-            key = str(rec.get("key", ""))
-            if not key.isdigit():
-                raise MalformedResponse(f"bad Zenodo record id {key!r}")
-            content = EntryContent(ZENODO_RECORD, key, status, raw if status == "gone" else None,
-                                   content_hash(raw) if raw and status == "gone" else None)  # fmt: skip
-    elif isinstance(kind, str) and kind in KINDS:  # pages, entities, RA lookups: stored as exported
-        key = str(rec.get("key", ""))
-        if not key:
-            raise MalformedResponse(f"{kind} entry without a key")
-        content = EntryContent(
-            kind, key, str(status), raw, content_hash(raw) if raw else None, title=rec.get("title")
-        )
-    else:
-        raise MalformedResponse(f"unknown kind {kind!r}")
+    content = kind.load_line(rec, raw)
 
     def newer(existing: StoredEntry) -> bool:
         return existing.validated_at <= when  # equal: the same export again (counted unchanged)
 
     _put(store, content, when, report, newer)
-    if kind == ZENODO_RECORD and status == "ok" and isinstance(body, dict):
-        keys = zenodo_norm.record_keys(body)
-        if keys.concept_recid and keys.is_latest:
-            store.set_concept(keys.concept_recid, keys.recid, now=when)
+    if kind.arrived is not None:
+        kind.arrived(store, rec, when)
 
 
 _ITEM_ERRORS = (InvalidInput, MalformedResponse, ValueError, KeyError, TypeError, AttributeError)
@@ -378,8 +349,8 @@ Prepared = BulkItem | _Slow | _Bad
 
 
 def _lacking(message: dict[str, Any]) -> bool:
-    """Whether ``message`` lacks a key every real work carries (:data:`syncd.store.guard.REQUIRED`)."""
-    for path in guard.REQUIRED[CROSSREF_WORK]:
+    """Whether ``message`` lacks a key every real work carries (the work kind's ``rules.required``)."""
+    for path in WORK.rules.required:
         value: Any = message
         for part in path:
             value = value.get(part) if isinstance(value, dict) else None
@@ -408,8 +379,7 @@ def _prepare_work(
         when = min(((ts / 1000.0) if isinstance(ts, int | float) else None) or now, now)
         title, search_text = crossref_norm.work_search_fields(message)
         volatile = sum(isinstance(message.get(k), float) for k in crossref_norm.VOLATILE_FIELDS)  # "score"
-        content = EntryContent(
-            kind=CROSSREF_WORK,
+        content = WORK.content(
             key=key,
             status="ok",
             body=None if stored is not None else body,

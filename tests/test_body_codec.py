@@ -18,8 +18,8 @@ from alembic.config import Config
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, select, text
 
+from syncd.crossref.names import CROSSREF_SEARCH, CROSSREF_WORK
 from syncd.dbcopy import copy_store
-from syncd.kinds import CROSSREF_SEARCH, CROSSREF_WORK, ZENODO_RECORD
 from syncd.lookups.crossref import work_content
 from syncd.lookups.zenodo import record_content
 from syncd.normalize import crossref as crossref_norm
@@ -30,6 +30,7 @@ from syncd.store.engine import current_revision, head_revision, make_engine, upg
 from syncd.store.maintenance import compress_bodies, vacuum, verify
 from syncd.store.models import BodyDictionary, Entry, PreviousBody
 from syncd.store.repo import EntryContent, Store
+from syncd.zenodo.names import ZENODO_RECORD
 from tests.corpus_path import CORPUS
 
 pytestmark = pytest.mark.both_backends

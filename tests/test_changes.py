@@ -24,11 +24,13 @@ from syncd.config import Settings
 from syncd.daemon import _alerts_pass, _sweep_pass
 from syncd.lookups.crossref import work_content
 from syncd.lookups.zenodo import record_content
-from syncd.normalize.changes import Side, describe, new_version, since_epoch, since_stored_notice, summarize
+from syncd.normalize.changes import describe, new_version, since_epoch, since_stored_notice
+from syncd.registry import KINDS
 from syncd.services import Services
 from syncd.store.changes import changes_of_entry, latest_change_id, list_changes, prune_changes
 from syncd.store.models import Entry
 from syncd.store.repo import EntryContent, Store
+from syncd.store.rules import ChangeSummary, Side
 from syncd.store.watches import add_watch
 from tests.conftest import corpus_json, make_settings
 from tests.fakeupstream import FakeUpstream
@@ -45,6 +47,12 @@ TITLE = (
     "multinational registry analysis"
 )
 DAY = 86_400.0
+
+
+def summarize(kind: str, old: Side, new: Side) -> ChangeSummary | None:
+    """The change summary the store records for ``kind`` (its rules' ``summarize``; None when it has none)."""
+    rule = KINDS[kind].rules.summarize
+    return rule(old, new) if rule is not None else None
 
 
 def lancet_bodies() -> tuple[dict[str, Any], dict[str, Any]]:

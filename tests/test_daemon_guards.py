@@ -22,9 +22,9 @@ import pytest
 import uvicorn
 
 from syncd.config import Settings
+from syncd.crossref.names import CROSSREF_WORK
 from syncd.daemon import FileWatch, _sweep_pass, web_config
 from syncd.errors import StoreError
-from syncd.kinds import CROSSREF_WORK
 from syncd.services import Services
 from syncd.store.repo import EntryContent, Store
 

@@ -16,15 +16,18 @@ import httpx
 import pytest
 from freezegun import freeze_time
 
+from syncd.crossref.rules import WORK_RULES
+from syncd.zenodo.rules import RECORD_RULES
 from syncd.config import Settings
+from syncd.crossref.names import CROSSREF_WORK
 from syncd.errors import MalformedResponse
-from syncd.kinds import CROSSREF_WORK, ZENODO_RECORD
 from syncd.lookups import crossref, zenodo
 from syncd.normalize.doi import parse_doi
 from syncd.normalize.zenodo_id import parse_record_ref
 from syncd.services import Services
 from syncd.store import guard
 from syncd.store.repo import EntryContent, Store
+from syncd.zenodo.names import ZENODO_RECORD
 from tests.corpus_path import CORPUS
 
 DOI = "10.1038/srep16696"
@@ -89,12 +92,10 @@ def test_the_required_keys_come_from_the_corpus() -> None:
         if not p.name.endswith("headers.json")
     ]
     assert len(works) >= 70 and len(records) >= 20
-    assert [p.name for p in works if guard.missing(CROSSREF_WORK, "ok", p.read_text(encoding="utf-8"))] == []
-    assert [
-        p.name for p in records if guard.missing(ZENODO_RECORD, "ok", p.read_text(encoding="utf-8"))
-    ] == []
-    assert guard.missing(CROSSREF_WORK, "ok", HOLLOW_WORK) == ["type"]
-    assert guard.missing(ZENODO_RECORD, "ok", HOLLOW_RECORD) == ["metadata.title"]
+    assert [p.name for p in works if guard.missing(WORK_RULES, "ok", p.read_text(encoding="utf-8"))] == []
+    assert [p.name for p in records if guard.missing(RECORD_RULES, "ok", p.read_text(encoding="utf-8"))] == []
+    assert guard.missing(WORK_RULES, "ok", HOLLOW_WORK) == ["type"]
+    assert guard.missing(RECORD_RULES, "ok", HOLLOW_RECORD) == ["metadata.title"]
 
 
 def test_a_hollow_work_never_replaces_the_stored_one(svc: Services, answers: Answers) -> None:
@@ -163,7 +164,7 @@ def test_replaced_bodies_are_kept_for_the_retention_period(tmp_path: Path) -> No
         bodies = [WORK_BODY, WORK_BODY.replace("Single-molecule", "Single molecule")]
         for i, body in enumerate(bodies):
             entry, changed = store.put_content(
-                EntryContent(CROSSREF_WORK, DOI, "ok", body, f"h{i}"), now=1000.0 + i
+                EntryContent(CROSSREF_WORK, DOI, "ok", body, f"h{i}", rules=WORK_RULES), now=1000.0 + i
             )
             assert changed
         assert [k["body"] for k in store.previous_bodies(entry.id)] == [WORK_BODY]

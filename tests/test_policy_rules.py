@@ -13,9 +13,10 @@ import pytest
 
 from syncd import policy
 from syncd.config import TtlSettings
-from syncd.kinds import ALL_STATUSES, KINDS
+from syncd.kinds import ALL_STATUSES
 from syncd.policy import Action, Decision, EntryFacts, Outcome, Result, Tally, UpstreamFacts
-from syncd.refresh import REFETCH, stops
+from syncd.refresh import stops
+from syncd.registry import KINDS
 from syncd.store.repo import StoredEntry
 
 NOW = 1_800_000_000.0
@@ -60,7 +61,7 @@ def test_the_kinds_table_lists_the_15_stored_kinds_with_their_pools() -> None:
 
 def test_every_kind_has_a_refetch_and_every_refetch_a_kind() -> None:
     """The sweep can revalidate every stored kind; refresh's table names no kind the table lacks."""
-    assert set(REFETCH) == set(KINDS)
+    assert all(kind.refetch is not None for kind in KINDS.values())
 
 
 class _Breakers:
@@ -106,13 +107,13 @@ def test_the_sweep_consults_the_breaker_of_the_kinds_own_pool(kind: str) -> None
 )
 def test_ttl_per_kind_and_status(kind: str, status: str, expected: float) -> None:
     """An ``ok`` entry lives its kind's ``ttl.*`` setting; any miss lives ``ttl.miss``."""
-    assert policy.ttl_s(TTL, kind, status) == expected
+    assert policy.ttl_s(TTL, KINDS[kind], status) == expected
 
 
 def test_background_ttls_leave_out_on_demand_pages_and_cover_every_status() -> None:
     """The sweep's lifetimes cover each kind's statuses, without search and version pages."""
-    every = policy.ttls(TTL)
-    background = policy.ttls(TTL, background=True)
+    every = policy.ttls(TTL, KINDS.values())
+    background = policy.ttls(TTL, KINDS.values(), background=True)
     assert ("zenodo_record", "gone") in every and ("crossref_work", "gone") not in every
     assert {k for k, _ in every} == set(KINDS)
     assert {k for k, _ in background} == set(KINDS) - {"crossref_search", "zenodo_search", "zenodo_versions"}

@@ -17,14 +17,16 @@ import pytest
 from freezegun import freeze_time
 
 from syncd.config import Settings
+from syncd.crossref.names import CROSSREF_JOURNAL, CROSSREF_WORK
+from syncd.doiorg.names import DOI_RA
 from syncd.errors import NotFound, UpstreamRateLimited
-from syncd.kinds import CROSSREF_JOURNAL, CROSSREF_WORK, DOI_RA, ZENODO_RECORD
 from syncd.lookups import crossref, zenodo
 from syncd.normalize.doi import parse_doi
 from syncd.normalize.zenodo_id import parse_record_ref
 from syncd.refresh import revalidate
 from syncd.services import Services
 from syncd.store.repo import Store
+from syncd.zenodo.names import ZENODO_RECORD
 from tests.corpus_path import CORPUS
 
 CROSSREF = "api.crossref.test"

@@ -19,7 +19,7 @@ from alembic.config import Config
 from mcp import Client
 from sqlalchemy import Connection, text
 
-from syncd.kinds import CROSSREF_WORK, ZENODO_RECORD
+from syncd.crossref.names import CROSSREF_WORK
 from syncd.lookups.crossref import work_content
 from syncd.lookups.zenodo import record_content
 from syncd.services import Services
@@ -27,6 +27,7 @@ from syncd.store import search
 from syncd.store.engine import make_engine, upgrade_to_head
 from syncd.store.repo import SEARCH_COUNT_CAP, EntryContent, Store
 from syncd.tools.server import build_server
+from syncd.zenodo.names import ZENODO_RECORD
 from tests.corpus_path import CORPUS
 from tests.fakeupstream import FakeUpstream
 
@@ -186,8 +187,8 @@ def test_a_replaced_body_is_found_by_its_new_text_only(tmp_path: Path) -> None:
             rowids = [r[0] for r in conn.execute(text("SELECT rowid FROM entries_fts ORDER BY rowid"))]
             assert rowids == sorted(
                 [
-                    search.index_rowid(CROSSREF_WORK, "ok", stored.id),
-                    search.index_rowid(ZENODO_RECORD, "gone", rec.id),
+                    search.index_rowid(1, "ok", stored.id),
+                    search.index_rowid(2, "gone", rec.id),
                 ]
             )
             conn.execute(text("INSERT INTO entries_fts(entries_fts, rank) VALUES ('integrity-check', 1)"))
@@ -236,7 +237,9 @@ def test_the_migration_converts_an_existing_store(tmp_path: Path) -> None:
         with store.read() as conn:
             new = [r[0] for r in conn.execute(text("SELECT rowid FROM entries_fts ORDER BY rowid"))]
             conn.execute(text("INSERT INTO entries_fts(entries_fts, rank) VALUES ('integrity-check', 1)"))
-        assert new == sorted(search.index_rowid(k, s, i) for i, k, _, s, _, _ in rows)
+            codes = search.kind_codes(conn)
+        assert codes == {CROSSREF_WORK: 1, ZENODO_RECORD: 2}  # as migration 0006 banded them
+        assert new == sorted(search.index_rowid(codes.get(k, 0), s, i) for i, k, _, s, _, _ in rows)
         page, total = store.search_page(["echidna"], CROSSREF_WORK)
         assert ([e.key for e in page], total) == (["10.5555/a"], 1)
         assert [e.key for e in store.search("echidna", kind=ZENODO_RECORD)] == ["5"]
@@ -284,8 +287,12 @@ def test_ranking_above_the_bound_takes_the_newest_matches(
                 )
         with store.read() as conn:
             match = '"kea"'
-            full = search.ranked_ids_sqlite(conn, match, CROSSREF_WORK, True, 0, 200, bounded=False)
-            bounded = search.ranked_ids_sqlite(conn, match, CROSSREF_WORK, True, 0, 20, bounded=True)
+            full = search.ranked_ids_sqlite(
+                conn, match, search.kind_codes(conn)[CROSSREF_WORK], True, 0, 200, bounded=False
+            )
+            bounded = search.ranked_ids_sqlite(
+                conn, match, search.kind_codes(conn)[CROSSREF_WORK], True, 0, 20, bounded=True
+            )
         old = store.get(CROSSREF_WORK, "10.5555/old")
         assert old is not None and full[0] == old.id and len(full) == 120
         newest = set(sorted(full)[-50:])

@@ -11,6 +11,7 @@ from sqlalchemy import text
 from syncd import policy
 from syncd.config import Settings
 from syncd.lookups.crossref import work_content
+from syncd.registry import KINDS
 from syncd.store.engine import current_revision, head_revision, make_engine, upgrade_to_head
 from syncd.store.repo import EntryContent, Store
 from syncd.store.search import entry_id
@@ -140,10 +141,10 @@ def test_volatile_counters_refreshed_in_place(store: Store) -> None:
 
 def test_background_sweep_skips_search_pages(settings: Settings) -> None:
     """The daemon's sweep never revalidates stored search pages; works and entities it does."""
-    kinds = {kind for kind, _ in policy.ttls(settings.ttl, background=True)}
+    kinds = {kind for kind, _ in policy.ttls(settings.ttl, KINDS.values(), background=True)}
     assert "crossref_work" in kinds and "zenodo_record" in kinds and "crossref_journal" in kinds
     assert "crossref_search" not in kinds and "zenodo_search" not in kinds
-    assert "crossref_search" in {kind for kind, _ in policy.ttls(settings.ttl)}
+    assert "crossref_search" in {kind for kind, _ in policy.ttls(settings.ttl, KINDS.values())}
 
 
 def test_nul_characters_never_reach_the_search_columns(store: Store) -> None:

@@ -19,8 +19,8 @@ import httpx
 import pytest
 
 from syncd.config import Settings
+from syncd.crossref.names import CROSSREF_WORK
 from syncd.errors import StoreError
-from syncd.kinds import CROSSREF_WORK
 from syncd.lookups import crossref
 from syncd.normalize.doi import parse_doi
 from syncd.services import Services

@@ -14,6 +14,7 @@ from mcp import Client
 from syncd import policy
 from syncd.cli import cli
 from syncd.config import Settings
+from syncd.registry import KINDS
 from syncd.services import Services
 from syncd.store.repo import Store
 from syncd.tools.server import build_server
@@ -76,7 +77,7 @@ def test_cache_show_keeps_title_and_deleted_ids_are_rechecked_weekly(deleted: Se
     shown = json.loads(run("cache", "show", RECID, "--json").stdout)
     assert (shown["status"], shown["title"], shown["doi"]) == ("gone", TITLE, f"10.5281/zenodo.{RECID}")
     assert shown["ttl_s"] == 7 * DAY
-    ttls = policy.ttls(deleted.settings.ttl, background=True)
+    ttls = policy.ttls(deleted.settings.ttl, KINDS.values(), background=True)
     now = time.time()
     assert [e.key for e in deleted.store.stale(ttls, now + 2 * 3600, 10)] == []
     assert [e.key for e in deleted.store.stale(ttls, now + 8 * DAY, 10)] == [RECID]

@@ -37,6 +37,7 @@ from syncd.cli.common import (
     stored_entry,
 )
 from syncd.config import POOLS
+from syncd.crossref.rules import WORK_RULES
 from syncd.errors import InvalidInput, NotFound, SyncdError
 from syncd.lookups import crossref as lookups_crossref
 from syncd.lookups import zenodo as lookups_zenodo
@@ -44,6 +45,7 @@ from syncd.lookups.crossref_batch import update_flags
 from syncd.normalize.crossref import work_view
 from syncd.normalize.zenodo import record_view
 from syncd.refresh import sweep
+from syncd.registry import KINDS, STORE_RULES
 from syncd.store.content import document
 from syncd.store.maintenance import count_entries, delete_entries, list_entries, prune, vacuum, verify
 from syncd.store.watches import list_watches
@@ -70,7 +72,7 @@ def cache_stats(ctx: click.Context, as_json: bool) -> None:
         if svc.settings.check_upstreams_at_start:
             checks = [c.as_dict() for c in svc.upstreams.check(svc.settings, read_only=svc.read_only)]
         now = time.time()
-        counts = store.counts(policy.ttls(svc.settings.ttl), now)
+        counts = store.counts(policy.ttls(svc.settings.ttl, KINDS.values()), now)
         pools = pool_rows(svc.budget, now)
         data = {
             "database_size_bytes": store.size_bytes(),
@@ -163,7 +165,7 @@ def cache_get(ctx: click.Context, ident: str, kind: str, as_json: bool, refresh:
     with session(ctx) as svc:
         if which == "crossref":
             lookup = lookups_crossref.get_work(svc, parsed, force=refresh)
-            work = work_view(document(lookup.entry))
+            work = work_view(document(lookup.entry, WORK_RULES))
             view: dict[str, Any] = work.model_dump(mode="json", exclude_none=True)
             flags = update_flags(work.doi, work.updatedBy, work.updateTo)
             if flags:
@@ -235,7 +237,7 @@ def cache_ls(
             store,
             kind=kind_filter(store_kind),
             status=status,
-            stale=(policy.ttls(svc.settings.ttl), now) if stale else None,
+            stale=(policy.ttls(svc.settings.ttl, KINDS.values()), now) if stale else None,
             query=query,
             sort=sort,
             descending=desc,
@@ -302,7 +304,7 @@ def cache_refresh(
         if everything:
             entries = list_entries(store, limit=limit or None)
         elif stale_only:
-            entries = store.stale(policy.ttls(svc.settings.ttl), now, limit or 1_000_000)
+            entries = store.stale(policy.ttls(svc.settings.ttl, KINDS.values()), now, limit or 1_000_000)
         else:
             entries = []
             for ident, which, ref in parsed:
@@ -503,7 +505,7 @@ def cache_verify(ctx: click.Context, repair: bool, hashes: bool, as_json: bool) 
     """Check the store: integrity, every body decodes, orphan rows, FTS index. Exit 3 on problems."""
     with session(ctx) as svc:
         store = svc.store
-        result = verify(store, repair=repair, check_hashes=hashes)
+        result = verify(store, repair=repair, check_hashes=hashes, rules=STORE_RULES)
     data = {
         "ok": result.ok,
         "integrity": result.integrity,

@@ -7,14 +7,13 @@ import time
 import click
 
 from syncd.cli.common import emit, handle_errors, json_option, print_rows, session
-from syncd.kinds import CROSSREF_WORK, DOI_RA, ZENODO_RECORD
 from syncd.normalize.changes import since_epoch
+from syncd.registry import CHANGE_SOURCES, SERIES_DOI_PREFIXES
 from syncd.store.changes import list_changes
 from syncd.tools.changes import change_entries
 
 __all__ = ["changes"]
 
-KINDS = {"crossref": (CROSSREF_WORK,), "zenodo": (ZENODO_RECORD,), "agency": (DOI_RA,), "all": ()}
 """``--kind`` choices and the stored kinds each selects."""
 
 
@@ -27,7 +26,7 @@ KINDS = {"crossref": (CROSSREF_WORK,), "zenodo": (ZENODO_RECORD,), "agency": (DO
 )
 @click.option(
     "--kind",
-    type=click.Choice(list(KINDS)),
+    type=click.Choice(list(CHANGE_SOURCES)),
     default="all",
     show_default=True,
     help="Only Crossref works, Zenodo records or registration agencies (DOI prefixes).",
@@ -66,9 +65,10 @@ def changes(
         found = list_changes(
             svc.store,
             since=start,
-            kinds=KINDS[kind],
+            kinds=CHANGE_SOURCES[kind],
             types=wanted,
             watched_only=watched,
+            series_prefixes=SERIES_DOI_PREFIXES,
             limit=limit or 1_000_000_000,
         )
         rows = change_entries(svc.store, found)

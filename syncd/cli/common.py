@@ -19,13 +19,13 @@ from syncd import policy
 from syncd.budget import Budget
 from syncd.config import Settings, load_settings
 from syncd.errors import InvalidInput, NotFound, SyncdError
-from syncd.kinds import RECORD_KINDS
 from syncd.logsetup import setup_logging
 from syncd.lookups import crossref as lookups_crossref
 from syncd.lookups import zenodo as lookups_zenodo
 from syncd.normalize.doi import ParsedDOI, parse_doi
 from syncd.normalize.zenodo_id import RecordRef, parse_record_ref
 from syncd.policy import iso
+from syncd.registry import RECORD_KINDS, kind_of
 from syncd.services import Services
 from syncd.store.repo import Store, StoredEntry
 
@@ -141,7 +141,7 @@ def session(ctx: click.Context) -> Iterator[Services]:
 
 def entry_dict(entry: StoredEntry, settings: Settings, now: float) -> dict[str, Any]:
     """One stored entry as a JSON-ready row: key, status, validators, ages, TTL and staleness."""
-    ttl = policy.ttl_s(settings.ttl, entry.kind, entry.status)
+    ttl = policy.ttl_s(settings.ttl, kind_of(entry.kind), entry.status)
     age = max(0.0, now - entry.validated_at)
     return {
         "kind": entry.kind,

@@ -32,19 +32,22 @@ from collections.abc import Callable
 from typing import Any
 
 from syncd import policy
-from syncd.cache import Lookup
-from syncd.errors import BudgetExhausted, NotFound, UpstreamError, UpstreamUnavailable
-from syncd.kinds import (
+from syncd.cache import Lookup, local_first
+from syncd.crossref.names import (
     CROSSREF_FUNDER,
     CROSSREF_JOURNAL,
     CROSSREF_MEMBER,
     CROSSREF_PREFIX,
     CROSSREF_SEARCH,
     CROSSREF_WORK,
-    DOI_RA,
 )
+from syncd.crossref.rules import ENTITY_RULES, LIST_RULES, WORK_RULES
+from syncd.doiorg.names import DOI_RA
+from syncd.doiorg.rules import RA_RULES
+from syncd.errors import BudgetExhausted, MalformedResponse, NotFound, UpstreamError, UpstreamUnavailable
+from syncd.kinds import Kind
 from syncd.normalize import crossref as crossref_norm
-from syncd.normalize.doi import ParsedDOI, is_zenodo_doi
+from syncd.normalize.doi import ParsedDOI, is_zenodo_doi, parse_doi
 from syncd.policy import Provenance
 from syncd.services import Services
 from syncd.store.content import content_hash, volatile_json
@@ -98,6 +101,72 @@ def _strip_volatile(value: Any) -> Any:
     return value
 
 
+# --------------------------------------------------------------------------------------------------
+# the kinds of this slice (their hooks call the fetches below)
+# --------------------------------------------------------------------------------------------------
+
+
+def _refetch_work(svc: Services, entry: StoredEntry, deadline: Deadline) -> StoredEntry:
+    doi = ParsedDOI(doi=entry.doi or entry.key, key=entry.key, input_form="bare")
+    return fetch_work(svc.upstreams.crossref, svc.store, doi, entry, deadline)
+
+
+def _refetch_entity(svc: Services, entry: StoredEntry, deadline: Deadline) -> StoredEntry:
+    return fetch_entity(svc.upstreams.crossref, svc.store, entry.kind, entry.key, deadline)
+
+
+def _refetch_list(svc: Services, entry: StoredEntry, deadline: Deadline) -> StoredEntry:
+    return refetch_list(svc.upstreams.crossref, svc.store, entry, deadline)
+
+
+def _refetch_ra(svc: Services, entry: StoredEntry, deadline: Deadline) -> StoredEntry:
+    return fetch_ra(svc.upstreams.doi, svc.store, entry.key, deadline)
+
+
+def load_work(rec: dict[str, Any], raw: str | None) -> EntryContent:
+    """A ``crossref_work`` line of ``syncd cache export``: the work (envelope or bare message) or its miss.
+
+    Raises:
+        MalformedResponse: an ``ok`` line without a work message.
+        InvalidInput: the key is not a DOI.
+    """
+    status, body = str(rec.get("status", "ok")), rec.get("body")
+    if status == "ok":
+        message = body.get("message") if isinstance(body, dict) and "message" in body else body
+        if not isinstance(message, dict):
+            raise MalformedResponse("crossref work without a message")
+        return work_content(parse_doi(str(message.get("DOI", rec.get("key", "")))).key, message, raw)
+    key = parse_doi(str(rec.get("key", ""))).key
+    return WORK.content(key, status, None, None, doi=key)
+
+
+WORK = Kind(
+    CROSSREF_WORK, "crossref_work", "crossref_single", rules=WORK_RULES, refetch=_refetch_work, load=load_work
+)
+"""``crossref_work``: a work, ``GET /works/{doi}`` (``ttl.crossref_work``, pool ``crossref_single``)."""
+
+LIST = Kind(CROSSREF_SEARCH, "search", "crossref_list", rules=LIST_RULES, refetch=_refetch_list)
+"""``crossref_search``: a list page (``ttl.search``, pool ``crossref_list``; fetched again only when asked)."""
+
+ENTITY_KINDS: dict[str, Kind] = {
+    name: Kind(name, "entity", "crossref_single", rules=ENTITY_RULES[name], refetch=_refetch_entity)
+    for name in (CROSSREF_JOURNAL, CROSSREF_FUNDER, CROSSREF_MEMBER, CROSSREF_PREFIX)
+}
+"""Journals, funders, members, prefixes (``ttl.entity``, pool ``crossref_single``), by kind name."""
+
+RA = Kind(DOI_RA, "entity", "doi", rules=RA_RULES, refetch=_refetch_ra)
+"""``doi_ra``: doi.org's ``/ra/{prefix}`` answer, cached per prefix (``ttl.entity``, pool ``doi``)."""
+
+OWN_KINDS: dict[str, Kind] = {k.name: k for k in (WORK, LIST, *ENTITY_KINDS.values(), RA)}
+"""The kinds these lookups store, by name."""
+
+
+def _content(
+    kind: str, key: str, status: str, body: str | None, content_hash: str | None, **fields: Any
+) -> EntryContent:
+    return OWN_KINDS[kind].content(key, status, body, content_hash, **fields)
+
+
 def message_of(entry: StoredEntry) -> dict[str, Any]:
     """The ``message`` object of a stored Crossref entry (``{}`` for a miss or an unreadable body)."""
     try:
@@ -144,15 +213,16 @@ def get_work(
             zenodoRecordId=record_id,
         )
     held = svc.store.get(CROSSREF_WORK, doi.key)
-    plan = svc.runner.plan(CROSSREF_WORK, doi.key, held, deadline, force=force, refetch=is_partial(held))
-    with svc.runner.claim(plan) as claim:
-        answer = claim.answer
-        if answer is None:
-            try:
-                answer = claim.fetched(fetch_work(svc.upstreams.crossref, svc.store, doi, held, deadline))
-            except (UpstreamError, BudgetExhausted) as exc:
-                answer = claim.failed(exc)
-    stored, prov = answer
+    stored, prov = local_first(
+        svc.runner,
+        WORK,
+        doi.key,
+        lambda: fetch_work(svc.upstreams.crossref, svc.store, doi, held, deadline),
+        deadline=deadline,
+        held=held,
+        force=force,
+        refetch=is_partial(held),
+    )
     if stored.status != "ok":
         raise _doi_not_found(svc, doi, deadline, prov)
     if is_partial(stored) and not prov.stale:
@@ -222,7 +292,7 @@ def fetch_work(
         store.mark_validated(entry.id, etag=answer.etag, last_modified=answer.last_modified)
         return store.get_by_id(entry.id) or entry
     if answer.status != "ok" or answer.message is None:
-        content = EntryContent(CROSSREF_WORK, doi.key, "not_found", None, None, doi=doi.key)
+        content = _content(CROSSREF_WORK, doi.key, "not_found", None, None, doi=doi.key)
     else:
         content = work_content(doi.key, answer.message, answer.text, answer.etag, answer.last_modified)
     stored, changed = store.put_content(content)
@@ -245,7 +315,7 @@ def work_content(
     crossref_norm.work_view(message, offset=0, limit=1)  # a body the tools cannot answer is refused here
     title, search_text = crossref_norm.work_search_fields(message)
     indexed = (message.get("indexed") or {}).get("date-time")
-    return EntryContent(
+    return _content(
         kind=CROSSREF_WORK,
         key=key,
         status="ok",
@@ -272,11 +342,11 @@ def fetch_ra(doi: DoiClient, store: Store, prefix: str, deadline: Deadline) -> S
     """Ask doi.org ``/ra/{prefix}`` now and store the answer (``ok`` with the agency, else ``not_found``)."""
     answer = doi.ra(prefix, deadline)
     if answer.status == "ok":
-        content = EntryContent(
+        content = _content(
             DOI_RA, prefix, "ok", answer.text, content_hash({"ra": answer.agency}), title=answer.agency
         )
     else:
-        content = EntryContent(DOI_RA, prefix, "not_found", None, None)
+        content = _content(DOI_RA, prefix, "not_found", None, None)
     stored, _ = store.put_content(content)
     return stored
 
@@ -291,15 +361,13 @@ def registration_agency(svc: Services, prefix: str, deadline: Deadline | None = 
         UpstreamError, BudgetExhausted: nothing stored and doi.org could not be used.
     """
     deadline = deadline or current_deadline(svc.settings.deadline_s)
-    plan = svc.runner.plan(DOI_RA, prefix, svc.store.get(DOI_RA, prefix), deadline)
-    with svc.runner.claim(plan) as claim:
-        answer = claim.answer
-        if answer is None:
-            try:
-                answer = claim.fetched(fetch_ra(svc.upstreams.doi, svc.store, prefix, deadline))
-            except (UpstreamError, BudgetExhausted) as exc:
-                answer = claim.failed(exc)
-    stored = answer[0]
+    stored, _ = local_first(
+        svc.runner,
+        RA,
+        prefix,
+        lambda: fetch_ra(svc.upstreams.doi, svc.store, prefix, deadline),
+        deadline=deadline,
+    )
     return stored.title if stored.status == "ok" else None
 
 
@@ -310,10 +378,10 @@ def registration_agency(svc: Services, prefix: str, deadline: Deadline | None = 
 
 def _entity_content(kind: str, key: str, answer: EntityAnswer) -> EntryContent:
     if answer.status != "ok" or answer.message is None:
-        return EntryContent(kind, key, "not_found", None, None)
+        return _content(kind, key, "not_found", None, None)
     message = answer.message
     title = message.get("title") or message.get("name") or message.get("primary-name")
-    return EntryContent(
+    return _content(
         kind,
         key,
         "ok",
@@ -349,14 +417,14 @@ def get_entity(
         UpstreamError, BudgetExhausted: nothing stored and upstream could not be used.
     """
     deadline = deadline or current_deadline(svc.settings.deadline_s)
-    plan = svc.runner.plan(kind, key, svc.store.get(kind, key), deadline, force=force)
-    with svc.runner.claim(plan) as claim:
-        if claim.answer is not None:
-            return claim.answer
-        try:
-            return claim.fetched(fetch_entity(svc.upstreams.crossref, svc.store, kind, key, deadline))
-        except (UpstreamError, BudgetExhausted) as exc:
-            return claim.failed(exc)
+    return local_first(
+        svc.runner,
+        ENTITY_KINDS[kind],
+        key,
+        lambda: fetch_entity(svc.upstreams.crossref, svc.store, kind, key, deadline),
+        deadline=deadline,
+        force=force,
+    )
 
 
 # --------------------------------------------------------------------------------------------------
@@ -431,7 +499,7 @@ def fetch_list(
     if answer.status != "ok" or answer.message is None:
         if route == "/works":
             raise UpstreamUnavailable("crossref: unexpected 404 on /works")
-        stored, _ = store.put_content(EntryContent(CROSSREF_SEARCH, key, "not_found", None, None))
+        stored, _ = store.put_content(_content(CROSSREF_SEARCH, key, "not_found", None, None))
         return stored
     message = answer.message
     projection = {
@@ -440,9 +508,7 @@ def fetch_list(
         "facets": message.get("facets"),
         "next": bool(message.get("next-cursor")),
     }
-    stored, _ = store.put_content(
-        EntryContent(CROSSREF_SEARCH, key, "ok", answer.text, content_hash(projection))
-    )
+    stored, _ = store.put_content(_content(CROSSREF_SEARCH, key, "ok", answer.text, content_hash(projection)))
     if route.rstrip("/").endswith("/works") and "select" not in params:
         written = _upsert_works(store, message.get("items") or [])
         log.debug("event=upsert_works route=%s written=%d", route, written)
@@ -470,15 +536,16 @@ def list_page(
     key = search_key(route, params)
     held = svc.store.get(CROSSREF_SEARCH, key)
     expired = policy.cursor_expired(params.get("cursor"), held.validated_at if held else None, time.time())
-    plan = svc.runner.plan(CROSSREF_SEARCH, key, held, deadline, force=force, refetch=expired)
-    with svc.runner.claim(plan) as claim:
-        answer = claim.answer
-        if answer is None:
-            try:
-                answer = claim.fetched(fetch_list(svc.upstreams.crossref, svc.store, route, params, deadline))
-            except (UpstreamError, BudgetExhausted) as exc:
-                answer = claim.failed(exc)
-    stored, prov = answer
+    stored, prov = local_first(
+        svc.runner,
+        LIST,
+        key,
+        lambda: fetch_list(svc.upstreams.crossref, svc.store, route, params, deadline),
+        deadline=deadline,
+        held=held,
+        force=force,
+        refetch=expired,
+    )
     if stored.status != "ok":
         return Page({"items": [], "total-results": 0}, False, prov)
     return Page(message_of(stored), True, prov)

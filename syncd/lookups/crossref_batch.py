@@ -56,8 +56,8 @@ from syncd import policy
 from syncd.batch import GROUP, filter_safe
 from syncd.cache import Lookup, Plan
 from syncd.contracts.crossref import Update
+from syncd.crossref.names import CROSSREF_WORK
 from syncd.errors import BudgetExhausted, InvalidInput, NotFound, StoreError, SyncdError, UpstreamError
-from syncd.kinds import CROSSREF_WORK
 from syncd.lookups import crossref as lookups_crossref
 from syncd.normalize.doi import ParsedDOI, is_zenodo_doi, parse_doi
 from syncd.policy import Action, Provenance
@@ -257,7 +257,7 @@ def _planned(svc: Services, p: _Pending) -> bool:
     deadline = current_deadline(svc.settings.deadline_s)
     try:
         plan = svc.runner.plan(
-            CROSSREF_WORK, p.parsed.key, held, deadline, refetch=lookups_crossref.is_partial(held)
+            lookups_crossref.WORK, p.parsed.key, held, deadline, refetch=lookups_crossref.is_partial(held)
         )
     except SyncdError as exc:  # a read-only store with nothing stored
         p.result = WorkItem(p.parsed.doi, p.parsed, error=exc)
@@ -312,7 +312,7 @@ def _stored(svc: Services, p: _Pending, item: dict[str, Any] | None) -> WorkItem
     assert p.plan is not None
     key, held = p.parsed.key, p.plan.entry
     if item is None:
-        fresh, _ = svc.store.put_content(EntryContent(CROSSREF_WORK, key, "not_found", None, None, doi=key))
+        fresh, _ = svc.store.put_content(lookups_crossref.WORK.content(key, "not_found", None, None, doi=key))
         if fresh.status != "ok":  # nothing was held: the miss names its agency (single path, stored)
             missed = _single(svc, p.parsed)
             prov = policy.after_fetch(held, fresh)

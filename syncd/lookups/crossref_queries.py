@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from syncd import policy
+from syncd.crossref.names import CROSSREF_FUNDER, CROSSREF_JOURNAL, CROSSREF_MEMBER, CROSSREF_PREFIX
 from syncd.errors import BudgetExhausted, InvalidInput, NotFound, UpstreamError, UpstreamRejected
-from syncd.kinds import CROSSREF_FUNDER, CROSSREF_JOURNAL, CROSSREF_MEMBER, CROSSREF_PREFIX
 from syncd.lookups.crossref import (
     get_entity,
     get_work,

@@ -32,17 +32,9 @@ from urllib.parse import quote
 
 from sqlalchemy import delete, insert, select, update
 
-from syncd.cache import Lookup
+from syncd.cache import Lookup, local_first
 from syncd.errors import BudgetExhausted, MalformedResponse, NotFound, UpstreamError, UpstreamUnavailable
-from syncd.kinds import (
-    KINDS,
-    ZENODO_AWARD,
-    ZENODO_FUNDER,
-    ZENODO_RECORD,
-    ZENODO_SEARCH,
-    ZENODO_VERSIONS,
-    ZENODO_VOCAB,
-)
+from syncd.kinds import ALL_STATUSES, Kind
 from syncd.normalize import zenodo as zenodo_norm
 from syncd.normalize.zenodo_id import RecordRef
 from syncd.policy import Provenance
@@ -52,6 +44,17 @@ from syncd.store.models import Entry, PreviousBody, Validation
 from syncd.store.repo import EntryContent, Store, StoredEntry
 from syncd.upstream.http import Deadline, current_deadline
 from syncd.upstream.zenodo import LEGACY_JSON, RDM_JSON, ZenodoClient
+from syncd.zenodo.names import (
+    ZENODO_AWARD,
+    ZENODO_CONTAINER,
+    ZENODO_ENTITY,
+    ZENODO_FUNDER,
+    ZENODO_RECORD,
+    ZENODO_SEARCH,
+    ZENODO_VERSIONS,
+    ZENODO_VOCAB,
+)
+from syncd.zenodo.rules import CONTAINER_RULES, ENTITY_RULES, PAGE_RULES, RECORD_RULES, TERM_RULES
 
 __all__ = [
     "LAST_KNOWN",
@@ -89,6 +92,93 @@ __all__ = [
 
 log = logging.getLogger("syncd.lookups.zenodo")
 
+# --------------------------------------------------------------------------------------------------
+# the kinds of this slice (their hooks call the fetches below)
+
+
+def _refetch_record(svc: Services, entry: StoredEntry, deadline: Deadline) -> StoredEntry:
+    every = svc.settings.zenodo.unconditional_every
+    return refetch_record(svc.upstreams.zenodo, svc.store, entry, deadline, unconditional_every=every)
+
+
+def _refetch_page(svc: Services, entry: StoredEntry, deadline: Deadline) -> StoredEntry:
+    return refetch_page(svc.upstreams.zenodo, svc.store, entry, deadline)
+
+
+def _refetch_term(svc: Services, entry: StoredEntry, deadline: Deadline) -> StoredEntry:
+    return fetch_term(svc.upstreams.zenodo, svc.store, entry.kind, entry.key, deadline)
+
+
+def load_record(rec: dict[str, Any], raw: str | None) -> EntryContent:
+    """A ``zenodo_record`` line of ``syncd cache export``: the record (either JSON shape), tombstone or miss.
+
+    Raises:
+        MalformedResponse: an ``ok`` line without a record body, or a key that is not a record id.
+    """
+    status, body = str(rec.get("status", "ok")), rec.get("body")
+    if status == "ok":
+        if not isinstance(body, dict):
+            raise MalformedResponse("zenodo record without a body")
+        return record_content(body, raw, rec.get("etag"), rec.get("last_modified"))
+    key = str(rec.get("key", ""))
+    if not key.isdigit():
+        raise MalformedResponse(f"bad Zenodo record id {key!r}")
+    gone = raw if status == "gone" else None
+    return RECORD.content(key, status, gone, content_hash(gone) if gone else None)
+
+
+def record_arrived(store: Store, rec: dict[str, Any], when: float) -> None:
+    """After an imported ``ok`` record: note it as its concept's latest version when it says it is."""
+    body = rec.get("body")
+    if rec.get("status", "ok") != "ok" or not isinstance(body, dict):
+        return
+    keys = zenodo_norm.record_keys(body)
+    if keys.concept_recid and keys.is_latest:
+        store.set_concept(keys.concept_recid, keys.recid, now=when)
+
+
+RECORD = Kind(
+    ZENODO_RECORD,
+    "zenodo_record",
+    "zenodo_general",
+    ALL_STATUSES,
+    RECORD_RULES,
+    refetch=_refetch_record,
+    load=load_record,
+    arrived=record_arrived,
+)
+"""``zenodo_record``: one version, ``GET /api/records/{id}`` (``ttl.zenodo_record``; tombstones, restricted)."""
+
+PAGE_KINDS: dict[str, Kind] = {
+    k.name: k
+    for k in (
+        Kind(ZENODO_SEARCH, "search", "zenodo_search", rules=PAGE_RULES, refetch=_refetch_page),
+        Kind(ZENODO_VERSIONS, "search", "zenodo_general", rules=PAGE_RULES, refetch=_refetch_page),
+        Kind(ZENODO_VOCAB, "entity", "zenodo_general", rules=PAGE_RULES, refetch=_refetch_page),
+        Kind(ZENODO_ENTITY, "entity", "zenodo_general", rules=ENTITY_RULES, refetch=_refetch_page),
+        Kind(
+            ZENODO_CONTAINER, "zenodo_record", "zenodo_general", rules=CONTAINER_RULES, refetch=_refetch_page
+        ),
+    )
+}
+"""The kinds stored as whole pages (:func:`get_page`): searches, version lists, vocabularies, communities,
+file containers, by name."""
+
+TERM_KINDS: dict[str, Kind] = {
+    name: Kind(name, "entity", "zenodo_general", rules=TERM_RULES, refetch=_refetch_term)
+    for name in (ZENODO_FUNDER, ZENODO_AWARD)
+}
+"""One term of Zenodo's funders / awards vocabulary (``ttl.entity``), by name."""
+
+OWN_KINDS: dict[str, Kind] = {k.name: k for k in (RECORD, *PAGE_KINDS.values(), *TERM_KINDS.values())}
+"""The kinds these lookups store, by name."""
+
+
+def _content(
+    kind: str, key: str, status: str, body: str | None, content_hash: str | None, **fields: Any
+) -> EntryContent:
+    return OWN_KINDS[kind].content(key, status, body, content_hash, **fields)
+
 
 def get_record(
     svc: Services, ref: RecordRef, deadline: Deadline | None = None, *, force: bool = False
@@ -124,27 +214,23 @@ def get_record(
     if latest is not None:
         resolved_from = "concept_to_latest"
     held = svc.store.get(ZENODO_RECORD, target)
-    plan = svc.runner.plan(ZENODO_RECORD, target, held, deadline, force=force)
-    via = "version"
-    with svc.runner.claim(plan) as claim:
-        answer = claim.answer
-        if answer is None:
-            asked = recid if latest is not None else (held.key if held else recid)
-            try:
-                fresh, via = fetch_record(
-                    svc.upstreams.zenodo,
-                    svc.store,
-                    asked,
-                    held if asked == target else None,
-                    deadline,
-                    unconditional_every=svc.settings.zenodo.unconditional_every,
-                )
-            except (UpstreamError, BudgetExhausted) as exc:
-                answer = claim.failed(exc)
-            else:
-                answer = claim.fetched(fresh)
-    stored, prov = answer
-    if via == "concept_to_latest" or (latest is not None and stored.key != recid):
+    vias: list[str] = []
+
+    def fetch() -> StoredEntry:
+        asked = recid if latest is not None else (held.key if held else recid)
+        fresh, via = fetch_record(
+            svc.upstreams.zenodo,
+            svc.store,
+            asked,
+            held if asked == target else None,
+            deadline,
+            unconditional_every=svc.settings.zenodo.unconditional_every,
+        )
+        vias.append(via)
+        return fresh
+
+    stored, prov = local_first(svc.runner, RECORD, target, fetch, deadline=deadline, held=held, force=force)
+    if "concept_to_latest" in vias or (latest is not None and stored.key != recid):
         resolved_from = "concept_to_latest"
     never_held = stored.title is None and stored.concept_key is None  # a deleted version keeps both
     if stored.status in ("not_found", "gone") and stored.key == recid and latest is None and never_held:
@@ -353,7 +439,7 @@ def fetch_record(
         held = entry if entry is not None else store.get(ZENODO_RECORD, recid)
         if answer.status == "gone" and held is not None and held.status == "ok":
             keep_last_known(store, held)
-        content = EntryContent(  # a tombstone keeps the title and DOI it was known by
+        content = _content(  # a tombstone keeps the title and DOI it was known by
             ZENODO_RECORD,
             recid,
             answer.status,
@@ -515,7 +601,7 @@ def record_content(
     view = zenodo_norm.record_view(body)
     names = " ".join(c.name for c in (view.creators or []) if c.name)
     search_text = " ".join(filter(None, (names, view.description, " ".join(view.keywords or []), view.doi)))
-    return EntryContent(
+    return _content(
         kind=ZENODO_RECORD,
         key=keys.recid,
         status="ok",
@@ -632,13 +718,13 @@ def fetch_page(zenodo: ZenodoClient, store: Store, kind: str, key: str, deadline
         spec["p"],
         deadline,
         params=spec["q"] or None,
-        pool=KINDS[kind].pool,
+        pool=OWN_KINDS[kind].pool,
         accept=(200, 404),
         accept_header=spec["a"],
         parse_json=(200,),
     )
     if resp.status == 404:
-        stored, _ = store.put_content(EntryContent(kind, key, "not_found", None, None))
+        stored, _ = store.put_content(_content(kind, key, "not_found", None, None))
         return stored
     body = resp.json
     if not isinstance(body, dict):
@@ -648,7 +734,7 @@ def fetch_page(zenodo: ZenodoClient, store: Store, kind: str, key: str, deadline
         isinstance(hits, dict) and isinstance(hits.get("hits"), list)
     ):
         raise MalformedResponse("zenodo: the answer has no hits list")
-    content = EntryContent(kind, key, "ok", resp.text, content_hash(_page_projection(kind, body)))
+    content = _content(kind, key, "ok", resp.text, content_hash(_page_projection(kind, body)))
     stored, changed = store.put_content(content)
     if kind in (ZENODO_SEARCH, ZENODO_VERSIONS) and changed:
         _upsert_hits(store, hits["hits"])
@@ -684,15 +770,14 @@ def get_page(
     """
     deadline = deadline or current_deadline(svc.settings.deadline_s)
     key = page_key(path, params, accept)
-    plan = svc.runner.plan(kind, key, svc.store.get(kind, key), deadline, force=force)
-    with svc.runner.claim(plan) as claim:
-        answer = claim.answer
-        if answer is None:
-            try:
-                answer = claim.fetched(fetch_page(svc.upstreams.zenodo, svc.store, kind, key, deadline))
-            except (UpstreamError, BudgetExhausted) as exc:
-                answer = claim.failed(exc)
-    entry, prov = answer
+    entry, prov = local_first(
+        svc.runner,
+        PAGE_KINDS[kind],
+        key,
+        lambda: fetch_page(svc.upstreams.zenodo, svc.store, kind, key, deadline),
+        deadline=deadline,
+        force=force,
+    )
     body = json.loads(entry.body) if entry.status == "ok" and entry.body else None
     return PageLookup(entry, prov, body if isinstance(body, dict) else None)
 
@@ -743,7 +828,7 @@ def term_content(kind: str, body: dict[str, Any], raw: str | None = None) -> Ent
     funder = body.get("funder") if isinstance(body.get("funder"), dict) else {}
     title = body.get("name") or zenodo_norm.i18n(body.get("title")) or body.get("acronym")
     words = (title, body.get("acronym"), body.get("number"), funder.get("name"), body.get("country_name"))
-    return EntryContent(
+    return _content(
         kind=kind,
         key=key,
         status="ok",
@@ -790,7 +875,7 @@ def fetch_term(zenodo: ZenodoClient, store: Store, kind: str, key: str, deadline
         parse_json=(200,),
     )
     if resp.status == 404:
-        stored, _ = store.put_content(EntryContent(kind, key, "not_found", None, None))
+        stored, _ = store.put_content(_content(kind, key, "not_found", None, None))
         return stored
     body = resp.json
     if not isinstance(body, dict):
@@ -806,15 +891,13 @@ def get_term(svc: Services, kind: str, key: str, deadline: Deadline | None = Non
         UpstreamError, BudgetExhausted: nothing stored and upstream could not be used.
     """
     deadline = deadline or current_deadline(svc.settings.deadline_s)
-    plan = svc.runner.plan(kind, key, svc.store.get(kind, key), deadline)
-    with svc.runner.claim(plan) as claim:
-        answer = claim.answer
-        if answer is None:
-            try:
-                answer = claim.fetched(fetch_term(svc.upstreams.zenodo, svc.store, kind, key, deadline))
-            except (UpstreamError, BudgetExhausted) as exc:
-                answer = claim.failed(exc)
-    entry, prov = answer
+    entry, prov = local_first(
+        svc.runner,
+        TERM_KINDS[kind],
+        key,
+        lambda: fetch_term(svc.upstreams.zenodo, svc.store, kind, key, deadline),
+        deadline=deadline,
+    )
     return Lookup(entry, prov)
 
 

@@ -16,10 +16,6 @@ from urllib.parse import parse_qsl, urlsplit
 from syncd import policy
 from syncd.contracts.zenodo import FileEntry
 from syncd.errors import BudgetExhausted, InvalidInput, NotFound, UpstreamError
-from syncd.kinds import (
-    ZENODO_CONTAINER,
-    ZENODO_PREVIEW,
-)
 from syncd.lookups.zenodo import get_page
 from syncd.normalize import zenodo as zenodo_norm
 from syncd.policy import Provenance
@@ -27,6 +23,7 @@ from syncd.services import Services
 from syncd.store import blobs
 from syncd.upstream.http import Deadline, current_deadline
 from syncd.upstream.zenodo import LEGACY_JSON
+from syncd.zenodo.names import ZENODO_CONTAINER, ZENODO_PREVIEW
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,7 @@
 """What changed between two stored bodies of one entry, from the normalized views (pure: no I/O).
 
-The store calls :func:`summarize` when it replaces a stored body (revalidation, sync walk, fetch,
+The store calls :func:`summarize_work`, :func:`summarize_record` or :func:`summarize_agency` (the
+summaries the kinds supply as their store rules) when it replaces a stored body (revalidation, sync walk, fetch,
 import) and :func:`new_version` when a Zenodo record joins a series it already holds; the summary
 becomes one row of the change feed (``changes`` table, ``syncd changes``, ``syncd_list_changes``).
 Bodies are compared through the views the tools answer with, never as raw JSON: Crossref works
@@ -42,15 +43,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from syncd.errors import InvalidInput, MalformedResponse
-from syncd.kinds import CROSSREF_WORK, DOI_RA, ZENODO_RECORD
 from syncd.normalize import crossref as crossref_norm
 from syncd.normalize import zenodo as zenodo_norm
+from syncd.store.rules import ChangeSummary, Side
 
 __all__ = [
     "ALERT_TYPES",
     "NAMES_SHOWN",
     "NOTICE_TYPES",
-    "RECORDED_KINDS",
     "UPDATE_TYPES",
     "ChangeSummary",
     "Side",
@@ -58,12 +58,12 @@ __all__ = [
     "new_version",
     "since_epoch",
     "since_stored_notice",
-    "summarize",
+    "summarize_agency",
+    "summarize_record",
+    "summarize_work",
     "update_type",
 ]
 
-RECORDED_KINDS = frozenset({CROSSREF_WORK, ZENODO_RECORD, DOI_RA})
-"""Kinds whose replaced bodies are recorded (search pages and entities are not: they move constantly)."""
 
 ALERT_TYPES = ("retraction", "withdrawal", "expression_of_concern", "deleted")
 """Change types that raise an alert for a watched entry (:mod:`syncd.alerts`)."""
@@ -122,38 +122,6 @@ _VIEW_SKIP = frozenset(
     }
 )
 """View fields never compared (paging, counters, the notice built from other fields, revision stamps)."""
-
-
-@dataclass(frozen=True)
-class Side:
-    """One side of a replacement: the entry's ``status`` and ``body`` (JSON text as stored, or None)."""
-
-    status: str
-    body: str | None
-
-
-@dataclass(frozen=True)
-class ChangeSummary:
-    """What changed in one entry: ``types`` (see the module docstring) and one item per type.
-
-    ``doi`` (lower-cased), ``title`` and ``series`` (Zenodo concept record id) describe the entry
-    as it is now, for the feed's lines and the watch-list match.
-    """
-
-    types: tuple[str, ...]
-    items: tuple[dict[str, Any], ...]
-    doi: str | None = None
-    title: str | None = None
-    series: str | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        """The stored summary JSON: ``types``, ``items`` and the entry's ``doi``/``title``/``series``."""
-        out: dict[str, Any] = {"types": list(self.types), "items": list(self.items)}
-        for name in ("doi", "title", "series"):
-            value = getattr(self, name)
-            if value is not None:
-                out[name] = value
-        return out
 
 
 def update_type(value: str) -> str:
@@ -353,7 +321,8 @@ def _summary(items: list[dict[str, Any]], **about: Any) -> ChangeSummary | None:
     return ChangeSummary(tuple(types), tuple(items), **about)
 
 
-def _summarize_work(old: Side, new: Side) -> ChangeSummary | None:
+def summarize_work(old: Side, new: Side) -> ChangeSummary | None:
+    """What changed in a Crossref work (``crossref_work``) from ``old`` to ``new``, or None (see the module)."""
     after = _work_view(new.body) if new.status == "ok" else None
     if after is None:
         return None  # a work is only replaced by a readable work (a 404 never replaces one)
@@ -368,7 +337,8 @@ def _summarize_work(old: Side, new: Side) -> ChangeSummary | None:
     return _summary(_work_items(before, after), doi=doi, title=after.get("title"))
 
 
-def _summarize_record(old: Side, new: Side) -> ChangeSummary | None:
+def summarize_record(old: Side, new: Side) -> ChangeSummary | None:
+    """What changed in a Zenodo record (``zenodo_record``) from ``old`` to ``new``, or None (see the module)."""
     after = _record_parts(new.body) if new.status == "ok" else None
     before = _record_parts(old.body) if old.status == "ok" else None
     about: dict[str, Any] = {}
@@ -391,28 +361,12 @@ def _summarize_record(old: Side, new: Side) -> ChangeSummary | None:
     return _summary(_record_items(before[0], after[0], after[1].latest_recid), **about)
 
 
-def summarize(kind: str, old: Side, new: Side) -> ChangeSummary | None:
-    """What changed when entry ``kind`` goes from ``old`` to ``new`` (None: nothing to record).
-
-    Args:
-        kind: the stored kind; only :data:`RECORDED_KINDS` are summarized.
-        old: status and stored body before the replacement.
-        new: status and body replacing it.
-
-    Returns:
-        The :class:`ChangeSummary`, or None for other kinds, for a body no view can read, or for a
-        replacement that is no change of the entry (a ``not_found`` answer over a miss).
-    """
-    if kind == CROSSREF_WORK:
-        return _summarize_work(old, new)
-    if kind == ZENODO_RECORD:
-        return _summarize_record(old, new)
-    if kind == DOI_RA:
-        before, after = _agency(old.body), _agency(new.body)
-        if before == after:
-            return None
-        return _summary([{"type": "agency_changed", "from": before, "to": after}])
-    return None
+def summarize_agency(old: Side, new: Side) -> ChangeSummary | None:
+    """``agency_changed`` when doi.org names another registration agency for a prefix (``doi_ra``), else None."""
+    before, after = _agency(old.body), _agency(new.body)
+    if before == after:
+        return None
+    return _summary([{"type": "agency_changed", "from": before, "to": after}])
 
 
 def _created(body: dict[str, Any]) -> float | None:

@@ -32,15 +32,11 @@ from typing import Any, NamedTuple
 from sqlalchemy import Connection, bindparam, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
-from syncd.kinds import CROSSREF_WORK
 from syncd.store.dialect import is_postgresql
 from syncd.store.models import Entry, Validation
 from syncd.store.repo import EntryContent, Store
 
-__all__ = ["BULK_KINDS", "BulkItem", "BulkResult", "Held", "put_many"]
-
-BULK_KINDS = frozenset({CROSSREF_WORK})
-"""Kinds whose new entries :func:`put_many` inserts itself (the store records no arrival for them)."""
+__all__ = ["BulkItem", "BulkResult", "Held", "put_many"]
 
 _KEYS_PER_SELECT = 500
 """Keys per ``SELECT ... IN`` (SQLite's bound-parameter limit is far above; plans stay small)."""
@@ -225,7 +221,7 @@ def put_many(
                 result.deferred.append(item)  # a second copy in the batch: after the first is stored
             elif old is None:
                 seen.add(c.key)
-                if kind in BULK_KINDS and c.status == "ok":
+                if c.rules.bulk and c.status == "ok":
                     fresh.append(item)
                 else:
                     result.deferred.append(item)

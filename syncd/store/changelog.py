@@ -2,10 +2,10 @@
 
 :class:`~syncd.store.repo.Store` calls :func:`record_replacement` in the transaction that replaces
 an entry's body and :func:`record_arrival` in the one that stores a new entry, so a change row is
-committed with the body it describes or not at all. What changed is computed by the pure
-:func:`syncd.normalize.changes.summarize` from the normalized views; a summary that cannot be
-computed never fails the write (it is logged and the row says ``metadata``). Reading the feed:
-:mod:`syncd.store.changes`.
+committed with the body it describes or not at all. What changed is computed by the kind's own
+summary functions (:attr:`syncd.store.rules.StoreRules.summarize` / ``arrival``, supplied by the kind
+with the content); a summary that cannot be computed never fails the write (it is logged and the row
+says ``metadata``). Reading the feed: :mod:`syncd.store.changes`.
 """
 
 from __future__ import annotations
@@ -15,13 +15,15 @@ import logging
 
 from sqlalchemy import Connection, insert, select
 
-from syncd.kinds import ZENODO_RECORD
-from syncd.normalize.changes import RECORDED_KINDS, ChangeSummary, Side, new_version, summarize
 from syncd.store.models import Change, Entry
+from syncd.store.rules import ChangeSummary, Side, StoreRules
 
 __all__ = ["record_arrival", "record_replacement"]
 
 log = logging.getLogger("syncd.store")
+
+SERIES_PEERS = 50
+"""Other stored entries of a series read to decide whether an arrival is a new version."""
 
 
 def _insert(conn: Connection, entry_id: int, kind: str, key: str, summary: ChangeSummary, now: float) -> None:
@@ -40,17 +42,17 @@ def _insert(conn: Connection, entry_id: int, kind: str, key: str, summary: Chang
 
 
 def record_replacement(
-    conn: Connection, entry_id: int, kind: str, key: str, old: Side, new: Side, now: float
+    conn: Connection, rules: StoreRules, entry_id: int, kind: str, key: str, old: Side, new: Side, now: float
 ) -> bool:
     """Record what changed when entry ``entry_id`` (``kind``, ``key``) goes from ``old`` to ``new``.
 
-    Only the kinds of :data:`syncd.normalize.changes.RECORDED_KINDS`. Returns True when a row was
-    written (in ``conn``'s transaction).
+    Only for kinds whose ``rules`` supply ``summarize``. Returns True when a row was written (in
+    ``conn``'s transaction).
     """
-    if kind not in RECORDED_KINDS:
+    if rules.summarize is None:
         return False
     try:
-        summary = summarize(kind, old, new)
+        summary = rules.summarize(old, new)
     except Exception as exc:  # a view that cannot read a body must never fail the store write
         log.warning("event=change_summary_failed kind=%s key=%s error=%s", kind, key, exc.__class__.__name__)
         summary = ChangeSummary(("metadata",), ({"type": "metadata", "fields": []},))
@@ -61,30 +63,33 @@ def record_replacement(
 
 
 def record_arrival(
-    conn: Connection, entry_id: int, kind: str, key: str, series: str | None, body: str | None, now: float
+    conn: Connection,
+    rules: StoreRules,
+    entry_id: int,
+    kind: str,
+    key: str,
+    series: str | None,
+    body: str | None,
+    now: float,
 ) -> bool:
-    """Record a new Zenodo version: entry ``entry_id`` joins series ``series`` already held in the store.
+    """Record a new entry ``entry_id`` joining series ``series`` already held in the store.
 
-    Only for ``zenodo_record`` entries with a concept record id, when another stored version of the
-    series exists and the new one reads as the latest and was created after the store first held the
-    series (:func:`syncd.normalize.changes.new_version`). Returns True when a row was written.
+    Only for kinds whose ``rules`` supply ``arrival`` (Zenodo records: a new version), when another
+    stored ``ok`` entry of the same kind and series exists; ``arrival`` decides from the new body,
+    the other entries' keys and when the store first held the series. Returns True when a row was
+    written.
     """
-    if kind != ZENODO_RECORD or not series:
+    if rules.arrival is None or not series:
         return False
     rows = conn.execute(
         select(Entry.key, Entry.created_at)
-        .where(
-            Entry.kind == ZENODO_RECORD,
-            Entry.concept_key == series,
-            Entry.id != entry_id,
-            Entry.status == "ok",
-        )
-        .limit(50)
+        .where(Entry.kind == kind, Entry.concept_key == series, Entry.id != entry_id, Entry.status == "ok")
+        .limit(SERIES_PEERS)
     ).all()
     if not rows:
         return False
     try:
-        summary = new_version(body, [r[0] for r in rows], min(r[1] for r in rows))
+        summary = rules.arrival(body, [r[0] for r in rows], min(r[1] for r in rows))
     except Exception as exc:  # never fail the store write over the feed
         log.warning("event=change_summary_failed kind=%s key=%s error=%s", kind, key, exc.__class__.__name__)
         return False

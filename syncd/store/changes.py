@@ -1,8 +1,9 @@
 """Reading and pruning the change feed (``changes``; rows are written by :mod:`syncd.store.changelog`).
 
 A change is *watched* when its entry is on the DOI watch list (``watches`` of kind ``doi``, spec
-``{"doi": ...}``): its DOI is watched, or, for a Zenodo record, the concept DOI of its series
-(``10.5281/zenodo.<concept recid>``) or the DOI of another stored version of the series is. Query
+``{"doi": ...}``): its DOI is watched, or, for an entry of a series (a Zenodo record), the concept
+DOI of its series (``<series prefix><series>``, the prefixes handed in by the caller, e.g.
+``10.5281/zenodo.``) or the DOI of another stored entry of the series is. Query
 and community watches are not matched (the store does not keep which walk brought an entry).
 """
 
@@ -16,12 +17,10 @@ from typing import Any
 
 from sqlalchemy import JSON, ColumnElement, and_, cast, delete, func, literal, or_, select, type_coerce
 
-from syncd.kinds import ZENODO_RECORD
 from syncd.store.models import Change, Entry, Watch
 from syncd.store.repo import Store
 
 __all__ = [
-    "ZENODO_DOI_PREFIX",
     "StoredChange",
     "changes_of_entry",
     "latest_change_id",
@@ -31,7 +30,6 @@ __all__ = [
     "watched_ids",
 ]
 
-ZENODO_DOI_PREFIX = "10.5281/zenodo."
 """Zenodo's DOIs: ``10.5281/zenodo.<recid>`` (a concept DOI names the concept record id)."""
 
 
@@ -68,26 +66,22 @@ def _change(row: Any) -> StoredChange:
     )
 
 
-def watched_clause(dialect: str) -> ColumnElement[bool]:
+def watched_clause(dialect: str, series_prefixes: Sequence[str] = ()) -> ColumnElement[bool]:
     """SQL condition: the change's entry is on the DOI watch list (see the module docstring).
 
-    ``dialect``: the engine's dialect name. SQLite reads the spec with ``json_extract`` (a ``CAST``
+    ``dialect``: the engine's dialect name; ``series_prefixes``: the DOI prefixes that make a series
+    id a concept DOI (``10.5281/zenodo.`` + concept recid). SQLite reads the spec with ``json_extract`` (a ``CAST``
     to JSON would give the text numeric affinity); PostgreSQL casts the text to ``json`` for ``->>``.
     """
     spec = type_coerce(Watch.spec, JSON) if dialect == "sqlite" else cast(Watch.spec, JSON)
     watched_dois = select(spec["doi"].as_string()).where(Watch.kind == "doi")
     series_of_watched = select(Entry.concept_key).where(
-        Entry.kind == ZENODO_RECORD, Entry.concept_key.is_not(None), Entry.doi.in_(watched_dois)
+        Entry.concept_key.is_not(None), Entry.doi.in_(watched_dois)
     )
+    concept_dois = [(literal(prefix) + Change.series).in_(watched_dois) for prefix in series_prefixes]
     return or_(
         Change.doi.in_(watched_dois),
-        and_(
-            Change.series.is_not(None),
-            or_(
-                (literal(ZENODO_DOI_PREFIX) + Change.series).in_(watched_dois),
-                Change.series.in_(series_of_watched),
-            ),
-        ),
+        and_(Change.series.is_not(None), or_(*concept_dois, Change.series.in_(series_of_watched))),
     )
 
 
@@ -109,6 +103,7 @@ def list_changes(
     kinds: Sequence[str] = (),
     types: Sequence[str] = (),
     watched_only: bool = False,
+    series_prefixes: Sequence[str] = (),
     before_id: int | None = None,
     after_id: int | None = None,
     limit: int = 50,
@@ -121,6 +116,7 @@ def list_changes(
         kinds: only these entry kinds (empty: all).
         types: only changes with any of these types (empty: all).
         watched_only: only changes of watched entries (see the module docstring).
+        series_prefixes: DOI prefixes that make a series id a concept DOI (see :func:`watched_clause`).
         before_id: keyset paging, newest first: only ids below this one.
         after_id: only ids above this one, oldest first (the daemon's alert cursor).
         limit: most rows returned.
@@ -133,7 +129,7 @@ def list_changes(
     if types:
         query = query.where(_types_clause(types))
     if watched_only:
-        query = query.where(watched_clause(store.engine.dialect.name))
+        query = query.where(watched_clause(store.engine.dialect.name, series_prefixes))
     if before_id is not None:
         query = query.where(Change.id < before_id)
     if after_id is not None:
@@ -167,10 +163,11 @@ def prune_changes(store: Store, keep_s: float, now: float | None = None) -> int:
     return int(result.rowcount or 0)
 
 
-def watched_ids(store: Store, ids: Sequence[int]) -> set[int]:
-    """Which of the change ids ``ids`` belong to watched entries (see the module docstring)."""
+def watched_ids(store: Store, ids: Sequence[int], series_prefixes: Sequence[str] = ()) -> set[int]:
+    """Which of the change ids ``ids`` belong to watched entries (see :func:`watched_clause`)."""
     if not ids:
         return set()
-    query = select(Change.id).where(Change.id.in_(list(ids)), watched_clause(store.engine.dialect.name))
+    watched = watched_clause(store.engine.dialect.name, series_prefixes)
+    query = select(Change.id).where(Change.id.in_(list(ids)), watched)
     with store.read() as conn:
         return {r[0] for r in conn.execute(query)}

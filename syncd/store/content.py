@@ -14,8 +14,8 @@ from typing import Any
 
 import msgspec
 
-from syncd.kinds import CROSSREF_WORK
 from syncd.store.repo import StoredEntry
+from syncd.store.rules import PLAIN, StoreRules
 
 __all__ = ["ExactDecoder", "content_hash", "content_hash_exact", "document", "volatile_json"]
 
@@ -25,15 +25,14 @@ def volatile_json(fields: dict[str, Any]) -> str | None:
     return json.dumps(fields, sort_keys=True, separators=(",", ":")) if fields else None
 
 
-def document(entry: StoredEntry) -> dict[str, Any]:
-    """The stored upstream object of ``entry`` with its refreshed volatile fields laid over it.
+def document(entry: StoredEntry, rules: StoreRules = PLAIN) -> dict[str, Any]:
+    """The stored upstream object of ``entry`` by its kind's ``rules``, refreshed volatile fields laid over it.
 
-    For a Crossref work this is the ``message``; for a Zenodo record the record body. Raises
-    ``ValueError`` when the stored body is not JSON (it always is: only parsed JSON is stored).
+    ``rules.document`` picks the object (a Crossref work's ``message``; a Zenodo record's whole body,
+    the default). Raises ``ValueError`` when the stored body is not JSON (it always is: only parsed
+    JSON is stored).
     """
-    body: Any = json.loads(entry.body or "{}")
-    if entry.kind == CROSSREF_WORK and isinstance(body, dict) and isinstance(body.get("message"), dict):
-        body = body["message"]
+    body: Any = rules.document(json.loads(entry.body or "{}"))
     if entry.volatile and isinstance(body, dict):
         body.update(json.loads(entry.volatile))
     return body if isinstance(body, dict) else {}

@@ -1,21 +1,18 @@
 """What a stored body must carry, and when a new body looks like a hollow or shrunk answer (pure).
 
-DESIGN.md's "nothing lost": a partial answer never overwrites a stored record. Two checks, both on
-the upstream JSON text exactly as it is about to be stored:
+DESIGN.md's "nothing lost": a partial answer never overwrites a stored body. Two checks, both on
+the upstream JSON text exactly as it is about to be stored, by the rules of its kind
+(:class:`~syncd.store.rules.StoreRules`, supplied by the kind; the store knows no kind):
 
-* :func:`missing` names the keys a body lacks that every real answer of its kind carries. The lists
-  (:data:`REQUIRED`) were derived from the recorded corpus (``tests/corpus/``): all 92 Crossref
-  ``/works/{doi}`` messages carry ``DOI`` and ``type`` (and ``title``, which is not required: a
-  ``journal-issue`` or ``component`` work may have none, e.g. 10.1002/humu.2018.39.issue-6 in the
-  recorded member-98 works page); all 23
-  Zenodo records carry ``id`` and ``metadata.title`` (and ``metadata.creators``). A body missing one
+* :func:`missing` names the key paths a body lacks that every real answer of its kind carries
+  (``StoreRules.required``, derived from the recorded corpus ``tests/corpus/``). A body missing one
   is refused as ``malformed_response`` and never stored.
-* :func:`shrink` names the suspicion when a valid new body drops most of what the stored one had:
-  less than :data:`SHRINK_RATIO` of its bytes, or the reference list (Crossref) / the creators
-  (Zenodo) gone. Such a body is stored only when a later revalidation confirms it.
+* :func:`shrink` names the suspicion when a valid new body of a record kind (``StoreRules.shrinks``)
+  drops most of what the stored one had: less than :data:`SHRINK_RATIO` of its bytes, or its
+  ``kept_list`` gone. Such a body is stored only when a later revalidation confirms it.
 
-Only record bodies are checked (Crossref works with ``message-type: work``, Zenodo records); search
-pages, entities and list items (``work-list-item``) legitimately vary in size and shape.
+A body whose ``checked`` object is None (not JSON, another shape such as a list item) is not
+checked here: other layers decide about those.
 """
 
 from __future__ import annotations
@@ -23,15 +20,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from syncd.kinds import CROSSREF_WORK, ZENODO_RECORD
+from syncd.store.rules import KeyPath, StoreRules
 
-__all__ = ["REQUIRED", "SHRINK_RATIO", "SUSPICIOUS_SHRINK", "missing", "shrink"]
-
-REQUIRED: dict[str, tuple[tuple[str, ...], ...]] = {
-    CROSSREF_WORK: (("DOI",), ("type",)),
-    ZENODO_RECORD: (("id",), ("metadata", "title")),
-}
-"""Kind -> key paths every real ``ok`` body carries (Crossref: inside ``message``), from the corpus."""
+__all__ = ["SHRINK_RATIO", "SUSPICIOUS_SHRINK", "missing", "shrink"]
 
 SHRINK_RATIO = 0.5
 """A new body under this share of the stored body's bytes is suspicious."""
@@ -39,38 +30,19 @@ SHRINK_RATIO = 0.5
 SUSPICIOUS_SHRINK = "suspicious_shrink"
 """Reason code of a body held back until a second answer confirms it (``cache.upstream_error``)."""
 
-_RECORD_KEYS = frozenset({"id", "recid", "metadata", "links", "files", "doi", "conceptrecid"})
-"""Top-level keys of a Zenodo record: a body with none of them (and not empty) is not checked."""
 
-_LISTS = {CROSSREF_WORK: ("reference",), ZENODO_RECORD: ("metadata", "creators")}
-"""Kind -> the list whose loss alone is suspicious (Crossref references, Zenodo creators)."""
-
-
-def _object(kind: str, body: str | None) -> dict[str, Any] | None:
-    """The checked object of a record body (Crossref: its ``message`` when ``message-type`` is ``work``).
-
-    None when the body is not a record of ``kind`` that the checks apply to (not JSON, a list item,
-    another shape: other layers decide about those).
-    """
-    if kind not in REQUIRED or not body:
+def _object(rules: StoreRules, body: str | None) -> dict[str, Any] | None:
+    """The checked object of ``body`` by ``rules`` (None: not JSON, or not a shape the checks apply to)."""
+    if not body:
         return None
     try:
         parsed: Any = json.loads(body)
     except ValueError:
         return None
-    if not isinstance(parsed, dict):
-        return None
-    if kind == CROSSREF_WORK:
-        message = parsed.get("message")
-        if parsed.get("message-type") != "work" or not isinstance(message, dict):
-            return None
-        return message
-    if parsed and not _RECORD_KEYS.intersection(parsed):
-        return None  # not shaped like a Zenodo record at all (other layers decide)
-    return parsed
+    return rules.checked(parsed)
 
 
-def _at(obj: dict[str, Any], path: tuple[str, ...]) -> Any:
+def _at(obj: dict[str, Any], path: KeyPath) -> Any:
     value: Any = obj
     for part in path:
         if not isinstance(value, dict) or part not in value:
@@ -79,33 +51,34 @@ def _at(obj: dict[str, Any], path: tuple[str, ...]) -> Any:
     return value
 
 
-def missing(kind: str, status: str, body: str | None) -> list[str]:
-    """The dotted key paths an ``ok`` record body of ``kind`` lacks (``[]`` when complete or not checked).
+def missing(rules: StoreRules, status: str, body: str | None) -> list[str]:
+    """The dotted key paths an ``ok`` body lacks by ``rules.required`` (``[]``: complete or not checked).
 
-    Example: ``missing("crossref_work", "ok", '{"message-type":"work","message":{"DOI":"10.1/x"}}')``
-    is ``["type", "title"]``.
+    Example: with ``required=(("DOI",), ("type",))`` and a work ``message`` ``{"DOI": "10.1/x"}``,
+    the answer is ``["type"]``.
     """
-    if status != "ok":
+    if status != "ok" or not rules.required:
         return []
-    obj = _object(kind, body)
+    obj = _object(rules, body)
     if obj is None:
         return []
-    return [".".join(path) for path in REQUIRED[kind] if _at(obj, path) is None]
+    return [".".join(path) for path in rules.required if _at(obj, path) is None]
 
 
-def shrink(kind: str, old_body: str | None, new_body: str | None) -> str | None:
-    """:data:`SUSPICIOUS_SHRINK` when ``new_body`` drops most of ``old_body`` (both ``ok`` records).
+def shrink(rules: StoreRules, old_body: str | None, new_body: str | None) -> str | None:
+    """:data:`SUSPICIOUS_SHRINK` when ``new_body`` drops most of ``old_body`` (both ``ok``, a record kind).
 
     Suspicious: fewer than :data:`SHRINK_RATIO` x the old body's bytes (UTF-8), or a non-empty
-    reference list (Crossref) / creators list (Zenodo) gone or empty. None otherwise, and when
-    either body is not a checked record.
+    ``rules.kept_list`` gone or empty. None otherwise, for kinds that do not shrink-check, and when
+    either body is not a checked object.
     """
-    old, new = _object(kind, old_body), _object(kind, new_body)
-    if old is None or new is None or old_body is None or new_body is None:
+    if not rules.shrinks or old_body is None or new_body is None:
+        return None
+    old, new = _object(rules, old_body), _object(rules, new_body)
+    if old is None or new is None:
         return None
     if len(new_body.encode("utf-8")) < SHRINK_RATIO * len(old_body.encode("utf-8")):
         return SUSPICIOUS_SHRINK
-    path = _LISTS[kind]
-    if _at(old, path) and not _at(new, path):
+    if rules.kept_list is not None and _at(old, rules.kept_list) and not _at(new, rules.kept_list):
         return SUSPICIOUS_SHRINK
     return None

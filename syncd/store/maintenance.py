@@ -21,9 +21,6 @@ from sqlalchemy import and_, delete, false, func, or_, select, text
 from sqlalchemy.exc import SQLAlchemyError
 
 from syncd.errors import StoreError
-from syncd.kinds import CROSSREF_WORK, ZENODO_RECORD
-from syncd.normalize import crossref as crossref_norm
-from syncd.normalize import zenodo as zenodo_norm
 from syncd.store.codec import (
     ConvertReport,
     CorruptBody,
@@ -36,6 +33,7 @@ from syncd.store.codec import (
 from syncd.store.content import content_hash
 from syncd.store.models import Blob, Concept, Entry, PreviousBody, Validation
 from syncd.store.repo import Store, StoredEntry, _row_to_entry, _select_entries
+from syncd.store.rules import StoreRules, rules_of
 
 __all__ = [
     "SORTS",
@@ -263,14 +261,21 @@ def _named(keys: list[str]) -> str:
     return f"{len(keys)} ({', '.join(keys[:BAD_BODIES_SHOWN])}{f' and {more} more' if more > 0 else ''})"
 
 
-def verify(store: Store, *, repair: bool = False, check_hashes: bool = False) -> VerifyResult:
+def verify(
+    store: Store,
+    *,
+    repair: bool = False,
+    check_hashes: bool = False,
+    rules: Mapping[str, StoreRules] | None = None,
+) -> VerifyResult:
     """Check the database; with ``repair``, fix what can be fixed.
 
     Checks ``PRAGMA integrity_check`` and ``foreign_key_check`` (SQLite), that every stored body
     (entries and previous bodies) decodes (:func:`syncd.store.codec.decode_body`: for a compressed body
     the zstd frame is intact and the XXH64 checksum of the text written with it matches; with
-    ``check_hashes`` also that each ``ok`` Crossref work and Zenodo record has the content hash of its
-    body, recomputed over the canonical JSON of its normalized content as a lookup computes it: about
+    ``check_hashes`` also that each ``ok`` entry of a kind whose ``rules`` (kind name -> its store
+    rules, from the caller) supply a content-hash ``projection`` has the content hash of its body,
+    recomputed over the canonical JSON of its normalized content as a lookup computes it: about
     1 ms per body, and a syncd whose normalization changed reports older entries too), entries
     without a validation row, validation rows without an entry, ``ok`` entries without a body or hash, and the
     FTS index against the entries (FTS5 ``integrity-check``; on PostgreSQL: the search column and its
@@ -289,7 +294,7 @@ def verify(store: Store, *, repair: bool = False, check_hashes: bool = False) ->
             if fk:
                 res.problems.append(f"foreign_key_check: {len(fk)} rows violate foreign keys")
         res.entries = int(conn.execute(select(func.count()).select_from(Entry)).scalar_one())
-        _check_bodies(conn, res, check_hashes)
+        _check_bodies(conn, res, rules if check_hashes else None)
         no_validation = (
             conn.execute(
                 select(Entry.id).where(
@@ -359,7 +364,7 @@ def verify(store: Store, *, repair: bool = False, check_hashes: bool = False) ->
                 conn.execute(text(f"DROP INDEX IF EXISTS {PG_SEARCH_INDEX}"))
                 conn.execute(text(f"CREATE INDEX {PG_SEARCH_INDEX} ON entries USING gin (search_tsv)"))
                 res.repaired.append("rebuilt the search index")
-        again = verify(store, repair=False, check_hashes=check_hashes)
+        again = verify(store, repair=False, check_hashes=check_hashes, rules=rules)
         again.repaired = res.repaired
         return again
     return res
@@ -370,18 +375,22 @@ BAD_BODIES_SHOWN = 20
 """Entries named in the problem line of undecodable bodies (all are in ``VerifyResult.bad_bodies``)."""
 
 
-def _rehash(kind: str, text: str) -> str | None:
-    """The content hash a lookup stores for the ``ok`` body ``text`` of ``kind``; None for other kinds."""
-    body = json.loads(text)
-    if kind == CROSSREF_WORK and isinstance(body, dict) and isinstance(body.get("message"), dict):
-        return content_hash(crossref_norm.content_hash_projection(body["message"]))
-    if kind == ZENODO_RECORD and isinstance(body, dict):
-        return content_hash(zenodo_norm.content_hash_projection(body))
-    return None
+def _rehash(rules: StoreRules, text: str) -> str | None:
+    """The content hash a lookup stores for the ``ok`` body ``text`` by ``rules`` (None: not re-hashed)."""
+    if rules.projection is None:
+        return None
+    projected = rules.projection(json.loads(text))
+    return None if projected is None else content_hash(projected)
 
 
-def _check_bodies(conn: Any, res: VerifyResult, check_hashes: bool = False, batch: int = 1000) -> None:
-    """Decode every stored body (entries, then previous bodies), ``batch`` rows at a time, into ``res``."""
+def _check_bodies(
+    conn: Any, res: VerifyResult, rules: Mapping[str, StoreRules] | None = None, batch: int = 1000
+) -> None:
+    """Decode every stored body (entries, then previous bodies), ``batch`` rows at a time, into ``res``.
+
+    With ``rules`` (kind name -> store rules), also re-hash each ``ok`` entry body of a kind with a
+    content-hash projection.
+    """
     load_dictionaries(conn)
     queries = [
         (
@@ -422,9 +431,9 @@ def _check_bodies(conn: Any, res: VerifyResult, check_hashes: bool = False, batc
                 except CorruptBody:
                     res.bad_bodies.append(f"{kind}:{key}{suffix}")
                     continue
-                if check_hashes and not suffix and status == "ok" and decoded is not None:
+                if rules is not None and not suffix and status == "ok" and decoded is not None:
                     try:
-                        again = _rehash(kind, decoded)
+                        again = _rehash(rules_of(rules, kind), decoded)
                     except ValueError:  # not JSON, or content the normalization refuses
                         again = ""
                     if again is not None and again != stored_hash:

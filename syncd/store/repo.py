@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,6 @@ from sqlalchemy import Connection, Engine, and_, bindparam, delete, func, insert
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from syncd.errors import InvalidInput, MalformedResponse, StoreError
-from syncd.normalize.changes import Side
 from syncd.store import guard, search
 from syncd.store.changelog import record_arrival, record_replacement
 from syncd.store.codec import BodyCodec, decode_body, load_dictionaries, train_dictionary
@@ -50,6 +49,7 @@ from syncd.store.engine import (
     upgrade_to_head,
 )
 from syncd.store.models import Concept, Entry, PreviousBody, Validation
+from syncd.store.rules import PLAIN, Side, StoreRules
 from syncd.store.search import SEARCH_COUNT_CAP
 
 __all__ = [
@@ -171,7 +171,9 @@ class EntryContent:
 
     ``body`` is the upstream JSON text exactly as received (for ``gone``: the tombstone JSON;
     ``None`` for ``not_found``). ``content_hash`` is the hash of the normalized content with the
-    volatile parts left out; it alone decides whether the stored body changes.
+    volatile parts left out; it alone decides whether the stored body changes. ``rules`` are the
+    kind's store rules (hollow-body guard, change summary, search band), put on by the kind that built
+    the content (:attr:`syncd.kinds.Kind.rules`); the store itself knows no kind.
     """
 
     kind: str
@@ -187,6 +189,7 @@ class EntryContent:
     etag: str | None = None
     last_modified: str | None = None
     volatile: str | None = None
+    rules: StoreRules = field(default=PLAIN, compare=False, repr=False)
 
 
 _COLUMNS = (
@@ -280,6 +283,7 @@ class Store:
         """Encoder of the bodies this store writes (:mod:`syncd.store.codec`)."""
         self.changes_recorded = 0
         """Change-feed rows this object wrote (a cheap "anything new?" for the MCP server's notifications)."""
+        self._codes: dict[str, int] | None = None
 
     @classmethod
     def open(cls, database_url: str, *, upgrade: bool = True, **limits: Any) -> Store:
@@ -596,26 +600,28 @@ class Store:
         The count (0 unless ``count``) and the ranking come from the index; only the page's entries are
         read. Ranking is bounded (:func:`syncd.store.search.ranked_ids_sqlite`) when the count passed
         ``RANK_BOUND`` or was not taken (when fewer match, the bounded ranking is the full one). A kind
-        without its own index band (:data:`~syncd.store.search.KIND_CODES`) shares it with the other
+        without its own index band (:func:`syncd.store.search.kind_codes`) shares it with the other
         such kinds on SQLite: its page is over-fetched and filtered here, its count is the band's.
         ``every``: the query of all the terms, whose matches come first in a bounded ranking.
         """
-        shared = kind is not None and kind not in search.KIND_CODES
         with self._search_read() as conn:
-            if is_postgresql(conn):
+            pg = is_postgresql(conn)
+            codes = {} if pg else self._kind_codes(conn)
+            shared = kind is not None and kind not in codes
+            code = None if kind is None else codes.get(kind, 0)
+            if pg:
                 shared = False
                 total = search.count_postgresql(conn, match, kind, ok_only, SEARCH_COUNT_CAP) if count else 0
-                bounded = total > search.RANK_BOUND or not count
-                ranked = search.ranked_ids_postgresql
                 start, want = offset, limit
             else:
-                total = search.count_sqlite(conn, match, kind, ok_only, SEARCH_COUNT_CAP) if count else 0
+                total = search.count_sqlite(conn, match, code, ok_only, SEARCH_COUNT_CAP) if count else 0
                 start, want = (0, (offset + limit) * 4) if shared else (offset, limit)
-                bounded = total > search.RANK_BOUND or not count
-                ranked = search.ranked_ids_sqlite
+            bounded = total > search.RANK_BOUND or not count
 
             def rank(m: str, off: int, lim: int) -> list[int]:
-                return ranked(conn, m, kind, ok_only, off, lim, bounded=bounded)
+                if pg:
+                    return search.ranked_ids_postgresql(conn, m, kind, ok_only, off, lim, bounded=bounded)
+                return search.ranked_ids_sqlite(conn, m, code, ok_only, off, lim, bounded=bounded)
 
             if bounded and every is not None:
                 ids = search.all_terms_first(rank, match, every, start, want)
@@ -627,6 +633,12 @@ class Store:
             by_id = {r.id: _row_to_entry(r) for r in rows}
         found = [by_id[i] for i in ids if i in by_id]
         return (found[offset : offset + limit] if shared else found), total
+
+    def _kind_codes(self, conn: Connection) -> dict[str, int]:
+        """The index's kind codes (:func:`syncd.store.search.kind_codes`), read once per store."""
+        if self._codes is None:
+            self._codes = search.kind_codes(conn)
+        return self._codes
 
     def _bounded_terms(self, query: str) -> list[str]:
         """The distinct quoted terms of ``query`` (:func:`_terms`) within the search bounds.
@@ -718,7 +730,7 @@ class Store:
             StoreError: the database failed.
         """
         now = time.time() if now is None else now
-        lacking = guard.missing(content.kind, content.status, content.body)
+        lacking = guard.missing(content.rules, content.status, content.body)
         if lacking:
             raise MalformedResponse(
                 f"{content.kind} {content.key}: upstream answered a body without {', '.join(lacking)}; "
@@ -765,7 +777,14 @@ class Store:
                     )
                     changed = True
                     if record_arrival(
-                        conn, entry_id, content.kind, content.key, content.concept_key, content.body, now
+                        conn,
+                        content.rules,
+                        entry_id,
+                        content.kind,
+                        content.key,
+                        content.concept_key,
+                        content.body,
+                        now,
                     ):
                         self.changes_recorded += 1
                 else:  # another process stored it meanwhile (PostgreSQL): update what it wrote
@@ -830,7 +849,7 @@ class Store:
         """
         if old.status != "ok" or content.status != "ok" or old.content_hash == content.content_hash:
             return None
-        suspicion = guard.shrink(content.kind, old.body, content.body)
+        suspicion = guard.shrink(content.rules, old.body, content.body)
         if suspicion is None:
             return None
         suspects = PreviousBody.__table__
@@ -979,7 +998,7 @@ class Store:
             )
         )
         before, after = Side(old.status, old.body), Side(content.status, content.body)
-        if record_replacement(conn, old.id, old.kind, old.key, before, after, now):
+        if record_replacement(conn, content.rules, old.id, old.kind, old.key, before, after, now):
             self.changes_recorded += 1
         return True
 

@@ -2,8 +2,9 @@
 
 SQLite (migration 0006): ``entries_fts`` is an FTS5 table over ``entries.title`` and
 ``entries.search_text`` whose rowid is ``band * 2**40 + entries.id``, with
-``band = 2 * kind code + (0 if status == "ok" else 1)`` (:data:`KIND_CODES`; kinds not listed share
-code 0). One kind, or one kind's ``ok`` entries, is a rowid range that FTS5 applies inside the index,
+``band = 2 * kind code + (0 if status == "ok" else 1)``. The kind codes are a fact of the schema
+(migration 0006's ``CASE kind WHEN ... THEN ...``), read back from the view's SQL by :func:`kind_codes`:
+the store names no kind; kinds without a code share code 0 (their rows are filtered by the caller). One kind, or one kind's ``ok`` entries, is a rowid range that FTS5 applies inside the index,
 so counting and ranking the matches of a kind never read the wide ``entries`` rows. The index is
 written by the triggers of migration 0006 on every insert, delete and update of ``entries`` (no
 Python write path has to do anything; :func:`rebuild` rebuilds it from ``entries``).
@@ -25,13 +26,11 @@ from collections.abc import Callable
 
 from sqlalchemy import Connection, text
 
-from syncd.kinds import CROSSREF_WORK, ZENODO_RECORD
 from syncd.store.dialect import PG_TS_CONFIG
 
 __all__ = [
     "BAND_SPAN",
     "INDEX_TABLE",
-    "KIND_CODES",
     "RANK_BOUND",
     "SEARCH_COUNT_CAP",
     "all_terms_first",
@@ -39,6 +38,7 @@ __all__ = [
     "count_sqlite",
     "entry_id",
     "index_rowid",
+    "kind_codes",
     "ranked_ids_postgresql",
     "ranked_ids_sqlite",
     "rebuild",
@@ -51,11 +51,6 @@ INDEX_TABLE = "entries_fts"
 
 BAND_SPAN = 1 << 40
 """Index rowids of one band span this many entry ids (``entries.id`` < 2**40)."""
-
-KIND_CODES: dict[str, int] = {CROSSREF_WORK: 1, ZENODO_RECORD: 2}
-"""Kinds with their own rowid bands (the searched kinds); every other kind has code 0.
-
-Fixed by migration 0006's SQL (``CASE kind ...``): a change here needs a migration."""
 
 SEARCH_COUNT_CAP = 10_001
 """Matches counted at most (a total of 10,001 means "more than 10,000")."""
@@ -91,9 +86,24 @@ def terms(query: str) -> list[str]:
     return out
 
 
-def index_rowid(kind: str, status: str, entry_id: int) -> int:
-    """The ``entries_fts`` rowid of entry ``entry_id`` (as migration 0006's triggers compute it)."""
-    band = 2 * KIND_CODES.get(kind, 0) + (status != "ok")
+_CASE_ARM = re.compile(r"WHEN\s+'([^']+)'\s+THEN\s+(\d+)", re.IGNORECASE)
+
+
+def kind_codes(conn: Connection) -> dict[str, int]:
+    """SQLite: each banded kind's code, as the index's source view computes it (``{}`` without the view).
+
+    Read from the ``entries_fts_source`` view's SQL (its ``CASE kind WHEN '<kind>' THEN <2 x code>``),
+    so the bands stay whatever the migrations made them.
+    """
+    sql = conn.exec_driver_sql(
+        "SELECT sql FROM sqlite_master WHERE type = 'view' AND name = 'entries_fts_source'"
+    ).scalar()
+    return {kind: int(value) // 2 for kind, value in _CASE_ARM.findall(sql or "")}
+
+
+def index_rowid(code: int, status: str, entry_id: int) -> int:
+    """The ``entries_fts`` rowid of entry ``entry_id`` of a kind of band ``code`` (as migration 0006 computes it)."""
+    band = 2 * code + (status != "ok")
     return band * BAND_SPAN + entry_id
 
 
@@ -102,15 +112,19 @@ def entry_id(rowid: int) -> int:
     return rowid % BAND_SPAN
 
 
-def rowid_range(kind: str | None, ok_only: bool = False) -> tuple[int, int]:
-    """Inclusive ``entries_fts`` rowid range of ``kind`` (every kind when None).
+MAX_CODE = 63
+"""Highest kind code a rowid range for every kind spans (rowids stay below 2**63)."""
 
-    Only its ``ok`` entries when ``ok_only``. A kind without its own code shares code 0 with the other
-    such kinds (their rows are filtered by the caller).
+
+def rowid_range(code: int | None, ok_only: bool = False) -> tuple[int, int]:
+    """Inclusive ``entries_fts`` rowid range of the kinds of code ``code`` (every kind when None).
+
+    Only their ``ok`` entries when ``ok_only``. Code 0 is shared by every kind without its own code
+    (their rows are filtered by the caller).
     """
-    if kind is None:
-        return (0, (2 * (max(KIND_CODES.values()) + 1)) * BAND_SPAN - 1)
-    first = 2 * KIND_CODES.get(kind, 0) * BAND_SPAN
+    if code is None:
+        return (0, (2 * (MAX_CODE + 1)) * BAND_SPAN - 1)
+    first = 2 * code * BAND_SPAN
     return (first, first + (1 if ok_only else 2) * BAND_SPAN - 1)
 
 
@@ -127,28 +141,28 @@ _RANKED = (
 """SQLite statements, run on the driver (``?`` parameters: no SQLAlchemy compile on the search path)."""
 
 
-def count_sqlite(conn: Connection, match: str, kind: str | None, ok_only: bool, cap: int) -> int:
-    """SQLite: matches of ``match`` (FTS5 syntax) of ``kind``, counted in the index up to ``cap``."""
-    lo, hi = rowid_range(kind, ok_only)
+def count_sqlite(conn: Connection, match: str, code: int | None, ok_only: bool, cap: int) -> int:
+    """SQLite: matches of ``match`` (FTS5 syntax) in band ``code`` (None: all), counted up to ``cap``."""
+    lo, hi = rowid_range(code, ok_only)
     return int(conn.exec_driver_sql(_COUNT, (match, lo, hi, cap)).scalar_one())
 
 
 def ranked_ids_sqlite(
     conn: Connection,
     match: str,
-    kind: str | None,
+    code: int | None,
     ok_only: bool,
     offset: int,
     limit: int,
     *,
     bounded: bool,
 ) -> list[int]:
-    """SQLite: entry ids of the matches of ``match`` of ``kind``, best ``bm25`` first, from the index alone.
+    """SQLite: entry ids of the matches of ``match`` in band ``code``, best ``bm25`` first, from the index alone.
 
     ``bounded``: rank only the :data:`RANK_BOUND` (or ``offset + limit`` when more) most recently stored
     matches (the same as the full ranking when fewer match).
     """
-    lo, hi = rowid_range(kind, ok_only)
+    lo, hi = rowid_range(code, ok_only)
     if bounded:
         bound = max(RANK_BOUND, offset + limit)
         rows = conn.exec_driver_sql(_RANKED_BOUNDED, (match, lo, hi, bound, limit, offset))

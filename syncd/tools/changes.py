@@ -25,9 +25,9 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from syncd.contracts.changes import ChangeEntry, ChangesView
 from syncd.errors import InvalidInput, StoreError
-from syncd.kinds import CROSSREF_WORK, DOI_RA, ZENODO_RECORD
 from syncd.normalize.changes import describe, since_epoch
 from syncd.policy import iso
+from syncd.registry import CHANGE_SOURCES, SERIES_DOI_PREFIXES
 from syncd.services import Services
 from syncd.store.changes import StoredChange, latest_change_id, list_changes, watched_ids
 from syncd.store.repo import Store
@@ -53,7 +53,6 @@ CHANGES_URI = "syncd://changes"
 RESOURCE_PAGE = 50
 """Changes a read of :data:`CHANGES_URI` returns."""
 
-_KINDS = {"crossref": (CROSSREF_WORK,), "zenodo": (ZENODO_RECORD,), "agency": (DOI_RA,), "all": ()}
 _CURSOR_PREFIX = "before:"
 _MAX_ID = 2**63 - 1
 """Largest row id either backend stores (a cursor beyond it names no change)."""
@@ -61,7 +60,7 @@ _MAX_ID = 2**63 - 1
 
 def change_entries(store: Store, changes: list[StoredChange]) -> list[dict[str, Any]]:
     """The feed rows as the tool, the resource and ``syncd changes --json`` give them (JSON-ready)."""
-    watched = watched_ids(store, [c.id for c in changes])
+    watched = watched_ids(store, [c.id for c in changes], SERIES_DOI_PREFIXES)
     out = []
     for c in changes:
         entry = ChangeEntry(
@@ -138,9 +137,10 @@ def list_changes_tool(
         page = list_changes(
             services.store,
             since=start,
-            kinds=_KINDS[kind],
+            kinds=CHANGE_SOURCES[kind],
             types=[t.strip().lower() for t in types or [] if t.strip()],
             watched_only=watched_only,
+            series_prefixes=SERIES_DOI_PREFIXES,
             before_id=_before(cursor),
             limit=limit + 1,
         )

@@ -29,6 +29,7 @@ from syncd.contracts.crossref import (
     SearchWorksView,
     WorkView,
 )
+from syncd.crossref.rules import WORK_RULES
 from syncd.errors import StoreError
 from syncd.lookups import crossref as lookups_crossref
 from syncd.lookups import crossref_queries
@@ -178,7 +179,7 @@ def _work_data(lookup: Lookup, offset: int, limit: int) -> dict[str, Any]:
         if view is not None:
             _VIEWS.move_to_end(key)
     if view is None:
-        built = work_view(document(entry), offset=offset, limit=limit)
+        built = work_view(document(entry, WORK_RULES), offset=offset, limit=limit)
         view = built.model_dump(mode="json", exclude_none=True)
         if key:
             with _VIEWS_LOCK:

@@ -17,6 +17,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from syncd.contracts.common import WithCache
 from syncd.contracts.crossref import GetWorksView, SummaryAuthor
+from syncd.crossref.rules import WORK_RULES
 from syncd.lookups.crossref_batch import WorkItem, get_works, update_flags
 from syncd.normalize.crossref import work_view
 from syncd.services import Services
@@ -45,7 +46,7 @@ class GetWorksResult(GetWorksView, WithCache):
 
 def _found_data(item: WorkItem) -> dict[str, Any]:
     assert item.lookup is not None
-    view = work_view(document(item.lookup.entry), offset=0, limit=SHOWN_AUTHORS)
+    view = work_view(document(item.lookup.entry, WORK_RULES), offset=0, limit=SHOWN_AUTHORS)
     flags = update_flags(view.doi, view.updatedBy, view.updateTo)
     data: dict[str, Any] = {
         "input": item.input,

@@ -18,9 +18,6 @@ from syncd.errors import (
     NotFound,
     UpstreamError,
 )
-from syncd.kinds import (
-    ZENODO_CONTAINER,
-)
 from syncd.lookups import zenodo as lookups_zenodo
 from syncd.lookups import zenodo_files as lookups_files
 from syncd.normalize import zenodo_files as views
@@ -39,6 +36,7 @@ from syncd.tools.errors import error_result
 from syncd.tools.zenodo_records import doi_elsewhere
 from syncd.tools.zenodo_render import FILE_RENAME, tool_result
 from syncd.upstream.zenodo import LEGACY_JSON
+from syncd.zenodo.names import ZENODO_CONTAINER
 
 # ------------------------------------------------------------------------------ the record and its files
 

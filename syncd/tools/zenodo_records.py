@@ -15,9 +15,6 @@ from mcp.types import CallToolResult, TextContent
 
 from syncd.cache import Lookup
 from syncd.errors import SyncdError
-from syncd.kinds import (
-    ZENODO_VERSIONS,
-)
 from syncd.lookups import crossref as lookups_crossref
 from syncd.lookups import zenodo as lookups_zenodo
 from syncd.lookups.zenodo import PageLookup
@@ -38,6 +35,7 @@ from syncd.store.content import document
 from syncd.store.repo import StoredEntry
 from syncd.tools.errors import error_result
 from syncd.tools.zenodo_render import RENAME, render_record, tool_result
+from syncd.zenodo.names import ZENODO_VERSIONS
 
 FILE_CAP = 25
 

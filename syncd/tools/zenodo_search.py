@@ -21,13 +21,6 @@ from syncd.errors import (
     UpstreamError,
     UpstreamRejected,
 )
-from syncd.kinds import (
-    ZENODO_AWARD,
-    ZENODO_ENTITY,
-    ZENODO_FUNDER,
-    ZENODO_SEARCH,
-    ZENODO_VOCAB,
-)
 from syncd.lookups import zenodo as lookups_zenodo
 from syncd.normalize import zenodo_lists as lists
 from syncd.normalize import zenodo_pages as pages
@@ -41,6 +34,7 @@ from syncd.store.repo import StoredEntry
 from syncd.tools.errors import error_result
 from syncd.tools.zenodo_render import RENAME, VOCAB_RENAME, tool_result
 from syncd.upstream.zenodo import LEGACY_JSON
+from syncd.zenodo.names import ZENODO_AWARD, ZENODO_ENTITY, ZENODO_FUNDER, ZENODO_SEARCH, ZENODO_VOCAB
 
 log = logging.getLogger("syncd.tools.zenodo_search")
 

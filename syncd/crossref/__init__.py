@@ -1,0 +1,1 @@
+"""The Crossref slice: its stored kinds (names, store rules, hooks)."""

@@ -1,0 +1,16 @@
+"""The Crossref slice's stored kinds: works, list pages, journals, funders, members, prefixes.
+
+Each :class:`~syncd.kinds.Kind` carries its ``ttl.*`` setting, budget pool, store rules
+(:mod:`syncd.crossref.rules`) and hooks; they are declared beside the fetches their hooks call
+(:mod:`syncd.lookups.crossref`) and listed here for the registry.
+"""
+
+from __future__ import annotations
+
+from syncd.kinds import Kind
+from syncd.lookups.crossref import ENTITY_KINDS, LIST, WORK
+
+__all__ = ["KINDS"]
+
+KINDS: tuple[Kind, ...] = (WORK, LIST, *ENTITY_KINDS.values())
+"""The Crossref slice's kinds, in the order ``syncd cache stats`` lists them."""

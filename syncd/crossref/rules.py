@@ -1,0 +1,75 @@
+"""The store rules of the Crossref slice's kinds (:class:`~syncd.store.rules.StoreRules`; pure).
+
+Stored Crossref bodies are the upstream envelope ``{"status", "message-type", "message"}`` exactly as
+received. The key paths every real ``ok`` answer carries were derived from the recorded corpus
+(``tests/corpus/crossref/``): all 92 ``/works/{doi}`` messages carry ``DOI`` and ``type`` (``title``
+is not required: a ``journal-issue`` or ``component`` work may have none, e.g.
+10.1002/humu.2018.39.issue-6 in the recorded member-98 works page); every journal carries ``ISSN``
+and ``title``, every funder ``id`` and ``name``, every member ``id`` and ``primary-name``, every
+prefix ``prefix`` and ``member``, every list page ``items`` and ``total-results``. A body without
+them (``{}``, ``{"status": "ok"}``, an envelope with an empty ``message``) is refused as hollow.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from syncd.crossref.names import CROSSREF_FUNDER, CROSSREF_JOURNAL, CROSSREF_MEMBER, CROSSREF_PREFIX
+from syncd.normalize.changes import summarize_work
+from syncd.normalize.crossref import content_hash_projection
+from syncd.store.rules import StoreRules
+
+__all__ = ["ENTITY_RULES", "LIST_RULES", "WORK_RULES", "message_of", "work_message"]
+
+
+def message_of(body: Any) -> dict[str, Any] | None:
+    """The ``message`` of an envelope (``{}`` for an envelope without one; None for a non-object body)."""
+    if not isinstance(body, dict):
+        return None
+    message = body.get("message")
+    return message if isinstance(message, dict) else {}
+
+
+def work_message(body: Any) -> dict[str, Any] | None:
+    """The ``message`` of a ``message-type: work`` envelope (None for another shape, e.g. a list item)."""
+    if not isinstance(body, dict) or body.get("message-type") != "work":
+        return None
+    message = body.get("message")
+    return message if isinstance(message, dict) else None
+
+
+def _document(body: Any) -> Any:
+    message = body.get("message") if isinstance(body, dict) else None
+    return message if isinstance(message, dict) else body
+
+
+def _projection(body: Any) -> Any:
+    message = body.get("message") if isinstance(body, dict) else None
+    return content_hash_projection(message) if isinstance(message, dict) else None
+
+
+WORK_RULES = StoreRules(
+    checked=work_message,
+    required=(("DOI",), ("type",)),
+    shrinks=True,
+    kept_list=("reference",),
+    summarize=summarize_work,
+    projection=_projection,
+    document=_document,
+    bulk=True,
+)
+"""``crossref_work``: a work refused without ``DOI``/``type``, held back when it loses its references."""
+
+LIST_RULES = StoreRules(checked=message_of, required=(("items",), ("total-results",)), document=_document)
+"""``crossref_search``: a list page carries ``items`` and ``total-results``."""
+
+ENTITY_RULES: dict[str, StoreRules] = {
+    name: StoreRules(checked=message_of, required=required, document=_document)
+    for name, required in (
+        (CROSSREF_JOURNAL, (("ISSN",), ("title",))),
+        (CROSSREF_FUNDER, (("id",), ("name",))),
+        (CROSSREF_MEMBER, (("id",), ("primary-name",))),
+        (CROSSREF_PREFIX, (("prefix",), ("member",))),
+    )
+}
+"""The entity kinds by name: journals, funders, members, prefixes."""

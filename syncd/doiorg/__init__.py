@@ -1,0 +1,1 @@
+"""The doi.org slice: the registration-agency kind (names, store rules, hooks)."""

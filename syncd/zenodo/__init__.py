@@ -1,0 +1,1 @@
+"""The Zenodo slice: its stored kinds (names, store rules, hooks)."""

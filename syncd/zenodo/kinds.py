@@ -1,0 +1,16 @@
+"""The Zenodo slice's stored kinds: records, search / versions / vocabulary pages, communities, terms.
+
+Each :class:`~syncd.kinds.Kind` carries its ``ttl.*`` setting, budget pool, store rules
+(:mod:`syncd.zenodo.rules`) and hooks; they are declared beside the fetches their hooks call
+(:mod:`syncd.lookups.zenodo`) and listed here for the registry.
+"""
+
+from __future__ import annotations
+
+from syncd.kinds import Kind
+from syncd.lookups.zenodo import PAGE_KINDS, RECORD, TERM_KINDS
+
+__all__ = ["KINDS"]
+
+KINDS: tuple[Kind, ...] = (RECORD, *PAGE_KINDS.values(), *TERM_KINDS.values())
+"""The Zenodo slice's kinds, in the order ``syncd cache stats`` lists them."""
