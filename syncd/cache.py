@@ -124,12 +124,15 @@ class Runner:
         store: the shared store.
         budget: the request budget (its pool state feeds the policy; the runner sends no request).
         ttl: the ``ttl.*`` settings.
+        read_only: the store cannot be written by this process: upstream is never asked, stored
+            entries are answered (an input of every decision, :class:`syncd.policy.UpstreamFacts`).
     """
 
-    def __init__(self, store: Store, budget: Budget, ttl: TtlSettings) -> None:
+    def __init__(self, store: Store, budget: Budget, ttl: TtlSettings, *, read_only: bool = False) -> None:
         self._store = store
         self._budget = budget
         self._ttl = ttl
+        self.read_only = read_only
         self._locks: dict[tuple[str, str], threading.Lock] = {}
         self._locks_guard = threading.Lock()
 
@@ -154,6 +157,7 @@ class Runner:
             offline=state.offline(now),
             blocked_until=state.blocked_until,
             deadline_left_s=deadline.remaining(),
+            read_only=self.read_only,
         )
         return policy.decide(facts, now, upstream, force_refresh=force)
 
@@ -177,7 +181,7 @@ class Runner:
 
     def _settled(self, plan: Plan) -> Answer | None:
         if plan.decision.action is Action.ERROR:
-            raise policy.error_for(plan.decision, plan.pool)
+            raise policy.error_for(plan.decision, plan.pool, plan.key)
         if plan.entry is None:
             return None
         prov = policy.answered(plan.decision, plan.entry)

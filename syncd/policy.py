@@ -40,6 +40,7 @@ from typing import Any
 from syncd.config import TtlSettings
 from syncd.errors import BudgetExhausted, UpstreamError, UpstreamOffline, UpstreamRateLimited, UpstreamTimeout
 from syncd.kinds import Kind
+from syncd.store.engine import READ_ONLY_HINT
 from syncd.store.repo import StoredEntry
 
 __all__ = [
@@ -90,7 +91,7 @@ CURSOR_LIFETIME_S = 240.0
 
 
 def ttl_s(ttl: TtlSettings, kind: Kind, status: str) -> float:
-    """Lifetime (s) of an entry of ``kind``: ``ok`` its ``ttl.*``, ``gone`` ``ttl.deleted``, else ``ttl.miss``.
+    """Lifetime (s) of a ``kind`` entry: ``ok`` its ``ttl.*``, ``gone`` ``ttl.deleted``, else ``ttl.miss``.
 
     A deleted record (``gone``) is rechecked rarely; the other misses hourly by default.
     """
@@ -162,11 +163,20 @@ class EntryFacts:
 
 @dataclass(frozen=True)
 class UpstreamFacts:
-    """State of the upstream pool: breaker open, 429 block end (epoch seconds), time left (seconds)."""
+    """State of the upstream pool: breaker open, 429 block end (epoch seconds), time left (seconds).
+
+    ``read_only``: the store cannot be written by this process, so upstream is never asked (an answer
+    could not be stored): stored entries are answered, stale ones flagged :data:`READ_ONLY_REASON`.
+    """
 
     offline: bool = False
     blocked_until: float = 0.0
     deadline_left_s: float = 5.0
+    read_only: bool = False
+
+
+READ_ONLY_REASON = "store_read_only"
+"""``cache.upstream_error`` of a stale answer served because the store is read-only for this user."""
 
 
 @dataclass(frozen=True)
@@ -204,7 +214,9 @@ def decide(
     blocked_for = max(0.0, upstream.blocked_until - now)
     unusable_reason: str | None = None
     retry_after: float | None = None
-    if upstream.offline:
+    if upstream.read_only:
+        unusable_reason = READ_ONLY_REASON
+    elif upstream.offline:
         unusable_reason = "upstream_unavailable"
     elif blocked_for > 0 and (entry is not None or blocked_for >= upstream.deadline_left_s):
         # a held entry is answered at once under any block; with nothing held a short block is waited
@@ -224,8 +236,14 @@ def decide(
     return Decision(Action.REVALIDATE, stale=stale)
 
 
-def error_for(decision: Decision, pool: str) -> UpstreamError | BudgetExhausted:
-    """The declared error of an ERROR decision for ``pool`` (nothing stored, upstream unusable)."""
+def error_for(decision: Decision, pool: str, key: str = "") -> UpstreamError | BudgetExhausted:
+    """The declared error of an ERROR decision for ``key`` in ``pool`` (nothing stored, upstream unusable)."""
+    if decision.reason == READ_ONLY_REASON:
+        return UpstreamOffline(
+            f"{key} is not stored, and the store is read-only for this user (no upstream request)",
+            hint=READ_ONLY_HINT,
+            pool=pool,
+        )
     if decision.reason == "rate_limited":
         return UpstreamRateLimited(
             f"{pool} is rate limited and nothing is stored", retry_after_s=decision.retry_after_s, pool=pool

@@ -1,9 +1,10 @@
 """Revalidation: one stored entry, or a sweep of stale entries (oldest ``validated_at`` first) in budget.
 
 Used by the daemon's scheduled job and by ``syncd cache refresh``. Each stored kind's ``refetch`` hook
-(:class:`syncd.kinds.Kind`, from :data:`syncd.registry.KINDS`) asks upstream again. Stale Crossref works that carry an ``indexed`` stamp are
-confirmed in groups through one list request each (:mod:`syncd.batch`) when there are at least
-:data:`BATCH_MIN` of them; everything else is revalidated one by one.
+(:class:`syncd.kinds.Kind`, from :data:`syncd.registry.KINDS`) asks upstream again. Stale Crossref
+works that carry an ``indexed`` stamp are confirmed in groups through one list request each
+(:mod:`syncd.batch`) when there are at least :data:`BATCH_MIN` of them; everything else is
+revalidated one by one.
 """
 
 from __future__ import annotations

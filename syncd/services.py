@@ -6,8 +6,9 @@ Whoever opens a :class:`Services` closes it (the store is closed by its own owne
 
 Over a store this user cannot write (:func:`syncd.store.engine.is_read_only`) the bundle is
 read-only: :class:`ReadOnlyBudget` reads every pool as offline and takes nothing, and
-:class:`ReadOnlyRunner` answers from the store only (a stale entry flagged ``store_read_only``, a
-missing one refused with a message naming the fix), so no request is sent and nothing is written.
+the runner is told (``read_only``, an input of every policy decision): it answers from the store only
+(a stale entry flagged ``store_read_only``, a missing one refused with a message naming the fix), so
+no request is sent and nothing is written.
 """
 
 from __future__ import annotations
@@ -18,22 +19,18 @@ from dataclasses import dataclass
 import httpx
 
 from syncd.budget import Budget, Grant, Lease, Outcome, PoolState
-from syncd.cache import Plan, Runner
+from syncd.cache import Runner
 from syncd.config import Settings
 from syncd.errors import StoreError, UpstreamOffline
-from syncd.policy import Action
+from syncd.policy import READ_ONLY_REASON
 from syncd.store.engine import READ_ONLY_HINT, is_read_only
-from syncd.store.repo import Store, StoredEntry
+from syncd.store.repo import Store
 from syncd.upstream.check import UpstreamCheck, check_upstreams
 from syncd.upstream.crossref import CrossrefClient
 from syncd.upstream.doi import DoiClient
-from syncd.upstream.http import Deadline
 from syncd.upstream.zenodo import ZenodoClient
 
-__all__ = ["READ_ONLY_REASON", "ReadOnlyBudget", "ReadOnlyRunner", "Services", "Upstreams"]
-
-READ_ONLY_REASON = "store_read_only"
-"""``cache.upstream_error`` of a stale answer served because the store is read-only for this user."""
+__all__ = ["READ_ONLY_REASON", "ReadOnlyBudget", "Services", "Upstreams"]
 READ_ONLY_OFFLINE_S = 3600.0
 """How far ahead a read-only budget reports each pool offline (seconds, rolling)."""
 
@@ -77,40 +74,6 @@ class ReadOnlyBudget(Budget):
         raise StoreError(f"the store is read-only for this user; {READ_ONLY_HINT}")
 
 
-class ReadOnlyRunner(Runner):
-    """The runner over a read-only store: stored answers only (see the module docstring)."""
-
-    def plan(
-        self,
-        kind: str,
-        key: str,
-        entry: StoredEntry | None,
-        deadline: Deadline,
-        *,
-        force: bool = False,
-        refetch: bool = False,
-    ) -> Plan:
-        """The :class:`~syncd.cache.Runner` plan, with the read-only store as why upstream is not used.
-
-        Raises:
-            UpstreamOffline: nothing is stored for ``(kind, key)`` (message and hint name the fix).
-        """
-        plan = super().plan(kind, key, entry, deadline, force=force, refetch=refetch)
-        action = plan.decision.action
-        if action is Action.ERROR:
-            raise UpstreamOffline(
-                f"{key} is not stored, and the store is read-only for this user (no upstream request)",
-                hint=READ_ONLY_HINT,
-                pool=plan.pool,
-            )
-        if action is Action.SERVE_STALE:
-            return dataclasses.replace(
-                plan, decision=dataclasses.replace(plan.decision, reason=READ_ONLY_REASON)
-            )
-        return plan
-
-
-@dataclass(frozen=True, eq=False)
 class Upstreams:
     """The upstream clients, sharing one budget: ``crossref``, ``zenodo`` and ``doi`` (doi.org)."""
 
@@ -180,14 +143,13 @@ class Services:
         if read_only is None:
             read_only = is_read_only(store.engine)
         budget_cls = ReadOnlyBudget if read_only else Budget
-        runner_cls = ReadOnlyRunner if read_only else Runner
         budget = budget_cls(store, settings, interactive=interactive)
         return cls(
             settings,
             store,
             budget,
             Upstreams.open(settings, budget, transport),
-            runner_cls(store, budget, settings.ttl),
+            Runner(store, budget, settings.ttl, read_only=read_only),
         )
 
     @property

@@ -16,10 +16,9 @@ import httpx
 import pytest
 from freezegun import freeze_time
 
-from syncd.crossref.rules import WORK_RULES
-from syncd.zenodo.rules import RECORD_RULES
 from syncd.config import Settings
 from syncd.crossref.names import CROSSREF_WORK
+from syncd.crossref.rules import WORK_RULES
 from syncd.errors import MalformedResponse
 from syncd.lookups import crossref, zenodo
 from syncd.normalize.doi import parse_doi
@@ -28,6 +27,7 @@ from syncd.services import Services
 from syncd.store import guard
 from syncd.store.repo import EntryContent, Store
 from syncd.zenodo.names import ZENODO_RECORD
+from syncd.zenodo.rules import RECORD_RULES
 from tests.corpus_path import CORPUS
 
 DOI = "10.1038/srep16696"

@@ -146,7 +146,7 @@ WORK = Kind(
 """``crossref_work``: a work, ``GET /works/{doi}`` (``ttl.crossref_work``, pool ``crossref_single``)."""
 
 LIST = Kind(CROSSREF_SEARCH, "search", "crossref_list", rules=LIST_RULES, refetch=_refetch_list)
-"""``crossref_search``: a list page (``ttl.search``, pool ``crossref_list``; fetched again only when asked)."""
+"""``crossref_search``: a list page (``ttl.search``, pool ``crossref_list``; refetched only when asked)."""
 
 ENTITY_KINDS: dict[str, Kind] = {
     name: Kind(name, "entity", "crossref_single", rules=ENTITY_RULES[name], refetch=_refetch_entity)

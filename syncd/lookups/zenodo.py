@@ -147,7 +147,7 @@ RECORD = Kind(
     load=load_record,
     arrived=record_arrived,
 )
-"""``zenodo_record``: one version, ``GET /api/records/{id}`` (``ttl.zenodo_record``; tombstones, restricted)."""
+"""``zenodo_record``: one version, ``GET /api/records/{id}`` (``ttl.zenodo_record``; tombstones too)."""
 
 PAGE_KINDS: dict[str, Kind] = {
     k.name: k

@@ -1,8 +1,8 @@
 """What changed between two stored bodies of one entry, from the normalized views (pure: no I/O).
 
 The store calls :func:`summarize_work`, :func:`summarize_record` or :func:`summarize_agency` (the
-summaries the kinds supply as their store rules) when it replaces a stored body (revalidation, sync walk, fetch,
-import) and :func:`new_version` when a Zenodo record joins a series it already holds; the summary
+summaries the kinds supply as their store rules) when it replaces a stored body (revalidation, sync
+walk, fetch, import) and :func:`new_version` when a Zenodo record joins a series it already holds; the summary
 becomes one row of the change feed (``changes`` table, ``syncd changes``, ``syncd_list_changes``).
 Bodies are compared through the views the tools answer with, never as raw JSON: Crossref works
 through :func:`syncd.normalize.crossref.work_view`, Zenodo records through
@@ -322,7 +322,7 @@ def _summary(items: list[dict[str, Any]], **about: Any) -> ChangeSummary | None:
 
 
 def summarize_work(old: Side, new: Side) -> ChangeSummary | None:
-    """What changed in a Crossref work (``crossref_work``) from ``old`` to ``new``, or None (see the module)."""
+    """What changed in a Crossref work (``crossref_work``) from ``old`` to ``new``; None: nothing."""
     after = _work_view(new.body) if new.status == "ok" else None
     if after is None:
         return None  # a work is only replaced by a readable work (a 404 never replaces one)
@@ -338,7 +338,7 @@ def summarize_work(old: Side, new: Side) -> ChangeSummary | None:
 
 
 def summarize_record(old: Side, new: Side) -> ChangeSummary | None:
-    """What changed in a Zenodo record (``zenodo_record``) from ``old`` to ``new``, or None (see the module)."""
+    """What changed in a Zenodo record (``zenodo_record``) from ``old`` to ``new``; None: nothing."""
     after = _record_parts(new.body) if new.status == "ok" else None
     before = _record_parts(old.body) if old.status == "ok" else None
     about: dict[str, Any] = {}
@@ -362,7 +362,7 @@ def summarize_record(old: Side, new: Side) -> ChangeSummary | None:
 
 
 def summarize_agency(old: Side, new: Side) -> ChangeSummary | None:
-    """``agency_changed`` when doi.org names another registration agency for a prefix (``doi_ra``), else None."""
+    """``agency_changed`` when doi.org names another registration agency for a prefix (``doi_ra``)."""
     before, after = _agency(old.body), _agency(new.body)
     if before == after:
         return None

@@ -70,8 +70,9 @@ def watched_clause(dialect: str, series_prefixes: Sequence[str] = ()) -> ColumnE
     """SQL condition: the change's entry is on the DOI watch list (see the module docstring).
 
     ``dialect``: the engine's dialect name; ``series_prefixes``: the DOI prefixes that make a series
-    id a concept DOI (``10.5281/zenodo.`` + concept recid). SQLite reads the spec with ``json_extract`` (a ``CAST``
-    to JSON would give the text numeric affinity); PostgreSQL casts the text to ``json`` for ``->>``.
+    id a concept DOI (``10.5281/zenodo.`` + concept recid). SQLite reads the spec with ``json_extract``
+    (a ``CAST`` to JSON would give the text numeric affinity); PostgreSQL casts the text to ``json``
+    for ``->>``.
     """
     spec = type_coerce(Watch.spec, JSON) if dialect == "sqlite" else cast(Watch.spec, JSON)
     watched_dois = select(spec["doi"].as_string()).where(Watch.kind == "doi")

@@ -26,7 +26,7 @@ def volatile_json(fields: dict[str, Any]) -> str | None:
 
 
 def document(entry: StoredEntry, rules: StoreRules = PLAIN) -> dict[str, Any]:
-    """The stored upstream object of ``entry`` by its kind's ``rules``, refreshed volatile fields laid over it.
+    """The stored upstream object of ``entry`` by its kind's ``rules``, volatile fields laid over it.
 
     ``rules.document`` picks the object (a Crossref work's ``message``; a Zenodo record's whole body,
     the default). Raises ``ValueError`` when the stored body is not JSON (it always is: only parsed

@@ -4,8 +4,9 @@ SQLite (migration 0006): ``entries_fts`` is an FTS5 table over ``entries.title``
 ``entries.search_text`` whose rowid is ``band * 2**40 + entries.id``, with
 ``band = 2 * kind code + (0 if status == "ok" else 1)``. The kind codes are a fact of the schema
 (migration 0006's ``CASE kind WHEN ... THEN ...``), read back from the view's SQL by :func:`kind_codes`:
-the store names no kind; kinds without a code share code 0 (their rows are filtered by the caller). One kind, or one kind's ``ok`` entries, is a rowid range that FTS5 applies inside the index,
-so counting and ranking the matches of a kind never read the wide ``entries`` rows. The index is
+the store names no kind; kinds without a code share code 0 (their rows are filtered by the caller).
+One kind, or one kind's ``ok`` entries, is a rowid range that FTS5 applies inside the index, so
+counting and ranking the matches of a kind never read the wide ``entries`` rows. The index is
 written by the triggers of migration 0006 on every insert, delete and update of ``entries`` (no
 Python write path has to do anything; :func:`rebuild` rebuilds it from ``entries``).
 
@@ -102,7 +103,7 @@ def kind_codes(conn: Connection) -> dict[str, int]:
 
 
 def index_rowid(code: int, status: str, entry_id: int) -> int:
-    """The ``entries_fts`` rowid of entry ``entry_id`` of a kind of band ``code`` (as migration 0006 computes it)."""
+    """The ``entries_fts`` rowid of entry ``entry_id`` of a kind of code ``code`` (as migration 0006 does)."""
     band = 2 * code + (status != "ok")
     return band * BAND_SPAN + entry_id
 
@@ -157,7 +158,7 @@ def ranked_ids_sqlite(
     *,
     bounded: bool,
 ) -> list[int]:
-    """SQLite: entry ids of the matches of ``match`` in band ``code``, best ``bm25`` first, from the index alone.
+    """SQLite: entry ids of the matches of ``match`` in band ``code``, best ``bm25`` first, index only.
 
     ``bounded``: rank only the :data:`RANK_BOUND` (or ``offset + limit`` when more) most recently stored
     matches (the same as the full ranking when fewer match).
