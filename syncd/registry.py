@@ -26,6 +26,7 @@ __all__ = [
     "SERIES_DOI_PREFIXES",
     "SLICES",
     "STORE_RULES",
+    "WATCHED_DOI_KIND",
     "kind_of",
 ]
 
@@ -53,6 +54,9 @@ CHANGE_SOURCES: dict[str, tuple[str, ...]] = {
     "all": (),
 }
 """The change feed's ``kind`` filter (``syncd changes --kind``, ``syncd_list_changes``): entry kinds."""
+
+WATCHED_DOI_KIND = CROSSREF_WORK
+"""The kind of the entries a DOI watch protects from ``syncd cache prune`` (the watched works)."""
 
 SERIES_DOI_PREFIXES: tuple[str, ...] = (CONCEPT_DOI_PREFIX,)
 """DOI prefixes that make a series id a concept DOI (the change feed's watch match)."""

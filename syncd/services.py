@@ -74,6 +74,7 @@ class ReadOnlyBudget(Budget):
         raise StoreError(f"the store is read-only for this user; {READ_ONLY_HINT}")
 
 
+@dataclass(frozen=True, eq=False)
 class Upstreams:
     """The upstream clients, sharing one budget: ``crossref``, ``zenodo`` and ``doi`` (doi.org)."""
 

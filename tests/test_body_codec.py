@@ -24,6 +24,7 @@ from syncd.lookups.crossref import work_content
 from syncd.lookups.zenodo import record_content
 from syncd.normalize import crossref as crossref_norm
 from syncd.normalize import zenodo as zenodo_norm
+from syncd.registry import STORE_RULES
 from syncd.store import codec
 from syncd.store.content import content_hash
 from syncd.store.engine import current_revision, head_revision, make_engine, upgrade_to_head
@@ -254,7 +255,7 @@ def test_verify_with_hashes_names_the_entry_whose_hash_does_not_match(store: Sto
     assert {c.kind for c in records} >= {CROSSREF_WORK} and any(c.kind == ZENODO_RECORD for c in _records())
     for c in [*records, next(c for c in _records() if c.kind == ZENODO_RECORD)]:
         store.put_content(c, now=1_700_000_000.0)
-    assert verify(store, check_hashes=True).ok
+    assert verify(store, check_hashes=True, rules=STORE_RULES).ok
     victim = records[3]
     with store.write() as conn:
         conn.execute(
@@ -263,7 +264,7 @@ def test_verify_with_hashes_names_the_entry_whose_hash_does_not_match(store: Sto
             .values(content_hash="0" * 64)
         )
     assert verify(store).ok  # the body still decodes
-    found = verify(store, check_hashes=True)
+    found = verify(store, check_hashes=True, rules=STORE_RULES)
     assert found.bad_hashes == [f"{victim.kind}:{victim.key}"] and not found.ok
 
 

@@ -45,7 +45,7 @@ from syncd.lookups.crossref_batch import update_flags
 from syncd.normalize.crossref import work_view
 from syncd.normalize.zenodo import record_view
 from syncd.refresh import sweep
-from syncd.registry import KINDS, STORE_RULES
+from syncd.registry import KINDS, STORE_RULES, WATCHED_DOI_KIND
 from syncd.store.content import document
 from syncd.store.maintenance import count_entries, delete_entries, list_entries, prune, vacuum, verify
 from syncd.store.watches import list_watches
@@ -400,7 +400,7 @@ def cache_prune(
     cap = parse_size(max_size) if max_size else None
     with session(ctx) as svc:
         store = svc.store
-        protect = {("crossref_work", w.spec["doi"]) for w in list_watches(store, "doi")}
+        protect = {(WATCHED_DOI_KIND, w.spec["doi"]) for w in list_watches(store, "doi")}
         result = prune(
             store,
             now=time.time(),

@@ -223,7 +223,7 @@ def prune(
             conn.execute(
                 delete(Concept).where(
                     ~select(Entry.id)
-                    .where(Entry.kind == "zenodo_record", Entry.key == Concept.latest_recid)
+                    .where(Entry.concept_key.is_not(None), Entry.key == Concept.latest_recid)
                     .exists()
                 )
             ).rowcount
