@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +22,7 @@ from typing import Any
 import httpx
 import pytest
 from freezegun import freeze_time
+from mcp import Client
 
 from syncd.cache import local_first
 from syncd.config import Settings
@@ -30,6 +33,7 @@ from syncd.store.content import content_hash
 from syncd.store.maintenance import verify
 from syncd.store.repo import Store, StoredEntry
 from syncd.store.rules import ChangeSummary, Side, StoreRules
+from syncd.tools.server import build_server
 from syncd.upstream.http import Deadline
 from tests.corpus_path import CORPUS
 
@@ -135,3 +139,36 @@ def test_cache_verify_rehashes_a_toy_kind_with_its_own_projection(svc: Services)
         conn.exec_driver_sql("UPDATE entries SET content_hash = 'tampered' WHERE id = ?", (stored.id,))
     found = verify(svc.store, check_hashes=True, rules={TOY.name: TOY.rules})
     assert found.bad_hashes == ["toy_community:lexibank"] and not found.ok
+
+
+@pytest.mark.anyio
+async def test_a_crossref_get_work_walk_names_no_zenodo_module(cache: Services) -> None:
+    """One ``crossref_get_work`` (fetched from the fake Crossref, then stored) enters no Zenodo module.
+
+    The store's write path takes the work kind's own rules (guard, change summary), so a Crossref
+    write no longer reaches the Zenodo parsers; the walk goes lookups -> road -> policy -> store.
+    """
+    server = build_server(cache)
+    entered: list[str] = []
+    active = threading.Event()
+    root = Path(__file__).resolve().parent.parent / "syncd"
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        path = Path(frame.f_code.co_filename)
+        if event == "call" and active.is_set() and path.is_relative_to(root):
+            entered.append(".".join(path.relative_to(root.parent).with_suffix("").parts))
+
+    threading.setprofile(profile)  # the worker threads the session starts are profiled too
+    sys.setprofile(profile)
+    try:
+        async with Client(server) as client:
+            active.set()
+            result = await client.call_tool("crossref_get_work", {"doi": "10.1002/jor.1100150407"})
+            active.clear()
+    finally:
+        sys.setprofile(None)
+        threading.setprofile(None)  # type: ignore[arg-type]
+    assert result.structured_content["title"].startswith("Growth hormone secretagogue")
+    modules = set(entered)
+    assert {"syncd.lookups.crossref", "syncd.cache", "syncd.policy", "syncd.store.repo"} <= modules
+    assert sorted(m for m in modules if "zenodo" in m) == []
