@@ -31,6 +31,7 @@ Actions:
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import time
 from collections.abc import Iterable
@@ -382,6 +383,43 @@ def merged(*provs: Provenance | None) -> Provenance:
 
 # --------------------------------------------------------------------------------------------------
 # kept file previews
+
+
+def flagged_stale(prov: Provenance, reason: str | None = None) -> Provenance:
+    """``prov`` flagged stale (a partial copy answered, a page built from a stale store), ``reason`` kept.
+
+    ``reason``: the failure that made it stale (default: ``prov``'s own ``upstream_error``).
+    """
+    return dataclasses.replace(prov, stale=True, upstream_error=reason or prov.upstream_error)
+
+
+def now_from(source: str, now: float | None = None, *, reason: str | None = None) -> Provenance:
+    """An answer made now without a stored entry behind it (a built-in table, a search of nothing held).
+
+    ``source``: ``store`` (syncd's own knowledge), ``upstream`` (asked now) or ``store-stale`` (stale,
+    with ``reason``).
+    """
+    now = time.time() if now is None else now
+    return Provenance(source, now, now, stale=source == "store-stale", upstream_error=reason)
+
+
+def from_many(
+    fetched_at: Iterable[float], validated_at: Iterable[float], reason: str | None = None
+) -> Provenance:
+    """A stale answer assembled from several stored entries: the oldest fetch and validation times.
+
+    Offline search answers (stored works or records matching the terms, upstream not asked):
+    ``store-stale``, ``reason`` the failure that sent the search to the mirror (if any). With no
+    entries, a stale answer of now.
+    """
+    now = time.time()
+    return Provenance(
+        "store-stale",
+        min(fetched_at, default=now),
+        min(validated_at, default=now),
+        stale=True,
+        upstream_error=reason,
+    )
 
 
 def preview_covers(kept_size: int, file_size: int | None, offset: int, length: int) -> bool:

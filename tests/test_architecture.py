@@ -303,3 +303,14 @@ def test_no_module_or_function_grows_past_its_size() -> None:
     }
     assert big <= OVERSIZED, sorted(big - OVERSIZED)
     assert long <= LONG_FUNCTIONS, sorted(long - LONG_FUNCTIONS)
+
+
+def test_provenance_is_built_only_by_the_policy() -> None:
+    """Every ``cache`` block comes from a :mod:`syncd.policy` function: ``Provenance(`` nowhere else."""
+    built = {
+        m
+        for m in MODULES
+        for node in ast.walk(_tree(m))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Provenance"
+    }
+    assert built == {"syncd.policy"}

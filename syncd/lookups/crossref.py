@@ -226,7 +226,7 @@ def get_work(
     if stored.status != "ok":
         raise _doi_not_found(svc, doi, deadline, prov)
     if is_partial(stored) and not prov.stale:
-        prov = Provenance(prov.source, prov.fetched_at, prov.validated_at, True, prov.upstream_error)
+        prov = policy.flagged_stale(prov)
     return Lookup(stored, prov)
 
 
@@ -573,12 +573,7 @@ def mirror_search(
     entries = [e for e in entries if e.status == "ok"]
     if not entries:
         return [], total, None
-    prov = Provenance(
-        "store-stale",
-        min(e.fetched_at for e in entries),
-        min(e.validated_at for e in entries),
-        stale=True,
-    )
+    prov = policy.from_many((e.fetched_at for e in entries), (e.validated_at for e in entries))
     return entries, total, prov
 
 

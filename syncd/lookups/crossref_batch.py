@@ -324,9 +324,7 @@ def _stored(svc: Services, p: _Pending, item: dict[str, Any] | None) -> WorkItem
         log.debug("event=stored kind=crossref_work key=%s changed=%s via=list", key, changed)
     prov = policy.after_fetch(held, fresh)
     if lookups_crossref.is_partial(fresh) and not prov.stale:
-        prov = Provenance(
-            prov.source, prov.fetched_at, prov.validated_at, True, prov.upstream_error, prov.etag
-        )
+        prov = policy.flagged_stale(prov)
     return WorkItem(p.parsed.doi, p.parsed, Lookup(fresh, prov))
 
 

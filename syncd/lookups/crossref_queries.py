@@ -8,7 +8,6 @@ read entries through :mod:`syncd.lookups.crossref` (local-first) and build the c
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -114,9 +113,7 @@ def search_works(svc: Services, raw: dict[str, Any]) -> tuple[dict[str, Any], Pr
         if cut:
             data.update(truncated=True, cap=inp.authorLimit)
         data["notice"] = notice
-        now = time.time()
-        prov = prov or Provenance("store-stale", now, now, stale=True)
-        return data, Provenance(prov.source, prov.fetched_at, prov.validated_at, True, exc.reason)
+        return data, policy.flagged_stale(prov or policy.now_from("store-stale"), exc.reason)
     view = search_view(page.message, req.input, blank_listing=req.blank_listing)
     data = view.model_dump(mode="json", exclude_none=True)
     extra = list(req.notices)

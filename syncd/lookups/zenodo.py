@@ -32,6 +32,7 @@ from urllib.parse import quote
 
 from sqlalchemy import delete, insert, select, update
 
+from syncd import policy
 from syncd.cache import Lookup, local_first
 from syncd.errors import BudgetExhausted, MalformedResponse, NotFound, UpstreamError, UpstreamUnavailable
 from syncd.kinds import ALL_STATUSES, Kind
@@ -260,8 +261,7 @@ def _least_fresh(provenances: list[Provenance]) -> Provenance:
     With none (the DOI was found nowhere without asking), a store answer of now.
     """
     if not provenances:
-        now = time.time()
-        return Provenance("store", now, now, stale=False)
+        return policy.now_from("store")
     return min(provenances, key=lambda p: (not p.stale, p.validated_at))
 
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import logging
 import re
-import time
 from typing import Any
 from urllib.parse import quote
 
 from mcp.types import CallToolResult
 
+from syncd import policy
 from syncd.cache import Lookup
 from syncd.errors import (
     BudgetExhausted,
@@ -27,7 +27,6 @@ from syncd.normalize import zenodo_pages as pages
 from syncd.normalize import zenodo_params
 from syncd.normalize.zenodo import record_parts
 from syncd.normalize.zenodo_params import blank, window_check
-from syncd.policy import Provenance
 from syncd.services import Services
 from syncd.store.content import document
 from syncd.store.repo import StoredEntry
@@ -349,10 +348,8 @@ def _local_search(
     data = pages.page_fields(len(matched), page, size, [h for _, h in shown], "hits")
     data.update(appliedSort=req.sort, allVersions=bool(all_versions), local=True)
     data["notice"] = pages.local_notice(exc.reason, len(matched), funder_id, unapplied)
-    now = time.time()
-    validated = min((e.validated_at for e, _ in shown), default=now)
-    fetched = min((e.fetched_at for e, _ in shown), default=now)
-    data["cache"] = Provenance("store-stale", fetched, validated, True, exc.reason).as_dict(now)
+    prov = policy.from_many((e.fetched_at for e, _ in shown), (e.validated_at for e, _ in shown), exc.reason)
+    data["cache"] = prov.as_dict()
     return data
 
 
@@ -393,8 +390,7 @@ def _resource_types(services: Services) -> tuple[lists.ResourceTypeTable, dict[s
         log.info("event=resource_types_static reason=%s", exc.reason)
     if complete and entries and provenance is not None:
         return lists.resource_type_table(sorted(set(entries))), provenance
-    now = time.time()
-    return lists.RESOURCE_TYPE_IDS, Provenance("store", now, now, stale=False).as_dict(now)
+    return lists.RESOURCE_TYPE_IDS, policy.now_from("store").as_dict()
 
 
 def _stored_resource_types(services: Services) -> lists.ResourceTypeTable | None:
@@ -437,8 +433,7 @@ def _term_page(services: Services, vocab: str, query: str) -> tuple[int, list[An
     else:
         found = lookups_zenodo.term_by_identifier(services, kind, ref.value)
     if found is None or found.entry.status != "ok":
-        now = time.time()
-        prov = found.provenance.as_dict() if found else Provenance("upstream", now, now, False).as_dict(now)
+        prov = (found.provenance if found else policy.now_from("upstream")).as_dict()
         return 0, [], prov
     return 1, [lists.vocabulary_entry(vocab, document(found.entry))], found.provenance.as_dict()
 
