@@ -219,6 +219,12 @@ class SyncState(Base):
     """When the walker last finished a page (epoch seconds)."""
     stop_requested: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     """Set by ``syncd watch stop``: the walk stops at its next page boundary."""
+    watermark: Mapped[str | None] = mapped_column(String(40), nullable=True)
+    """``indexed`` time (ISO 8601 UTC, ms) of the last work a Crossref walk stored (migration 0009)."""
+    seen: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    """Works the current (or last) walk has seen."""
+    total: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    """``total-results`` upstream answered for the current (or last) walk."""
 
 
 class Blob(Base):
