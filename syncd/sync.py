@@ -7,7 +7,8 @@ Crossref query watches:
     ``validated_at`` bumped) and *then* the position is written to ``sync_state``: the next cursor,
     and the **watermark** (the ``indexed`` time of the last work stored) with ``seen``/``total``.
     The walk is complete when what it saw accounts for the ``total-results`` upstream answered (or
-    when a segment begun at ``cursor=*`` in this pass ended on its own last page); then
+    when a segment begun at ``cursor=*`` in this pass ended on its own last page: a page shorter than
+    ``rows``, or the empty page after one); then
     ``checkpoint = {"index_date": <UTC day the walk started>}`` and later walks are incremental: the
     same route with ``from-index-date:<that day>``, so only works Crossref re-indexed since (changed,
     or newly matching) are transferred. A stuck walk is told by its items, never by its cursor
@@ -285,16 +286,19 @@ def _walk_short(
     """
     report.short = True
     report.seen, report.total = walk.seen, walk.total
+    progress = _progress(walk)
     log.warning(
         "event=walk_short watch=%d outcome=incomplete reason=%s seen=%d total=%s requests=%d watermark=%s",
         watch.id, why, walk.seen, walk.total, report.requests, walk.watermark,
     )  # fmt: skip
+    from_watermark = walk.resume()  # the saved position is the next segment's start, never a dead cursor
     save_sync_state(
-        svc.store, state_name(watch), cursor=walk.position(), status="incomplete", progress=_progress(walk)
+        svc.store, state_name(watch), cursor=walk.position(), status="incomplete", progress=progress
     )
     report.notes.append(
-        f"walk incomplete: {walk.seen} of {walk.total if walk.total is not None else '?'} works seen "
-        f"({why}); the next pass resumes from {walk.watermark or 'the first page'}"
+        f"walk incomplete: {report.seen} of {report.total if report.total is not None else '?'} works "
+        f"seen ({why}); the next pass resumes "
+        + (f"from the watermark {walk.watermark}" if from_watermark else "from the first page")
     )
     return report
 
@@ -375,10 +379,11 @@ def sync_crossref_query(
         resume("saved cursor not sent again (older than its life, or a scroll id)")
     start_walk(svc.store, name, cursor=walk.position(), started_at=walk.started_at, now=now)
     guard = WalkGuard(rows=rows)
+    short_before = False  # the page before this one held fewer works than ``rows``
     while True:
         sent = walk.token
         if sent == "*":
-            trusted = True
+            trusted, short_before = True, False
             guard = WalkGuard(rows=rows)
         elif walk.issued_at is not None and time.time() - walk.issued_at > CURSOR_TTL_S:
             if not resume(f"cursor expired (older than {CURSOR_TTL_S:g} s)"):
@@ -404,9 +409,10 @@ def sync_crossref_query(
         _log_page(watch, walk.pages, len(items), report.new - new_before)
         nxt = answer.get("next-cursor")
         last = not items or not isinstance(nxt, str) or not nxt
+        short_page = 0 < len(items) < rows
         if walk.accounted or last:
-            if walk.accounted or trusted:
-                break
+            if walk.accounted or (trusted and (short_page or short_before)):
+                break  # seen accounts for total-results, or a fresh chain ended on its own (short) last page
             # an empty or last page from a resumed cursor while works are still due: expired, not the end
             if not resume(f"cursor expired (its last page came with {walk.seen} of {walk.total} works seen)"):
                 return _walk_short(svc, watch, report, walk, "cursors kept expiring")
@@ -414,6 +420,7 @@ def sync_crossref_query(
         stuck = guard.stop_reason(len(items), len(fresh), answer.get("total-results"))
         if stuck is not None:
             return _walk_stopped(svc, watch, report, stuck, guard, walk)
+        short_before = short_page
         walk.advance(sent, nxt, time.time())
         verdict = page_done(
             svc.store, name, cursor=walk.position(), progress=_progress(walk), shutdown=STOP.is_set()
