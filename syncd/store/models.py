@@ -15,7 +15,8 @@ Tables:
     watches       what the daemon keeps mirrored: DOIs, Crossref queries/filters, Zenodo
                   communities and queries (``spec`` is JSON).
     sync_state    durable progress of a sync walk: volatile ``cursor`` within a run, monotonic
-                  ``checkpoint`` advanced only on success.
+                  ``checkpoint`` advanced only on success; ``watermark``, ``seen``, ``total``
+                  how far the walk got (migration 0009).
     blobs         bounded binary payloads kept for offline use (Zenodo file previews), LRU by
                   ``accessed_at``.
     previous_bodies bodies set aside: the body an entry had before a replacement (``role`` previous,
