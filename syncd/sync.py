@@ -391,6 +391,7 @@ def sync_crossref_query(
             continue
         report.requests += 1  # counted when sent: a failed request counts too
         answer = _crossref_page(svc, route, crossref_params(watch.spec, sent, walk.since))
+        answered_at = time.time()  # a cursor's life counts from upstream's answer, not from storing
         if isinstance(answer, int):
             if sent == "*":
                 raise NotFound(f"crossref: {route} does not exist", reason="not_found")
@@ -421,7 +422,7 @@ def sync_crossref_query(
         if stuck is not None:
             return _walk_stopped(svc, watch, report, stuck, guard, walk)
         short_before = short_page
-        walk.advance(sent, nxt, time.time())
+        walk.advance(sent, nxt, answered_at)
         verdict = page_done(
             svc.store, name, cursor=walk.position(), progress=_progress(walk), shutdown=STOP.is_set()
         )
