@@ -15,7 +15,8 @@ notice=10.1016/s0140-6736(20)31324-6,10.1016/s0140-6736(20)31174-0 change=12 tit
 so ``journalctl -u syncd -p warning`` is the lab's retraction feed (``notice`` names the notice DOIs of
 an update, ``reason`` the removal reason of a deleted record). With ``alerts.command`` set, the
 command runs once per line with the alert as JSON on stdin (:func:`alert_document`), no shell, killed
-after ``alerts.timeout_s``; a failure is logged and never stops the pass.
+after ``alerts.timeout_s`` and, on Linux, when the daemon ends (:func:`syncd.proc.pre_exec_die_with_parent`);
+a failure is logged and never stops the pass.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from typing import Any
 from syncd.config import Settings
 from syncd.normalize.changes import ALERT_TYPES
 from syncd.policy import iso
+from syncd.proc import pre_exec_die_with_parent
 from syncd.registry import SERIES_DOI_PREFIXES
 from syncd.store.changes import StoredChange, latest_change_id, list_changes
 from syncd.store.repo import Store
@@ -91,6 +93,7 @@ def run_command(command: str | list[str], document: dict[str, Any], timeout_s: f
             text=True,
             timeout=timeout_s,
             check=False,
+            preexec_fn=pre_exec_die_with_parent(),  # only prctl in the child: see syncd.proc
         )
     except subprocess.TimeoutExpired:
         log.warning("event=alert_command_failed cause=timeout timeout_s=%g command=%s", timeout_s, argv[0])

@@ -1,15 +1,27 @@
 """Sync walks of watched items, with durable checkpoints (``sync_state``, one row per watch).
 
 Crossref query watches:
-    The first walk pages the route with ``cursor=*`` (``rows`` per page) until an empty page or no
-    ``next-cursor``. After every page its works are stored (through
+    A walk pages the route with ``cursor`` in ``indexed`` order (``sort=indexed&order=asc``, ``rows``
+    per page; :mod:`syncd.cursorwalk`). After every page its works are stored (through
     :func:`syncd.lookups.crossref.work_content` and ``Store.put_content``, so unchanged works only get
-    ``validated_at`` bumped) and *then* the next cursor is written to ``sync_state.cursor``: a crash
-    resumes at the first page not yet stored, never refetching the pages before it. When the walk
-    ends, ``checkpoint = {"index_date": <UTC day the walk started>}`` and later walks are incremental:
-    the same route with ``from-index-date:<that day>`` added to the filter, so only works Crossref
-    re-indexed since (changed, or newly matching) are transferred. Crossref cursors expire after a few
-    idle minutes; a resume whose cursor is refused starts the walk again (``event=cursor_expired``).
+    ``validated_at`` bumped) and *then* the position is written to ``sync_state``: the next cursor,
+    and the **watermark** (the ``indexed`` time of the last work stored) with ``seen``/``total``.
+    The walk is complete when what it saw accounts for the ``total-results`` upstream answered (or
+    when a segment begun at ``cursor=*`` in this pass ended on its own last page: a page shorter than
+    ``rows``, or the empty page after one); then
+    ``checkpoint = {"index_date": <UTC day the walk started>}`` and later walks are incremental: the
+    same route with ``from-index-date:<that day>``, so only works Crossref re-indexed since (changed,
+    or newly matching) are transferred. A stuck walk is told by its items, never by its cursor
+    (Crossref's scroll id is the same on every page): no new DOI over
+    :data:`syncd.cursorwalk.STUCK_PAGES` pages, or past ``total-results``.
+
+    Cursors die 5 minutes after they were issued. A cursor refused (``404``, ``400``, ``500``), an
+    empty or last page from a resumed cursor while works are still due, or a saved cursor too old or a
+    scroll id (upstream may have moved past a page never stored) is never the end: the walk resumes
+    at ``cursor=*`` from the watermark's day (``event=cursor_expired``), re-reading only that day's
+    works; without a watermark (upstream not paging in ``indexed`` order) it restarts at page 1.
+    After :data:`MAX_RESUMES` in one pass it ends short (``event=walk_short``, status ``incomplete``,
+    checkpoint unmoved) and the next pass resumes it from the watermark.
 
 Zenodo community and query watches:
     Walked in windows of ``updated`` (``updated:["A" TO "B"}``, sorted ``updated-asc``), paged with
@@ -40,7 +52,17 @@ from typing import Any
 
 from syncd.batch import filter_safe
 from syncd.crossref.names import CROSSREF_WORK
-from syncd.errors import BudgetExhausted, InvalidInput, MalformedResponse, NotFound, SyncdError, UpstreamError
+from syncd.cursorwalk import CURSOR_TTL_S, SORT, CursorWalk, WalkGuard
+from syncd.errors import (
+    BudgetExhausted,
+    InvalidInput,
+    MalformedResponse,
+    NotFound,
+    SyncdError,
+    UpstreamError,
+    UpstreamRejected,
+    UpstreamUnavailable,
+)
 from syncd.lookups.crossref import fetch_work, work_content
 from syncd.lookups.zenodo import get_record, record_content, supersede_older
 from syncd.normalize import zenodo as zenodo_norm
@@ -49,6 +71,7 @@ from syncd.normalize.zenodo_id import parse_record_ref
 from syncd.services import Services
 from syncd.store.watches import (
     PageVerdict,
+    Progress,
     StoredWatch,
     get_sync_state,
     list_watches,
@@ -61,6 +84,7 @@ from syncd.upstream.http import Deadline
 from syncd.zenodo.names import ZENODO_RECORD
 
 __all__ = [
+    "MAX_RESUMES",
     "ZENODO_FLOOR",
     "ZENODO_MAX_RESULTS",
     "SyncReport",
@@ -84,6 +108,8 @@ REQUEST_DEADLINE_S = 60.0
 """Per request: background walks may wait this long for a budget token."""
 DOI_GROUP = 50
 """DOIs per ``filter=doi:...`` list request."""
+MAX_RESUMES = 3
+"""Segments one pass starts after refused cursors before the walk ends short (``event=walk_short``)."""
 STOP_REASONS = {"rate_limited", "upstream_unavailable"}
 """Failures that end a pass: the budget is spent or upstream is down (the rest waits)."""
 
@@ -94,6 +120,10 @@ PageHook = Callable[[StoredWatch, int], None]
 class SyncReport:
     """Counts of one walk: ``requests`` sent, ``stored`` items seen, how many ``changed``/``new``.
 
+    ``complete``: the walk saw every item upstream said there is (or, Zenodo and DOI watches, walked
+    every window and group); ``short``: it ended incomplete (its cursors kept expiring; the next pass
+    resumes it from its watermark); ``seen`` / ``total``: works the Crossref walk has seen and the
+    ``total-results`` upstream answered for it (None for other kinds);
     ``error``: the reason code the walk failed with (its counts are what it did before failing);
     ``stopped``: why a walk ended early without failing; ``not_run``: why a requested watch was not
     walked at all (an earlier walk of the pass hit ``rate_limited`` or ``upstream_unavailable``, or
@@ -112,6 +142,9 @@ class SyncReport:
     failed: int = 0
     resumed: bool = False
     complete: bool = False
+    short: bool = False
+    seen: int | None = None
+    total: int | None = None
     stopped: str | None = None
     error: str | None = None
     not_run: str | None = None
@@ -162,7 +195,10 @@ def _store_work(svc: Services, item: dict[str, Any], report: SyncReport, now: fl
 
 
 def crossref_params(spec: dict[str, Any], cursor: str, since: str | None = None) -> dict[str, str]:
-    """Query parameters of one page of a Crossref watch (``since``: ``from-index-date`` day)."""
+    """Query parameters of one page of a Crossref watch, in ``indexed`` order (:data:`SORT`).
+
+    ``since``: the ``from-index-date`` day (an incremental walk, or a segment resumed from its watermark).
+    """
     params: dict[str, str] = {}
     filters = [f for f in (spec.get("filter") or "").split(",") if f]
     if since:
@@ -173,17 +209,37 @@ def crossref_params(spec: dict[str, Any], cursor: str, since: str | None = None)
         params["query"] = spec["query"]
     if spec.get("rows"):
         params["rows"] = str(spec["rows"])
+    params.update(SORT)
     params["cursor"] = cursor
     return params
 
 
-def _crossref_page(svc: Services, route: str, params: dict[str, str]) -> dict[str, Any] | None:
-    """One page's ``message``; None when Crossref refuses the cursor (404: expired or unknown)."""
-    resp = svc.upstreams.crossref.get_json(
-        route, _deadline(), params=params, pool="crossref_list", accept=(200, 404)
-    )
+def _crossref_page(svc: Services, route: str, params: dict[str, str]) -> dict[str, Any] | int:
+    """One page's ``message``, or the HTTP status with which Crossref refused the page's cursor.
+
+    Crossref answers an expired or unknown cursor ``404`` (a JSON ``resource-failure``), and has been
+    seen answering ``400`` and ``500`` to one; each is returned as an int when the page carried a cursor
+    other than ``*`` (for ``*`` only the 404 is, meaning the route does not exist; the others raise).
+
+    Raises:
+        MalformedResponse: the answer is not a work list.
+        UpstreamError, BudgetExhausted: see :meth:`syncd.upstream.crossref.CrossrefClient.get_json`.
+    """
+    resent = params.get("cursor") != "*"
+    try:
+        resp = svc.upstreams.crossref.get_json(
+            route, _deadline(), params=params, pool="crossref_list", accept=(200, 404)
+        )
+    except UpstreamRejected:
+        if resent:
+            return 400
+        raise
+    except UpstreamUnavailable as exc:
+        if resent and exc.data.get("status") == 500:
+            return 500
+        raise
     if resp.status == 404:
-        return None
+        return 404
     body = resp.json
     if not (isinstance(body, dict) and body.get("message-type") == "work-list"):
         raise MalformedResponse("crossref: the answer is not a work list")
@@ -197,46 +253,12 @@ def _utc_day(ts: float) -> str:
     return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%d")
 
 
-WALK_MARGIN_FRACTION = 0.1
-"""A walk may read ``total-results`` plus this fraction (at least one page) before it is called runaway."""
-
-
-@dataclass
-class WalkGuard:
-    """What one Crossref cursor walk has seen, to stop a walk upstream keeps going forever.
-
-    ``rows``: the page size. A walk stops (``stop_reason``) when the next cursor repeats one already
-    sent (``cursor_repeated``), when a page brings no DOI this walk has not seen (``no_new_items``), or
-    when it has read more than ``total-results`` plus a margin (``past_total``; the largest total any
-    page answered, so a result set growing during the walk is no reason).
-    """
-
-    rows: int
-    cursors: set[str] = field(default_factory=set)
-    dois: set[str] = field(default_factory=set)
-    read: int = 0
-    total: int = 0
-
-    def stop_reason(self, sent: str, nxt: str, items: list[dict[str, Any]], total: object) -> str | None:
-        """The reason to stop after a page answered ``items`` and ``nxt`` to the cursor ``sent``, or None."""
-        self.cursors.add(sent)
-        self.read += len(items)
-        if isinstance(total, int) and total > self.total:
-            self.total = total
-        fresh = {str(i.get("DOI", "")).lower() for i in items} - self.dois
-        self.dois |= fresh
-        if nxt in self.cursors:
-            return "cursor_repeated"
-        if not fresh:
-            return "no_new_items"
-        margin = max(self.rows, int(self.total * WALK_MARGIN_FRACTION))
-        if self.read > self.total + margin:
-            return "past_total"
-        return None
+def _progress(walk: CursorWalk) -> Progress:
+    return Progress(walk.watermark, walk.seen, walk.total)
 
 
 def _walk_stopped(
-    svc: Services, watch: StoredWatch, report: SyncReport, reason: str, guard: WalkGuard
+    svc: Services, watch: StoredWatch, report: SyncReport, reason: str, guard: WalkGuard, walk: CursorWalk
 ) -> SyncReport:
     """End a walk upstream would not end: logged, ``sync_state.status = stopped:<reason>``.
 
@@ -247,9 +269,38 @@ def _walk_stopped(
         "event=walk_stopped watch=%d reason=%s requests=%d read=%d total=%d",
         watch.id, reason, report.requests, guard.read, guard.total,
     )  # fmt: skip
-    save_sync_state(svc.store, state_name(watch), cursor=None, status=f"stopped:{reason}")
+    save_sync_state(
+        svc.store, state_name(watch), cursor=None, status=f"stopped:{reason}", progress=_progress(walk)
+    )
     report.stopped = reason
     report.notes.append(f"walk stopped: {reason} (checkpoint kept; the next pass starts again from it)")
+    return report
+
+
+def _walk_short(
+    svc: Services, watch: StoredWatch, report: SyncReport, walk: CursorWalk, why: str
+) -> SyncReport:
+    """End a pass whose walk could not finish (its cursors kept expiring): ``incomplete``, logged.
+
+    The position is the start of the next segment (the watermark), so the next pass finishes the walk
+    from there; the checkpoint is not moved.
+    """
+    report.short = True
+    report.seen, report.total = walk.seen, walk.total
+    progress = _progress(walk)
+    log.warning(
+        "event=walk_short watch=%d outcome=incomplete reason=%s seen=%d total=%s requests=%d watermark=%s",
+        watch.id, why, walk.seen, walk.total, report.requests, walk.watermark,
+    )  # fmt: skip
+    from_watermark = walk.resume()  # the saved position is the next segment's start, never a dead cursor
+    save_sync_state(
+        svc.store, state_name(watch), cursor=walk.position(), status="incomplete", progress=progress
+    )
+    report.notes.append(
+        f"walk incomplete: {report.seen} of {report.total if report.total is not None else '?'} works "
+        f"seen ({why}); the next pass resumes "
+        + (f"from the watermark {walk.watermark}" if from_watermark else "from the first page")
+    )
     return report
 
 
@@ -273,6 +324,12 @@ def _ended_early(watch: StoredWatch, report: SyncReport, verdict: PageVerdict) -
     return report
 
 
+def _resume_note(walk: CursorWalk, why: str, from_watermark: bool) -> str:
+    if from_watermark:
+        return f"{why}: resumed from the watermark {walk.watermark} (from-index-date:{walk.since})"
+    return f"{why}: walk restarted from its first page (no watermark)"
+
+
 def sync_crossref_query(
     svc: Services, watch: StoredWatch, *, now: float | None = None, on_page: PageHook | None = None,
     full: bool = False, report: SyncReport | None = None,
@@ -280,61 +337,111 @@ def sync_crossref_query(
     """Walk one Crossref query watch (full, incremental or resumed; see the module docstring).
 
     ``report``: filled in place when given, so a caller keeps the counts of a walk that raised.
+
+    Raises:
+        NotFound: the route does not exist (``404`` to ``cursor=*``).
+        UpstreamError, BudgetExhausted: a page could not be had (the position of the last stored
+            page stays saved; a refused cursor is never sent again).
     """
     name = state_name(watch)
     state = get_sync_state(svc.store, name)
     now = time.time() if now is None else now
     report = SyncReport(watch.id, watch.kind) if report is None else report
-    cur = state.cursor if state and state.cursor and not full else None
-    if cur:
-        report.resumed = True
-        since, token, started, pages = cur.get("since"), cur["cursor"], cur["started_at"], cur.get("pages", 0)
-    else:
-        since = None if full or not (state and state.checkpoint) else state.checkpoint.get("index_date")
-        token, started, pages = "*", now, 0
-    position = {"cursor": token, "since": since, "started_at": started, "pages": pages}
-    start_walk(svc.store, name, cursor=position, started_at=started, now=now)
-    report.mode = "incremental" if since else "full"
+    rows = int(watch.spec.get("rows") or 20)
     route = watch.spec.get("route") or "/works"
-    restarted = False
-    guard = WalkGuard(rows=int(watch.spec.get("rows") or 20))
+    if state and state.cursor and not full:
+        report.resumed = True
+        walk = CursorWalk.from_position(state.cursor)
+    else:
+        base = None if full or not (state and state.checkpoint) else state.checkpoint.get("index_date")
+        walk = CursorWalk(base=base, since=base, started_at=now)
+    report.mode = "incremental" if walk.base else "full"
+    trusted = False  # this segment started at cursor=* in this call, each cursor sent within its life
+    resumes = 0
+
+    def resume(why: str) -> bool:
+        """Start the next segment (False: too many this pass, the walk ends short)."""
+        nonlocal resumes, trusted
+        resumes += 1
+        if resumes > MAX_RESUMES:
+            return False
+        pages_before = walk.pages
+        from_watermark = walk.resume()
+        trusted = False
+        log.warning(
+            "event=cursor_expired watch=%d why=%r pages_done=%d resume=%s since=%s seen=%d",
+            watch.id, why, pages_before, "watermark" if from_watermark else "restart", walk.since, walk.seen,
+        )  # fmt: skip
+        report.notes.append(_resume_note(walk, why, from_watermark))
+        save_sync_state(svc.store, name, cursor=walk.position(), progress=_progress(walk))
+        return True
+
+    if walk.token != "*" and not walk.resendable(time.time()):
+        resume("saved cursor not sent again (older than its life, or a scroll id)")
+    start_walk(svc.store, name, cursor=walk.position(), started_at=walk.started_at, now=now)
+    guard = WalkGuard(rows=rows)
+    short_before = False  # the page before this one held fewer works than ``rows``
     while True:
-        report.requests += 1  # counted when sent: a failed request counts too
-        message = _crossref_page(svc, route, crossref_params(watch.spec, token, since))
-        if message is None:
-            if token == "*" or restarted:
-                raise NotFound(f"crossref: {route} does not exist", reason="not_found")
-            log.warning("event=cursor_expired watch=%d pages_done=%d", watch.id, pages)
-            report.notes.append("cursor expired: walk restarted")
-            token, restarted = "*", True
-            guard = WalkGuard(rows=guard.rows)  # the restarted walk sees its pages again
+        sent = walk.token
+        if sent == "*":
+            trusted, short_before = True, False
+            guard = WalkGuard(rows=rows)
+        elif walk.issued_at is not None and time.time() - walk.issued_at > CURSOR_TTL_S:
+            if not resume(f"cursor expired (older than {CURSOR_TTL_S:g} s)"):
+                return _walk_short(svc, watch, report, walk, "cursors kept expiring")
             continue
-        items = [i for i in message["items"] if isinstance(i, dict)]
+        report.requests += 1  # counted when sent: a failed request counts too
+        answer = _crossref_page(svc, route, crossref_params(watch.spec, sent, walk.since))
+        answered_at = time.time()  # a cursor's life counts from upstream's answer, not from storing
+        if isinstance(answer, int):
+            if sent == "*":
+                raise NotFound(f"crossref: {route} does not exist", reason="not_found")
+            if not resume(f"cursor expired (refused with HTTP {answer})"):
+                return _walk_short(svc, watch, report, walk, "cursors kept expiring")
+            continue
+        items = [i for i in answer["items"] if isinstance(i, dict)]
+        fresh = guard.fresh(items)
         new_before = report.new
         for item in items:
             _store_work(svc, item, report)
-        _log_page(watch, pages + 1, len(items), report.new - new_before)
-        nxt = message.get("next-cursor")
+        walk.take(fresh, answer.get("total-results"))
         if items:
-            pages += 1
+            walk.pages += 1
             report.pages += 1
-        if not items or not isinstance(nxt, str) or not nxt:
-            break
-        stuck = guard.stop_reason(token, nxt, items, message.get("total-results"))
+        _log_page(watch, walk.pages, len(items), report.new - new_before)
+        nxt = answer.get("next-cursor")
+        last = not items or not isinstance(nxt, str) or not nxt
+        short_page = 0 < len(items) < rows
+        if walk.accounted or last:
+            if walk.accounted or (trusted and (short_page or short_before)):
+                break  # seen accounts for total-results, or a fresh chain ended on its own (short) last page
+            # an empty or last page from a resumed cursor while works are still due: expired, not the end
+            if not resume(f"cursor expired (its last page came with {walk.seen} of {walk.total} works seen)"):
+                return _walk_short(svc, watch, report, walk, "cursors kept expiring")
+            continue
+        stuck = guard.stop_reason(len(items), len(fresh), answer.get("total-results"))
         if stuck is not None:
-            return _walk_stopped(svc, watch, report, stuck, guard)
-        token = nxt
-        position = {"cursor": token, "since": since, "started_at": started, "pages": pages}
-        verdict = page_done(svc.store, name, cursor=position, shutdown=STOP.is_set())
+            return _walk_stopped(svc, watch, report, stuck, guard, walk)
+        short_before = short_page
+        walk.advance(sent, nxt, answered_at)
+        verdict = page_done(
+            svc.store, name, cursor=walk.position(), progress=_progress(walk), shutdown=STOP.is_set()
+        )
         if on_page is not None:
-            on_page(watch, pages)
+            on_page(watch, walk.pages)
         if verdict is not PageVerdict.GO:
             return _ended_early(watch, report, verdict)
+    if not walk.accounted:
+        log.info(
+            "event=walk_total_mismatch watch=%d seen=%d total=%s (the walk ended on its own last page)",
+            watch.id, walk.seen, walk.total,
+        )  # fmt: skip
     finished = time.time()
     save_sync_state(
-        svc.store, name, cursor=None, checkpoint={"index_date": _utc_day(started)}, status="ok",
-        last_success_at=finished, now=finished,
+        svc.store, name, cursor=None, checkpoint={"index_date": _utc_day(walk.started_at)}, status="ok",
+        last_success_at=finished, progress=_progress(walk), now=finished,
     )  # fmt: skip
+    report.seen, report.total = walk.seen, walk.total
     report.complete = True
     return report
 

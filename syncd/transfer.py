@@ -53,6 +53,7 @@ from syncd.lookups.crossref import WORK, work_content
 from syncd.normalize import crossref as crossref_norm
 from syncd.normalize.doi import parse_doi
 from syncd.policy import iso
+from syncd.proc import die_with_parent
 from syncd.registry import KINDS
 from syncd.store.bulk import BulkItem, Held, put_many
 from syncd.store.content import ExactDecoder, content_hash_exact, volatile_json
@@ -437,7 +438,9 @@ _WORKER: dict[str, Callable[[str], Any]] = {}
 """The body encoder of a worker process (``encode``, set by :func:`_start_worker`; empty here)."""
 
 
-def _start_worker(encode: Callable[[str], Any]) -> None:
+def _start_worker(encode: Callable[[str], Any], parent: int) -> None:
+    """Worker start: end with the importing process ``parent`` (:func:`syncd.proc.die_with_parent`)."""
+    die_with_parent(parent)
     _WORKER["encode"] = encode
 
 
@@ -688,7 +691,10 @@ def import_paths(
         encode = store.encode_body
         encode("{}")  # the store's body encoding is settled before the workers are forked
         with ProcessPoolExecutor(
-            workers, mp_context=mp.get_context("fork"), initializer=_start_worker, initargs=(encode,)
+            workers,
+            mp_context=mp.get_context("fork"),
+            initializer=_start_worker,
+            initargs=(encode, os.getpid()),
         ) as pool:
             pool.submit(len, ()).result()  # every worker forked now, before the reading thread starts
             with _read_ahead(chunks, 2) as ahead:

@@ -18,11 +18,14 @@ Routing (``path`` is relative to the service base, percent-decoded once, ``//`` 
 Crossref and doi.org; the query is compared as a multiset of pairs, ignoring ``mailto`` and
 ``access_token``), first hit wins:
 
-1. overrides from :meth:`FakeUpstream.set_body` (exact query, then any query);
+1. overrides from :meth:`FakeUpstream.set_body` (exact query, then any query), then the cursor walks
+   of :meth:`FakeUpstream.serve_cursor_walk` (a scroll of synthetic works, with expiry);
 2. :meth:`FakeUpstream.serve_history` for Zenodo ``/records/{id}``;
 3. ``Accept`` variants recorded as non-JSON exchanges (Zenodo BibTeX / formatted citation);
 4. the recorded request URL (``index.json``, exchange files, a few routes derived from file names or
-   ``links.self``), then the same path with the trailing slash toggled;
+   ``links.self``), then the same path with the trailing slash toggled; a Crossref query with
+   ``sort``/``order`` that no recording has is answered as recorded without them (the items in their
+   recorded order: an upstream that does not honour the sort);
 5. Crossref cursor chains: a ``cursor`` token equal to a recorded page's ``next-cursor`` gets the next page;
 6. Crossref ``/works/{doi}`` from every ``crossref/work/*.json`` by the DOI in the body (URL forms such as
    ``/works/https://doi.org/10.1/x`` and ``doi:`` are accepted), ``/works/{doi}/agency`` synthesised for
@@ -64,7 +67,15 @@ from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
 from tests.corpus_path import CORPUS
 
-__all__ = ["CORPUS_DIR", "FAULT_KINDS", "SERVICES", "FakeUpstream", "RecordedRequest", "quote_doi"]
+__all__ = [
+    "CORPUS_DIR",
+    "FAULT_KINDS",
+    "SERVICES",
+    "CursorWalk",
+    "FakeUpstream",
+    "RecordedRequest",
+    "quote_doi",
+]
 
 CORPUS_DIR = Path(os.environ.get("SYNCD_UPSTREAM_CORPUS") or CORPUS)
 """Default location of the recorded corpus: ``$SYNCD_UPSTREAM_CORPUS``, else ``tests/corpus/``."""
@@ -218,6 +229,118 @@ class _Fault:
 class _History:
     bodies: list[_Canned]
     served: int = 0
+
+
+@dataclass
+class _Scroll:
+    """One open cursor of a :class:`CursorWalk`: its snapshot of works and how far it was read."""
+
+    items: list[dict[str, Any]]
+    total: int
+    offset: int
+    used_at: float
+
+
+class CursorWalk:
+    """A Crossref list route answered from synthetic works by cursor, as Crossref's deep paging does.
+
+    ``cursor=*`` opens a scroll over the works matching the request's ``from-index-date`` (day) filter,
+    sorted oldest ``indexed`` first when ``sort=indexed`` (``order=asc``) is asked, else in the order
+    given; ``total-results`` is the scroll's size. ``style="scroll"``: every page answers the same
+    ``next-cursor`` (an Elasticsearch scroll id, as the recorded ``works_query-widget_cursor-page2.json``
+    shows) and the scroll moves on at each request, answered or not; ``"rotating"``: each page answers
+    a new token naming its position. After its last page a scroll answers ``items: []`` with the same
+    ``next-cursor`` (as ``..._cursor-page3_empty.json``). A cursor not used for ``ttl_s`` seconds
+    (``time.time()``, so freezegun moves it), or dropped by :meth:`expire_all`, is refused as
+    ``expired``: ``"404"`` the recorded ``resource-failure`` JSON, ``"400"`` a ``validation-failure``
+    JSON in the recorded shape, ``"500"`` the recorded ``exception`` JSON, ``"empty"`` a ``200`` with no
+    items (the issue-29 upstream). ``refused`` counts the refusals, ``opened`` the scrolls opened.
+    """
+
+    def __init__(
+        self,
+        corpus: _Corpus,
+        works: list[dict[str, Any]],
+        *,
+        style: str = "scroll",
+        ttl_s: float = 300.0,
+        expired: str = "404",
+    ) -> None:
+        if style not in ("scroll", "rotating") or expired not in ("404", "400", "500", "empty"):
+            raise ValueError(f"unknown style {style!r} or expired answer {expired!r}")
+        self.works = works
+        self.style, self.ttl_s, self.expired = style, ttl_s, expired
+        self.refused = 0
+        self.opened = 0
+        self._corpus = corpus
+        self._scrolls: dict[str, _Scroll] = {}
+        self._serial = itertools.count(1)
+
+    def expire_all(self) -> None:
+        """Forget every open cursor (as a cluster restart or 5 idle minutes do)."""
+        self._scrolls.clear()
+
+    def answer(self, query: Mapping[str, str]) -> _Canned:
+        """The answer to one request of the route (``query``: its decoded parameters)."""
+        now = time.time()
+        rows = int(query.get("rows") or 20)
+        token = query.get("cursor") or "*"
+        if token == "*":
+            scroll = self._open(query, now)
+            token = self._token(scroll)
+        else:
+            found = self._scrolls.get(token)
+            if found is None or now - found.used_at > self.ttl_s:
+                self._scrolls.pop(token, None)
+                self.refused += 1
+                return self._refusal(token)
+            scroll = found
+            if self.style == "rotating":
+                del self._scrolls[token]
+                token = self._token(scroll)
+        page = scroll.items[scroll.offset : scroll.offset + rows]
+        scroll.offset += len(page)
+        scroll.used_at = now
+        message = {
+            "facets": {}, "next-cursor": token, "total-results": scroll.total, "items": page,
+            "items-per-page": rows, "query": {"start-index": 0, "search-terms": query.get("query")},
+        }  # fmt: skip
+        body = {"status": "ok", "message-type": "work-list", "message-version": "1.0.0", "message": message}
+        return _Canned(200, (("content-type", _JSON_CT),), _json_bytes(body), "cursor walk")
+
+    def _open(self, query: Mapping[str, str], now: float) -> _Scroll:
+        since = None
+        for clause in (query.get("filter") or "").split(","):
+            if clause.startswith("from-index-date:"):
+                since = clause.split(":", 1)[1]
+        items = [w for w in self.works if since is None or w["indexed"]["date-time"][:10] >= since]
+        if query.get("sort") == "indexed":
+            items.sort(key=lambda w: w["indexed"]["timestamp"], reverse=query.get("order") == "desc")
+        self.opened += 1
+        return _Scroll(items, len(items), 0, now)
+
+    def _token(self, scroll: _Scroll) -> str:
+        serial = next(self._serial)
+        token = f"DnF1ZXJ5VGhlbkZldGNo{serial:08d}" if self.style == "scroll" else f"AoJ{serial:08d}"
+        self._scrolls[token] = scroll
+        return token
+
+    def _refusal(self, token: str) -> _Canned:
+        if self.expired == "404":
+            return self._corpus.canned_for_file("crossref/error/resource-failure_bad-cursor.json")
+        if self.expired == "500":
+            return self._corpus.canned_for_file("crossref/error/exception_cursor-5.json")
+        if self.expired == "400":
+            invalid = "Cursor specified but it is invalid"
+            failure = [{"type": "cursor-invalid", "value": token, "message": invalid}]
+            body = {"status": "failed", "message-type": "validation-failure", "message": failure}
+            return _Canned(400, (("content-type", _JSON_CT),), _json_bytes(body), "cursor walk")
+        total = len(self.works)
+        message = {
+            "facets": {}, "next-cursor": token, "total-results": total, "items": [], "items-per-page": 20
+        }  # fmt: skip
+        body = {"status": "ok", "message-type": "work-list", "message-version": "1.0.0", "message": message}
+        return _Canned(200, (("content-type", _JSON_CT),), _json_bytes(body), "cursor walk")
 
 
 @dataclass
@@ -738,6 +861,7 @@ class FakeUpstream:
         self._lock = threading.RLock()
         self._overrides: dict[tuple[str, str, tuple[tuple[str, str], ...] | None], _Canned] = {}
         self._histories: dict[str, _History] = {}
+        self._walks: dict[str, CursorWalk] = {}
         self._faults: list[_Fault] = []
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
@@ -893,11 +1017,33 @@ class FakeUpstream:
         with self._lock:
             self._histories[str(recid)] = _History(bodies)
 
+    def serve_cursor_walk(
+        self,
+        path: str,
+        works: list[dict[str, Any]],
+        *,
+        style: str = "scroll",
+        ttl_s: float = 300.0,
+        expired: str = "404",
+    ) -> CursorWalk:
+        """Answer the Crossref list route ``path`` (e.g. ``/works``) from ``works`` by cursor.
+
+        ``works`` are Crossref work objects with ``DOI`` and ``indexed`` (``date-time``, ``timestamp``);
+        see :class:`CursorWalk` for ``style``, ``ttl_s`` and ``expired``. Returns the walk (its
+        ``refused``/``opened`` counts, :meth:`CursorWalk.expire_all`).
+        """
+        walk = CursorWalk(self.corpus, works, style=style, ttl_s=ttl_s, expired=expired)
+        npath, _ = _split_target("crossref", path)
+        with self._lock:
+            self._walks[npath] = walk
+        return walk
+
     def clear_overrides(self) -> None:
-        """Drop every set_body() override and serve_history() sequence."""
+        """Drop every set_body() override, serve_history() sequence and serve_cursor_walk() route."""
         with self._lock:
             self._overrides.clear()
             self._histories.clear()
+            self._walks.clear()
 
     # -- faults
     def fault(
@@ -992,6 +1138,9 @@ class FakeUpstream:
                 if history is not None:
                     hit = history.bodies[min(history.served, len(history.bodies) - 1)]
                     history.served += 1
+            walk = self._walks.get(npath) if service == "crossref" and hit is None else None
+            if walk is not None:
+                hit = walk.answer(request.query)
         if hit is not None:
             return hit
         accept = request.headers.get("accept", "")
@@ -1000,6 +1149,10 @@ class FakeUpstream:
             if variant is not None:
                 return variant
         recorded = self.corpus.route(service, npath, qkey)
+        sorted_query = "sort" in request.query or "order" in request.query
+        if recorded is None and service == "crossref" and sorted_query:
+            unsorted = tuple(pair for pair in qkey if pair[0] not in ("sort", "order"))
+            recorded = self.corpus.route(service, npath, unsorted)
         if recorded is not None:
             return recorded
         cursor = request.query.get("cursor")

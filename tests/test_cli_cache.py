@@ -13,6 +13,7 @@ from click.testing import CliRunner, Result
 
 from syncd.cli import cli, parse_duration, parse_size
 from syncd.config import Settings
+from syncd.cursorwalk import SORT
 from tests.conftest import corpus_json
 from tests.fakeupstream import FakeUpstream
 from tests.test_cli import env  # noqa: F401  (fixture: SYNCD_* pointing at the fake and a temp DB)
@@ -280,7 +281,7 @@ def test_watch_add_ls_sync_rm(env: Settings, fake: FakeUpstream, tmp_path: Path)
     assert query[0]["watch"] == f"/works filter={PRC_FILTER}"
     star = corpus_json(f"{PRC}_cursor-star.json")
     fake.set_body(
-        "crossref", "/works?" + urlencode({"filter": PRC_FILTER, "rows": "20", "cursor": "*"}), star
+        "crossref", "/works?" + urlencode({"filter": PRC_FILTER, "rows": "20", **SORT, "cursor": "*"}), star
     )
     listed = run_json("watch", "ls")
     assert [(w["kind"], w["status"]) for w in listed] == [("doi", "never"), ("crossref_query", "never")]

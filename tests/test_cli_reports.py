@@ -15,6 +15,7 @@ from click.testing import CliRunner, Result
 
 from syncd.cli import cli
 from syncd.config import Settings
+from syncd.cursorwalk import SORT
 from tests.conftest import corpus_json
 from tests.fakeupstream import FakeUpstream
 from tests.test_cli import env  # noqa: F401  (fixture: SYNCD_* pointing at the fake and a temp DB)
@@ -72,7 +73,7 @@ def _funder_watch_failing_after_three_pages(fake: FakeUpstream) -> None:
     page3_next = corpus_json(f"{FUNDER}-page3.json")["message"]["next-cursor"]
     fake.set_body(
         "crossref",
-        "/funders/100000001/works?" + urlencode({"rows": "30", "cursor": page3_next}),
+        "/funders/100000001/works?" + urlencode({"rows": "30", **SORT, "cursor": page3_next}),
         {"status": "error", "message": "service unavailable"},
         status=503,
     )

@@ -15,7 +15,6 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from syncd.store.repo import Store
-from tests.conftest import CORPUS
 from tests.fakeupstream import FakeUpstream
 
 pytestmark = pytest.mark.anyio
@@ -135,28 +134,23 @@ async def test_daemon_serves_http_refuses_foreign_host_and_sweeps(
 
 
 def test_sigkill_mid_walk_resumes_from_checkpoint(fake: FakeUpstream, db_url: str, tmp_path: Path) -> None:
-    """`syncd watch sync` killed with SIGKILL after its first stored page: the next run resumes at the
-    saved cursor (cursor=* is never asked again) and stores all 90 works of the recorded chain.
+    """`syncd watch sync` killed with SIGKILL after its first or second stored page (90 works, rows 30,
+    10 indexed a day, rotating cursors): the next run never starts over at page 1 and stores all 90.
+    After two pages the saved cursor is known to rotate and is sent again (1 request left); after one,
+    its kind is unknown (it could be a scroll id upstream already moved on), so the walk resumes from
+    its watermark's day: the 10 works of that day again plus the 60 left (3 requests).
     """
     import json
-    from urllib.parse import urlencode
 
     from syncd.store.watches import add_watch, get_sync_state
+    from tests.test_walk_resume import works
 
     store = Store.open(db_url)
     try:
         watch, _ = add_watch(store, "crossref_query", {"route": "/funders/100000001/works", "rows": 30})
     finally:
         store.close()
-    chain = [
-        json.loads(
-            (CORPUS / f"crossref/work-list/funders-100000001-works_rows-30_cursor-{p}.json").read_text()
-        )
-        for p in ("star", "page2", "page3")
-    ]
-    last = chain[2]["message"]["next-cursor"]
-    empty = {"status": "ok", "message-type": "work-list", "message": {"items": [], "total-results": 0}}
-    fake.set_body("crossref", "/funders/100000001/works?" + urlencode({"rows": "30", "cursor": last}), empty)
+    fake.serve_cursor_walk("/funders/100000001/works", works(90, per_day=10), style="rotating")
     fake.fault("latency", path_prefix="/funders", service="crossref", delay_s=0.6)
     env = _env(fake, db_url, tmp_path)
     proc = subprocess.Popen(
@@ -189,11 +183,13 @@ def test_sigkill_mid_walk_resumes_from_checkpoint(fake: FakeUpstream, db_url: st
         assert res.returncode == 0, res.stdout + res.stderr
         report = json.loads(res.stdout)[0]
         assert report["resumed"] is True and report["complete"] is True
-        resumed_cursors = [r.query.get("cursor") for r in fake.requests]
-        assert "*" not in resumed_cursors and resumed_cursors[0] == state.cursor["cursor"]
-        assert len(resumed_cursors) == 4 - done_pages, (done_pages, resumed_cursors, report)
-        dois = {i["DOI"].lower() for page in chain for i in page["message"]["items"]}
-        assert len(dois) == 90 and all(store.get("crossref_work", d) is not None for d in dois)
+        assert (report["seen"], report["total"]) == (90, 90)
+        resumed = [(r.query.get("cursor"), r.query.get("filter")) for r in fake.requests]
+        if done_pages == 2:
+            assert resumed == [(state.cursor["cursor"], None)], report
+        else:
+            assert resumed[0] == ("*", "from-index-date:2026-11-03") and len(resumed) == 3, report
+        assert all(store.get("crossref_work", f"10.5555/walk.{i:05d}") is not None for i in range(90))
         with store.read() as conn:
             assert conn.exec_driver_sql("PRAGMA integrity_check").scalar_one() == "ok"
     finally:

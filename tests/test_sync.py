@@ -15,6 +15,7 @@ import pytest
 from syncd import watch as watch_mod
 from syncd.batch import batch_params
 from syncd.config import Settings
+from syncd.cursorwalk import SORT
 from syncd.refresh import revalidate_crossref, sweep
 from syncd.services import Services
 from syncd.store.repo import Store
@@ -53,6 +54,24 @@ def _work_list(items: list[dict[str, Any]], next_cursor: str | None) -> dict[str
     return {"status": "ok", "message-type": "work-list", "message-version": "1.0.0", "message": message}
 
 
+def serve_chain(fake: FakeUpstream, route: str, pages: list[dict[str, Any]], rows: int, total: int) -> None:
+    """Serve recorded cursor ``pages`` of ``route`` in order, each page's ``total-results`` set to ``total``.
+
+    The recorded funder chain says 176,862 (all the funder's works) on pages that hold its first 90: a
+    walk of only those pages is told the 90 it holds, so that it ends complete on its third page.
+    """
+    tokens = ["*"] + [p["message"]["next-cursor"] for p in pages[:-1]]
+    for token, page in zip(tokens, pages, strict=True):
+        body = copy.deepcopy(page)
+        body["message"]["total-results"] = total
+        fake.set_body("crossref", f"{route}?" + urlencode({"rows": str(rows), **SORT, "cursor": token}), body)
+
+
+def funder_chain() -> list[dict[str, Any]]:
+    """The recorded three-page cursor chain of funder 100000001 (30 works a page)."""
+    return [corpus_json(f"{FUNDER}-{p}.json") for p in ("star", "page2", "page3")]
+
+
 def _prc_items() -> list[dict[str, Any]]:
     return (
         corpus_json(f"{PRC}_cursor-star.json")["message"]["items"]
@@ -63,15 +82,17 @@ def _prc_items() -> list[dict[str, Any]]:
 def test_watched_query_full_then_incremental_fetches_only_changed(
     daemon_cache: Services, fake: FakeUpstream
 ) -> None:
-    """A watched Crossref query is walked fully by cursor (30 works, 3 list requests), then an
-    incremental pass asks with from-index-date and transfers only the 2 works re-indexed since.
+    """A watched Crossref query is walked fully by cursor (30 works, 2 list requests: the second page
+    accounts for `total-results: 30`, so the empty third page is not asked), then an incremental pass
+    asks with from-index-date and transfers only the 2 works re-indexed since.
     """
     store = daemon_cache.store
     w, created = watch_mod.add(store, "crossref_query", {"route": "/works", "filter": PRC_FILTER})
     assert created
     full = sync_watch(daemon_cache, w, now=T0)
-    assert (full.mode, full.requests, full.stored, full.new, full.complete) == ("full", 3, 30, 30, True)
-    assert fake.count("/works", service="crossref") == 3
+    assert (full.mode, full.requests, full.stored, full.new, full.complete) == ("full", 2, 30, 30, True)
+    assert (full.seen, full.total) == (30, 30)
+    assert fake.count("/works", service="crossref") == 2
     state = get_sync_state(store, f"watch:{w.id}")
     assert state is not None and state.cursor is None and state.status == "ok"
     assert state.checkpoint == {"index_date": "2026-11-29"}
@@ -86,22 +107,25 @@ def test_watched_query_full_then_incremental_fetches_only_changed(
     touched = copy.deepcopy(_prc_items()[1])
     touched["indexed"] = {"date-parts": [[2026, 11, 30]], "date-time": "2026-11-30T08:00:01Z"}
     first_page = crossref_params({"filter": PRC_FILTER}, "*", "2026-11-29")
-    assert first_page == {"filter": PRC_FILTER + ",from-index-date:2026-11-29", "cursor": "*"}
+    assert first_page == {
+        "filter": PRC_FILTER + ",from-index-date:2026-11-29",
+        "sort": "indexed",
+        "order": "asc",
+        "cursor": "*",
+    }
     fake.set_body("crossref", "/works?" + urlencode(first_page), _work_list([changed, touched], "inc-2"))
-    last_page = crossref_params({"filter": PRC_FILTER}, "inc-2", "2026-11-29")
-    fake.set_body("crossref", "/works?" + urlencode(last_page), _work_list([], "inc-2"))
     fake.reset_log()
 
     inc = sync_watch(daemon_cache, w, now=T0 + 86_400)
     assert (inc.mode, inc.requests, inc.stored, inc.changed, inc.unchanged, inc.new) == (
         "incremental",
-        2,
+        1,  # the page holds both works of total-results 2: no second page is asked
         2,
         1,
         1,
         0,
     )
-    assert fake.count(service="crossref") == 2  # no /works/{doi} at all
+    assert fake.count(service="crossref") == 1  # no /works/{doi} at all
     assert all(r.query.get("filter", "").endswith("from-index-date:2026-11-29") for r in fake.requests)
     after = store.get("crossref_work", first["DOI"].lower())
     assert after is not None and after.title == changed["title"][0] and after.changes == 2
@@ -113,10 +137,12 @@ def test_crash_mid_walk_resumes_from_checkpoint_without_refetching(
     daemon_cache: Services, fake: FakeUpstream
 ) -> None:
     """A walk that dies after its second page resumes at the third: page 1 and 2 are never asked
-    again, and all 90 works of the three recorded pages end up stored once.
+    again (the chain's cursors rotate, so the saved one is sent again), and all 90 works of the
+    three recorded pages end up stored once; the third page accounts for the 90: complete.
     """
     store = daemon_cache.store
     w, _ = watch_mod.add(store, "crossref_query", {"route": "/funders/100000001/works", "rows": 30})
+    serve_chain(fake, "/funders/100000001/works", funder_chain(), 30, 90)
 
     class Crash(Exception):
         pass
@@ -131,25 +157,15 @@ def test_crash_mid_walk_resumes_from_checkpoint_without_refetching(
     page2_next = corpus_json(f"{FUNDER}-page2.json")["message"]["next-cursor"]
     assert state is not None and state.cursor is not None and state.checkpoint is None
     assert state.cursor["cursor"] == page2_next and state.cursor["pages"] == 2
+    assert state.cursor["style"] == "rotating" and (state.seen, state.total) == (60, 90)
     assert fake.count("/funders", service="crossref") == 2
 
-    page3_next = corpus_json(f"{FUNDER}-page3.json")["message"]["next-cursor"]
-    fake.set_body(
-        "crossref",
-        "/funders/100000001/works?" + urlencode({"rows": "30", "cursor": page3_next}),
-        _work_list([], None),
-    )
     fake.reset_log()
     resumed = sync_watch(daemon_cache, w, now=T0 + 60)
-    assert resumed.resumed and resumed.complete
-    assert [r.query["cursor"] for r in fake.requests] == [page2_next, page3_next]
-    assert "*" not in {r.query.get("cursor") for r in fake.requests}
+    assert resumed.resumed and resumed.complete and (resumed.seen, resumed.total) == (90, 90)
+    assert [r.query["cursor"] for r in fake.requests] == [page2_next]
     assert resumed.new == 30  # only page 3 was new
-    dois = {
-        i["DOI"].lower()
-        for p in ("star", "page2", "page3")
-        for i in corpus_json(f"{FUNDER}-{p}.json")["message"]["items"]
-    }
+    dois = {i["DOI"].lower() for page in funder_chain() for i in page["message"]["items"]}
     assert len(dois) == 90
     assert all(store.get("crossref_work", d) is not None for d in dois)
     state = get_sync_state(store, f"watch:{w.id}")

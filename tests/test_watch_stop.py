@@ -17,7 +17,6 @@ import threading
 import time
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
 
 import pytest
 from click.testing import CliRunner, Result
@@ -40,6 +39,7 @@ from syncd.sync import SyncReport, sync_watch
 from tests.conftest import CORPUS
 from tests.fakeupstream import FakeUpstream
 from tests.test_cli import env  # noqa: F401  (fixture: SYNCD_* pointing at the fake and a temp DB)
+from tests.test_sync import serve_chain
 
 ROOT = Path(__file__).resolve().parents[1]
 ROUTE = "/funders/100000001/works"
@@ -60,10 +60,8 @@ def _chain() -> list[dict[str, Any]]:
 
 
 def _slow_chain(fake: FakeUpstream) -> None:
-    """The chain ends with an empty page; every request to it waits LATENCY_S."""
-    last = _chain()[2]["message"]["next-cursor"]
-    empty = {"status": "ok", "message-type": "work-list", "message": {"items": [], "total-results": 0}}
-    fake.set_body("crossref", f"{ROUTE}?" + urlencode({"rows": "30", "cursor": last}), empty)
+    """The chain of 90 works (its third page accounts for them); every request to it waits LATENCY_S."""
+    serve_chain(fake, ROUTE, _chain(), 30, 90)
     fake.fault("latency", path_prefix="/funders", service="crossref", delay_s=LATENCY_S)
 
 
@@ -130,7 +128,7 @@ def test_watch_stop_ends_the_walk_after_the_current_page(
     resumed = run("watch", "sync", "--json")
     assert resumed.exit_code == 0, resumed.output
     again = json.loads(resumed.stdout)[0]
-    assert (again["resumed"], again["complete"], again["requests"]) == (True, True, 2)
+    assert (again["resumed"], again["complete"], again["requests"]) == (True, True, 1)
     assert "*" not in [r.query.get("cursor") for r in fake.requests]
     dois = {i["DOI"].lower() for page in _chain() for i in page["message"]["items"]}
     assert len(dois) == 90 and all(cache.store.get("crossref_work", d) is not None for d in dois)

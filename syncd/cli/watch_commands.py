@@ -27,6 +27,7 @@ from syncd.cli.common import (
 from syncd.errors import InvalidInput, NotFound, SyncdError
 from syncd.policy import iso
 from syncd.store.watches import (
+    SyncRow,
     get_watch,
     list_sync_states,
     list_watches,
@@ -129,8 +130,11 @@ def watch_add(
 @click.pass_context
 @handle_errors
 def watch_ls(ctx: click.Context, as_json: bool) -> None:
-    """List watches with their sync progress (status, checkpoint, last success).
+    """List watches with their sync progress (status, seen / total, checkpoint, last success).
 
+    ``seen / total``: the works the current (or last) Crossref walk has seen and the ``total-results``
+    upstream answered for it; a walk is complete only when the two meet. A walk that ended short shows
+    ``incomplete`` and resumes from its ``watermark`` (the indexed time of the last work it stored).
     A walk whose process died (no page for 3 minutes, or its process gone on this host) shows
     ``interrupted``, not ``running``; it resumes from its saved position on the next walk.
     """
@@ -148,6 +152,10 @@ def watch_ls(ctx: click.Context, as_json: bool) -> None:
                 "spec": w.spec,
                 "label": w.label,
                 "status": walk_status(st),
+                "seen": st.seen if st else None,
+                "total": st.total if st else None,
+                "progress": _progress(st),
+                "watermark": st.watermark if st else None,
                 "checkpoint": st.checkpoint if st else None,
                 "resumable": bool(st and st.cursor),
                 "last_success_at": iso(st.last_success_at) if st and st.last_success_at else None,
@@ -156,8 +164,15 @@ def watch_ls(ctx: click.Context, as_json: bool) -> None:
     emit(
         rows,
         as_json,
-        lambda: print_rows(rows, ["id", "kind", "watch", "label", "status", "last_success_at"]),
+        lambda: print_rows(rows, ["id", "kind", "watch", "label", "status", "progress", "last_success_at"]),
     )
+
+
+def _progress(row: SyncRow | None) -> str | None:
+    """``seen / total`` of a walk's works (``seen / ?`` before upstream said a total), None before one."""
+    if row is None or row.seen is None:
+        return None
+    return f"{row.seen} / {row.total if row.total is not None else '?'}"
 
 
 @watch.command("rm")
@@ -243,8 +258,8 @@ def watch_sync(ctx: click.Context, ids: tuple[int, ...], full: bool, as_json: bo
 
     Full walk first, then incremental; a crashed walk resumes from its checkpoint. Each walk gets a
     row with its outcome (a failed walk keeps what it stored before failing; watches left when the
-    pass ended show ``not run: <reason>``). Exit 1 when an id does not exist (nothing is walked),
-    3 when a walk failed or was not run.
+    pass ended show ``not run: <reason>``; one that could not finish, ``incomplete``). Exit 1 when an
+    id does not exist (nothing is walked), 3 when a walk failed, was not run or is incomplete.
     """
     setup_logs(ctx, "ERROR")  # stderr keeps to the one `error:` line unless --log-level says otherwise
     with session(ctx) as svc, _ctrl_c_stops_walks() as pressed:
@@ -274,18 +289,22 @@ def watch_sync(ctx: click.Context, ids: tuple[int, ...], full: bool, as_json: bo
         sys.exit(EXIT_INTERRUPTED)
     failed = [r for r in reports if r.error]
     not_run = [r for r in reports if r.not_run]
-    if failed or not_run:
+    short = [r for r in reports if r.short]
+    if failed or not_run or short:
         parts = [f"{len(failed)} of {len(reports)} walks failed"]
         if not_run:
             parts.append(f"{len(not_run)} not run")
-        reason = failed[0].error if failed else not_run[0].not_run
+        if short:
+            parts.append(f"{len(short)} incomplete (their cursors kept expiring; the next pass resumes them)")
+        reason = failed[0].error if failed else not_run[0].not_run if not_run else "upstream_unavailable"
         fail(SyncdError("; ".join(parts), reason=reason or "upstream_unavailable"), EXIT_FAILURE)
 
 
 def _outcome(report: SyncReport) -> str:
     """One walk's outcome for the table.
 
-    ``failed: R``, ``not run: R``, ``stopped: R`` (R a reason code), else ``complete`` or ``partial``.
+    ``failed: R``, ``not run: R``, ``stopped: R`` (R a reason code), ``incomplete`` (the walk ended
+    short of what upstream said there is), else ``complete`` or ``partial``.
     """
     if report.error:
         return f"failed: {report.error}"
@@ -293,4 +312,6 @@ def _outcome(report: SyncReport) -> str:
         return f"not run: {report.not_run}"
     if report.stopped:
         return f"stopped: {report.stopped}"
+    if report.short:
+        return "incomplete"
     return "complete" if report.complete else "partial"

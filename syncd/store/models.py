@@ -15,7 +15,8 @@ Tables:
     watches       what the daemon keeps mirrored: DOIs, Crossref queries/filters, Zenodo
                   communities and queries (``spec`` is JSON).
     sync_state    durable progress of a sync walk: volatile ``cursor`` within a run, monotonic
-                  ``checkpoint`` advanced only on success.
+                  ``checkpoint`` advanced only on success; ``watermark``, ``seen``, ``total``
+                  how far the walk got (migration 0009).
     blobs         bounded binary payloads kept for offline use (Zenodo file previews), LRU by
                   ``accessed_at``.
     previous_bodies bodies set aside: the body an entry had before a replacement (``role`` previous,
@@ -219,6 +220,12 @@ class SyncState(Base):
     """When the walker last finished a page (epoch seconds)."""
     stop_requested: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     """Set by ``syncd watch stop``: the walk stops at its next page boundary."""
+    watermark: Mapped[str | None] = mapped_column(String(40), nullable=True)
+    """``indexed`` time (ISO 8601 UTC, ms) of the last work a Crossref walk stored (migration 0009)."""
+    seen: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    """Works the current (or last) walk has seen."""
+    total: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    """``total-results`` upstream answered for the current (or last) walk."""
 
 
 class Blob(Base):

@@ -4,7 +4,8 @@ A watch's ``spec`` is canonical JSON (keys sorted, no whitespace), so the unique
 constraint makes adding the same watch twice a no-op. ``sync_state`` rows are named ``watch:<id>``:
 ``cursor`` holds the position inside the running walk (rewritten after every stored page),
 ``checkpoint`` the point a finished walk reached (only advanced when a walk completes, or when a
-Zenodo time window completes).
+Zenodo time window completes); ``watermark``, ``seen`` and ``total`` how far the walk got
+(:class:`Progress`, written with the position).
 
 A walk names its walker (``pid``, ``host``) when it starts and writes ``heartbeat_at`` after every
 page (:func:`page_done`), which is also where it learns it must stop: ``stop_requested`` (set by
@@ -32,6 +33,7 @@ from syncd.store.repo import Store
 __all__ = [
     "HEARTBEAT_STALE_S",
     "PageVerdict",
+    "Progress",
     "StoredWatch",
     "SyncRow",
     "add_watch",
@@ -84,6 +86,27 @@ class SyncRow:
     host: str | None = None
     heartbeat_at: float | None = None
     stop_requested: bool = False
+    watermark: str | None = None
+    seen: int | None = None
+    total: int | None = None
+
+
+@dataclass(frozen=True)
+class Progress:
+    """How far a walk got, written with its position (``sync_state`` columns of migration 0009).
+
+    ``watermark``: ``indexed`` time (ISO 8601 UTC, milliseconds) of the last work stored, None before
+    the first or when upstream does not page in ``indexed`` order; ``seen``: works the walk has seen;
+    ``total``: the ``total-results`` upstream answered for the walk (None before its first page).
+    """
+
+    watermark: str | None
+    seen: int
+    total: int | None
+
+    def columns(self) -> dict[str, Any]:
+        """The ``sync_state`` column values."""
+        return {"watermark": self.watermark, "seen": self.seen, "total": self.total}
 
 
 class PageVerdict(enum.Enum):
@@ -157,6 +180,9 @@ def _sync(row: Any) -> SyncRow:
         host=row.host,
         heartbeat_at=row.heartbeat_at,
         stop_requested=bool(row.stop_requested),
+        watermark=row.watermark,
+        seen=row.seen,
+        total=row.total,
     )
 
 
@@ -185,9 +211,13 @@ def save_sync_state(
     status: str | None = _UNSET,
     started_at: float | None = _UNSET,
     last_success_at: float | None = _UNSET,
+    progress: Progress | None = None,
     now: float | None = None,
 ) -> None:
-    """Upsert the named progress row; only the arguments given are written (one transaction)."""
+    """Upsert the named progress row; only the arguments given are written (one transaction).
+
+    ``progress``: the walk's ``watermark``, ``seen`` and ``total`` (written together, None values too).
+    """
     now = time.time() if now is None else now
     values: dict[str, Any] = {"updated_at": now}
     if cursor is not _UNSET:
@@ -200,6 +230,8 @@ def save_sync_state(
         values["started_at"] = started_at
     if last_success_at is not _UNSET:
         values["last_success_at"] = last_success_at
+    if progress is not None:
+        values.update(progress.columns())
     with store.write() as conn:
         upsert(conn, SyncState.__table__, {"name": name, **values}, ["name"])
 
@@ -236,6 +268,7 @@ def page_done(
     *,
     cursor: dict[str, Any] | None,
     checkpoint: dict[str, Any] | None = _UNSET,
+    progress: Progress | None = None,
     shutdown: bool = False,
 ) -> PageVerdict:
     """After a stored page: save the position (and ``checkpoint``), beat the heart, learn whether to stop.
@@ -252,6 +285,8 @@ def page_done(
         values: dict[str, Any] = {"cursor": _encode(cursor), "updated_at": now, "heartbeat_at": now}
         if checkpoint is not _UNSET:
             values["checkpoint"] = _encode(checkpoint)
+        if progress is not None:
+            values.update(progress.columns())
         verdict = PageVerdict.GO
         if row.stop_requested or shutdown:
             values.update(status="stopped" if row.stop_requested else "interrupted", stop_requested=False)
