@@ -20,6 +20,7 @@ from mcp import Client, MCPError
 
 from syncd.batch import filter_safe
 from syncd.contracts.crossref import WorksCounts, WorksItem
+from syncd.crossref.rules import WORK_RULES
 from syncd.lookups.crossref_batch import get_works
 from syncd.services import Services
 from syncd.store.content import document
@@ -236,7 +237,7 @@ def test_a_listed_work_is_stored_as_a_single_fetch_stores_it(fake: FakeUpstream,
     listed, single = entries
     assert listed is not None and single is not None
     assert listed.content_hash == single.content_hash and listed.upstream_version == single.upstream_version
-    assert listed.title == single.title and document(listed) == document(single)
+    assert listed.title == single.title and document(listed, WORK_RULES) == document(single, WORK_RULES)
     assert '"message-type": "work"' in (listed.body or "")[:200]
 
 
