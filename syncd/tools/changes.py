@@ -19,7 +19,6 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
-from mcp.server import MCPServer
 from mcp.server.subscriptions import ResourceUpdated, SubscriptionBus
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
@@ -33,15 +32,16 @@ from syncd.store.changes import StoredChange, latest_change_id, list_changes, wa
 from syncd.store.repo import Store
 from syncd.tools.errors import error_result
 from syncd.tools.params import ListChangesArgs, ToolSpec
+from syncd.tools.resource import ResourceSpec
 
 __all__ = [
     "CHANGES_URI",
+    "RESOURCES",
     "RESOURCE_PAGE",
     "TOOLS",
     "ChangeNotifier",
     "change_entries",
     "list_changes_tool",
-    "register_resources",
     "render_changes",
     "resume_changes",
 ]
@@ -201,10 +201,13 @@ TOOLS: tuple[ToolSpec, ...] = (
 """The change-feed tool."""
 
 
-def register_resources(server: MCPServer[Any], store: Store) -> None:
-    """Register the ``syncd://changes`` resource on ``server``: the newest changes in ``store`` as JSON."""
+def _read_changes(deps: Services) -> str:
+    page = list_changes(deps.store, limit=RESOURCE_PAGE)
+    return json.dumps({"changes": change_entries(deps.store, page)}, ensure_ascii=False)
 
-    @server.resource(
+
+RESOURCES: tuple[ResourceSpec, ...] = (
+    ResourceSpec(
         CHANGES_URI,
         name="changes",
         title="What changed in the stored works and records",
@@ -212,10 +215,11 @@ def register_resources(server: MCPServer[Any], store: Store) -> None:
         "as JSON, newest first. Subscribe to be told when a new one is recorded; page the whole feed "
         "with the syncd_list_changes tool.",
         mime_type="application/json",
-    )
-    def changes_resource() -> str:
-        page = list_changes(store, limit=RESOURCE_PAGE)
-        return json.dumps({"changes": change_entries(store, page)}, ensure_ascii=False)
+        read=_read_changes,
+        subscribable=True,
+    ),
+)
+"""The ``syncd://changes`` resource: the newest :data:`RESOURCE_PAGE` changes in the store as JSON."""
 
 
 class ChangeNotifier:

@@ -36,12 +36,10 @@ from syncd.store.repo import write_cause
 
 __all__ = [
     "CODES",
-    "SDK_DISPATCHER_LOGGER",
     "STORE_CAUSES",
     "client_message",
     "error_result",
     "invalid_arguments",
-    "log_unparsable_stdio_input",
     "to_error_info",
 ]
 
@@ -165,43 +163,3 @@ def invalid_arguments(tool: str, exc: ValidationError) -> MCPError:
         message=f"invalid arguments for {tool}: {details}",
         data=data.model_dump(mode="json", exclude_none=True),
     )
-
-
-SDK_DISPATCHER_LOGGER = "mcp.shared.jsonrpc_dispatcher"
-"""The SDK logger that reports (at DEBUG) a stdio line its parser rejected."""
-
-
-class _UnparsableInput(logging.Filter):
-    """Raise the SDK's "transport yielded exception" record to a WARNING naming the input as unparsable.
-
-    Other records of the logger pass only at or above ``floor`` (the level it had before).
-    """
-
-    def __init__(self, floor: int) -> None:
-        super().__init__()
-        self.floor = floor
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if not record.getMessage().startswith("transport yielded exception"):
-            return record.levelno >= self.floor
-        error = record.args[0] if isinstance(record.args, tuple) and record.args else None
-        record.levelno, record.levelname = logging.WARNING, "WARNING"
-        record.msg = "event=stdio_unparsable_input error=%s detail=%r reply=none"
-        lines = [line.strip() for line in str(error or "").splitlines()[:3]]
-        record.args = (error.__class__.__name__, " | ".join(lines)[:200])
-        return True
-
-
-def log_unparsable_stdio_input() -> None:
-    """Log every stdio input line the SDK's parser rejects (malformed JSON, lone surrogates, deep nesting).
-
-    The SDK's stdio transport (``mcp.server.stdio``) turns such a line into an exception that its
-    dispatcher logs at DEBUG and answers nothing; ``MCPServer`` offers no public hook to reply with a
-    JSON-RPC parse error (-32700) over stdio, so the line is logged at WARNING instead (its error
-    class and first 200 characters of the message). Call once before serving stdio.
-    """
-    logger = logging.getLogger(SDK_DISPATCHER_LOGGER)
-    if any(isinstance(f, _UnparsableInput) for f in logger.filters):
-        return
-    logger.addFilter(_UnparsableInput(logger.getEffectiveLevel()))
-    logger.setLevel(logging.DEBUG)

@@ -243,7 +243,14 @@ class UpstreamHTTP:
             InvalidInput: reason ``invalid_parameter``, the URL would exceed :data:`MAX_URL_BYTES`
                 (refused before any budget or request).
         """
-        url_bytes = len(str(self.client.build_request("GET", path, params=params).url).encode())
+        try:
+            url_bytes = len(str(self.client.build_request("GET", path, params=params).url).encode())
+        except httpx.InvalidURL as exc:  # e.g. one component alone past httpx's own limit (64 KiB)
+            url_bytes = len(path.encode()) + sum(len(str(v).encode()) for v in (params or {}).values())
+            if url_bytes <= MAX_URL_BYTES:
+                raise InvalidInput(
+                    f"{self.name}: the request URL cannot be built: {exc}", reason="invalid_parameter"
+                ) from None
         if url_bytes > MAX_URL_BYTES:
             raise InvalidInput(
                 f"{self.name}: the request URL would be {url_bytes} bytes; at most {MAX_URL_BYTES} are sent",
