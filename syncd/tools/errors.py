@@ -14,7 +14,9 @@ repaired before validation"): :func:`invalid_arguments` builds it.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping
+from typing import Any
 
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, CallToolResult, TextContent
@@ -24,6 +26,7 @@ from syncd.contracts.common import ErrorData, ErrorInfo, Recovery
 from syncd.errors import (
     BudgetExhausted,
     InvalidInput,
+    MalformedResponse,
     NotFound,
     StoreError,
     SyncdError,
@@ -31,15 +34,19 @@ from syncd.errors import (
     UpstreamRateLimited,
     UpstreamRejected,
     UpstreamTimeout,
+    seconds_text,
 )
 from syncd.store.repo import write_cause
 
 __all__ = [
     "CODES",
+    "SERVICES",
     "STORE_CAUSES",
     "client_message",
     "error_result",
     "invalid_arguments",
+    "public_names",
+    "retryable",
     "to_error_info",
 ]
 
@@ -63,6 +70,7 @@ CODES: dict[str, int] = {
 }
 RETRYABLE = {
     "upstream_unavailable",
+    "archive_unavailable",
     "record_unavailable",
     "rate_limited",
     "request_timeout",
@@ -78,34 +86,110 @@ STORE_CAUSES = {
 """Named causes of a store failure, as told to clients (never the SQL or the file path)."""
 
 
-def client_message(exc: SyncdError) -> str:
-    """The message sent to the client for ``exc``.
+SERVICES = {
+    "crossref_single": "Crossref",
+    "crossref_list": "Crossref",
+    "zenodo_general": "Zenodo",
+    "zenodo_search": "Zenodo",
+    "doi": "doi.org",
+}
+"""The public service of each budget pool: what a message names instead of the pool."""
 
-    A :class:`~syncd.errors.StoreError`'s message may hold SQL text and file paths: it is logged
-    here and replaced by a generic sentence naming the cause (full disk, read-only, locked) when known.
-    """
-    if not isinstance(exc, StoreError):
-        return exc.message
-    log.warning("event=store_error_to_client detail=%r", exc.message[:500])
+_SQL = re.compile(
+    r"\[SQL:|\(Background on this error|sqlite3\.|psycopg|\bSELECT\b.+\bFROM\b|\bINSERT INTO\b|"
+    r"\bUPDATE\b.+\bSET\b|\bDELETE FROM\b|\bCREATE (?:TABLE|INDEX)\b",
+    re.IGNORECASE | re.DOTALL,
+)
+"""Text of a database driver or statement; a message matching it is never sent to a client."""
+
+_WAIT_KEYS = {"retry_after_s": "retry after {} s"}
+"""How a number of ``error.data`` is written into the message when the message lacks it."""
+
+
+def _store_sentence(exc: SyncdError) -> str:
+    log.warning("event=store_error_to_client reason=%s detail=%r", exc.reason, exc.message[:500])
     cause = STORE_CAUSES.get(write_cause(exc))
     tail = f": {cause}" if cause else ""
     return f"the local store could not be read or written{tail} (details in the syncd log)"
 
 
+def public_names(text: str, pool: object = None) -> str:
+    """``text`` with budget pool names replaced by their services (``crossref_single`` -> ``Crossref``).
+
+    The short pool name ``doi`` is replaced only where it stands for the pool of ``pool``
+    (``upstream (doi)``, ``doi is ...``), never inside other text about DOIs.
+    """
+    for name, service in SERVICES.items():
+        if "_" in name:
+            text = re.sub(rf"\b{name}\b", service, text)
+    if pool == "doi":
+        text = re.sub(r"^doi\b|\(doi\)", lambda m: "doi.org" if m.group(0) == "doi" else "(doi.org)", text)
+    return text
+
+
+def _numbers_in(message: str, data: Mapping[str, Any]) -> str:
+    """``message`` with each number of ``data`` it does not show yet appended (``retry after 12.5 s``)."""
+    extra = []
+    for key, value in data.items():
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            continue
+        text = seconds_text(value) if isinstance(value, float) else str(value)
+        if re.search(rf"(?<![\d.]){re.escape(text)}(?![\d])", message):
+            continue
+        extra.append(_WAIT_KEYS.get(key, f"{key} {{}}").format(text))
+    return f"{message} ({'; '.join(extra)})" if extra else message
+
+
+def client_message(exc: SyncdError) -> str:
+    """The message sent to the client for ``exc``: public names, no SQL, no file paths.
+
+    A :class:`~syncd.errors.StoreError` (or any ``store_unavailable`` error, e.g. a request token
+    the budget could not write) may hold SQL text and file paths: it is logged here and replaced by
+    a sentence naming the cause (full disk, read-only, locked) when known. Any other message that
+    reads like database text is replaced the same way. Budget pool names become their services
+    (:data:`SERVICES`).
+    """
+    if isinstance(exc, StoreError) or exc.reason == "store_unavailable" or _SQL.search(exc.message):
+        return _store_sentence(exc)
+    return public_names(exc.message, exc.data.get("pool"))
+
+
 def to_error_info(exc: SyncdError, rename: Mapping[str, str] | None = None) -> ErrorInfo:
     """The envelope for ``exc``; ``rename`` maps generic reasons to a tool's declared ones.
 
-    The message never carries SQL or file paths (:func:`client_message`).
+    The message never carries SQL or file paths (:func:`client_message`) and shows every number of
+    ``data`` (a float rounded to 3 decimals, in ``data`` too); the hint names services, not pools,
+    and ``retryable`` says what the hint says (:func:`retryable`).
     """
     reason = (rename or {}).get(exc.reason, exc.reason)
     code = CODES.get(reason) or _class_code(exc)
+    extra = {
+        k: round(v, 3) if isinstance(v, float) else v
+        for k, v in exc.data.items()
+        if k not in ("reason", "recovery", "retryable")
+    }
+    pool = extra.get("pool")
+    if isinstance(pool, str) and pool in SERVICES:
+        extra["service"] = SERVICES[pool]
     data = ErrorData(
         reason=reason,
-        recovery=Recovery(hint=exc.hint),
-        retryable=reason in RETRYABLE,
-        **{k: v for k, v in exc.data.items() if k not in ("reason", "recovery", "retryable")},
+        recovery=Recovery(hint=public_names(exc.hint, pool)),
+        retryable=retryable(exc, reason),
+        **extra,
     )
-    return ErrorInfo(code=code, message=client_message(exc), data=data)
+    message = _numbers_in(client_message(exc), {k: v for k, v in extra.items() if k != "pool"})
+    return ErrorInfo(code=code, message=message, data=data)
+
+
+def retryable(exc: SyncdError, reason: str) -> bool:
+    """Whether the same call may succeed later.
+
+    True for a declared transient reason, or a failed upstream exchange (network, 5xx, timeout, an
+    archive listing) that is neither a malformed body nor a rejection.
+    """
+    if reason in RETRYABLE:
+        return True
+    return isinstance(exc, UpstreamError) and not isinstance(exc, MalformedResponse | UpstreamRejected)
 
 
 def _class_code(exc: SyncdError) -> int:
@@ -129,7 +213,8 @@ def error_result(exc: Exception, rename: Mapping[str, str] | None = None) -> Cal
         log.exception("event=tool_internal_error error=%s", exc.__class__.__name__)
         exc = SyncdError(f"internal error: {exc.__class__.__name__}")
     info = to_error_info(exc, rename)
-    text = f"Error ({info.data.reason}): {info.message}\nRecovery: {exc.hint}"
+    hint = info.data.recovery.hint if info.data.recovery else exc.hint
+    text = f"Error ({info.data.reason}): {info.message}\nRecovery: {hint}"
     return CallToolResult(
         content=[TextContent(type="text", text=text)],
         structured_content={"error": info.to_dict()},
