@@ -141,7 +141,10 @@ class StoreError(SyncdError):
     """The local store could not be read or written."""
 
     default_reason = "store_unavailable"
-    default_hint = "Check that the database file is readable and writable (syncd cache stats)."
+    default_hint = (
+        "Retry shortly (another process may hold the store's write lock); if it persists, check that "
+        "the database file is readable and writable (syncd cache stats)."
+    )
 
 
 class UpstreamError(SyncdError):

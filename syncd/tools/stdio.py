@@ -50,6 +50,7 @@ from mcp.types import (
     ErrorData,
     JSONRPCError,
     JSONRPCMessage,
+    JSONRPCNotification,
     jsonrpc_message_adapter,
 )
 from pydantic import ValidationError
@@ -240,6 +241,11 @@ def screen(line: bytes) -> Screened:
         return Screened(
             reply=_error(INVALID_REQUEST, f"Invalid request: {why}", rid, reason="invalid_request"),
             problem=why,
+        )
+    if isinstance(message, JSONRPCNotification) and "id" in obj:  # pydantic dropped an id it refused
+        why = f"id must be a string or an integer, not {type(obj['id']).__name__}"
+        return Screened(
+            reply=_error(INVALID_REQUEST, f"Invalid request: {why}", reason="invalid_request"), problem=why
         )
     return Screened(message=message)
 
