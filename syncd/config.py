@@ -130,6 +130,13 @@ class HttpSettings(BaseModel):
         le=300,
         description="Seconds a client has to send a request line and headers before it is disconnected.",
     )
+    body_timeout_s: float = Field(
+        30.0,
+        gt=0,
+        le=600,
+        description="Seconds a client has to send a whole request body once its headers are in; a slower "
+        "body is answered 408 and the connection closed (slowloris protection).",
+    )
     allowed_hosts: list[str] = Field(
         default_factory=list,
         description="Host names and addresses clients use to reach the endpoint (Host header), e.g. "
