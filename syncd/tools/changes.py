@@ -2,8 +2,10 @@
 
 The tool and the resource answer from the store only (no upstream request). Clients subscribe to
 ``syncd://changes`` with ``subscriptions/listen`` (protocol 2026-07-28; ``Client.listen(
-resource_subscriptions=["syncd://changes"])``) and get ``notifications/resources/updated`` when a
-change is recorded: :class:`ChangeNotifier` publishes on the server's subscription bus after every
+resource_subscriptions=["syncd://changes"])``) or ``resources/subscribe`` (2025-11-25, delivered by
+:class:`~syncd.tools.notify.SessionNotifier`) and get ``notifications/resources/updated`` when a
+change is recorded: :class:`ChangeNotifier` publishes (and logs ``event=change_published``) on the
+server's subscription bus after every
 tool call that recorded one in this process (``Store.changes_recorded``), and every
 ``changes.poll_s`` seconds when another process (the daemon's sweep, ``syncd cache refresh``) did
 (the newest change id in the store).
@@ -257,6 +259,7 @@ class ChangeNotifier:
             newest = await self._newest()
             if newest is not None:
                 self.seen_id = max(newest, self.seen_id or 0)
+            log.info("event=change_published uri=%s source=call newest_id=%s", CHANGES_URI, newest)
             await self.bus.publish(ResourceUpdated(uri=CHANGES_URI))
 
     async def poll(self) -> None:
@@ -266,6 +269,7 @@ class ChangeNotifier:
             if newest is None:
                 return
             if self.seen_id is not None and newest > self.seen_id:
+                log.info("event=change_published uri=%s source=poll newest_id=%d", CHANGES_URI, newest)
                 await self.bus.publish(ResourceUpdated(uri=CHANGES_URI))
             self.seen_id = max(newest, self.seen_id or 0)
             self.seen_local = self.store.changes_recorded
