@@ -141,7 +141,7 @@ class SessionNotifier:
         self._dirty: list[str] = []
         self._logs: deque[_LogEntry] = deque(maxlen=LOG_BACKLOG)
         self._dropped = 0
-        self._wake = anyio.Event()
+        self._wake: anyio.Event | None = None  # made in run(): an event belongs to one event loop
         self._handler: _Forwarder | None = None
         self._saved_level: int | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -195,7 +195,7 @@ class SessionNotifier:
             return
         if any(event.uri in p.uris for p in self._peers.values()):
             self._dirty.append(event.uri)
-            self._wake.set()
+            self._signal()
 
     def _on_log(self, entry: _LogEntry) -> None:
         """Called on the loop for each forwarded record."""
@@ -204,7 +204,11 @@ class SessionNotifier:
         if len(self._logs) == self._logs.maxlen:
             self._dropped += 1
         self._logs.append(entry)
-        self._wake.set()
+        self._signal()
+
+    def _signal(self) -> None:
+        if self._wake is not None:
+            self._wake.set()
 
     def _install(self) -> None:
         """Keep the forwarding handler on the ``syncd`` logger at the lowest level any session asked."""
@@ -266,6 +270,7 @@ class SessionNotifier:
     async def run(self) -> None:
         """Deliver until cancelled (the server's lifespan); removes the log handler on the way out."""
         self._loop = asyncio.get_running_loop()
+        self._wake = anyio.Event()
         self._install()
         try:
             while True:
@@ -273,5 +278,7 @@ class SessionNotifier:
                 self._wake = anyio.Event()
                 await self._deliver()
         finally:
+            self._wake = None
             self._peers.clear()
             self._install()
+            self._loop = None
