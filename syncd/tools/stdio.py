@@ -168,68 +168,80 @@ def _problem(root: Any) -> tuple[tuple[str | int, ...], str] | None:
 
 
 def _dotted(path: tuple[str | int, ...]) -> str:
-    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".") or "(message)"
+    """``params.arguments.query[0]``; a deep path keeps its first 6 steps and says how deep it goes."""
+    shown = path if len(path) <= 8 else path[:6]
+    text = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in shown).lstrip(".") or "(message)"
+    return text if shown is path else f"{text}... ({len(path)} levels)"
+
+
+_JSON_TYPES = {int: "number", float: "number", str: "string", bool: "boolean", type(None): "null"}
+
+
+def _parse_error(why: str) -> Screened:
+    return Screened(reply=_error(PARSE_ERROR, f"Parse error: {why}", reason="parse_error"), problem=why)
+
+
+def _invalid(why: str, rid: str | int | None = None, **data: Any) -> Screened:
+    reply = _error(INVALID_REQUEST, f"Invalid request: {why}", rid, reason="invalid_request", **data)
+    return Screened(reply=reply, problem=why)
+
+
+def _parse(line: bytes) -> Any:
+    """The JSON value of ``line``, or the :class:`Screened` parse error (-32700) when it is none."""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return _parse_error(f"not UTF-8 text (byte {exc.start} of the frame)")
+    try:
+        return json.loads(text, parse_int=_parse_int, parse_constant=_no_constant)
+    except RecursionError:
+        return _parse_error("JSON nested deeper than the parser allows")
+    except ValueError as exc:
+        return _parse_error(f"not JSON: {exc}")
+
+
+def _refused_value(
+    obj: dict[str, Any], rid: str | int | None, path: tuple[str | int, ...], sentence: str
+) -> Screened:
+    """The answer to a message holding a value syncd refuses (see the module table)."""
+    where = _dotted(path)
+    why = f"{where}: {sentence}"
+    if "method" in obj and "id" not in obj:
+        return Screened(problem=f"notification refused: {why}")
+    if path[:1] != ("params",) or rid is None:
+        return _invalid(why, rid, path=where)
+    fields = [str(path[2])] if len(path) > 2 and path[1] == "arguments" else []
+    reply = _error(
+        INVALID_PARAMS,
+        f"Invalid params: {why}",
+        rid,
+        reason="invalid_arguments",
+        recovery={
+            "hint": f"Send text as Unicode characters and integers of at most {MAX_INT_DIGITS} digits, "
+            f"nested at most {MAX_DEPTH} levels deep."
+        },
+        retryable=False,
+        fields=fields,
+        path=where,
+    )
+    return Screened(reply=reply, problem=why)
 
 
 def screen(line: bytes) -> Screened:
     """Screen one stdio line (without its newline) against the table in the module docstring."""
     if not line.strip():
         return Screened()
-    try:
-        text = line.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        why = f"not UTF-8 text (byte {exc.start} of the frame)"
-        return Screened(reply=_error(PARSE_ERROR, f"Parse error: {why}", reason="parse_error"), problem=why)
-    try:
-        obj = json.loads(text, parse_int=_parse_int, parse_constant=_no_constant)
-    except RecursionError:
-        why = "JSON nested deeper than the parser allows"
-        return Screened(reply=_error(PARSE_ERROR, f"Parse error: {why}", reason="parse_error"), problem=why)
-    except ValueError as exc:
-        why = f"not JSON: {exc}"
-        return Screened(reply=_error(PARSE_ERROR, f"Parse error: {why}", reason="parse_error"), problem=why)
+    obj = _parse(line)
+    if isinstance(obj, Screened):
+        return obj
     if isinstance(obj, list):
-        why = "a JSON-RPC batch; MCP (2025-06-18 and later) takes one message per line"
-        return Screened(
-            reply=_error(INVALID_REQUEST, f"Invalid request: {why}", reason="invalid_request"), problem=why
-        )
+        return _invalid("a JSON-RPC batch; MCP (2025-06-18 and later) takes one message per line")
     if not isinstance(obj, dict):
-        why = f"a JSON {type(obj).__name__}, not a JSON-RPC message object"
-        return Screened(
-            reply=_error(INVALID_REQUEST, f"Invalid request: {why}", reason="invalid_request"), problem=why
-        )
+        return _invalid(f"a JSON {_JSON_TYPES.get(type(obj), 'value')}, not a JSON-RPC message object")
     rid = _request_id(obj)
     found = _problem(obj)
     if found is not None:
-        path, sentence = found
-        where = _dotted(path)
-        why = f"{where}: {sentence}"
-        if path[:1] != ("params",) or rid is None:
-            if "method" in obj and "id" not in obj:
-                return Screened(problem=f"notification refused: {why}")
-            return Screened(
-                reply=_error(
-                    INVALID_REQUEST, f"Invalid request: {why}", rid, reason="invalid_request", path=where
-                ),
-                problem=why,
-            )
-        fields = [str(path[2])] if len(path) > 2 and path[1] == "arguments" else []
-        return Screened(
-            reply=_error(
-                INVALID_PARAMS,
-                f"Invalid params: {why}",
-                rid,
-                reason="invalid_arguments",
-                recovery={
-                    "hint": "Send text as Unicode characters, numbers as they are, at most "
-                    f"{MAX_DEPTH} levels deep."
-                },
-                retryable=False,
-                fields=fields,
-                path=where,
-            ),
-            problem=why,
-        )
+        return _refused_value(obj, rid, *found)
     try:
         message = jsonrpc_message_adapter.validate_python(obj, by_name=False)
     except ValidationError as exc:
@@ -238,15 +250,10 @@ def screen(line: bytes) -> Screened:
         why = f"not a JSON-RPC 2.0 message ({loc}: {first.get('msg')})"
         if "method" in obj and "id" not in obj and isinstance(obj.get("method"), str):
             return Screened(problem=f"notification refused: {why}")
-        return Screened(
-            reply=_error(INVALID_REQUEST, f"Invalid request: {why}", rid, reason="invalid_request"),
-            problem=why,
-        )
+        return _invalid(why, rid)
     if isinstance(message, JSONRPCNotification) and "id" in obj:  # pydantic dropped an id it refused
-        why = f"id must be a string or an integer, not {type(obj['id']).__name__}"
-        return Screened(
-            reply=_error(INVALID_REQUEST, f"Invalid request: {why}", reason="invalid_request"), problem=why
-        )
+        kind = _JSON_TYPES.get(type(obj["id"]), "value")
+        return _invalid(f"id must be a string or an integer, not a JSON {kind}")
     return Screened(message=message)
 
 
