@@ -30,6 +30,7 @@ from syncd.errors import InvalidInput
 __all__ = [
     "ANSWER_MIN_CHARS",
     "POOLS",
+    "POOL_SERVICES",
     "AlertsSettings",
     "BudgetSettings",
     "ChangesSettings",
@@ -245,6 +246,16 @@ class PoolLimits(BaseModel):
     per_s: float
     burst: float
     in_flight: int
+
+
+POOL_SERVICES: dict[str, str] = {
+    "crossref_single": "Crossref",
+    "crossref_list": "Crossref",
+    "zenodo_general": "Zenodo",
+    "zenodo_search": "Zenodo",
+    "doi": "doi.org",
+}
+"""The public service behind each budget pool (a field of :class:`BudgetSettings`): what messages name."""
 
 
 class BudgetSettings(BaseModel):

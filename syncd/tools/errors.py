@@ -22,6 +22,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, CallToolResult, TextContent
 from pydantic import ValidationError
 
+from syncd.config import POOL_SERVICES
 from syncd.contracts.common import ErrorData, ErrorInfo, Recovery
 from syncd.errors import (
     BudgetExhausted,
@@ -86,14 +87,8 @@ STORE_CAUSES = {
 """Named causes of a store failure, as told to clients (never the SQL or the file path)."""
 
 
-SERVICES = {
-    "crossref_single": "Crossref",
-    "crossref_list": "Crossref",
-    "zenodo_general": "Zenodo",
-    "zenodo_search": "Zenodo",
-    "doi": "doi.org",
-}
-"""The public service of each budget pool: what a message names instead of the pool."""
+SERVICES = POOL_SERVICES
+"""The public service of each budget pool (:data:`syncd.config.POOL_SERVICES`)."""
 
 _SQL = re.compile(
     r"\[SQL:|\(Background on this error|sqlite3\.|psycopg|\bSELECT\b.+\bFROM\b|\bINSERT INTO\b|"
