@@ -30,6 +30,7 @@ from syncd.errors import InvalidInput
 __all__ = [
     "ANSWER_MIN_CHARS",
     "POOLS",
+    "POOL_SERVICES",
     "AlertsSettings",
     "BudgetSettings",
     "ChangesSettings",
@@ -129,6 +130,13 @@ class HttpSettings(BaseModel):
         gt=0,
         le=300,
         description="Seconds a client has to send a request line and headers before it is disconnected.",
+    )
+    body_timeout_s: float = Field(
+        30.0,
+        gt=0,
+        le=600,
+        description="Seconds a client has to send a whole request body once its headers are in; a slower "
+        "body is answered 408 and the connection closed (slowloris protection).",
     )
     allowed_hosts: list[str] = Field(
         default_factory=list,
@@ -238,6 +246,16 @@ class PoolLimits(BaseModel):
     per_s: float
     burst: float
     in_flight: int
+
+
+POOL_SERVICES: dict[str, str] = {
+    "crossref_single": "Crossref",
+    "crossref_list": "Crossref",
+    "zenodo_general": "Zenodo",
+    "zenodo_search": "Zenodo",
+    "doi": "doi.org",
+}
+"""The public service behind each budget pool (a field of :class:`BudgetSettings`): what messages name."""
 
 
 class BudgetSettings(BaseModel):

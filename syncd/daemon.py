@@ -20,7 +20,9 @@ The SQLite database file is watched (:class:`FileWatch`: device and inode every
 daemon, an error is logged, the store stops writing, and the daemon exits non-zero so systemd starts
 it again on the file that is there (its writes would otherwise go to a deleted inode, or its WAL be
 merged into another database). The HTTP server closes connections that do not finish their request
-line and headers within ``http.header_timeout_s`` (:class:`HeaderTimeoutProtocol`).
+line and headers within ``http.header_timeout_s`` (:class:`HeaderTimeoutProtocol`), and answers 408 to a
+body that does not arrive within ``http.body_timeout_s`` and 400 to a request without ``Host``
+(:class:`~syncd.httpauth.RequestGuard`).
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from syncd.alerts import run_pass as alert_pass
 from syncd.config import Settings
 from syncd.errors import StoreError
-from syncd.httpauth import BearerAuth, check_bind, transport_security
+from syncd.httpauth import BearerAuth, RequestGuard, check_bind, transport_security
 from syncd.logsetup import mask_email
 from syncd.refresh import SweepReport, sweep
 from syncd.sdnotify import notify, watchdog_interval_s
@@ -65,6 +67,7 @@ __all__ = [
     "plan_jobs",
     "run_daemon",
     "web_config",
+    "web_server",
 ]
 
 JOB_DEFAULTS = {"coalesce": True, "max_instances": 1, "misfire_grace_time": 300}
@@ -190,7 +193,7 @@ def web_config(settings: Settings, app: Any) -> uvicorn.Config:
     )
 
 
-def _web_server(settings: Settings, services: Services) -> _Server:
+def web_server(settings: Settings, services: Services) -> uvicorn.Server:
     """The uvicorn server of the MCP app over ``services`` (bearer auth when a token is set).
 
     Raises:
@@ -208,6 +211,7 @@ def _web_server(settings: Settings, services: Services) -> _Server:
     )
     if token:
         app = BearerAuth(app, token)
+    app = RequestGuard(app, settings.http.body_timeout_s, settings.http.max_request_bytes)
     return _Server(web_config(settings, app))
 
 
@@ -242,7 +246,7 @@ def _schedule(
 async def _serve(settings: Settings, store: Store, watch: FileWatch) -> None:
     tools_services = Services.open(settings, store, interactive=True)
     sweep_services = Services.open(settings, store, interactive=False)
-    web = _web_server(settings, tools_services)
+    web = web_server(settings, tools_services)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, _request_exit, web, sig)

@@ -44,6 +44,8 @@ __all__ = [
     "UpstreamRejected",
     "UpstreamTimeout",
     "UpstreamUnavailable",
+    "fill_hint",
+    "seconds_text",
 ]
 
 
@@ -57,7 +59,10 @@ class SyncdError(Exception):
     """
 
     default_reason: ClassVar[str] = "internal_error"
-    default_hint: ClassVar[str] = "Retry later; if it persists, report it with the syncd logs."
+    default_hint: ClassVar[str] = (
+        "This is a fault in syncd, not in the call: report it with the syncd logs (the same call is "
+        "unlikely to succeed until it is fixed)."
+    )
 
     def __init__(
         self,
@@ -70,13 +75,42 @@ class SyncdError(Exception):
         super().__init__(message)
         self.message = message
         self.reason: str = reason or self.default_reason
-        self.hint: str = hint or self.default_hint
+        self.hint = hint or self.default_hint
         self.data: dict[str, Any] = {k: v for k, v in data.items() if v is not None}
         self.body: Any = None
         """The upstream error body, parsed (UpstreamRejected: Crossref's validation-failure JSON).
 
         For callers that map upstream rejections to declared reasons; never sent to clients as is.
         """
+
+    @property
+    def hint(self) -> str:
+        """The recovery hint, with the wait of ``data["retry_after_s"]`` written in (:func:`fill_hint`)."""
+        return fill_hint(self._hint, self.data)
+
+    @hint.setter
+    def hint(self, value: str) -> None:
+        self._hint = value
+
+
+WAIT_PLACEHOLDER = "{retry_after_s}"
+"""Stands in a hint for the wait in seconds (``data["retry_after_s"]``), filled by :func:`fill_hint`."""
+
+
+def seconds_text(value: float) -> str:
+    """A wait as a message shows it: at most 3 decimals, no trailing zeros (``12.5``, ``3``)."""
+    return f"{value:.3f}".rstrip("0").rstrip(".")
+
+
+def fill_hint(hint: str, data: dict[str, Any]) -> str:
+    """``hint`` with :data:`WAIT_PLACEHOLDER` replaced by the wait in ``data`` ("a few" when unknown)."""
+    if WAIT_PLACEHOLDER not in hint:
+        return hint
+    wait = data.get("retry_after_s")
+    text = (
+        seconds_text(float(wait)) if isinstance(wait, int | float) and not isinstance(wait, bool) else "a few"
+    )
+    return hint.replace(WAIT_PLACEHOLDER, text)
 
 
 class InvalidInput(SyncdError):
@@ -100,14 +134,17 @@ class BudgetExhausted(SyncdError):
     """
 
     default_reason = "rate_limited"
-    default_hint = "The shared request budget is spent; retry after retry_after_s seconds."
+    default_hint = "The shared request budget is spent; retry after {retry_after_s} seconds."
 
 
 class StoreError(SyncdError):
     """The local store could not be read or written."""
 
     default_reason = "store_unavailable"
-    default_hint = "Check that the database file is readable and writable (syncd cache stats)."
+    default_hint = (
+        "Retry shortly (another process may hold the store's write lock); if it persists, check that "
+        "the database file is readable and writable (syncd cache stats)."
+    )
 
 
 class UpstreamError(SyncdError):
@@ -121,7 +158,7 @@ class UpstreamRateLimited(UpstreamError):
     """HTTP 429. ``data["retry_after_s"]`` is the wait that blocks the pool for every process."""
 
     default_reason = "rate_limited"
-    default_hint = "Upstream is rate limiting; wait retry_after_s seconds before retrying."
+    default_hint = "Upstream is rate limiting; wait {retry_after_s} seconds before retrying."
 
 
 class UpstreamUnavailable(UpstreamError):
@@ -134,7 +171,10 @@ class UpstreamUnavailable(UpstreamError):
 class UpstreamOffline(UpstreamUnavailable):
     """The pool's circuit breaker is open after repeated failures; upstream was not called."""
 
-    default_hint = "Upstream is marked offline after repeated failures; a probe will reopen it."
+    default_hint = (
+        "Upstream is marked offline after repeated failures; retry after {retry_after_s} seconds, "
+        "when one probe request may reopen it."
+    )
 
 
 class UpstreamTimeout(UpstreamError):

@@ -1,9 +1,12 @@
-"""Protection of the daemon's HTTP endpoint: bind policy and a bearer-token ASGI middleware.
+"""Protection of the daemon's HTTP endpoint: bind policy, request guards and a bearer-token middleware.
 
 Loopback binds (127.0.0.1, ::1, localhost) may run without a token; any other bind requires one
 (``http.token`` / ``SYNCD_HTTP__TOKEN`` or ``http.token_file``). The token is compared in constant
 time and never logged. Host/Origin checks against DNS rebinding are the MCP SDK's transport
-security settings (:func:`transport_security`).
+security settings (:func:`transport_security`). :class:`RequestGuard`, outermost, refuses a request
+without a ``Host`` header (400, RFC 9112 §3.2) and one whose body does not arrive in full within
+``http.body_timeout_s`` seconds (408, then the connection is closed) or exceeds
+``http.max_request_bytes`` (413); the SDK's app then reads the body from memory.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import socket
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
+import anyio
 import psutil
 from mcp.server.transport_security import TransportSecuritySettings
 
@@ -23,6 +27,7 @@ from syncd.errors import InvalidInput
 __all__ = [
     "LOOPBACK",
     "BearerAuth",
+    "RequestGuard",
     "allowed_host_headers",
     "check_bind",
     "machine_hosts",
@@ -157,3 +162,86 @@ class BearerAuth:
             }
         )
         await send({"type": "http.response.body", "body": body})
+
+
+async def _refuse(send: Send, status: int, error: str, message: str) -> None:
+    """A small JSON error response that closes the connection."""
+    body = json.dumps({"error": error, "message": message}).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"connection", b"close"),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+class RequestGuard:
+    """ASGI middleware: a ``Host`` header is required and the whole body must arrive in time.
+
+    Args:
+        app: the wrapped ASGI application.
+        body_timeout_s: seconds from the first read of the body to its last byte (``http.body_timeout_s``).
+        max_body_bytes: largest body accepted (``http.max_request_bytes``).
+    """
+
+    def __init__(self, app: ASGIApp, body_timeout_s: float, max_body_bytes: int) -> None:
+        self.app = app
+        self.body_timeout_s = body_timeout_s
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Refuse (400, 408, 413) or pass the request on with its body read (non-HTTP scopes pass as is)."""
+        if scope.get("type") != "http":
+            await self.app(scope, receive, send)
+            return
+        client = (scope.get("client") or ("?", 0))[0]
+        host = next((v for k, v in scope.get("headers") or [] if k.lower() == b"host"), b"")
+        if not host.strip():
+            log.warning("event=http_no_host client=%s path=%s", client, scope.get("path", ""))
+            await _refuse(send, 400, "bad_request", "the request has no Host header (RFC 9112 section 3.2)")
+            return
+        chunks: list[bytes] = []
+        size = 0
+        tail: MutableMapping[str, Any] | None = None
+        with anyio.move_on_after(self.body_timeout_s) as waited:
+            while True:
+                message = await receive()
+                if message.get("type") != "http.request":
+                    tail = message  # the client went away: let the app see it
+                    break
+                chunk = message.get("body", b"")
+                size += len(chunk)
+                if size > self.max_body_bytes:
+                    log.warning("event=http_body_too_large client=%s bytes=%d", client, size)
+                    await _refuse(
+                        send, 413, "too_large", f"the request body exceeds {self.max_body_bytes} bytes"
+                    )
+                    return
+                chunks.append(chunk)
+                if not message.get("more_body", False):
+                    break
+        if waited.cancelled_caught:
+            log.warning(
+                "event=http_body_timeout client=%s bytes=%d timeout_s=%g", client, size, self.body_timeout_s
+            )
+            await _refuse(
+                send,
+                408,
+                "request_timeout",
+                f"the request body did not arrive within {self.body_timeout_s:g} s",
+            )
+            return
+        pending: list[MutableMapping[str, Any]] = [{"type": "http.request", "body": b"".join(chunks)}]
+        if tail is not None:
+            pending.append(tail)
+
+        async def replay() -> MutableMapping[str, Any]:
+            return pending.pop(0) if pending else await receive()
+
+        await self.app(scope, replay, send)

@@ -8,7 +8,8 @@ filters by level; the journal adds its own timestamps, so none are printed.
 
 Redaction (:class:`RedactingFilter`), applied to every record: the Zenodo token, wherever it appears,
 becomes ``***``; ``access_token=...`` and ``Authorization: Bearer ...`` values likewise; the Crossref
-``mailto`` address is shown only partly (``c***@example.org``).
+``mailto`` address is shown only partly (``c***@example.org``). The same redaction applies to the log
+events sent to MCP clients (:func:`redact`, used by :mod:`syncd.tools.notify`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import re
 import sys
 from typing import IO, Any
 
-__all__ = ["RedactingFilter", "mask_email", "setup_logging"]
+__all__ = ["RedactingFilter", "mask_email", "redact", "setup_logging"]
 
 _PRIORITY = {logging.DEBUG: 7, logging.INFO: 6, logging.WARNING: 4, logging.ERROR: 3, logging.CRITICAL: 2}
 _PATTERNS = (
@@ -70,6 +71,23 @@ class RedactingFilter(logging.Filter):
         return True
 
 
+_ACTIVE = RedactingFilter()
+"""The filter of the handler :func:`setup_logging` installed last (the patterns alone before that)."""
+
+
+def redact(record: logging.LogRecord) -> str:
+    """The message of ``record`` as the stderr line shows it: formatted, secrets masked.
+
+    For other destinations of syncd's log events (``notifications/message`` to MCP clients that
+    asked with ``logging/setLevel``); the record itself is not modified.
+    """
+    try:
+        message = record.getMessage()
+    except Exception:  # a bad format string: send it as is rather than lose the event
+        message = str(record.msg)
+    return _ACTIVE.redact(message)
+
+
 class _Formatter(logging.Formatter):
     def __init__(self, journal: bool) -> None:
         super().__init__("%(levelname)s %(name)s %(message)s")
@@ -110,9 +128,11 @@ def setup_logging(level: str, settings: Any = None, stream: IO[str] | None = Non
         mailto = getattr(getattr(settings, "crossref", None), "mailto", None)
         if mailto:
             emails.append(mailto)
+    global _ACTIVE
+    _ACTIVE = RedactingFilter(secrets, emails)
     handler = logging.StreamHandler(stream)
     handler.setFormatter(_Formatter(_on_journal(stream)))
-    handler.addFilter(RedactingFilter(secrets, emails))
+    handler.addFilter(_ACTIVE)
     root = logging.getLogger()
     for old in list(root.handlers):
         if getattr(old, "_syncd", False):
@@ -120,6 +140,8 @@ def setup_logging(level: str, settings: Any = None, stream: IO[str] | None = Non
     handler._syncd = True  # type: ignore[attr-defined]
     root.addHandler(handler)
     root.setLevel(getattr(logging, level.upper(), logging.INFO))
+    # stderr keeps this level even when a logger below is lowered (an MCP client's logging/setLevel)
+    handler.setLevel(root.level)
     for noisy in ("httpx", "httpcore", "apscheduler.executors.default", "apscheduler.scheduler"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))
     return handler

@@ -57,7 +57,6 @@ from __future__ import annotations
 import asyncio
 import copy
 import email.utils
-import functools
 import json
 import re
 import shutil
@@ -250,21 +249,23 @@ class Outcome:
 
 
 def instrument(server: Any) -> dict[str, float]:
-    """Time each tool's body on ``server`` (seconds of its last call, by tool name)."""
+    """Time each tool call's handler on ``server`` (seconds of its last call, by tool name).
+
+    The handler validates the arguments and runs the body on a worker thread; it is re-registered
+    through the low-level ``Server``'s public ``add_request_handler``.
+    """
     timings: dict[str, float] = {}
-    for name in TOOLS:
-        tool = server._tool_manager.get_tool(name)
-        inner = tool.fn
+    entry = server.get_request_handler("tools/call")
+    inner = entry.handler
 
-        @functools.wraps(inner)
-        def timed(*args: Any, _inner: Any = inner, _name: str = name, **kwargs: Any) -> Any:
-            started = time.monotonic()
-            try:
-                return _inner(*args, **kwargs)
-            finally:
-                timings[_name] = time.monotonic() - started
+    async def timed(ctx: Any, params: Any) -> Any:
+        started = time.monotonic()
+        try:
+            return await inner(ctx, params)
+        finally:
+            timings[params.name] = time.monotonic() - started
 
-        tool.fn = timed
+    server.add_request_handler("tools/call", entry.params_type, timed)
     return timings
 
 

@@ -32,6 +32,7 @@ Exit codes: 0 success; 1 not found (nothing stored / upstream says it does not e
 
 from __future__ import annotations
 
+import anyio
 import click
 
 from syncd import __version__
@@ -50,8 +51,8 @@ from syncd.cli.common import (
 from syncd.cli.db_commands import db
 from syncd.cli.watch_commands import watch
 from syncd.daemon import run_daemon
-from syncd.tools.errors import log_unparsable_stdio_input
 from syncd.tools.server import build_server
+from syncd.tools.stdio import serve_stdio
 
 __all__ = ["cli", "main", "parse_duration", "parse_size"]
 
@@ -87,9 +88,8 @@ def daemon(ctx: click.Context) -> None:
 def mcp(ctx: click.Context) -> None:
     """Serve the MCP tools over stdio (point Claude Desktop / Claude Code at `syncd mcp`)."""
     setup_logs(ctx, "WARNING")
-    log_unparsable_stdio_input()
     with session(ctx) as svc:
-        build_server(svc).run("stdio")
+        anyio.run(serve_stdio, build_server(svc))
 
 
 cli.add_command(db)

@@ -2,8 +2,10 @@
 
 The tool and the resource answer from the store only (no upstream request). Clients subscribe to
 ``syncd://changes`` with ``subscriptions/listen`` (protocol 2026-07-28; ``Client.listen(
-resource_subscriptions=["syncd://changes"])``) and get ``notifications/resources/updated`` when a
-change is recorded: :class:`ChangeNotifier` publishes on the server's subscription bus after every
+resource_subscriptions=["syncd://changes"])``) or ``resources/subscribe`` (2025-11-25, delivered by
+:class:`~syncd.tools.notify.SessionNotifier`) and get ``notifications/resources/updated`` when a
+change is recorded: :class:`ChangeNotifier` publishes (and logs ``event=change_published``) on the
+server's subscription bus after every
 tool call that recorded one in this process (``Store.changes_recorded``), and every
 ``changes.poll_s`` seconds when another process (the daemon's sweep, ``syncd cache refresh``) did
 (the newest change id in the store).
@@ -19,7 +21,6 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
-from mcp.server import MCPServer
 from mcp.server.subscriptions import ResourceUpdated, SubscriptionBus
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
@@ -33,15 +34,16 @@ from syncd.store.changes import StoredChange, latest_change_id, list_changes, wa
 from syncd.store.repo import Store
 from syncd.tools.errors import error_result
 from syncd.tools.params import ListChangesArgs, ToolSpec
+from syncd.tools.resource import ResourceSpec
 
 __all__ = [
     "CHANGES_URI",
+    "RESOURCES",
     "RESOURCE_PAGE",
     "TOOLS",
     "ChangeNotifier",
     "change_entries",
     "list_changes_tool",
-    "register_resources",
     "render_changes",
     "resume_changes",
 ]
@@ -201,10 +203,13 @@ TOOLS: tuple[ToolSpec, ...] = (
 """The change-feed tool."""
 
 
-def register_resources(server: MCPServer[Any], store: Store) -> None:
-    """Register the ``syncd://changes`` resource on ``server``: the newest changes in ``store`` as JSON."""
+def _read_changes(deps: Services) -> str:
+    page = list_changes(deps.store, limit=RESOURCE_PAGE)
+    return json.dumps({"changes": change_entries(deps.store, page)}, ensure_ascii=False)
 
-    @server.resource(
+
+RESOURCES: tuple[ResourceSpec, ...] = (
+    ResourceSpec(
         CHANGES_URI,
         name="changes",
         title="What changed in the stored works and records",
@@ -212,10 +217,11 @@ def register_resources(server: MCPServer[Any], store: Store) -> None:
         "as JSON, newest first. Subscribe to be told when a new one is recorded; page the whole feed "
         "with the syncd_list_changes tool.",
         mime_type="application/json",
-    )
-    def changes_resource() -> str:
-        page = list_changes(store, limit=RESOURCE_PAGE)
-        return json.dumps({"changes": change_entries(store, page)}, ensure_ascii=False)
+        read=_read_changes,
+        subscribable=True,
+    ),
+)
+"""The ``syncd://changes`` resource: the newest :data:`RESOURCE_PAGE` changes in the store as JSON."""
 
 
 class ChangeNotifier:
@@ -253,6 +259,7 @@ class ChangeNotifier:
             newest = await self._newest()
             if newest is not None:
                 self.seen_id = max(newest, self.seen_id or 0)
+            log.info("event=change_published uri=%s source=call newest_id=%s", CHANGES_URI, newest)
             await self.bus.publish(ResourceUpdated(uri=CHANGES_URI))
 
     async def poll(self) -> None:
@@ -262,6 +269,7 @@ class ChangeNotifier:
             if newest is None:
                 return
             if self.seen_id is not None and newest > self.seen_id:
+                log.info("event=change_published uri=%s source=poll newest_id=%d", CHANGES_URI, newest)
                 await self.bus.publish(ResourceUpdated(uri=CHANGES_URI))
             self.seen_id = max(newest, self.seen_id or 0)
             self.seen_local = self.store.changes_recorded

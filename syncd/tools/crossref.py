@@ -15,7 +15,6 @@ from importlib import resources
 from threading import Lock
 from typing import Any
 
-from mcp.server import MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from syncd.cache import Lookup
@@ -30,7 +29,7 @@ from syncd.contracts.crossref import (
     WorkView,
 )
 from syncd.crossref.rules import WORK_RULES
-from syncd.errors import StoreError
+from syncd.errors import NotFound, StoreError
 from syncd.lookups import crossref as lookups_crossref
 from syncd.lookups import crossref_queries
 from syncd.normalize.changes import NOTICE_TYPES, since_stored_notice
@@ -52,9 +51,11 @@ from syncd.tools.params import (
     SearchWorksArgs,
     ToolSpec,
 )
+from syncd.tools.resource import ResourceSpec
 
 __all__ = [
     "GUIDE_URI",
+    "RESOURCES",
     "TOOLS",
     "GetWorkResult",
     "cache_line",
@@ -62,7 +63,6 @@ __all__ = [
     "get_prefix",
     "get_references",
     "get_work",
-    "register_resources",
     "render_funders",
     "render_journals",
     "render_member",
@@ -565,10 +565,18 @@ TOOLS: tuple[ToolSpec, ...] = (
 get tools; open-world on the three searches."""
 
 
-def register_resources(server: MCPServer[Any]) -> None:
-    """Register the crossref-guide skill resource and the ``skill://{+path}`` template on ``server``."""
+def _guide(_deps: object) -> str:
+    return guide_text()
 
-    @server.resource(
+
+def _skill_file(_deps: object, path: str) -> str:
+    if path.strip("/") != "crossref-guide/SKILL.md":
+        raise NotFound(f"no skill file {path!r}; available: crossref-guide/SKILL.md")
+    return guide_text()
+
+
+RESOURCES: tuple[ResourceSpec, ...] = (
+    ResourceSpec(
         GUIDE_URI,
         name="crossref-guide",
         title="Crossref guide (agent skill)",
@@ -576,18 +584,15 @@ def register_resources(server: MCPServer[Any]) -> None:
         "lists vs filtered search, filter syntax, prefix vs current member, deposit-dependent coverage, and "
         "how to read syncd's cache provenance.",
         mime_type="text/markdown",
-    )
-    def crossref_guide() -> str:
-        return guide_text()
-
-    @server.resource(
+        read=_guide,
+    ),
+    ResourceSpec(
         GUIDE_TEMPLATE,
         name="skill",
         title="Agent skills shipped with syncd",
         description="Skill files by path, e.g. skill://crossref-guide/SKILL.md.",
         mime_type="text/markdown",
-    )
-    def skill_file(path: str) -> str:
-        if path.strip("/") != "crossref-guide/SKILL.md":
-            raise ValueError(f"no skill file {path!r}; available: crossref-guide/SKILL.md")
-        return guide_text()
+        read=_skill_file,
+    ),
+)
+"""The crossref-guide skill resource and the ``skill://{+path}`` template."""

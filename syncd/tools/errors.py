@@ -14,16 +14,20 @@ repaired before validation"): :func:`invalid_arguments` builds it.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping
+from typing import Any
 
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, CallToolResult, TextContent
 from pydantic import ValidationError
 
+from syncd.config import POOL_SERVICES
 from syncd.contracts.common import ErrorData, ErrorInfo, Recovery
 from syncd.errors import (
     BudgetExhausted,
     InvalidInput,
+    MalformedResponse,
     NotFound,
     StoreError,
     SyncdError,
@@ -31,17 +35,19 @@ from syncd.errors import (
     UpstreamRateLimited,
     UpstreamRejected,
     UpstreamTimeout,
+    seconds_text,
 )
 from syncd.store.repo import write_cause
 
 __all__ = [
     "CODES",
-    "SDK_DISPATCHER_LOGGER",
+    "SERVICES",
     "STORE_CAUSES",
     "client_message",
     "error_result",
     "invalid_arguments",
-    "log_unparsable_stdio_input",
+    "public_names",
+    "retryable",
     "to_error_info",
 ]
 
@@ -65,6 +71,7 @@ CODES: dict[str, int] = {
 }
 RETRYABLE = {
     "upstream_unavailable",
+    "archive_unavailable",
     "record_unavailable",
     "rate_limited",
     "request_timeout",
@@ -80,34 +87,104 @@ STORE_CAUSES = {
 """Named causes of a store failure, as told to clients (never the SQL or the file path)."""
 
 
-def client_message(exc: SyncdError) -> str:
-    """The message sent to the client for ``exc``.
+SERVICES = POOL_SERVICES
+"""The public service of each budget pool (:data:`syncd.config.POOL_SERVICES`)."""
 
-    A :class:`~syncd.errors.StoreError`'s message may hold SQL text and file paths: it is logged
-    here and replaced by a generic sentence naming the cause (full disk, read-only, locked) when known.
-    """
-    if not isinstance(exc, StoreError):
-        return exc.message
-    log.warning("event=store_error_to_client detail=%r", exc.message[:500])
+_SQL = re.compile(
+    r"\[SQL:|\(Background on this error|sqlite3\.|psycopg|\bSELECT\b.+\bFROM\b|\bINSERT INTO\b|"
+    r"\bUPDATE\b.+\bSET\b|\bDELETE FROM\b|\bCREATE (?:TABLE|INDEX)\b",
+    re.IGNORECASE | re.DOTALL,
+)
+"""Text of a database driver or statement; a message matching it is never sent to a client."""
+
+_WAIT_KEYS = {"retry_after_s": "retry after {} s"}
+"""How a number of ``error.data`` is written into the message when the message lacks it."""
+
+
+def _store_sentence(exc: SyncdError) -> str:
+    log.warning("event=store_error_to_client reason=%s detail=%r", exc.reason, exc.message[:500])
     cause = STORE_CAUSES.get(write_cause(exc))
     tail = f": {cause}" if cause else ""
     return f"the local store could not be read or written{tail} (details in the syncd log)"
 
 
+def public_names(text: str, pool: object = None) -> str:
+    """``text`` with budget pool names replaced by their services (``crossref_single`` -> ``Crossref``).
+
+    The short pool name ``doi`` is replaced only where it stands for the pool of ``pool``
+    (``upstream (doi)``, ``doi is ...``), never inside other text about DOIs.
+    """
+    for name, service in SERVICES.items():
+        if "_" in name:
+            text = re.sub(rf"\b{name}\b", service, text)
+    if pool == "doi":
+        text = re.sub(r"^doi\b|\(doi\)", lambda m: "doi.org" if m.group(0) == "doi" else "(doi.org)", text)
+    return text
+
+
+def _numbers_in(message: str, data: Mapping[str, Any]) -> str:
+    """``message`` with each number of ``data`` it does not show yet appended (``retry after 12.5 s``)."""
+    extra = []
+    for key, value in data.items():
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            continue
+        text = seconds_text(value) if isinstance(value, float) else str(value)
+        if re.search(rf"(?<![\d.]){re.escape(text)}(?![\d])", message):
+            continue
+        extra.append(_WAIT_KEYS.get(key, f"{key} {{}}").format(text))
+    return f"{message} ({'; '.join(extra)})" if extra else message
+
+
+def client_message(exc: SyncdError) -> str:
+    """The message sent to the client for ``exc``: public names, no SQL, no file paths.
+
+    A :class:`~syncd.errors.StoreError` (or any ``store_unavailable`` error, e.g. a request token
+    the budget could not write) may hold SQL text and file paths: it is logged here and replaced by
+    a sentence naming the cause (full disk, read-only, locked) when known. Any other message that
+    reads like database text is replaced the same way. Budget pool names become their services
+    (:data:`SERVICES`).
+    """
+    if isinstance(exc, StoreError) or exc.reason == "store_unavailable" or _SQL.search(exc.message):
+        return _store_sentence(exc)
+    return public_names(exc.message, exc.data.get("pool"))
+
+
 def to_error_info(exc: SyncdError, rename: Mapping[str, str] | None = None) -> ErrorInfo:
     """The envelope for ``exc``; ``rename`` maps generic reasons to a tool's declared ones.
 
-    The message never carries SQL or file paths (:func:`client_message`).
+    The message never carries SQL or file paths (:func:`client_message`) and shows every number of
+    ``data`` (a float rounded to 3 decimals, in ``data`` too); the hint names services, not pools,
+    and ``retryable`` says what the hint says (:func:`retryable`).
     """
     reason = (rename or {}).get(exc.reason, exc.reason)
     code = CODES.get(reason) or _class_code(exc)
+    extra = {
+        k: round(v, 3) if isinstance(v, float) else v
+        for k, v in exc.data.items()
+        if k not in ("reason", "recovery", "retryable")
+    }
+    pool = extra.get("pool")
+    if isinstance(pool, str) and pool in SERVICES:
+        extra["service"] = SERVICES[pool]
     data = ErrorData(
         reason=reason,
-        recovery=Recovery(hint=exc.hint),
-        retryable=reason in RETRYABLE,
-        **{k: v for k, v in exc.data.items() if k not in ("reason", "recovery", "retryable")},
+        recovery=Recovery(hint=public_names(exc.hint, pool)),
+        retryable=retryable(exc, reason),
+        **extra,
     )
-    return ErrorInfo(code=code, message=client_message(exc), data=data)
+    message = _numbers_in(client_message(exc), {k: v for k, v in extra.items() if k != "pool"})
+    return ErrorInfo(code=code, message=message, data=data)
+
+
+def retryable(exc: SyncdError, reason: str) -> bool:
+    """Whether the same call may succeed later.
+
+    True for a declared transient reason, or a failed upstream exchange (network, 5xx, timeout, an
+    archive listing) that is neither a malformed body nor a rejection.
+    """
+    if reason in RETRYABLE:
+        return True
+    return isinstance(exc, UpstreamError) and not isinstance(exc, MalformedResponse | UpstreamRejected)
 
 
 def _class_code(exc: SyncdError) -> int:
@@ -131,7 +208,8 @@ def error_result(exc: Exception, rename: Mapping[str, str] | None = None) -> Cal
         log.exception("event=tool_internal_error error=%s", exc.__class__.__name__)
         exc = SyncdError(f"internal error: {exc.__class__.__name__}")
     info = to_error_info(exc, rename)
-    text = f"Error ({info.data.reason}): {info.message}\nRecovery: {exc.hint}"
+    hint = info.data.recovery.hint if info.data.recovery else exc.hint
+    text = f"Error ({info.data.reason}): {info.message}\nRecovery: {hint}"
     return CallToolResult(
         content=[TextContent(type="text", text=text)],
         structured_content={"error": info.to_dict()},
@@ -165,43 +243,3 @@ def invalid_arguments(tool: str, exc: ValidationError) -> MCPError:
         message=f"invalid arguments for {tool}: {details}",
         data=data.model_dump(mode="json", exclude_none=True),
     )
-
-
-SDK_DISPATCHER_LOGGER = "mcp.shared.jsonrpc_dispatcher"
-"""The SDK logger that reports (at DEBUG) a stdio line its parser rejected."""
-
-
-class _UnparsableInput(logging.Filter):
-    """Raise the SDK's "transport yielded exception" record to a WARNING naming the input as unparsable.
-
-    Other records of the logger pass only at or above ``floor`` (the level it had before).
-    """
-
-    def __init__(self, floor: int) -> None:
-        super().__init__()
-        self.floor = floor
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if not record.getMessage().startswith("transport yielded exception"):
-            return record.levelno >= self.floor
-        error = record.args[0] if isinstance(record.args, tuple) and record.args else None
-        record.levelno, record.levelname = logging.WARNING, "WARNING"
-        record.msg = "event=stdio_unparsable_input error=%s detail=%r reply=none"
-        lines = [line.strip() for line in str(error or "").splitlines()[:3]]
-        record.args = (error.__class__.__name__, " | ".join(lines)[:200])
-        return True
-
-
-def log_unparsable_stdio_input() -> None:
-    """Log every stdio input line the SDK's parser rejects (malformed JSON, lone surrogates, deep nesting).
-
-    The SDK's stdio transport (``mcp.server.stdio``) turns such a line into an exception that its
-    dispatcher logs at DEBUG and answers nothing; ``MCPServer`` offers no public hook to reply with a
-    JSON-RPC parse error (-32700) over stdio, so the line is logged at WARNING instead (its error
-    class and first 200 characters of the message). Call once before serving stdio.
-    """
-    logger = logging.getLogger(SDK_DISPATCHER_LOGGER)
-    if any(isinstance(f, _UnparsableInput) for f in logger.filters):
-        return
-    logger.addFilter(_UnparsableInput(logger.getEffectiveLevel()))
-    logger.setLevel(logging.DEBUG)

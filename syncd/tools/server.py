@@ -1,37 +1,84 @@
-"""The MCP server (official ``mcp`` SDK 2.x ``MCPServer``) exposing syncd's local-first tools.
+"""The MCP server (the official ``mcp`` SDK 2.x low-level ``Server``) exposing syncd's local-first tools.
 
-Served over stdio by ``syncd mcp`` and over Streamable HTTP (``/mcp``) by ``syncd daemon``. Each
-tool is declared once, as a :class:`~syncd.tools.params.ToolSpec` (``crossref.TOOLS``,
-``zenodo.TOOLS``): its input model gives the ``inputSchema`` and validates the call, its output
-model gives the ``outputSchema``. The dependency object given to :func:`build_server` is what the
-server's lifespan yields; every call takes it from ``ctx.request_context.lifespan_context`` and hands
-it, unopened, to the tool body. The bodies are synchronous and run on the SDK's worker threads.
+Served over stdio by ``syncd mcp`` (:mod:`syncd.tools.stdio`) and over Streamable HTTP (``/mcp``) by
+``syncd daemon``. Each tool is declared once, as a :class:`~syncd.tools.params.ToolSpec`
+(``crossref.TOOLS``, ``zenodo.TOOLS``, ...): its input model gives the ``inputSchema`` and validates
+the call, its output model gives the ``outputSchema`` (in its wire form,
+:func:`~syncd.contracts.common.wire_schema`) and checks every successful answer. The catalogue is
+built from the specs as the SDK's own ``Tool`` objects, once; nothing of the SDK's is edited after
+construction. Each resource is a :class:`~syncd.tools.resource.ResourceSpec`.
+
+The dependency object given to :func:`build_server` is what the server's lifespan yields
+(``Server[Deps]``); every handler takes it from ``ctx.lifespan_context`` and hands it, unopened, to
+the tool body. The bodies are synchronous and run on worker threads, each under one call deadline.
+
+Both protocol eras the SDK serves are answered: 2026-07-28 clients subscribe with
+``subscriptions/listen`` (the SDK's ``ListenHandler`` over the server's bus); 2025-11-25 clients with
+``resources/subscribe`` / ``resources/unsubscribe`` and ``logging/setLevel``
+(:class:`~syncd.tools.notify.SessionNotifier`). A second ``initialize`` on a session that already
+completed one is refused (JSON-RPC -32600).
 """
 
 from __future__ import annotations
 
+import functools
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Annotated, Any, Protocol
+from typing import Any, Protocol
 
 import anyio
-from mcp.server import MCPServer
-from mcp.server.mcpserver import Context
-from mcp.server.mcpserver.tools import Tool
-from mcp.server.subscriptions import InMemorySubscriptionBus
-from mcp.types import CallToolResult
-from mcp.types import Tool as MCPTool
+import anyio.to_thread
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
+from mcp.shared.exceptions import MCPError
+from mcp.types import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    CallToolRequestParams,
+    CallToolResult,
+    DiscoverResult,
+    EmptyResult,
+    GetPromptRequestParams,
+    GetPromptResult,
+    ListPromptsResult,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+    ReadResourceRequestParams,
+    ReadResourceResult,
+    RequestParams,
+    Resource,
+    ResourceTemplate,
+    SetLevelRequestParams,
+    SubscribeRequestParams,
+    TextContent,
+    TextResourceContents,
+    Tool,
+    UnsubscribeRequestParams,
+)
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import TypeAdapter, ValidationError
 
 from syncd import __version__
 from syncd.config import Settings
 from syncd.contracts.common import wire_schema
+from syncd.errors import NotFound, SyncdError
 from syncd.store.repo import Store
 from syncd.tools import changes, crossref, crossref_batch, zenodo
+from syncd.tools.errors import error_result, to_error_info
 from syncd.tools.fit import clamp_arguments, fit_answer
+from syncd.tools.notify import SessionNotifier
 from syncd.tools.params import ToolArgs, ToolSpec
+from syncd.tools.resource import ResourceSpec
 from syncd.upstream.http import call_deadline
 
-__all__ = ["INSTRUCTIONS", "TOOLS", "SyncdServer", "build_server"]
+__all__ = ["EVERY_TOOL_ERRORS", "INSTRUCTIONS", "RESOURCES", "TOOLS", "Deps", "build_server", "catalogue"]
+
+log = logging.getLogger("syncd.tools.server")
 
 INSTRUCTIONS = (
     "syncd answers Crossref and Zenodo lookups from a local mirror first and asks upstream only when "
@@ -50,6 +97,14 @@ INSTRUCTIONS = (
 
 TOOLS: tuple[ToolSpec, ...] = (*crossref.TOOLS, *crossref_batch.TOOLS, *zenodo.TOOLS, *changes.TOOLS)
 """Every tool, in the order ``tools/list`` gives them."""
+RESOURCES: tuple[ResourceSpec, ...] = (*crossref.RESOURCES, *changes.RESOURCES)
+"""Every resource and resource template, in the order ``resources/list`` gives them."""
+
+EVERY_TOOL_ERRORS = (
+    "Errors of every tool: store_unavailable (the local store could not be read or written in time, "
+    "e.g. its write lock held past the deadline; retry)."
+)
+"""Appended to every tool's description: a reason any call may answer, declared once for all tools."""
 
 
 class Deps(Protocol):
@@ -62,117 +117,231 @@ class Deps(Protocol):
         """Release the object's resources (upstream clients)."""
 
 
-EVERY_TOOL_ERRORS = (
-    "Errors of every tool: store_unavailable (the local store could not be read or written in time, "
-    "e.g. its write lock held past the deadline; retry)."
-)
-"""Appended to every tool's description: a reason any call may answer, declared once for all tools."""
-
-
-def _sdk_tool(spec: ToolSpec) -> Tool:
-    """The SDK ``Tool`` for ``spec``: one ``args`` parameter, the spec's schemas on the wire.
-
-    The function the SDK calls takes the validated :class:`ToolArgs` (validated by
-    :meth:`SyncdServer.call_tool` before the SDK sees the call) and the request ``Context``; its
-    return annotation gives the ``outputSchema`` (published in its wire form by
-    :meth:`SyncdServer.list_tools`) and the SDK's check of successful answers. Every
-    answer goes through :func:`~syncd.tools.fit.fit_answer` (the ``answer_max_chars`` budget).
-    """
-
-    def run(ctx: Context, args: ToolArgs) -> CallToolResult:
-        deps = ctx.request_context.lifespan_context
-        budget = deps.settings.answer_max_chars
-        values, note = clamp_arguments(spec.name, args.arguments(), budget, args.model_fields_set)
-        if values != args.arguments():
-            args = args.model_copy(update=values)
-        return fit_answer(spec.name, spec.run(deps, args), args.arguments(), budget, note)
-
-    run.__name__ = spec.name
-    run.__annotations__ = {
-        "ctx": Context,
-        "args": Any,
-        "return": Annotated[CallToolResult, spec.output],
-    }
-    tool = Tool.from_function(
-        run,
+def _tool(spec: ToolSpec) -> Tool:
+    """The ``tools/list`` entry of ``spec``: wire-form schemas, the description with the shared errors."""
+    return Tool(
         name=spec.name,
         title=spec.title,
         description=f"{spec.description} {EVERY_TOOL_ERRORS}",
+        input_schema=spec.args.input_schema(),
+        output_schema=wire_schema(spec.output.model_json_schema()),
         annotations=spec.annotations,
     )
-    return tool.model_copy(update={"parameters": spec.args.input_schema()})
 
 
-class SyncdServer(MCPServer[Any]):
-    """``MCPServer`` with one deadline per tool call and arguments checked by each tool's input model.
+@functools.cache
+def catalogue() -> tuple[Tool, ...]:
+    """The ``tools/list`` answer (every tool of :data:`TOOLS`), built once per process."""
+    return tuple(_tool(s) for s in TOOLS)
 
-    Every call runs under :func:`~syncd.upstream.http.call_deadline` (``deadline_s`` seconds, all of
-    its upstream stages included). Arguments are repaired and validated by the tool's
-    :class:`~syncd.tools.params.ToolArgs` model first; a refusal is the JSON-RPC error -32602 with
-    ``data.reason = "invalid_arguments"`` (anchors.md), never a traceback. After each call the
-    ``notifier`` (:class:`~syncd.tools.changes.ChangeNotifier`) tells ``syncd://changes``
-    subscribers when the call recorded a change.
+
+@functools.cache
+def _output_check(output: type[Any]) -> TypeAdapter[Any]:
+    return TypeAdapter(output)
+
+
+def _answer(spec: ToolSpec, deps: Deps, args: ToolArgs) -> CallToolResult:
+    """One call of ``spec`` (on a worker thread): clamp to the answer budget, run, fit, check the answer.
+
+    A successful answer that breaks the tool's output model, or an exception the body let through,
+    is logged and answered as ``internal_error`` (never a traceback, never a half answer).
     """
+    budget = deps.settings.answer_max_chars
+    try:
+        values, note = clamp_arguments(spec.name, args.arguments(), budget, args.model_fields_set)
+        if values != args.arguments():
+            args = args.model_copy(update=values)
+        result = fit_answer(spec.name, spec.run(deps, args), args.arguments(), budget, note)
+    except MCPError:
+        raise
+    except Exception as exc:
+        return error_result(exc)
+    if not result.is_error:
+        try:
+            _output_check(spec.output).validate_python(result.structured_content)
+        except ValidationError as exc:
+            log.error(
+                "event=answer_breaks_output_schema tool=%s errors=%d first=%r",
+                spec.name,
+                exc.error_count(),
+                exc.errors(include_url=False, include_input=False)[0].get("msg"),
+            )
+            return error_result(SyncdError(f"internal error: the {spec.name} answer does not fit its schema"))
+    return result
+
+
+class _Handlers:
+    """The request handlers of one server over ``TOOLS``/``RESOURCES``; see :func:`build_server`."""
 
     def __init__(
         self,
-        *args: Any,
-        specs: tuple[ToolSpec, ...],
-        deadline_s: float = 5.0,
-        notifier: changes.ChangeNotifier | None = None,
-        **kwargs: Any,
+        deadline_s: float,
+        notifier: changes.ChangeNotifier,
+        sessions: SessionNotifier,
     ) -> None:
-        super().__init__(*args, tools=[_sdk_tool(s) for s in specs], **kwargs)
-        self._specs = {s.name: s for s in specs}
-        self._deadline_s = deadline_s
-        self._notifier = notifier
+        self.specs = {s.name: s for s in TOOLS}
+        self.deadline_s = deadline_s
+        self.notifier = notifier
+        self.sessions = sessions
 
-    async def list_tools(self) -> list[MCPTool]:
-        """The SDK's tool list, each ``outputSchema`` in its wire form.
+    def input_schema(self, name: str) -> dict[str, Any] | None:
+        """The ``inputSchema`` of tool ``name`` (the SDK's HTTP header checks), None for an unknown tool."""
+        spec = self.specs.get(name)
+        return None if spec is None else spec.args.input_schema()
 
-        :func:`~syncd.contracts.common.wire_schema`: the same fields, types and required keys, with no
-        ``$ref``/nullable ``anyOf`` for a client's validator to walk.
-        """
-        return [
-            t.model_copy(update={"output_schema": t.output_schema and wire_schema(t.output_schema)})
-            for t in await super().list_tools()
-        ]
+    async def list_tools(
+        self, _ctx: ServerRequestContext[Deps], _params: PaginatedRequestParams | None
+    ) -> ListToolsResult:
+        return ListToolsResult(tools=list(catalogue()))
 
     async def call_tool(
-        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
-    ) -> Any:
-        """Validate ``arguments`` with tool ``name``'s input model, then run it under one call deadline.
+        self, ctx: ServerRequestContext[Deps], params: CallToolRequestParams
+    ) -> CallToolResult:
+        """Validate the arguments with the tool's input model, then run it under one call deadline.
 
         Raises:
             MCPError: -32602 ``invalid_arguments`` when the arguments break the tool's input schema.
-            ToolError: for an unknown tool (the SDK's answer).
         """
-        spec = self._specs.get(name)
-        if spec is not None:
-            arguments = {"args": spec.parse(arguments)}
-        with call_deadline(self._deadline_s):
-            result = await super().call_tool(name, arguments, context)
-        if self._notifier is not None:
-            await self._notifier.after_call()
+        spec = self.specs.get(params.name)
+        if spec is None:
+            return CallToolResult(
+                content=[TextContent(type="text", text=f"Unknown tool: {params.name}")], is_error=True
+            )
+        args = spec.parse(params.arguments)
+        with call_deadline(self.deadline_s):
+            result = await anyio.to_thread.run_sync(_answer, spec, ctx.lifespan_context, args)
+        await self.notifier.after_call()
         return result
 
+    async def list_resources(
+        self, _ctx: ServerRequestContext[Deps], _params: PaginatedRequestParams | None
+    ) -> ListResourcesResult:
+        listed = [spec.listed() for spec in RESOURCES]
+        return ListResourcesResult(resources=[r for r in listed if isinstance(r, Resource)])
 
-def build_server(deps: Deps, *, close_on_exit: bool = False) -> MCPServer[Any]:
-    """An ``MCPServer`` whose tools (:data:`TOOLS`) answer through ``deps``.
+    async def list_templates(
+        self, _ctx: ServerRequestContext[Deps], _params: PaginatedRequestParams | None
+    ) -> ListResourceTemplatesResult:
+        listed = [spec.listed() for spec in RESOURCES]
+        return ListResourceTemplatesResult(
+            resource_templates=[r for r in listed if isinstance(r, ResourceTemplate)]
+        )
+
+    @staticmethod
+    def _resolve(uri: str) -> tuple[ResourceSpec, dict[str, Any]]:
+        """The spec serving ``uri`` and the variables it gives.
+
+        Raises:
+            MCPError: -32602 ``Unknown resource`` when no resource or template matches.
+        """
+        for spec in RESOURCES:
+            variables = spec.match(uri)
+            if variables is not None:
+                return spec, variables
+        raise MCPError(code=INVALID_PARAMS, message=f"Unknown resource: {uri}", data={"uri": uri})
+
+    async def read_resource(
+        self, ctx: ServerRequestContext[Deps], params: ReadResourceRequestParams
+    ) -> ReadResourceResult:
+        """Read one resource on a worker thread; failures are JSON-RPC errors with declared reasons.
+
+        Raises:
+            MCPError: -32602 for an unknown URI (or a template variable naming nothing); the code of
+                the declared reason (e.g. -32000 ``store_unavailable``) for a syncd failure; -32603 for
+                anything else (logged, never its text).
+        """
+        uri = str(params.uri)
+        spec, variables = self._resolve(uri)
+        try:
+            text = await anyio.to_thread.run_sync(
+                functools.partial(spec.read, ctx.lifespan_context, **variables)
+            )
+        except NotFound as exc:
+            raise MCPError(code=INVALID_PARAMS, message=exc.message, data={"uri": uri}) from None
+        except SyncdError as exc:
+            info = to_error_info(exc)
+            data = {"uri": uri, **info.data.model_dump(mode="json", exclude_none=True)}
+            raise MCPError(code=info.code, message=info.message, data=data) from None
+        except Exception:
+            log.exception("event=resource_internal_error uri=%s", uri)
+            raise MCPError(
+                code=INTERNAL_ERROR, message=f"internal error reading {uri}", data={"uri": uri}
+            ) from None
+        return ReadResourceResult(
+            contents=[TextResourceContents(uri=uri, text=text, mime_type=spec.mime_type)]
+        )
+
+    async def subscribe(self, ctx: ServerRequestContext[Deps], params: SubscribeRequestParams) -> EmptyResult:
+        """``resources/subscribe`` (2025-11-25): updates of a listed resource (or template match).
+
+        Raises:
+            MCPError: -32602 for a URI no resource or template matches.
+        """
+        uri = str(params.uri)
+        self._resolve(uri)
+        self.sessions.subscribe(ctx.session, uri)
+        return EmptyResult()
+
+    async def unsubscribe(
+        self, ctx: ServerRequestContext[Deps], params: UnsubscribeRequestParams
+    ) -> EmptyResult:
+        """``resources/unsubscribe`` (2025-11-25); a URI not subscribed is no error."""
+        self.sessions.unsubscribe(ctx.session, str(params.uri))
+        return EmptyResult()
+
+    async def set_level(self, ctx: ServerRequestContext[Deps], params: SetLevelRequestParams) -> EmptyResult:
+        """``logging/setLevel`` (2025-11-25): syncd's log events at ``level`` and above, as notifications."""
+        self.sessions.set_level(ctx.session, params.level)
+        return EmptyResult()
+
+    async def list_prompts(
+        self, _ctx: ServerRequestContext[Deps], _params: PaginatedRequestParams | None
+    ) -> ListPromptsResult:
+        return ListPromptsResult(prompts=[])
+
+    async def get_prompt(
+        self, _ctx: ServerRequestContext[Deps], params: GetPromptRequestParams
+    ) -> GetPromptResult:
+        raise MCPError(
+            code=INVALID_PARAMS, message=f"Unknown prompt: {params.name}", data={"name": params.name}
+        )
+
+
+async def refuse_second_initialize(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    """Server middleware: an ``initialize`` on a session that already completed one is -32600.
+
+    The session's ``client_params`` are set once its first ``initialize`` succeeded; a second one
+    would renegotiate the protocol version and capabilities under the client's feet.
+    """
+    if ctx.method == "initialize" and ctx.session.client_params is not None:
+        log.warning("event=second_initialize_refused")
+        raise MCPError(
+            code=INVALID_REQUEST,
+            message="this session is already initialized; start a new session to initialize again",
+            data={"reason": "already_initialized"},
+        )
+    return await call_next(ctx)
+
+
+def build_server(deps: Deps, *, close_on_exit: bool = False) -> Server[Deps]:
+    """A low-level ``Server`` whose tools (:data:`TOOLS`) and resources (:data:`RESOURCES`) use ``deps``.
 
     Args:
         deps: the dependency object the tool bodies take first (shared by every call); only its
-            ``settings.deadline_s`` and ``close()`` are used here.
+            ``settings`` (``deadline_s``, ``changes.poll_s``), ``store`` and ``close()`` are used here.
         close_on_exit: call ``deps.close()`` when the server's lifespan ends.
     """
     bus = InMemorySubscriptionBus()
     notifier = changes.ChangeNotifier(deps.store, bus)
+    sessions = SessionNotifier(bus)
+    handlers = _Handlers(deps.settings.deadline_s, notifier, sessions)
 
     @asynccontextmanager
-    async def lifespan(_server: MCPServer[Any]) -> AsyncIterator[Deps]:
+    async def lifespan(_server: Server[Deps]) -> AsyncIterator[Deps]:
         try:
             async with anyio.create_task_group() as tasks:
                 tasks.start_soon(notifier.run, deps.settings.changes.poll_s)
+                tasks.start_soon(sessions.run)
                 try:
                     yield deps
                 finally:
@@ -181,17 +350,36 @@ def build_server(deps: Deps, *, close_on_exit: bool = False) -> MCPServer[Any]:
             if close_on_exit:
                 deps.close()
 
-    server = SyncdServer(
+    server: Server[Deps] = Server(
         "syncd",
         version=__version__,
         instructions=INSTRUCTIONS,
         lifespan=lifespan,
-        log_level="WARNING",
-        specs=TOOLS,
-        deadline_s=deps.settings.deadline_s,
-        subscriptions=bus,
-        notifier=notifier,
+        get_tool_input_schema=handlers.input_schema,
+        on_list_tools=handlers.list_tools,
+        on_call_tool=handlers.call_tool,
+        on_list_resources=handlers.list_resources,
+        on_list_resource_templates=handlers.list_templates,
+        on_read_resource=handlers.read_resource,
+        on_subscribe_resource=handlers.subscribe,
+        on_unsubscribe_resource=handlers.unsubscribe,
+        on_subscriptions_listen=ListenHandler(bus),
+        on_list_prompts=handlers.list_prompts,
+        on_get_prompt=handlers.get_prompt,
     )
-    crossref.register_resources(server)
-    changes.register_resources(server, deps.store)
+    # registered here rather than as on_set_logging_level: the SDK warns on that argument because
+    # the 2026-07-28 protocol drops logging; the 2025-11-25 clients syncd serves still use it
+    server.add_request_handler("logging/setLevel", SetLevelRequestParams, handlers.set_level)
+
+    async def discover(ctx: ServerRequestContext[Deps], _params: RequestParams | None) -> DiscoverResult:
+        """``server/discover`` (2026-07-28) without ``logging``: syncd logs only to handshake-era sessions."""
+        capabilities = server.get_capabilities(protocol_version=ctx.protocol_version)
+        return DiscoverResult(
+            supported_versions=list(MODERN_PROTOCOL_VERSIONS),
+            capabilities=capabilities.model_copy(update={"logging": None}),
+            instructions=server.instructions,
+        )
+
+    server.add_request_handler("server/discover", RequestParams, discover)
+    server.middleware.append(refuse_second_initialize)
     return server

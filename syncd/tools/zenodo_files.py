@@ -17,6 +17,7 @@ from syncd.errors import (
     InvalidInput,
     NotFound,
     UpstreamError,
+    UpstreamUnavailable,
 )
 from syncd.lookups import zenodo as lookups_zenodo
 from syncd.lookups import zenodo_files as lookups_files
@@ -257,9 +258,15 @@ def _preview(
             ranged=not member,
         )
     except NotFound as exc:
-        if exc.reason != "restricted":
-            raise
         name = member or file.key
+        if exc.reason != "restricted":  # the record lists it: Zenodo failed to serve it, it exists
+            raise UpstreamUnavailable(
+                f"Zenodo lists {name} in record {parts.recid} but did not serve its content (HTTP 404); "
+                "the file exists, its download failed upstream",
+                reason="upstream_unavailable",
+                hint=f"Retry later, or download it from {file.download_url}.",
+                status=404,
+            ) from exc
         refused = (
             f"Zenodo refused anonymous access to {name} (HTTP 403) although the record's files are "
             "public; its content cannot be previewed here. zenodo_get_record shows the record's access "

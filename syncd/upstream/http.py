@@ -207,6 +207,27 @@ class UpstreamHTTP:
         """Close the connection pool."""
         self.client.close()
 
+    def _check_url(self, path: str, params: Mapping[str, str] | None) -> None:
+        """Refuse a request whose URL would exceed :data:`MAX_URL_BYTES` (or that httpx cannot build).
+
+        Raises:
+            InvalidInput: reason ``invalid_parameter``, before any budget token or request.
+        """
+        try:
+            url_bytes = len(str(self.client.build_request("GET", path, params=params).url).encode())
+        except httpx.InvalidURL as exc:  # e.g. one component alone past httpx's own limit (64 KiB)
+            url_bytes = len(path.encode()) + sum(len(str(v).encode()) for v in (params or {}).values())
+            if url_bytes <= MAX_URL_BYTES:
+                raise InvalidInput(
+                    f"{self.name}: the request URL cannot be built: {exc}", reason="invalid_parameter"
+                ) from None
+        if url_bytes > MAX_URL_BYTES:
+            raise InvalidInput(
+                f"{self.name}: the request URL would be {url_bytes} bytes; at most {MAX_URL_BYTES} are sent",
+                reason="invalid_parameter",
+                hint="Shorten the query, filters or cursor.",
+            )
+
     def get(
         self,
         pool: str,
@@ -243,13 +264,7 @@ class UpstreamHTTP:
             InvalidInput: reason ``invalid_parameter``, the URL would exceed :data:`MAX_URL_BYTES`
                 (refused before any budget or request).
         """
-        url_bytes = len(str(self.client.build_request("GET", path, params=params).url).encode())
-        if url_bytes > MAX_URL_BYTES:
-            raise InvalidInput(
-                f"{self.name}: the request URL would be {url_bytes} bytes; at most {MAX_URL_BYTES} are sent",
-                reason="invalid_parameter",
-                hint="Shorten the query, filters or cursor.",
-            )
+        self._check_url(path, params)
 
         def attempt() -> Response:
             try:
