@@ -204,6 +204,13 @@ def decide(
 ) -> Decision:
     """Choose serve / revalidate / serve-stale / fetch / error for one lookup.
 
+    The rules, as the HTTP caching RFCs name them: a fresh entry is served without a request
+    (RFC 9111 §4.2, freshness from the kind's ``ttl.*``); a stale or forced one is revalidated (RFC 9111
+    §4.3: a conditional request where upstream gave validators, else our content hash decides); when
+    upstream cannot be used (breaker open, 429 block, no time left, read-only store) a held entry is
+    served stale and flagged (stale-if-error, RFC 5861 §4), and with nothing held the declared error
+    is raised by the caller.
+
     Args:
         entry: the stored entry's facts, or None when nothing is stored.
         now: current time, epoch seconds.
