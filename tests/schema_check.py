@@ -3,27 +3,51 @@
 Clients on the TypeScript SDK (the MCP Inspector, many agents) validate ``structuredContent`` against
 the tool's ``outputSchema`` and show only the schema failure when it does not fit. :func:`checking`
 wraps ``mcp.Client.call_tool`` so that every answer a test receives (success, miss, each error
-reason) is validated with ``jsonschema`` against the schema the same client listed; conftest turns
-it on for every test.
+reason) is validated with ``jsonschema`` against the schema the same client listed, and against the
+full JSON schema of the tool's output model (the contract at every depth: the published schema
+spells out only the first levels, ``syncd.contracts.common.wire_schema``); conftest turns it on for
+every test.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
+from functools import cache
 from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
 from mcp import Client
 from mcp.types import CallToolResult
+from pydantic import TypeAdapter
 
-__all__ = ["checking", "schema_errors"]
+from syncd.tools.server import TOOLS
+
+__all__ = ["checking", "model_errors", "schema_errors"]
 
 
 def schema_errors(schema: dict[str, Any], content: Any) -> list[str]:
     """The ``jsonschema`` (draft 2020-12) errors of ``content`` against ``schema``, as readable lines."""
     validator = Draft202012Validator(schema)
+    return [
+        f"{'/'.join(str(p) for p in err.absolute_path) or '(root)'}: {err.message}"
+        for err in sorted(validator.iter_errors(content), key=lambda e: list(e.absolute_path))
+    ]
+
+
+@cache
+def _model_validator(name: str) -> Draft202012Validator | None:
+    """A validator of tool ``name``'s output model schema (pydantic's, every depth), None for no such tool."""
+    spec = next((s for s in TOOLS if s.name == name), None)
+    return None if spec is None else Draft202012Validator(TypeAdapter(spec.output).json_schema())
+
+
+def model_errors(name: str, content: Any) -> list[str]:
+    """The errors of ``content`` against tool ``name``'s full output model schema (none for no such tool)."""
+    validator = _model_validator(name)
+    if validator is None:
+        return []
     return [
         f"{'/'.join(str(p) for p in err.absolute_path) or '(root)'}: {err.message}"
         for err in sorted(validator.iter_errors(content), key=lambda e: list(e.absolute_path))
@@ -47,6 +71,8 @@ def checking(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
             if schema is not None:
                 errors = schema_errors(schema, result.structured_content)
                 assert not errors, f"{name} answer breaks its outputSchema: {errors}"
+            errors = model_errors(name, result.structured_content)
+            assert not errors, f"{name} answer breaks its output model: {errors}"
         return result
 
     monkeypatch.setattr(Client, "call_tool", call_tool)

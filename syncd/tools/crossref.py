@@ -504,7 +504,8 @@ def guide_text() -> str:
 # the tools, each declared once (input models in syncd.tools.params)
 # --------------------------------------------------------------------------------------------------
 
-_GET = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+# openWorldHint: a work, member or prefix not stored (or stale) is asked of Crossref (api.crossref.org)
+_GET = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=True)
 _SEARCH = ToolAnnotations(read_only_hint=True, idempotent_hint=False, open_world_hint=True)
 
 TOOLS: tuple[ToolSpec, ...] = (

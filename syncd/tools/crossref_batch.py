@@ -208,7 +208,8 @@ def get_works_tool(services: Services, dois: list[str], offset: int = 0) -> Call
     )
 
 
-_GET = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+# openWorldHint: a work, member or prefix not stored (or stale) is asked of Crossref (api.crossref.org)
+_GET = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=True)
 
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(

@@ -209,10 +209,12 @@ class ToolArgs(BaseModel):
     def input_schema(cls) -> dict[str, Any]:
         """The tool's ``inputSchema``: the model's JSON schema, optional fields without a null arm.
 
-        The model's docstring is not repeated (the tool's description says what the tool does).
+        The model's docstring is not repeated (the tool's description says what the tool does), and
+        pydantic's generated titles (the class name, each field's name title-cased) are left out.
         """
         schema = cls.model_json_schema(schema_generator=_InputSchema)
         schema.pop("description", None)
+        schema.pop("title", None)
         return schema
 
     def arguments(self) -> dict[str, Any]:
@@ -221,7 +223,11 @@ class ToolArgs(BaseModel):
 
 
 class _InputSchema(GenerateJsonSchema):
-    """Input schemas as clients expect them: ``null`` is accepted (= absent) but not advertised."""
+    """Input schemas as clients expect them: ``null`` is accepted (= absent) but not advertised;
+    no generated field titles (``"title": "Doi"`` says nothing the name does not)."""
+
+    def field_title_should_be_set(self, schema: Any) -> bool:
+        return False
 
     def nullable_schema(self, schema: core_schema.NullableSchema) -> JsonSchemaValue:
         return self.generate_inner(schema["schema"])
