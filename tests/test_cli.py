@@ -111,7 +111,10 @@ def test_config_file_is_read(env: Settings, tmp_path: Path, monkeypatch: pytest.
 
 def _commands(group: click.Group, prefix: str = "syncd") -> list[tuple[str, click.Command]]:
     out: list[tuple[str, click.Command]] = []
-    for name, cmd in group.commands.items():
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):  # the lazy group's contract: list_commands + get_command
+        cmd = group.get_command(ctx, name)
+        assert cmd is not None, name
         full = f"{prefix} {name}"
         if isinstance(cmd, click.Group):
             out.extend(_commands(cmd, full))

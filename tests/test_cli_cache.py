@@ -11,7 +11,8 @@ from urllib.parse import urlencode
 import pytest
 from click.testing import CliRunner, Result
 
-from syncd.cli import cli, parse_duration, parse_size
+from syncd.cli import cli
+from syncd.cli.common import parse_duration, parse_size
 from syncd.config import Settings
 from syncd.cursorwalk import SORT
 from tests.conftest import corpus_json

@@ -19,7 +19,9 @@ NAMED = re.compile(r"\bsyncd (cache|watch|db) ([a-z][a-z-]*)")
 
 def test_every_named_subcommand_exists() -> None:
     """Each `syncd cache|watch|db NAME` written anywhere in syncd/ is a subcommand of that group."""
-    groups = {name: cmd for name, cmd in cli.commands.items() if isinstance(cmd, click.Group)}
+    ctx = click.Context(cli)
+    commands = {name: cli.get_command(ctx, name) for name in cli.list_commands(ctx)}
+    groups = {name: cmd for name, cmd in commands.items() if isinstance(cmd, click.Group)}
     named = {
         (path.relative_to(ROOT).as_posix(), group, sub)
         for path in ROOT.rglob("*.py")

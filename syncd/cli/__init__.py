@@ -32,32 +32,107 @@ Exit codes: 0 success; 1 not found (nothing stored / upstream says it does not e
 
 from __future__ import annotations
 
-import anyio
+from dataclasses import dataclass
+from typing import Final
+
 import click
 
 from syncd import __version__
-from syncd.cli.cache_commands import cache
-from syncd.cli.change_commands import changes
-from syncd.cli.check_commands import check
-from syncd.cli.common import (
-    CONTEXT_SETTINGS,
-    handle_errors,
-    parse_duration,
-    parse_size,
-    session,
-    settings_of,
-    setup_logs,
-)
-from syncd.cli.db_commands import db
-from syncd.cli.watch_commands import watch
-from syncd.daemon import run_daemon
-from syncd.tools.server import build_server
-from syncd.tools.stdio import serve_stdio
+from syncd.lazy import load
 
-__all__ = ["cli", "main", "parse_duration", "parse_size"]
+__all__ = ["COMMANDS", "CONTEXT_SETTINGS", "Command", "LazyGroup", "cli", "main"]
+
+CONTEXT_SETTINGS: Final = {"help_option_names": ["-h", "--help"]}
 
 
-@click.group(context_settings=CONTEXT_SETTINGS)
+@dataclass(frozen=True)
+class Command:
+    """One top-level command: the module defining it (loaded when it runs), its name there, its summary.
+
+    ``summary`` is what ``syncd --help`` lists without loading the module: the first sentence of
+    the command's own help (a test holds the two equal).
+    """
+
+    module: str
+    attribute: str
+    summary: str
+
+
+COMMANDS: Final[dict[str, Command]] = {
+    "cache": Command("syncd.cli.cache_commands", "cache", "Inspect and use the local store."),
+    "changes": Command(
+        "syncd.cli.change_commands",
+        "changes",
+        "What changed in the stored works and records: retractions, corrections, new versions, deletions.",
+    ),
+    "check": Command(
+        "syncd.cli.check_commands",
+        "check",
+        "Check a bibliography: print its retracted, corrected and unresolvable references.",
+    ),
+    "daemon": Command(
+        "syncd.cli.daemon_commands",
+        "daemon",
+        "Serve the MCP tools over Streamable HTTP and keep the store fresh (the systemd service).",
+    ),
+    "db": Command("syncd.cli.db_commands", "db", "Manage the store's schema."),
+    "mcp": Command(
+        "syncd.cli.mcp_commands",
+        "mcp",
+        "Serve the MCP tools over stdio (point Claude Desktop / Claude Code at `syncd mcp`).",
+    ),
+    "watch": Command(
+        "syncd.cli.watch_commands",
+        "watch",
+        "Manage the watch lists the daemon keeps mirrored (DOIs, Crossref queries, Zenodo communities).",
+    ),
+}
+"""Every top-level ``syncd`` command; each module is declared in :data:`syncd.lazy.LAZY` too."""
+
+
+class LazyGroup(click.Group):
+    """A click group whose subcommands are imported when one runs (click's documented lazy pattern).
+
+    ``syncd --help`` lists :data:`COMMANDS` with their summaries and imports none of them, so a
+    command pays only for the modules it uses (``syncd cache show`` never loads the MCP SDK).
+    """
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        """Every command name, :data:`COMMANDS` included, sorted (nothing imported)."""
+        return sorted({*super().list_commands(ctx), *COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """The command ``cmd_name``, its module imported now (None for an unknown name).
+
+        Raises:
+            TypeError: the declared attribute is not a click command.
+        """
+        spec = COMMANDS.get(cmd_name)
+        if spec is None:
+            return super().get_command(ctx, cmd_name)
+        command = getattr(load(__name__, spec.module), spec.attribute)
+        if not isinstance(command, click.Command):
+            raise TypeError(f"{spec.module}.{spec.attribute} is not a click command")
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The commands section of ``--help`` from the summaries, without importing a command."""
+        names = self.list_commands(ctx)
+        if not names:
+            return
+        limit = formatter.width - 6 - max(len(n) for n in names)
+        rows = []
+        for name in names:
+            spec = COMMANDS.get(name)
+            if spec is not None:
+                rows.append((name, click.Command(name, help=spec.summary).get_short_help_str(limit)))
+            elif (command := super().get_command(ctx, name)) is not None and not command.hidden:
+                rows.append((name, command.get_short_help_str(limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings=CONTEXT_SETTINGS)
 @click.version_option(__version__, prog_name="syncd")
 @click.option(
     "--config",
@@ -71,32 +146,6 @@ def cli(ctx: click.Context, config: str | None, log_level: str | None) -> None:
     """syncd: an offline-capable cache of Crossref works and Zenodo records behind MCP tools."""
     ctx.ensure_object(dict)["config"] = config
     ctx.obj["log_level"] = log_level
-
-
-@cli.command()
-@click.pass_context
-@handle_errors
-def daemon(ctx: click.Context) -> None:
-    """Serve the MCP tools over Streamable HTTP and keep the store fresh (the systemd service)."""
-    setup_logs(ctx, "INFO")
-    run_daemon(settings_of(ctx))
-
-
-@cli.command()
-@click.pass_context
-@handle_errors
-def mcp(ctx: click.Context) -> None:
-    """Serve the MCP tools over stdio (point Claude Desktop / Claude Code at `syncd mcp`)."""
-    setup_logs(ctx, "WARNING")
-    with session(ctx) as svc:
-        anyio.run(serve_stdio, build_server(svc))
-
-
-cli.add_command(db)
-cli.add_command(cache)
-cli.add_command(watch)
-cli.add_command(changes)
-cli.add_command(check)
 
 
 def main() -> None:

@@ -30,7 +30,6 @@ from syncd.services import Services
 from syncd.store.repo import Store, StoredEntry
 
 __all__ = [
-    "CONTEXT_SETTINGS",
     "EXIT_FAILURE",
     "EXIT_NOT_FOUND",
     "EXIT_USAGE",
@@ -58,7 +57,6 @@ __all__ = [
 
 
 F = TypeVar("F", bound=Callable[..., Any])
-CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
 
 EXIT_NOT_FOUND = 1
 EXIT_USAGE = 2

@@ -223,8 +223,10 @@ class ToolArgs(BaseModel):
 
 
 class _InputSchema(GenerateJsonSchema):
-    """Input schemas as clients expect them: ``null`` is accepted (= absent) but not advertised;
-    no generated field titles (``"title": "Doi"`` says nothing the name does not)."""
+    """Input schemas as clients expect them: ``null`` is accepted (= absent) but not advertised.
+
+    No generated field titles either (``"title": "Doi"`` says nothing the name does not).
+    """
 
     def field_title_should_be_set(self, schema: Any) -> bool:
         return False

@@ -1,0 +1,22 @@
+"""``syncd mcp``: the MCP tools over stdio (loaded only when that command runs)."""
+
+from __future__ import annotations
+
+import anyio
+import click
+
+from syncd.cli.common import handle_errors, session, setup_logs
+from syncd.tools.server import build_server
+from syncd.tools.stdio import serve_stdio
+
+__all__ = ["mcp"]
+
+
+@click.command()
+@click.pass_context
+@handle_errors
+def mcp(ctx: click.Context) -> None:
+    """Serve the MCP tools over stdio (point Claude Desktop / Claude Code at `syncd mcp`)."""
+    setup_logs(ctx, "WARNING")
+    with session(ctx) as svc:
+        anyio.run(serve_stdio, build_server(svc))
