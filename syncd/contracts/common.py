@@ -88,10 +88,11 @@ WIRE_DEPTH = 2
 
 Below it a value is declared by its type alone (``{"type": "object"}``, ``{"type": "array",
 "items": {"type": "object"}}``): every answer still validates, the catalogue stays small and a
-client's check stays cheap. Measured on the 15 tools (``tools/list`` as sent, compact JSON):
-full depth with every description 160,364 characters; depth 2 with the root fields' descriptions
-about 75,000. The output models themselves stay the full contract (syncd's own tests validate
-every answer against them).
+client's check stays cheap. Measured on the 15 tools, ``tools/list`` as sent (compact JSON): every
+depth with ``$ref``s inlined and every description 160,364 characters; depth 2 with the answer
+fields' descriptions 77,141 (a client's check of a 6.5 KB ``zenodo_get_record`` answer 8x faster).
+The output models themselves stay the full contract (syncd's tests validate every answer against
+them, tests/schema_check.py).
 """
 
 DESCRIBED_DEPTH = 1
