@@ -50,8 +50,9 @@ from syncd.refresh import SweepReport, sweep
 from syncd.sdnotify import notify, watchdog_interval_s
 from syncd.services import Services
 from syncd.store.changes import prune_changes
+from syncd.store.engine import free_bytes, make_engine, upgrade_to_head
 from syncd.store.leader import POLL_S, DaemonLock
-from syncd.store.repo import Store, file_identity
+from syncd.store.repo import MIN_FREE_BYTES, Store, file_identity
 from syncd.store.watches import list_sync_states, list_watches
 from syncd.sync import STOP as sync_stop
 from syncd.sync import sync_all
@@ -64,6 +65,7 @@ __all__ = [
     "STARTUP_DELAY_S",
     "FileWatch",
     "HeaderTimeoutProtocol",
+    "open_store",
     "plan_jobs",
     "run_daemon",
     "web_config",
@@ -431,6 +433,45 @@ def _redact_url(url: str) -> str:
     return make_url(url).render_as_string(hide_password=True)
 
 
+def open_store(settings: Settings) -> Store:
+    """The daemon's store: opened and migrated, or read-only when its disk is full.
+
+    A full disk (under ``MIN_FREE_BYTES`` free) where the SQLite file cannot be opened for writing
+    (its ``-wal``/``-shm`` cannot be created, or a migration cannot be written) still serves: the file
+    is opened read-only (``event=store_degraded cause=disk_full``; the tools answer from the store
+    only) when its schema is at head.
+
+    Raises:
+        StoreError: the store cannot be opened; on a full disk the message says so and names the fix.
+    """
+    limits: dict[str, Any] = {"search_timeout_s": settings.deadline_s, **settings.store.model_dump()}
+    try:
+        return Store.open(settings.database_url, **limits)
+    except StoreError as exc:
+        free = free_bytes(settings.database_url)
+        if free is None or free >= MIN_FREE_BYTES:
+            raise
+        where = make_url(settings.database_url).database
+        why = f"the disk holding it is full ({free} bytes free)"
+        try:
+            engine = make_engine(settings.database_url, read_only=why)
+            upgrade_to_head(engine)
+        except StoreError:
+            raise StoreError(
+                f"the disk holding the database {where} is full ({free} bytes free) and the store cannot "
+                f"be opened ({exc.message})",
+                hint="Free space on that disk, then start the daemon again.",
+            ) from exc
+        log.warning(
+            "event=store_degraded cause=disk_full path=%s free_bytes=%d answers=%r hint=%r",
+            where,
+            free,
+            "from the store only, no upstream request, nothing stored",
+            "free space on that disk, then restart the daemon to fetch and store again",
+        )
+        return Store(engine, **limits)
+
+
 def run_daemon(settings: Settings) -> None:
     """Open (and migrate) the store, then serve until SIGINT/SIGTERM.
 
@@ -440,9 +481,7 @@ def run_daemon(settings: Settings) -> None:
     """
     if not settings.crossref.mailto:
         log.warning("event=public_pool hint='set crossref.mailto to use the polite pool (higher limits)'")
-    store = Store.open(
-        settings.database_url, search_timeout_s=settings.deadline_s, **settings.store.model_dump()
-    )
+    store = open_store(settings)
     log.info(
         "event=start database=%s mailto=%s zenodo_auth=%s sync_interval_s=%g revalidate_interval_s=%g",
         _redact_url(settings.database_url),

@@ -14,7 +14,10 @@ Resumable: each batch is committed together with a progress row ``dbcopy:<table>
 destination's ``sync_state`` (the last primary key copied), so a copy that was interrupted continues
 after the last committed batch when run again with the same source. At the end the row counts of
 source and destination are compared table by table, PostgreSQL serial sequences are moved past the
-copied ids, and the progress rows are removed.
+copied ids, and the progress rows are removed. A copy run again after it completed (or was killed
+after its last commit, the removal of the progress rows) finds every table of the destination holding
+the source's rows (same count and same last primary key, table by table) and ends at once, reported
+``complete`` with nothing copied.
 
 Stop the daemons writing to the source first: rows written during the copy may be missed, which
 the final count check then reports.
@@ -75,6 +78,8 @@ class CopyReport:
     source: str
     destination: str
     resumed: bool = False
+    complete: bool = False
+    """True when the destination already held every row of the source (a copy run again after it ended)."""
     tables: dict[str, dict[str, int]] = field(default_factory=dict)
     seconds: float = 0.0
 
@@ -84,6 +89,7 @@ class CopyReport:
             "source": self.source,
             "destination": self.destination,
             "resumed": self.resumed,
+            "complete": self.complete,
             "tables": self.tables,
             "seconds": round(self.seconds, 3),
         }
@@ -114,6 +120,33 @@ def _count(conn: Connection, table: Table) -> int:
     if own is not None:
         q = q.where(own)
     return int(conn.execute(q).scalar_one())
+
+
+def _last_key(conn: Connection, table: Table) -> tuple[Any, ...] | None:
+    """The greatest primary key of ``table`` (its copy's own progress rows left out), None when empty."""
+    pk = list(table.primary_key.columns)
+    q = select(*pk).order_by(*(c.desc() for c in pk)).limit(1)
+    own = _own_rows(table)
+    if own is not None:
+        q = q.where(own)
+    row = conn.execute(q).first()
+    return None if row is None else tuple(row)
+
+
+def _holds_the_source(src: Engine, dst: Engine) -> dict[str, int] | None:
+    """Row counts per table when ``dst`` holds the rows of ``src`` already (a completed copy), else None.
+
+    Same row count and same greatest primary key in every copied table: what a copy leaves behind
+    (ids are kept), which a store filled otherwise does not match.
+    """
+    with src.connect() as sconn, dst.connect() as dconn:
+        counts: dict[str, int] = {}
+        for table in COPY_TABLES:
+            count = _count(sconn, table)
+            if count != _count(dconn, table) or _last_key(sconn, table) != _last_key(dconn, table):
+                return None
+            counts[table.name] = count
+    return counts
 
 
 def _after(table: Table, last: list[Any] | None) -> Any:
@@ -230,6 +263,13 @@ def _copy(src: Engine, dst: Engine, report: CopyReport, batch: int, progress: Pr
         )
     report.resumed = bool(done)
     if not done and any(busy[t] for t in ("entries", "watches", "blobs", "concepts")):
+        held = _holds_the_source(src, dst)
+        if held is not None:  # run again after it completed, or killed after its last commit
+            report.complete = True
+            report.tables = {name: {"source": n, "destination": n, "copied": 0} for name, n in held.items()}
+            with dst.begin() as conn:
+                reset_sequences(conn, SERIAL_COLUMNS)  # idempotent: the killed run may not have reached it
+            return
         raise InvalidInput(
             f"the destination {report.destination} already holds a store "
             f"({busy['entries']} entries, {busy['watches']} watches): copy into an empty database",

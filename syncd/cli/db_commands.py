@@ -56,8 +56,8 @@ def db_copy(ctx: click.Context, source: str, destination: str, batch: int, as_js
     """Copy a whole store into another database, e.g. SQLite to a lab's PostgreSQL.
 
     The destination is migrated to the newest schema and must be empty; an interrupted copy resumes
-    when run again. Row counts are compared at the end (exit 3 when they differ). Stop the daemons
-    writing to the source first.
+    when run again, and a copy run again after it completed says so and exits 0. Row counts are
+    compared at the end (exit 3 when they differ). Stop the daemons writing to the source first.
     """
     setup_logs(ctx, "WARNING")
     show = not as_json and sys.stderr.isatty()
@@ -90,6 +90,12 @@ def db_copy(ctx: click.Context, source: str, destination: str, batch: int, as_js
     def human() -> None:
         rows = [{"table": name, **counts} for name, counts in data["tables"].items()]
         print_rows(rows, ["table", "source", "destination", "copied"], title=None)
+        if report.complete:
+            click.echo(
+                f"already complete: {report.destination} holds every row of {report.source} "
+                "(a copy that finished before); nothing copied"
+            )
+            return
         note = " (resumed)" if report.resumed else ""
         took = f"{report.seconds:.1f} s{note}"
         click.echo(f"copied {report.source} -> {report.destination} in {took}; counts match")

@@ -45,6 +45,7 @@ __all__ = [
     "BUSY_TIMEOUT_MS",
     "READ_ONLY_HINT",
     "current_revision",
+    "free_bytes",
     "head_revision",
     "is_read_only",
     "make_engine",
@@ -93,8 +94,11 @@ def _alembic_config() -> Config:
     return cfg
 
 
-def make_engine(database_url: str, **kwargs: Any) -> Engine:
+def make_engine(database_url: str, *, read_only: str | None = None, **kwargs: Any) -> Engine:
     """Create the engine for ``database_url`` (an SQLAlchemy URL).
+
+    ``read_only``: open an SQLite file read-only for this reason (logged with the read-only warning),
+    e.g. the daemon on a full disk, where the file opens but its ``-wal``/``-shm`` cannot be created.
 
     For PostgreSQL: psycopg 3, pooled connections checked before use, :data:`PG_CONNECT_ARGS`.
     For SQLite the parent directory is created (mode 0o750) and each connection is set up with WAL,
@@ -112,8 +116,8 @@ def make_engine(database_url: str, **kwargs: Any) -> Engine:
         return create_engine(url, pool_pre_ping=True, connect_args=connect_args, **kwargs)
     if url.database and url.database != ":memory:":
         path = Path(url.database).expanduser()
-        if _sqlite_read_only(url, path):
-            return _read_only_engine(url.set(database=str(path)), path, **kwargs)
+        if read_only is not None or _sqlite_read_only(url, path):
+            return _read_only_engine(url.set(database=str(path)), path, why=read_only, **kwargs)
         try:
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o750)
         except OSError as exc:
@@ -160,8 +164,9 @@ def _connect_read_only(path: Path) -> sqlite3.Connection:
     """One read-only connection to ``path``: ``mode=ro``, else ``immutable=1`` when no WAL is open.
 
     ``mode=ro`` reads a WAL database only while its ``-wal``/``-shm`` files exist (a writer has it
-    open) or can be created; with neither, and no ``-wal`` file, the file holds every commit and is
-    read as ``immutable`` (a fresh connection per use, so a later writer's checkpoints are seen).
+    open) or can be created; with neither, and no ``-wal`` file or an empty one (a full disk lets
+    the files be created but not grown), the file holds every commit and is read as ``immutable``
+    (a fresh connection per use, so a later writer's checkpoints are seen).
     """
     uri = path.resolve().as_uri()
     conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, check_same_thread=False)
@@ -170,13 +175,16 @@ def _connect_read_only(path: Path) -> sqlite3.Connection:
         return conn
     except sqlite3.OperationalError:
         conn.close()
-        if Path(f"{path}-wal").exists():
+        wal = Path(f"{path}-wal")
+        if wal.exists() and wal.stat().st_size > 0:
             raise
     return sqlite3.connect(f"{uri}?immutable=1", uri=True, check_same_thread=False)
 
 
-def _read_only_engine(url: URL, path: Path, **kwargs: Any) -> Engine:
+def _read_only_engine(url: URL, path: Path, *, why: str | None = None, **kwargs: Any) -> Engine:
     """An engine over ``path`` that never writes (``mode=ro`` connections, ``query_only``, no pool).
+
+    ``why``: the reason logged (default: the URL's ``mode=ro``, or this user cannot write the file).
 
     Raises:
         StoreError: the file does not exist (a read-only user cannot create it).
@@ -203,16 +211,36 @@ def _read_only_engine(url: URL, path: Path, **kwargs: Any) -> Engine:
         if conn.get_execution_options().get("sqlite_begin", "IMMEDIATE"):
             conn.exec_driver_sql("BEGIN DEFERRED")  # a read-only file takes no write lock
 
-    why = (
-        "the database URL asks for mode=ro" if url.query.get("mode") == "ro" else "this user cannot write it"
-    )
+    hint = READ_ONLY_HINT
+    if why is None:
+        asked = url.query.get("mode") == "ro"
+        why = "the database URL asks for mode=ro" if asked else "this user cannot write it"
+    else:
+        hint = "remove the cause named by why, then start syncd again to fetch and store"
     log.warning(
         "event=store_read_only path=%s why=%r answers='from the store only, no upstream request' hint=%r",
         path,
         why,
-        READ_ONLY_HINT,
+        hint,
     )
     return engine
+
+
+def free_bytes(engine_or_url: Engine | str) -> int | None:
+    """Bytes free for this user on the filesystem of an SQLite database file (``statvfs``).
+
+    None for PostgreSQL, an in-memory database, or a directory that cannot be inspected.
+    """
+    url = engine_or_url.url if isinstance(engine_or_url, Engine) else normalize_url(engine_or_url)
+    if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
+        return None
+    if url.database.startswith("file:"):
+        return None
+    try:
+        fs = os.statvfs(Path(url.database).expanduser().resolve().parent)
+    except OSError:
+        return None
+    return fs.f_bavail * fs.f_frsize
 
 
 def point_reader(engine: Engine) -> Engine:

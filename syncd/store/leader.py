@@ -13,11 +13,19 @@ On SQLite (one workstation, one file) the lock is an exclusive ``flock`` on ``<d
 beside the database file, holding ``syncd-daemon HOST PID``: the kernel frees it when the holder dies,
 so a second daemon on the same file serves MCP only (``role=standby``) and takes over at its next poll.
 An in-memory database has nobody to share with: :meth:`DaemonLock.poll` answers True.
+
+The lock file is the one file the daemon itself writes at start besides the database. A full disk,
+a read-only filesystem or a directory this user cannot write never stop the daemon: a lock taken whose
+holder name cannot be written is kept (its holder reads as unknown, ``event=leader_lock_unnamed``); a
+lock file that cannot be opened leaves the daemon serving only (standby), with one warning per cause
+(``event=leader_lock_unavailable``, cause ``disk_full``, ``read_only`` or ``permission_denied``) and
+the lock tried again at every poll.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import logging
 import os
@@ -37,6 +45,7 @@ __all__ = [
     "POLL_S",
     "DaemonLock",
     "lock_holder",
+    "os_cause",
     "sqlite_lock_path",
 ]
 
@@ -48,6 +57,22 @@ POLL_S = 5.0
 """Seconds between two tries of a standby daemon (and two liveness checks of the holder)."""
 LOCK_SESSION_OPTIONS = "-c tcp_keepalives_idle=10 -c tcp_keepalives_interval=5 -c tcp_keepalives_count=3"
 """Server-side keepalives of the lock's session: a vanished holder machine frees the lock in ~25 s."""
+
+
+def os_cause(exc: OSError) -> str:
+    """The named cause of a failed file operation.
+
+    ``disk_full`` (ENOSPC, EDQUOT), ``read_only`` (EROFS), ``permission_denied`` (EACCES, EPERM), else
+    the errno's symbol (``EIO``) or ``error``.
+    """
+    code = exc.errno
+    if code in (errno.ENOSPC, errno.EDQUOT):
+        return "disk_full"
+    if code == errno.EROFS:
+        return "read_only"
+    if code in (errno.EACCES, errno.EPERM):
+        return "permission_denied"
+    return errno.errorcode.get(code, "error") if code is not None else "error"
 
 
 def _key_parts(key: int) -> tuple[int, int]:
@@ -139,6 +164,7 @@ class DaemonLock:
         self._conn: Connection | None = None
         self._file = None if self._postgresql else sqlite_lock_path(engine)
         self._fd: int | None = None
+        self._warned: set[str] = set()
         self.held = not self._postgresql and self._file is None
 
     def poll(self) -> bool:
@@ -172,24 +198,58 @@ class DaemonLock:
         return got
 
     def _poll_file(self, path: Path) -> bool:
-        """Take (or keep) the exclusive ``flock`` on the SQLite store's lock file."""
+        """Take (or keep) the exclusive ``flock`` on the SQLite store's lock file; never raises."""
         if self._fd is not None:
             return True
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o660)
         except OSError as exc:
-            log.warning("event=leader_poll_failed error=%s path=%s", exc.__class__.__name__, path)
+            self._warn_once(
+                "event=leader_lock_unavailable cause=%s path=%s detail=%r action=%r",
+                os_cause(exc),
+                path,
+                str(exc),
+                "serving only (standby): no sweep or watch walk until the lock file can be created",
+            )
             return False
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
+        except OSError as exc:
             os.close(fd)
+            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):  # held by another daemon: standby
+                self._warn_once(
+                    "event=leader_lock_unavailable cause=%s path=%s detail=%r action=%r",
+                    os_cause(exc),
+                    path,
+                    str(exc),
+                    "serving only (standby)",
+                )
             return False
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{self.name}\n".encode(), 0)
+        name = f"{self.name}\n".encode()
+        try:
+            os.pwrite(fd, name, 0)
+            os.ftruncate(fd, len(name))
+        except OSError as exc:  # a full disk: the lock is held all the same, its holder reads as unknown
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, 0)
+            self._warn_once(
+                "event=leader_lock_unnamed cause=%s path=%s detail=%r action=%r",
+                os_cause(exc),
+                path,
+                str(exc),
+                "lock held; its holder name could not be written",
+            )
         self._fd = fd
         self.held = True
         return True
+
+    def _warn_once(self, message: str, cause: str, *args: object) -> None:
+        """Log ``message`` at WARNING once per cause (the lock is polled every :data:`POLL_S` seconds)."""
+        key = message.split(" ", 1)[0] + cause
+        if key in self._warned:
+            return
+        self._warned.add(key)
+        log.warning(message, cause, *args)
 
     def release(self) -> None:
         """Give the lock up (closing its session frees it) so a standby takes over at its next poll."""
