@@ -15,12 +15,12 @@ from the loop, STOPPING=1 on SIGTERM, then a drain of the running job. Every ``c
 seconds the refreshing daemon alerts the watched retractions and deletions the change feed recorded
 (:mod:`syncd.alerts`: ``event=alert`` at WARNING, the optional ``alerts.command``).
 
-The SQLite database file is watched (:class:`FileWatch`: device and inode every
-:data:`FILE_CHECK_S` seconds and before each sweep and sync): when it is deleted or replaced under the
-daemon, an error is logged, the store stops writing, and the daemon exits non-zero so systemd starts
-it again on the file that is there (its writes would otherwise go to a deleted inode, or its WAL be
-merged into another database). The HTTP server closes connections that do not finish their request
-line and headers within ``http.header_timeout_s`` (:class:`HeaderTimeoutProtocol`), and answers 408 to a
+The SQLite database file is guarded by the store (:mod:`syncd.store.fileguard`: looked at before
+every write and new connection, and here every :data:`FILE_CHECK_S` seconds): a backup restored over
+it (copied in place or moved over it) is taken, never merged with the old WAL, and a deleted file is
+rehomed with every commit; the daemon keeps serving throughout (``event=store_replaced``,
+``event=store_deleted``). The HTTP server closes connections that do not finish their request line
+and headers within ``http.header_timeout_s`` (:class:`HeaderTimeoutProtocol`), and answers 408 to a
 body that does not arrive within ``http.body_timeout_s`` and 400 to a request without ``Host``
 (:class:`~syncd.httpauth.RequestGuard`).
 """
@@ -51,8 +51,9 @@ from syncd.sdnotify import notify, watchdog_interval_s
 from syncd.services import Services
 from syncd.store.changes import prune_changes
 from syncd.store.engine import free_bytes, make_engine, upgrade_to_head
+from syncd.store.fileguard import file_guard
 from syncd.store.leader import POLL_S, DaemonLock
-from syncd.store.repo import MIN_FREE_BYTES, Store, file_identity
+from syncd.store.repo import MIN_FREE_BYTES, Store
 from syncd.store.watches import list_sync_states, list_watches
 from syncd.sync import STOP as sync_stop
 from syncd.sync import sync_all
@@ -63,7 +64,6 @@ __all__ = [
     "FILE_CHECK_S",
     "JOB_DEFAULTS",
     "STARTUP_DELAY_S",
-    "FileWatch",
     "HeaderTimeoutProtocol",
     "open_store",
     "plan_jobs",
@@ -76,8 +76,9 @@ JOB_DEFAULTS = {"coalesce": True, "max_instances": 1, "misfire_grace_time": 300}
 """Every job: missed runs coalesce into one, never two instances at once."""
 STARTUP_DELAY_S = 5.0
 """Seconds after start before the first sweep (and an overdue sync) runs."""
-FILE_CHECK_S = 10.0
-"""Seconds between two checks that the SQLite database file is still the one opened."""
+FILE_CHECK_S = 2.0
+"""Seconds between two looks at the SQLite database file from the daemon's timer (the store also looks
+before every write; :func:`syncd.store.fileguard.FileGuard.check`)."""
 
 
 def plan_jobs(settings: Settings, store: Store, now: dt.datetime) -> dict[str, dict[str, object]]:
@@ -107,38 +108,6 @@ def plan_jobs(settings: Settings, store: Store, now: dt.datetime) -> dict[str, d
 
 
 log = logging.getLogger("syncd.daemon")
-
-
-class FileWatch:
-    """Whether the store's SQLite database file is still the one the daemon opened (device, inode).
-
-    Args:
-        store: the open store; a store without a database file (PostgreSQL, memory) is never swapped.
-    """
-
-    def __init__(self, store: Store) -> None:
-        self.store = store
-        self.identity = file_identity(store.engine)
-        self.problem: str | None = None
-
-    def check(self) -> bool:
-        """True while the file is the one opened; on the first change, log it and stop the store writing."""
-        if self.problem is not None:
-            return False
-        if self.identity is None:
-            return True
-        now = file_identity(self.store.engine)
-        if now == self.identity:
-            return True
-        self.problem = "database file deleted" if now is None else "database file replaced"
-        log.error(
-            "event=database_swapped what=%r path=%s action='writes stopped; exiting for a restart on the "
-            "file that is there'",
-            self.problem,
-            self.store.engine.url.database,
-        )
-        self.store.stop_writing(self.problem)
-        return False
 
 
 class HeaderTimeoutProtocol(H11Protocol):
@@ -245,7 +214,7 @@ def _schedule(
         scheduler.add_job(lambda: notify("WATCHDOG=1"), "interval", seconds=wd, id="watchdog")
 
 
-async def _serve(settings: Settings, store: Store, watch: FileWatch) -> None:
+async def _serve(settings: Settings, store: Store) -> None:
     tools_services = Services.open(settings, store, interactive=True)
     sweep_services = Services.open(settings, store, interactive=False)
     web = web_server(settings, tools_services)
@@ -263,7 +232,7 @@ async def _serve(settings: Settings, store: Store, watch: FileWatch) -> None:
         running.add(loop.run_in_executor(None, lambda: tools_services.upstreams.check(settings)))
 
     async def sweep_job() -> None:
-        if not lock.held or not swap_check():  # a standby daemon serves only
+        if not lock.held:  # a standby daemon serves only
             return
         async with turn:
             fut = loop.run_in_executor(None, _sweep_pass, sweep_services, settings.revalidate_batch)
@@ -276,7 +245,7 @@ async def _serve(settings: Settings, store: Store, watch: FileWatch) -> None:
                 running.discard(fut)
 
     async def sync_job() -> None:
-        if not lock.held or not swap_check():
+        if not lock.held:
             return
         async with turn:
             fut = loop.run_in_executor(None, _sync_pass, sweep_services, settings)
@@ -287,17 +256,18 @@ async def _serve(settings: Settings, store: Store, watch: FileWatch) -> None:
             finally:
                 running.discard(fut)
 
-    def swap_check() -> bool:
-        if watch.check():
-            return True
-        web.should_exit = True
-        return False
+    guard = file_guard(store.engine)
+
+    async def file_job() -> None:  # the store's file replaced or deleted while nothing is written
+        if guard is not None:
+            with contextlib.suppress(StoreError):  # logged once by the guard, retried
+                await loop.run_in_executor(None, lambda: guard.check(deep=True))
 
     _schedule(scheduler, settings, store, {"revalidate": sweep_job, "sync": sync_job, "leader": leader_job})
-    scheduler.add_job(swap_check, "interval", seconds=FILE_CHECK_S, id="file_watch")
+    scheduler.add_job(file_job, "interval", seconds=FILE_CHECK_S, id="file_watch")
 
     async def alerts_job() -> None:
-        if lock.held and swap_check():  # one daemon of the lab alerts
+        if lock.held:  # one daemon of the lab alerts
             await loop.run_in_executor(None, _alerts_pass, sweep_services)
 
     scheduler.add_job(
@@ -476,8 +446,7 @@ def run_daemon(settings: Settings) -> None:
     """Open (and migrate) the store, then serve until SIGINT/SIGTERM.
 
     Raises:
-        StoreError: the store cannot be opened or migrated, or its file was deleted or replaced
-            while serving (the daemon then exits non-zero).
+        StoreError: the store cannot be opened or migrated.
     """
     if not settings.crossref.mailto:
         log.warning("event=public_pool hint='set crossref.mailto to use the polite pool (higher limits)'")
@@ -490,17 +459,11 @@ def run_daemon(settings: Settings) -> None:
         settings.sync_interval_s,
         settings.revalidate_interval_s,
     )
-    watch = FileWatch(store)
     try:
         try:
             apply_config(store, settings.watch)
         except Exception as exc:  # reported, retried on every sync pass
             log.warning("event=watch_config_failed error=%s", getattr(exc, "message", exc))
-        asyncio.run(_serve(settings, store, watch))
+        asyncio.run(_serve(settings, store))
     finally:
         store.close()
-    if watch.problem is not None:
-        raise StoreError(
-            f"{watch.problem} under the running daemon; exited so it restarts on the file that is there",
-            hint="Check what removed or replaced the database file; systemd restarts the daemon.",
-        )

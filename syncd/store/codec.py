@@ -39,6 +39,7 @@ from sqlalchemy import Connection, Engine, Table, bindparam, func, select, updat
 from syncd.errors import StoreError
 from syncd.store.dialect import insert_ignore
 from syncd.store.engine import reader
+from syncd.store.fileguard import file_guard
 from syncd.store.models import BodyDictionary, Entry, PreviousBody
 
 __all__ = [
@@ -212,6 +213,14 @@ class BodyCodec:
         _SOURCES.add(engine)
         self._current: int | None = None
         self._local = threading.local()
+        self._plain = 0
+        guard = file_guard(engine)
+        if guard is not None:
+            guard.add_listener(self.forget)  # the file was replaced: its newest dictionary is looked up again
+
+    def forget(self) -> None:
+        """Look the current dictionary up again at the next encode (the store's file was replaced)."""
+        self._current = None
         self._plain = 0
 
     @property

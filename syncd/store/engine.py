@@ -37,6 +37,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from syncd.errors import StoreError
 from syncd.store.dialect import migration_lock, normalize_url
+from syncd.store.fileguard import attach_guard
 
 if TYPE_CHECKING:
     from alembic.config import Config
@@ -101,7 +102,9 @@ def make_engine(database_url: str, *, read_only: str | None = None, **kwargs: An
     e.g. the daemon on a full disk, where the file opens but its ``-wal``/``-shm`` cannot be created.
 
     For PostgreSQL: psycopg 3, pooled connections checked before use, :data:`PG_CONNECT_ARGS`.
-    For SQLite the parent directory is created (mode 0o750) and each connection is set up with WAL,
+    For an SQLite file the parent directory is created (mode 0o750), the file is guarded against being
+    replaced or deleted under the engine (:mod:`syncd.store.fileguard`: the engine then reopens on the
+    file there, migrated by :func:`upgrade_to_head`), and each connection is set up with WAL,
     ``busy_timeout`` (:data:`BUSY_TIMEOUT_MS` milliseconds), ``synchronous=NORMAL`` and
     ``foreign_keys=ON``; transactions begin ``IMMEDIATE`` unless the ``sqlite_begin`` execution
     option says otherwise (see :func:`reader`).
@@ -124,6 +127,8 @@ def make_engine(database_url: str, *, read_only: str | None = None, **kwargs: An
             raise StoreError(f"cannot create database directory {path.parent}: {exc}") from exc
         url = url.set(database=str(path))
     engine = create_engine(url, connect_args={"check_same_thread": False}, **kwargs)
+    if url.database and url.database != ":memory:" and not url.database.startswith("file:"):
+        attach_guard(engine, Path(url.database), upgrade_to_head)  # before the PRAGMAs touch the WAL
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
