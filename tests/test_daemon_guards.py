@@ -1,17 +1,16 @@
-"""The daemon's guards (issue 17 items 5 and 7): a database file swapped under it, half-open HTTP connections.
+"""The daemon's guards (issue 17 items 5 and 7, issue 30.2): its database file swapped, half-open connections.
 
-The swap is made for real (the file deleted or replaced while the store is open); the header timeout
-is measured on a real uvicorn server on loopback with a raw socket.
+The swap is made for real under a real `syncd daemon` (the file copied over or deleted while it
+serves; the store-level cases are in tests/test_store_file_swap.py); the header timeout is measured
+on a real uvicorn server on loopback with a raw socket.
 """
 
 from __future__ import annotations
 
-import logging
-import os
 import shutil
+import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -20,58 +19,31 @@ from typing import Any
 
 import pytest
 import uvicorn
+from mcp import Client
 
 from syncd.config import Settings
 from syncd.crossref.names import CROSSREF_WORK
-from syncd.daemon import FileWatch, _sweep_pass, web_config
+from syncd.daemon import _sweep_pass, web_config
 from syncd.errors import StoreError
 from syncd.services import Services
 from syncd.store.repo import EntryContent, Store
+from tests.fakeupstream import FakeUpstream
+from tests.test_processes import RAPTOR_TITLE, _env, _free_port, _start_daemon
+from tests.test_store_file_swap import _keys_elsewhere, _put
+
+RAPTOR = "10.1101/598821"
+ACTAO = "10.1016/j.actao.2019.01.006"
+BACKUP = {
+    "10.1016/j.apsusc.2007.01.131": "10.1016_j.apsusc.2007.01.131",
+    "10.1103/physreva.106.022212": "10.1103_physreva.106.022212",
+    "10.1002/jor.1100150407": "10.1002_jor.1100150407",
+}
 
 
 def _store(path: Path) -> Store:
     store = Store.open(f"sqlite:///{path}")
     store.put_content(EntryContent(CROSSREF_WORK, "10.5555/a", "ok", "{}", "h", title="kept"))
     return store
-
-
-def test_a_deleted_database_stops_writes_and_is_logged(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    """Deleting the file under an open store: the watch says so once (error), writes are refused.
-
-    Before: the daemon kept writing to the deleted inode and logged nothing.
-    """
-    path = tmp_path / "syncd.db"
-    store = _store(path)
-    try:
-        watch = FileWatch(store)
-        assert watch.check() is True
-        path.unlink()
-        with caplog.at_level(logging.ERROR, logger="syncd.daemon"):
-            assert watch.check() is False
-            assert watch.check() is False
-        errors = [r.getMessage() for r in caplog.records if "database_swapped" in r.getMessage()]
-        assert len(errors) == 1 and "deleted" in errors[0]
-        with pytest.raises(StoreError, match="writes stopped"):
-            store.mark_error(1, "upstream_unavailable")
-        assert store.write_problem() == "database file deleted"
-    finally:
-        store.close()
-
-
-def test_a_replaced_database_is_noticed(tmp_path: Path) -> None:
-    """A different file moved into place (new inode): the watch reports it replaced."""
-    path = tmp_path / "syncd.db"
-    store = _store(path)
-    try:
-        watch = FileWatch(store)
-        other = tmp_path / "other.db"
-        shutil.copy(path, other)
-        os.replace(other, path)
-        assert watch.check() is False and watch.problem == "database file replaced"
-    finally:
-        store.close()
 
 
 def test_no_new_database_where_one_was_expected(tmp_path: Path) -> None:
@@ -158,36 +130,87 @@ def test_a_sweep_on_an_unwritable_store_stops_without_a_traceback(tmp_path: Path
         store.close()
 
 
-def test_the_daemon_exits_non_zero_when_its_database_is_deleted(tmp_path: Path) -> None:
-    """`syncd daemon` whose database file is deleted: logs database_swapped and exits non-zero in < 20 s.
+def _daemon_env(fake: FakeUpstream, db: Path, tmp_path: Path) -> tuple[dict[str, str], int]:
+    port = _free_port()
+    env = _env(fake, f"sqlite:///{db}", tmp_path, SYNCD_HTTP__PORT=str(port), SYNCD_LOG_LEVEL="INFO")
+    return env, port
 
-    The file is checked every FILE_CHECK_S (10 s) and before the first sweep (STARTUP_DELAY_S, 5 s).
-    Before: it kept serving and writing to the deleted inode; nothing was logged.
+
+def _wait_for(condition: Any, what: str, timeout_s: float = 30.0) -> None:
+    """Poll ``condition()`` (a look from another process) until true; the daemon acts on its timer."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.2)
+    pytest.fail(f"not seen within {timeout_s:g} s: {what}")
+
+
+def _stop(proc: subprocess.Popen[str]) -> str:
+    proc.send_signal(signal.SIGTERM)
+    out, _ = proc.communicate(timeout=60)
+    return out
+
+
+@pytest.mark.anyio
+async def test_the_daemon_keeps_serving_a_backup_copied_over_its_database(
+    fake: FakeUpstream, tmp_path: Path
+) -> None:
+    """`cp backup.db syncd.db` under a running `syncd daemon`: it serves and keeps the backup's works.
+
+    The daemon fetched Raptor (in its WAL) after the backup was taken. Within its 2 s timer it takes
+    the copied file; another process then finds exactly the backup's three works; a new call fetches
+    Raptor again and stores it into the restored file; after SIGTERM the file holds all four.
+    Before: the old WAL was applied to the copy (0/3 of a backup's own works survived) and, since
+    issue 17, the daemon exited.
     """
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    config = tmp_path / "syncd.toml"
-    db = tmp_path / "d.db"
-    config.write_text(f'database_url = "sqlite:///{db}"\n[http]\nport = {port}\n', encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SYNCD_")}
-    env["SYNCD_CONFIG"] = str(config)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "syncd", "daemon"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-    )
+    backup, db = tmp_path / "backup.db", tmp_path / "syncd.db"
+    store = Store.open(f"sqlite:///{backup}")
+    _put(store, BACKUP)
+    store.close()
+    shutil.copyfile(backup, db)
+    env, port = _daemon_env(fake, db, tmp_path)
+    proc = _start_daemon(env, port)
     try:
-        started = time.monotonic()
-        lock = tmp_path / "d.db.daemon.lock"  # taken once the store is open and migrated
-        while not lock.exists() and time.monotonic() - started < 30:
-            time.sleep(0.1)
-        db.unlink()
-        deleted = time.monotonic()
-        code = proc.wait(timeout=30)
-        assert time.monotonic() - deleted < 20
+        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+            first = await client.call_tool("crossref_get_work", {"doi": RAPTOR})
+            assert first.structured_content is not None and first.structured_content["title"] == RAPTOR_TITLE
+            _wait_for(lambda: RAPTOR in _keys_elsewhere(db), "Raptor stored")
+            shutil.copyfile(backup, db)
+            _wait_for(lambda: _keys_elsewhere(db) == sorted(BACKUP), "the backup's works, only")
+            again = await client.call_tool("crossref_get_work", {"doi": RAPTOR})
+            assert again.structured_content is not None and again.structured_content["title"] == RAPTOR_TITLE
     finally:
-        if proc.poll() is None:
-            proc.kill()
-        _, stderr = proc.communicate(timeout=10)
-    assert code != 0
-    # deleted, or "replaced" when a new connection of the pool recreated an empty file meanwhile
-    assert "event=database_swapped what='database file " in stderr.decode()
+        out = _stop(proc)
+    assert proc.returncode == 0, out
+    assert "event=store_replaced how=overwritten" in out and "Traceback" not in out, out
+    assert _keys_elsewhere(db) == sorted([*BACKUP, RAPTOR])
+
+
+@pytest.mark.anyio
+async def test_the_daemon_keeps_serving_when_its_database_is_deleted(
+    fake: FakeUpstream, tmp_path: Path
+) -> None:
+    """The database file deleted under `syncd daemon`: rehomed with every work; later fetches stored in it.
+
+    Before: it kept writing into the deleted inode (lost at the next start), then (issue 17) exited.
+    """
+    db = tmp_path / "syncd.db"
+    store = Store.open(f"sqlite:///{db}")
+    _put(store, BACKUP)
+    store.close()
+    env, port = _daemon_env(fake, db, tmp_path)
+    proc = _start_daemon(env, port)
+    try:
+        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+            await client.call_tool("crossref_get_work", {"doi": RAPTOR})
+            _wait_for(lambda: RAPTOR in _keys_elsewhere(db), "Raptor stored")
+            db.unlink()
+            _wait_for(lambda: db.exists() and _keys_elsewhere(db) == sorted([*BACKUP, RAPTOR]), "rehomed")
+            later = await client.call_tool("crossref_get_work", {"doi": ACTAO})
+            assert later.structured_content is not None and later.structured_content["doi"] == ACTAO
+    finally:
+        out = _stop(proc)
+    assert proc.returncode == 0, out
+    assert "event=store_deleted action=rehomed" in out and "Traceback" not in out, out
+    assert _keys_elsewhere(db) == sorted([*BACKUP, RAPTOR, ACTAO])

@@ -286,15 +286,11 @@ class FileGuard:
         if reading and now < self._next_read_check:
             return
         self._next_read_check = now + READ_CHECK_S
-        marks = self._marks()  # before the stat: a checkpoint starting after it shows at the next look
         try:
             state = FileState.of(self.path)
         except OSError:
             return  # the directory cannot be inspected now: nothing is known to have changed
-        if state == self.state and self.problem is None and not deep:
-            if marks is not None:
-                self.marks = marks
-        else:
+        if state != self.state or self.problem is not None or deep:
             with self._lock:
                 self._inside.busy = True
                 try:
@@ -314,7 +310,7 @@ class FileGuard:
         """
         if self.busy or self.state is None:
             return
-        marks = self._marks()
+        marks = self._marks()  # before the stat: a checkpoint starting after it shows at the next look
         try:
             state = FileState.of(self.path)
         except OSError:
@@ -397,11 +393,8 @@ class FileGuard:
             fd, ident = self._shm
             with contextlib.suppress(OSError):
                 st = os.fstat(fd)
-                if (st.st_dev, st.st_ino) == ident:
-                    marks = checkpoint_marks(self.path, fd)
-                    st = os.fstat(fd)
-                    if (st.st_dev, st.st_ino) == ident:  # not closed and reused meanwhile
-                        return marks
+                if (st.st_dev, st.st_ino) == ident:  # still SQLite's -shm (not closed and reused)
+                    return checkpoint_marks(self.path, fd)
             self._shm = None
         now = time.monotonic()
         if now < self._next_shm_scan:
@@ -713,11 +706,14 @@ def attach_guard(engine: Engine, path: Path, after_reopen: Callable[[Engine], ob
             raise
         if guard.stale(conn):
             conn.invalidate()  # opened on the file the guard left: the next use takes a new one
+        elif not reading:
+            conn.info["syncd_wrote"] = True  # its check-in keeps the marks current
         guard.ensure_sentinel()
 
     @event.listens_for(engine, "checkin")
-    def _on_checkin(*_args: Any) -> None:
-        guard.note()
+    def _on_checkin(_dbapi_conn: Any, record: Any) -> None:
+        if record.info.pop("syncd_wrote", False):  # a write may have restarted the WAL
+            guard.note()
 
     @event.listens_for(engine, "engine_disposed")
     def _on_disposed(_engine: Any) -> None:
@@ -731,5 +727,6 @@ def attach_guard(engine: Engine, path: Path, after_reopen: Callable[[Engine], ob
 def _close_all() -> None:
     """A last look by every guard before the interpreter closes its connections (and checkpoints)."""
     for guard in list(_LIVE):
-        with contextlib.suppress(Exception):
-            guard.close()
+        if guard._sentinel is not None:  # in use (a closed store's guard does not look again)
+            with contextlib.suppress(Exception):
+                guard.close()
