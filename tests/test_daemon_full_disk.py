@@ -125,11 +125,14 @@ while os.getppid() == parent:
 """
 
 
-def _full_disk_daemon(tmp_path: Path, env: dict[str, str], db: Path, hold: bool) -> subprocess.Popen[str]:
+def _full_disk_daemon(
+    tmp_path: Path, env: dict[str, str], db: Path, hold: bool, read_only: bool = False
+) -> subprocess.Popen[str]:
     """In a private mount namespace: a 2 MB tmpfs at db's directory, the Raptor work stored, the disk filled.
 
     ``hold``: another process keeps the database open (its -wal/-shm exist), as an MCP server would.
-    Then ``syncd daemon`` is exec'd there; its output is the process's stdout.
+    ``read_only``: the filesystem is remounted read-only instead of filled. Then ``syncd daemon`` is
+    exec'd there; its output is the process's stdout.
     """
     mount = db.parent
     body = CORPUS / "crossref/work/10.1101_598821.json"
@@ -139,7 +142,11 @@ def _full_disk_daemon(tmp_path: Path, env: dict[str, str], db: Path, hold: bool)
             f"mount -t tmpfs -o size=2m tmpfs {mount}",
             f"{sys.executable} -c '{PREPARE}' sqlite:///{db} {body} {RAPTOR}",
             (f"{sys.executable} -c '{HOLD}' {db} > {tmp_path}/held 2>&1 & sleep 2" if hold else "true"),
-            f"dd if=/dev/zero of={mount}/fill bs=4k 2>/dev/null || true",
+            (
+                f"mount -o remount,ro {mount}"
+                if read_only
+                else f"dd if=/dev/zero of={mount}/fill bs=4k 2>/dev/null || true"
+            ),
             f"df -k {mount}",
             f"exec {sys.executable} -m syncd daemon",
         ]
@@ -204,6 +211,36 @@ async def test_the_daemon_starts_and_serves_on_a_full_disk(
         assert "event=leader role=active" in out
     else:
         assert "event=store_degraded cause=disk_full" in out, out
+
+
+@pytest.mark.anyio
+async def test_the_daemon_serves_from_a_read_only_filesystem(fake: FakeUpstream, tmp_path: Path) -> None:
+    """EROFS: the store opens read-only, the lock file cannot be created (standby), the stored work is served.
+
+    The daemon exits 0 on SIGTERM, never a traceback.
+    """
+    if not _can_mount_tmpfs(tmp_path):
+        pytest.skip("unshare -rm with a tmpfs mount is not permitted here")
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    db = mount / "syncd.db"
+    port = _free_port()
+    env = _env(fake, f"sqlite:///{db}", tmp_path, SYNCD_HTTP__PORT=str(port), SYNCD_LOG_LEVEL="INFO")
+    proc = _full_disk_daemon(tmp_path, env, db, hold=False, read_only=True)
+    try:
+        _wait_ready(proc, port)
+        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+            res = await client.call_tool("crossref_get_work", {"doi": RAPTOR})
+        assert res.structured_content is not None
+        assert res.structured_content["title"] == RAPTOR_TITLE
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0, out
+    assert "Traceback" not in out
+    assert "event=store_read_only" in out, out
+    assert "event=leader_lock_unavailable cause=read_only" in out, out
+    assert "role=standby" in out
 
 
 def test_a_database_that_cannot_be_created_on_a_full_disk_is_a_declared_error(

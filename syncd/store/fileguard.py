@@ -167,7 +167,11 @@ def _identity(path: Path) -> tuple[int, int] | None:
 
 
 def _sqlite_descriptor(path: Path) -> int | None:
-    """A descriptor SQLite holds open on ``path`` in this process (Linux ``/proc/self/fd``), else None."""
+    """A descriptor this process holds open on the file at ``path`` (SQLite's), found by identity.
+
+    Linux: the entries of ``/proc/self/fd`` are compared by device and inode (``fstat``), never
+    opened. None without ``/proc`` or when no descriptor of this process is on that file.
+    """
     want = _identity(path)
     if want is None:
         return None
@@ -175,11 +179,8 @@ def _sqlite_descriptor(path: Path) -> int | None:
         entries = os.listdir("/proc/self/fd")
     except OSError:
         return None
-    names = (str(path), f"{path} (deleted)")
     for entry in entries:
         try:
-            if os.readlink(f"/proc/self/fd/{entry}") not in names:
-                continue
             fd = int(entry)
             st = os.fstat(fd)
         except (OSError, ValueError):
@@ -684,7 +685,7 @@ def attach_guard(engine: Engine, path: Path, after_reopen: Callable[[Engine], ob
     Call it before the engine's own ``connect`` listeners, so a connection to a foreign file is refused
     before it reads that file's WAL.
     """
-    guard = FileGuard(engine, path, after_reopen)
+    guard = FileGuard(engine, Path(os.path.abspath(path)), after_reopen)  # as SQLite names it
     _GUARDS[engine] = guard
     _LIVE.add(guard)
 
