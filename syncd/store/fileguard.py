@@ -21,17 +21,18 @@ seconds before a read, and from the daemon's timer, and then:
 * **deleted**: the open database is copied (SQLite's backup API, every commit included) into a new
   file that takes the path, then the store reopens on it: nothing is lost.
   ``event=store_deleted action=rehomed`` (WARNING).
-* **overwritten in place** (same inode, other content): in WAL mode SQLite writes the file only while
-  checkpointing, and a checkpoint first raises ``nBackfillAttempted`` in the WAL index (the
-  ``-shm`` file's documented layout, :func:`checkpoint_marks`). A file that changed while the marks
-  did not (no checkpoint started, none was running) was written by someone else. Once it has stopped
-  changing and passes ``quick_check`` (read with ``immutable=1``: the file alone, no WAL), its content
-  is written into the live store through SQLite's backup API, i.e. through the WAL, so every process
-  sees the restored database and the old WAL's pages never reach it; the store is then marked with
-  ``PRAGMA user_version`` = :func:`restore_tag` of the file, so the other syncd processes that notice
-  the same restore see it done (the file itself is left as copied until the next checkpoint). The
-  store as it was is first copied to ``<db>.before-restore-<time>``, so a change that was not a
-  restore after all (the file touched) loses nothing. ``event=store_replaced how=overwritten``.
+* **overwritten in place** (same inode, other content): in WAL mode SQLite writes the file only
+  while checkpointing, and a checkpoint first raises ``nBackfillAttempted`` in the WAL index (the
+  ``-shm`` file's documented layout, :func:`~syncd.store.walfile.checkpoint_marks`). A file that
+  changed while the marks did not (no checkpoint started, none running) was written by another.
+  Once it has stopped changing and passes ``quick_check`` (read with ``immutable=1``: the file
+  alone, no WAL), its content is written into the live store through SQLite's backup API, i.e.
+  through the WAL, so every process sees the restored database and the old WAL's pages never reach
+  it. The store is then marked with ``PRAGMA user_version`` =
+  :func:`~syncd.store.walfile.restore_tag` of the file (other syncd processes noticing the same
+  restore see it done; the file stays as copied until the next checkpoint). The store as it was is
+  first copied to ``<db>.before-restore-<time>``: a change that was not a restore after all (the
+  file touched) loses nothing. ``event=store_replaced how=overwritten`` (WARNING).
 
 A new connection that would open another file than the one guarded is refused (``StoreError``,
 ``store_unavailable``) until the guard has switched; connections opened on the old file and checked
@@ -39,10 +40,8 @@ out meanwhile are invalidated at their next checkout. A file that cannot be take
 a copy still changing, a failed rehome) answers ``store_unavailable`` with the cause to writes and
 new connections, and is looked at again after :data:`RETRY_S` seconds.
 
-The guard never opens and closes the database or ``-shm`` file itself: closing any descriptor of a
-file drops every POSIX lock this process holds on it, SQLite's included. It reads the WAL index
-through SQLite's own descriptor (found in ``/proc/self/fd``; without ``/proc`` an in-place overwrite
-is not told from a checkpoint, the other two cases are unaffected).
+The guard never opens the database or ``-shm`` file itself (:mod:`syncd.store.walfile`; without
+``/proc`` an in-place overwrite is not told from a checkpoint, the other two cases are unaffected).
 
 Limits: a restore made while another process checkpoints, or before this process opened the file,
 is not recognized; a process that opened the new file before the guard switched may have joined the
@@ -54,34 +53,37 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import hashlib
 import logging
 import os
 import sqlite3
-import struct
 import threading
 import time
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, event
 
 from syncd.errors import StoreError
+from syncd.store.walfile import (
+    CheckpointMarks,
+    FileState,
+    checkpoint_marks,
+    identity,
+    immutable,
+    quick_check,
+    restore_tag,
+    sqlite_descriptor,
+)
 
 __all__ = [
     "READ_CHECK_S",
     "RETRY_S",
     "SETTLE_S",
-    "CheckpointMarks",
     "FileGuard",
-    "FileState",
     "attach_guard",
-    "checkpoint_marks",
     "file_guard",
-    "restore_tag",
 ]
 
 log = logging.getLogger("syncd.store")
@@ -96,127 +98,8 @@ RETRY_S = 30.0
 """Seconds before a file that could not be taken (not a database, a failed rehome) is looked at again."""
 BUSY_TIMEOUT_MS = 10_000
 """Lock wait of the guard's own connection (milliseconds; the engine's ``busy_timeout``)."""
-SHM_BYTES = 136
-"""The WAL index header and checkpoint info at the start of ``-shm`` (two 48-byte headers, then info)."""
-
 _GUARDS: weakref.WeakKeyDictionary[Engine, FileGuard] = weakref.WeakKeyDictionary()
 _LIVE: weakref.WeakSet[FileGuard] = weakref.WeakSet()
-
-
-@dataclass(frozen=True)
-class FileState:
-    """What ``os.stat`` says of a database file: identity (device, inode) and last content change.
-
-    The status change time is not part of it (a ``chmod`` does not change the content), nor the
-    mode, kept for a rehomed copy.
-    """
-
-    dev: int
-    ino: int
-    size: int
-    mtime_ns: int
-    mode: int = field(compare=False)
-
-    @property
-    def identity(self) -> tuple[int, int]:
-        """``(st_dev, st_ino)``."""
-        return self.dev, self.ino
-
-    @classmethod
-    def of(cls, path: Path) -> FileState | None:
-        """The state of ``path``, None when there is no file there.
-
-        Raises:
-            OSError: the path cannot be inspected (a permission error, an I/O error).
-        """
-        try:
-            st = os.stat(path)
-        except (FileNotFoundError, NotADirectoryError):
-            return None
-        return cls(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_mode)
-
-
-@dataclass(frozen=True)
-class CheckpointMarks:
-    """The WAL index's checkpoint bookkeeping (``-shm``: header salts, ``nBackfill``, ``nBackfillAttempted``).
-
-    ``salts`` change when the WAL restarts; ``backfilled`` is the last frame a finished checkpoint
-    copied into the file; ``attempted`` is raised before a checkpoint writes any page.
-    """
-
-    salts: tuple[int, int]
-    backfilled: int
-    attempted: int
-
-    @property
-    def running(self) -> bool:
-        """True while a checkpoint has started and not finished (or was cut short)."""
-        return self.attempted > self.backfilled
-
-    def explains(self, later: CheckpointMarks) -> bool:
-        """True when a checkpoint ran between these marks and ``later`` (or was running at these)."""
-        return self.running or later != self
-
-
-def _identity(path: Path) -> tuple[int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_dev, st.st_ino
-
-
-def _sqlite_descriptor(path: Path) -> int | None:
-    """A descriptor this process holds open on the file at ``path`` (SQLite's), found by identity.
-
-    Linux: the entries of ``/proc/self/fd`` are compared by device and inode (``fstat``), never
-    opened. None without ``/proc`` or when no descriptor of this process is on that file.
-    """
-    want = _identity(path)
-    if want is None:
-        return None
-    try:
-        entries = os.listdir("/proc/self/fd")
-    except OSError:
-        return None
-    for entry in entries:
-        try:
-            fd = int(entry)
-            st = os.fstat(fd)
-        except (OSError, ValueError):
-            continue
-        if (st.st_dev, st.st_ino) == want:
-            return fd
-    return None
-
-
-def checkpoint_marks(db: Path, fd: int | None = None) -> CheckpointMarks | None:
-    """The checkpoint marks of ``db``'s WAL index, read through SQLite's own ``-shm`` descriptor ``fd``.
-
-    ``fd``: found in ``/proc/self/fd`` when not given. None when this process has no ``-shm`` open
-    (not WAL mode, no connection) or it cannot be read. Layout (native byte order): salts at bytes
-    32-39 of the first header, ``nBackfill`` at 96, ``nBackfillAttempted`` at 128
-    (https://sqlite.org/walformat.html).
-    """
-    fd = _sqlite_descriptor(Path(f"{db}-shm")) if fd is None else fd
-    if fd is None:
-        return None
-    try:
-        head = os.pread(fd, SHM_BYTES, 0)
-    except OSError:
-        return None
-    if len(head) < SHM_BYTES:
-        return None
-    salt1, salt2 = struct.unpack_from("=II", head, 32)
-    (backfilled,) = struct.unpack_from("=I", head, 96)
-    (attempted,) = struct.unpack_from("=I", head, 128)
-    return CheckpointMarks((salt1, salt2), backfilled, attempted)
-
-
-def restore_tag(state: FileState) -> int:
-    """The ``user_version`` marking a store restored from the file in ``state`` (31 bits)."""
-    key = f"{state.dev}:{state.ino}:{state.size}:{state.mtime_ns}".encode()
-    return int.from_bytes(hashlib.blake2b(key, digest_size=4).digest(), "big") & 0x7FFFFFFF
 
 
 class FileGuard:
@@ -254,11 +137,7 @@ class FileGuard:
 
     @property
     def engine(self) -> Engine:
-        """The guarded engine.
-
-        Raises:
-            StoreError: the engine was garbage-collected.
-        """
+        """The guarded engine (raises StoreError when it was garbage-collected)."""
         engine = self._engine()
         if engine is None:
             raise StoreError("the store's engine is gone")
@@ -344,7 +223,7 @@ class FileGuard:
         Raises:
             StoreError: ``store_unavailable``: the file at the path changed since the last look.
         """
-        opened = _identity(self.path)
+        opened = identity(self.path)
         record.info["syncd_file"] = opened
         if self.busy or opened == self.identity:
             return
@@ -400,7 +279,7 @@ class FileGuard:
         now = time.monotonic()
         if now < self._next_shm_scan:
             return None
-        fd = _sqlite_descriptor(Path(f"{self.path}-shm"))
+        fd = sqlite_descriptor(Path(f"{self.path}-shm"))
         if fd is None:
             self._next_shm_scan = now + READ_CHECK_S  # no -shm open yet: not scanned again at once
             return None
@@ -415,7 +294,7 @@ class FileGuard:
         self.state = FileState.of(self.path)
         self.identity = None if self.state is None else self.state.identity
         for suffix in ("-wal", "-shm"):
-            ident = _identity(Path(f"{self.path}{suffix}"))
+            ident = identity(Path(f"{self.path}{suffix}"))
             if ident is not None:
                 self._companions[suffix] = ident
         self.problem = None
@@ -478,7 +357,7 @@ class FileGuard:
         settled = self._settle(state)
         if settled is None:
             return
-        problem = _quick_check(self.path)
+        problem = quick_check(self.path)
         if problem is not None:
             self._fail(f"the file now at {self.path} is not a usable database ({problem})")
             return
@@ -542,14 +421,14 @@ class FileGuard:
 
     def _restore_in_place(self, state: FileState) -> None:
         """Another writer's content in the same inode: write it into the live store through the WAL."""
-        problem = _quick_check(self.path)
+        problem = quick_check(self.path)
         if problem is not None:
             self._fail(f"the database file {self.path} was overwritten with an unusable database ({problem})")
             return
         kept = self._keep_live()
         try:
             sentinel = self._open_sentinel()
-            with contextlib.closing(_immutable(self.path)) as restored:
+            with contextlib.closing(immutable(self.path)) as restored:
                 restored.backup(sentinel)
             sentinel.execute(f"PRAGMA user_version={restore_tag(state)}")
         except (sqlite3.Error, StoreError) as exc:
@@ -588,7 +467,7 @@ class FileGuard:
         what = "none at the path"
         for suffix in ("-wal", "-shm"):
             companion = Path(f"{self.path}{suffix}")
-            ident = _identity(companion)
+            ident = identity(companion)
             if ident is None or ident != self._companions.get(suffix):
                 continue  # not the old database's (gone, or the new file's own)
             try:
@@ -645,7 +524,7 @@ class FileGuard:
             conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
             conn.execute("PRAGMA wal_autocheckpoint=0")  # it checkpoints only when told (a file left)
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-            if _identity(self.path) != self.identity:
+            if identity(self.path) != self.identity:
                 conn.close()
                 raise StoreError("the database file changed while the guard's connection was opened")
             self._sentinel = conn
@@ -657,21 +536,6 @@ class FileGuard:
             log.error("event=store_unusable path=%s problem=%r retry_s=%g", self.path, problem, RETRY_S)
         self.problem = problem
         self._retry_at = time.monotonic() + RETRY_S
-
-
-def _immutable(path: Path) -> sqlite3.Connection:
-    """A connection reading the file alone (``immutable=1``: no WAL, no lock)."""
-    return sqlite3.connect(f"{path.resolve().as_uri()}?immutable=1", uri=True, check_same_thread=False)
-
-
-def _quick_check(path: Path) -> str | None:
-    """None when the file alone is a sound SQLite database (``PRAGMA quick_check``), else the problem."""
-    try:
-        with contextlib.closing(_immutable(path)) as conn:
-            rows = conn.execute("PRAGMA quick_check").fetchall()
-    except sqlite3.Error as exc:
-        return str(exc)
-    return None if rows == [("ok",)] else "; ".join(str(r[0]) for r in rows[:3])
 
 
 def file_guard(engine: Engine) -> FileGuard | None:
