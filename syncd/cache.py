@@ -22,7 +22,6 @@ import contextlib
 import enum
 import logging
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -123,6 +122,8 @@ class Runner:
     Args:
         store: the shared store.
         budget: the request budget (its pool state feeds the policy; the runner sends no request).
+            Its clock (:meth:`~syncd.budget.Budget.clock`, epoch seconds) is the runner's "now" for
+            freshness, so one injected clock moves both (tests).
         ttl: the ``ttl.*`` settings.
         read_only: the store cannot be written by this process: upstream is never asked, stored
             entries are answered (an input of every decision, :class:`syncd.policy.UpstreamFacts`).
@@ -148,7 +149,7 @@ class Runner:
         return self._store
 
     def _decide(self, kind: Kind, entry: StoredEntry | None, deadline: Deadline, force: bool) -> Decision:
-        now = time.time()
+        now = self._budget.clock()
         facts = EntryFacts(entry.validated_at, policy.ttl_s(self._ttl, kind, entry.status)) if entry else None
         if facts is not None and facts.fresh(now) and not force:
             return Decision(Action.SERVE)  # the warm path reads no budget state
@@ -219,7 +220,7 @@ class Runner:
             self._lock(plan.kind.name, lock_key or plan.key),
         ):
             again = self._store.get(plan.kind.name, plan.key)
-            if policy.coalesced(plan.entry, again, time.time(), plan.deadline.seconds):
+            if policy.coalesced(plan.entry, again, self._budget.clock(), plan.deadline.seconds):
                 assert again is not None
                 yield Claim(self._store, plan, (again, policy.from_upstream(again)))
                 return

@@ -14,6 +14,7 @@ no request is sent and nothing is written.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import httpx
@@ -131,6 +132,7 @@ class Services:
         interactive: bool = True,
         transport: httpx.BaseTransport | None = None,
         read_only: bool | None = None,
+        clock: Callable[[], float] | None = None,
     ) -> Services:
         """Build the bundle over ``store``.
 
@@ -140,11 +142,13 @@ class Services:
             interactive: True for tools and CLI; False for the daemon (leaves the budget reserve).
             transport: optional httpx transport for every upstream client (tests).
             read_only: answer from the store only (default: whether the store was opened read-only).
+            clock: the wall clock of the budget and the runner's freshness decisions, epoch seconds
+                (default ``time.time``; tests inject one to age entries without sleeping).
         """
         if read_only is None:
             read_only = is_read_only(store.engine)
         budget_cls = ReadOnlyBudget if read_only else Budget
-        budget = budget_cls(store, settings, interactive=interactive)
+        budget = budget_cls(store, settings, interactive=interactive, clock=clock)
         return cls(
             settings,
             store,

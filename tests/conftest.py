@@ -1,8 +1,21 @@
 """Shared fixtures: a fake upstream on loopback, settings pointing at it, a fresh store per test.
 
 Backends: ``db_url`` is an SQLite file by default. Modules marked ``pytestmark =
-pytest.mark.both_backends`` run every test that takes ``db_url`` (directly or through ``settings``,
-``store``, ``cache``) twice, ``[sqlite]`` and ``[postgresql]``. The PostgreSQL server is
+pytest.mark.both_backends`` (the store and budget contract tests) run every test that takes ``db_url``
+(directly or through ``settings``, ``store``, ``cache``) twice, ``[sqlite]`` and ``[postgresql]``;
+``pytest.mark.both_backends(full_only=True)`` (tool modules) adds ``[postgresql]`` only in the full run.
+
+Default and full run: ``SYNCD_TEST_FULL=1`` (``.ci/run`` sets it) is the full run: tests marked
+``pytest.mark.full`` (the fault matrix's full cross product, every variant of a fault kind) run only
+then, and property tests take their large example budgets (:func:`examples`). The default run covers
+every tool x fault kind once and every property with a smaller budget.
+
+Parallel: the suite runs under pytest-xdist (``-n auto --dist loadgroup`` in pyproject's addopts; ``-n 0``
+for one process). Every fixture is per worker: the fake upstream binds port 0, SQLite files live in
+``tmp_path``, PostgreSQL databases are uniquely named and the migrated template is named per worker.
+Tests sharing a module-scoped fixture (a built matrix, a filled store) carry ``pytest.mark.xdist_group``
+so one worker runs them all; ``pytest.mark.serial`` marks the tests that start real processes or hold a
+machine-wide resource, which run in one group, one at a time. The PostgreSQL server is
 ``$SYNCD_TEST_PG_URL`` when set (``.ci/run`` starts one; an unreachable server then fails those
 tests), else a throwaway cluster this session starts from the local PostgreSQL binaries
 (``initdb``/``pg_ctl`` on PATH or in ``/usr/lib/postgresql/*/bin``) on 127.0.0.1 in a temporary
@@ -24,6 +37,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import time
 import uuid
 import warnings
 from collections.abc import Iterator
@@ -63,19 +77,52 @@ def fake() -> Iterator[FakeUpstream]:
         yield server
 
 
+FULL_ENV = "SYNCD_TEST_FULL"
+FULL = os.environ.get(FULL_ENV, "") == "1"
+"""The full run (``SYNCD_TEST_FULL=1``, set by ``.ci/run``): ``full`` tests and large property budgets."""
+
+
+def examples(default: int, full: int) -> int:
+    """A property test's ``max_examples``: ``full`` in the full run, else ``default``."""
+    return full if FULL else default
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers", "both_backends: run the module's db_url tests on SQLite and on PostgreSQL"
+        "markers",
+        "both_backends(full_only=False): run the module's db_url tests on SQLite and on PostgreSQL "
+        "(with full_only=True, PostgreSQL only in the full run)",
+    )
+    config.addinivalue_line(
+        "markers", f"full: part of the full cross product, run only when {FULL_ENV}=1 (.ci/run sets it)"
+    )
+    config.addinivalue_line(
+        "markers",
+        "serial: starts real processes or holds a machine-wide resource (one xdist group, one at a time)",
     )
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the xdist_group marks
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``full`` tests skip outside the full run; ``serial`` tests share one xdist group."""
+    skip_full = pytest.mark.skip(reason=f"full run only ({FULL_ENV}=1)")
+    for item in items:
+        if not FULL and item.get_closest_marker("full"):
+            item.add_marker(skip_full)
+        if item.get_closest_marker("serial") and not item.get_closest_marker("xdist_group"):
+            item.add_marker(pytest.mark.xdist_group("serial"))
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "db_backend" in metafunc.fixturenames and metafunc.definition.get_closest_marker("both_backends"):
-        metafunc.parametrize("db_backend", ["sqlite", "postgresql"], indirect=True)
+    marker = metafunc.definition.get_closest_marker("both_backends")
+    if "db_backend" in metafunc.fixturenames and marker is not None:
+        pg = FULL or not marker.kwargs.get("full_only", False)
+        metafunc.parametrize("db_backend", ["sqlite", "postgresql"] if pg else ["sqlite"], indirect=True)
 
 
 PG_ENV = "SYNCD_TEST_PG_URL"
-PG_TEMPLATE = "syncd_test_template"
+PG_TEMPLATE = f"syncd_test_template_{os.environ.get('PYTEST_XDIST_WORKER', 'main')}"
+"""The migrated template database, one per xdist worker (each worker creates and drops its own)."""
 
 
 def _pg_tool(name: str) -> str | None:
@@ -267,6 +314,31 @@ def settings(fake: FakeUpstream, db_url: str) -> Settings:
     return make_settings(fake, db_url)
 
 
+class Clock:
+    """An injected wall clock: ``time.time()`` plus an offset the test moves forward (epoch seconds).
+
+    Given to :meth:`Services.open` (``clock=``), it is the budget's clock and the runner's "now", so
+    ``clock.advance(s)`` ages every stored entry by ``s`` seconds (and refills the buckets) at once:
+    no sleep. Rows the store writes keep the real time.
+    """
+
+    def __init__(self) -> None:
+        self.offset = 0.0
+
+    def __call__(self) -> float:
+        return time.time() + self.offset
+
+    def advance(self, seconds: float) -> None:
+        """Move the clock ``seconds`` forward."""
+        self.offset += seconds
+
+
+@pytest.fixture
+def clock() -> Clock:
+    """The injected clock of the ``cache`` fixture's services (:class:`Clock`)."""
+    return Clock()
+
+
 @pytest.fixture
 def store(settings: Settings) -> Iterator[Store]:
     s = Store.open(settings.database_url)
@@ -275,8 +347,8 @@ def store(settings: Settings) -> Iterator[Store]:
 
 
 @pytest.fixture
-def cache(settings: Settings, store: Store) -> Iterator[Services]:
-    c = Services.open(settings, store)
+def cache(settings: Settings, store: Store, clock: Clock) -> Iterator[Services]:
+    c = Services.open(settings, store, clock=clock)
     yield c
     c.close()
 
