@@ -133,6 +133,7 @@ class Services:
         transport: httpx.BaseTransport | None = None,
         read_only: bool | None = None,
         clock: Callable[[], float] | None = None,
+        sleep: Callable[[float], None] | None = None,
     ) -> Services:
         """Build the bundle over ``store``.
 
@@ -144,11 +145,13 @@ class Services:
             read_only: answer from the store only (default: whether the store was opened read-only).
             clock: the wall clock of the budget and the runner's freshness decisions, epoch seconds
                 (default ``time.time``; tests inject one to age entries without sleeping).
+            sleep: how the budget and the upstream retries wait, seconds (default ``time.sleep``;
+                tests inject one that moves their clock instead).
         """
         if read_only is None:
             read_only = is_read_only(store.engine)
         budget_cls = ReadOnlyBudget if read_only else Budget
-        budget = budget_cls(store, settings, interactive=interactive, clock=clock)
+        budget = budget_cls(store, settings, interactive=interactive, clock=clock, sleep=sleep)
         return cls(
             settings,
             store,

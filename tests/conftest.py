@@ -54,6 +54,29 @@ from tests.fakeupstream import FakeUpstream
 from tests.schema_check import checking
 
 
+def time_tool_bodies(server: Any) -> dict[str, float]:
+    """Time each tool call's handler on ``server``, on the server side: seconds of its last call, by name.
+
+    The handler validates the arguments and runs the tool's body (store and upstream included) under the
+    call's deadline, where the deadline is kept; the MCP client's wall clock (session set-up, schema
+    checks, the event loop of other sessions) is never the measure. It is re-registered through the
+    low-level ``Server``'s public ``add_request_handler``.
+    """
+    timings: dict[str, float] = {}
+    entry = server.get_request_handler("tools/call")
+    inner = entry.handler
+
+    async def timed(ctx: Any, params: Any) -> Any:
+        started = time.monotonic()
+        try:
+            return await inner(ctx, params)
+        finally:
+            timings[params.name] = time.monotonic() - started
+
+    server.add_request_handler("tools/call", entry.params_type, timed)
+    return timings
+
+
 def corpus_json(rel: str) -> Any:
     """A recorded body from the corpus (``tests/corpus/``, :data:`tests.corpus_path.CORPUS`), parsed."""
     return json.loads((CORPUS / rel).read_text(encoding="utf-8"))
@@ -324,6 +347,8 @@ class Clock:
 
     def __init__(self) -> None:
         self.offset = 0.0
+        self.slept: list[float] = []
+        """Every wait asked of :meth:`sleep` (seconds), in order."""
 
     def __call__(self) -> float:
         return time.time() + self.offset
@@ -331,6 +356,11 @@ class Clock:
     def advance(self, seconds: float) -> None:
         """Move the clock ``seconds`` forward."""
         self.offset += seconds
+
+    def sleep(self, seconds: float) -> None:
+        """A wait that moves the clock instead of waiting (``Services.open(sleep=clock.sleep)``); recorded."""
+        self.slept.append(seconds)
+        self.advance(max(0.0, seconds))
 
 
 @pytest.fixture

@@ -5,16 +5,16 @@ second store and clients on the same file) answers from the store at once with n
 back and the cooldown is over, the first call is the one probe: exactly one upstream request, which closes
 the breaker; the next calls are normal.
 
-No assert here times a first call or a fresh session (that failed about 1 run in 4 on a busy machine):
-requests and breaker failures are counted, sessions are warmed before a call is timed, the one duration
-asserted is bounded by the call's deadline (setting), and the cooldown's end is written into the pool's
-row instead of slept out (the breaker reads only ``offline_until``).
+No assert here times anything (timing a first call or a fresh session failed about 1 run in 4 on a busy
+machine): requests and breaker failures are counted, "at once" is "no budget wait asked" (the injected
+:class:`tests.conftest.Clock` records every wait and moves instead of sleeping), entries are aged with
+that clock, and the cooldown's end is written into the pool's row instead of slept out (the breaker reads
+only ``offline_until``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -28,7 +28,7 @@ from syncd.services import Services
 from syncd.store.models import BudgetPool
 from syncd.store.repo import Store
 from syncd.tools.server import build_server
-from tests.conftest import make_settings
+from tests.conftest import Clock, make_settings
 from tests.fakeupstream import FakeUpstream
 
 DEADLINE_S = 1.5
@@ -36,30 +36,24 @@ DOI = "10.1101/598821"
 OTHER_DOI = "10.1002/jor.1100150407"
 
 
-def call(cache: Services, tool: str, args: dict[str, Any]) -> tuple[Any, float]:
-    """One tool call through a real, warmed MCP client session; returns the result and its duration.
+def call(cache: Services, tool: str, args: dict[str, Any]) -> Any:
+    """One tool call through a real MCP client session; returns the result."""
 
-    The session lists the tools first (the client fetches the output schemas once), so the duration is the
-    call's own.
-    """
-
-    async def go() -> tuple[Any, float]:
+    async def go() -> Any:
         async with Client(build_server(cache)) as client:
-            await client.list_tools()
-            started = time.monotonic()
-            res = await client.call_tool(tool, args)
-            return res, time.monotonic() - started
+            return await client.call_tool(tool, args)
 
     return asyncio.run(go())
 
 
 @pytest.fixture
-def two_processes(fake: FakeUpstream, db_url: str) -> Iterator[tuple[Services, Services]]:
-    """Two caches ("processes") over the same database (the default 30 s breaker cooldown)."""
+def two_processes(fake: FakeUpstream, db_url: str, clock: Clock) -> Iterator[tuple[Services, Services]]:
+    """Two caches ("processes") over the same database (the default 30 s breaker cooldown), one clock."""
     settings_a = make_settings(fake, db_url, deadline_s=DEADLINE_S)
     settings_b = make_settings(fake, db_url, deadline_s=DEADLINE_S)
     store_a, store_b = Store.open(db_url), Store.open(db_url)
-    a, b = Services.open(settings_a, store_a), Services.open(settings_b, store_b)
+    a = Services.open(settings_a, store_a, clock=clock, sleep=clock.sleep)
+    b = Services.open(settings_b, store_b, clock=clock, sleep=clock.sleep)
     yield a, b
     a.close()
     b.close()
@@ -67,12 +61,12 @@ def two_processes(fake: FakeUpstream, db_url: str) -> Iterator[tuple[Services, S
     store_b.close()
 
 
-def _open_breaker(a: Services, fake: FakeUpstream) -> None:
+def _open_breaker(a: Services, fake: FakeUpstream, clock: Clock) -> None:
     """Store a work, make it stale, stop upstream and call until crossref_single is offline."""
-    first, _ = call(a, "crossref_get_work", {"doi": DOI})
+    first = call(a, "crossref_get_work", {"doi": DOI})
     assert first.is_error is False
     a.settings.ttl.crossref_work = 0.001
-    time.sleep(0.01)
+    clock.advance(1.0)  # older than its 1 ms lifetime: stale
     fake.stop()
     for _ in range(syncd.budget.BREAKER_THRESHOLD):
         call(a, "crossref_get_work", {"doi": DOI})
@@ -88,57 +82,58 @@ def _end_cooldown(cache: Services) -> None:
         conn.execute(
             update(BudgetPool)
             .where(BudgetPool.pool == "crossref_single")
-            .values(offline_until=time.time() - 0.001)
+            .values(offline_until=cache.budget.clock() - 0.001)
         )
 
 
 def test_breaker_is_shared_and_one_probe_closes_it(
-    two_processes: tuple[Services, Services], fake: FakeUpstream
+    two_processes: tuple[Services, Services], fake: FakeUpstream, clock: Clock
 ) -> None:
     """Open in process A means offline in process B (answer at once, 0 requests); after the cooldown with
     upstream back, B's first call makes exactly one request (the probe) and closes the breaker for both;
     the next calls, including a fetch of a DOI never stored, are normal.
     """
     a, b = two_processes
-    _open_breaker(a, fake)
+    _open_breaker(a, fake, clock)
     fake.restart()
     fake.reset_log()
     b.settings.ttl.crossref_work = 0.001
     assert b.budget.offline("crossref_single")
-    res, elapsed = call(b, "crossref_get_work", {"doi": DOI})
+    clock.slept.clear()
+    res = call(b, "crossref_get_work", {"doi": DOI})
     assert res.structured_content["cache"]["source"] == "store-stale"
     assert res.structured_content["cache"]["upstream_error"] == "upstream_unavailable"
     assert fake.count(service="crossref") == 0
-    assert elapsed < DEADLINE_S  # answered at once: no wait for a token until the deadline
-    miss, _ = call(b, "crossref_get_work", {"doi": OTHER_DOI})
+    assert clock.slept == []  # answered at once: no wait for a token (or a retry) until the deadline
+    miss = call(b, "crossref_get_work", {"doi": OTHER_DOI})
     assert miss.structured_content["error"]["data"]["reason"] == "upstream_unavailable"
     assert fake.count(service="crossref") == 0
 
-    assert time.time() < b.budget.state("crossref_single").offline_until  # still within the cooldown
+    assert b.budget.clock() < b.budget.state("crossref_single").offline_until  # still within the cooldown
     _end_cooldown(b)
-    probe, _ = call(b, "crossref_get_work", {"doi": DOI})
+    probe = call(b, "crossref_get_work", {"doi": DOI})
     assert fake.count(service="crossref") == 1
     assert probe.is_error is False and probe.structured_content["cache"]["source"] == "upstream"
     assert not a.budget.offline("crossref_single") and not b.budget.offline("crossref_single")
     assert a.budget.state("crossref_single").failures == 0
 
     a.settings.ttl.crossref_work = b.settings.ttl.crossref_work = 86_400.0
-    fresh, _ = call(a, "crossref_get_work", {"doi": OTHER_DOI})
+    fresh = call(a, "crossref_get_work", {"doi": OTHER_DOI})
     assert fresh.is_error is False and fresh.structured_content["cache"]["source"] == "upstream"
     assert fake.count(service="crossref") == 2
-    again, _ = call(b, "crossref_get_work", {"doi": OTHER_DOI})
+    again = call(b, "crossref_get_work", {"doi": OTHER_DOI})
     assert again.structured_content["cache"]["source"] == "store"
     assert fake.count(service="crossref") == 2
 
 
 def test_probe_is_granted_to_one_caller_only(
-    two_processes: tuple[Services, Services], fake: FakeUpstream
+    two_processes: tuple[Services, Services], fake: FakeUpstream, clock: Clock
 ) -> None:
     """After the cooldown the first try_acquire is the probe; a second process asking meanwhile is held off
     (UpstreamOffline) instead of joining in, so a still-dead upstream sees one request, not a stampede.
     """
     a, b = two_processes
-    _open_breaker(a, fake)
+    _open_breaker(a, fake, clock)
     _end_cooldown(a)
     grant = a.budget.try_acquire("crossref_single")
     assert grant.lease is not None and grant.probe is True
@@ -148,22 +143,22 @@ def test_probe_is_granted_to_one_caller_only(
 
 
 def test_failed_probe_reopens_the_breaker(
-    two_processes: tuple[Services, Services], fake: FakeUpstream
+    two_processes: tuple[Services, Services], fake: FakeUpstream, clock: Clock
 ) -> None:
     """Upstream still down after the cooldown: the probe call fails (one connection attempt: one more
     failure counted, no retry), the stale entry is answered, and the pool is offline again, so the
     following call makes no attempt at all.
     """
     a, b = two_processes
-    _open_breaker(a, fake)
+    _open_breaker(a, fake, clock)
     _end_cooldown(a)
     b.settings.ttl.crossref_work = 0.001
     failures = b.budget.state("crossref_single").failures
-    res, _ = call(b, "crossref_get_work", {"doi": DOI})
+    res = call(b, "crossref_get_work", {"doi": DOI})
     assert res.structured_content["cache"]["source"] == "store-stale"
     assert b.budget.state("crossref_single").failures == failures + 1  # the probe only: no retry
     assert b.budget.offline("crossref_single")
-    res2, _ = call(a, "crossref_get_work", {"doi": DOI})
+    res2 = call(a, "crossref_get_work", {"doi": DOI})
     assert res2.structured_content["cache"]["upstream_error"] == "upstream_unavailable"
     assert a.budget.state("crossref_single").failures == failures + 1  # no attempt at all
 

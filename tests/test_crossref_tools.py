@@ -6,7 +6,6 @@ and against the fake upstream's request log (local-first: a repeated call makes 
 
 from __future__ import annotations
 
-import time
 import weakref
 from typing import Any
 
@@ -15,10 +14,11 @@ from mcp import Client, MCPError
 
 from syncd.services import Services
 from syncd.tools.server import build_server
-from tests.conftest import corpus_json
+from tests.conftest import Clock, corpus_json
 from tests.fakeupstream import FakeUpstream
 
-pytestmark = [pytest.mark.anyio, pytest.mark.both_backends]
+# PostgreSQL in the full run only: these are tool tests; the store contract runs on both in every run
+pytestmark = [pytest.mark.anyio, pytest.mark.both_backends(full_only=True)]
 
 
 _SERVERS: weakref.WeakKeyDictionary[Services, Any] = weakref.WeakKeyDictionary()
@@ -534,13 +534,13 @@ async def test_member_and_prefix(cache: Services, fake: FakeUpstream) -> None:
     assert reason(await call(cache, "crossref_get_member", {"member_id": 0})) == "invalid_arguments"
 
 
-async def test_entities_offline_served_stale(cache: Services, fake: FakeUpstream) -> None:
+async def test_entities_offline_served_stale(cache: Services, fake: FakeUpstream, clock: Clock) -> None:
     """Past their lifetime with Crossref down, stored member and journal are answered flagged stale."""
     await call(cache, "crossref_get_member", {"member_id": 98})
     await call(cache, "crossref_search_journals", {"issn": "1803-2427"})
     cache.settings.ttl.entity = 0.001
     fake.stop()
-    time.sleep(0.01)
+    clock.advance(1.0)  # older than its 1 ms lifetime: stale (the injected clock, no sleep)
     m = (await call(cache, "crossref_get_member", {"member_id": 98})).structured_content
     assert m["primaryName"] == "Hindawi Limited"
     assert m["cache"]["source"] == "store-stale" and m["cache"]["upstream_error"] == "upstream_unavailable"

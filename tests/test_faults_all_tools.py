@@ -86,7 +86,7 @@ from syncd.store.repo import Store
 from syncd.tools.changes import CHANGES_URI
 from syncd.tools.server import build_server
 from syncd.upstream.http import MAX_ATTEMPTS
-from tests.conftest import CORPUS, FULL, Clock, corpus_json, make_settings
+from tests.conftest import CORPUS, FULL, Clock, corpus_json, make_settings, time_tool_bodies
 from tests.fakeupstream import FakeUpstream
 
 pytestmark = pytest.mark.xdist_group("fault_matrix")
@@ -138,6 +138,7 @@ RUN_FAULT_IDS = FAULT_IDS if FULL else KIND_FAULT_IDS
 def fault_params() -> list[Any]:
     """Every fault id as a parameter, the variants beyond the first of their kind marked ``full``."""
     return [pytest.param(f, marks=[] if f in KIND_FAULT_IDS else [pytest.mark.full]) for f in FAULT_IDS]
+
 
 CSV_KEY = "Intensivregister_Deutschland_Altersgruppen.csv"
 
@@ -266,24 +267,8 @@ class Outcome:
 
 
 def instrument(server: Any) -> dict[str, float]:
-    """Time each tool call's handler on ``server`` (seconds of its last call, by tool name).
-
-    The handler validates the arguments and runs the body on a worker thread; it is re-registered
-    through the low-level ``Server``'s public ``add_request_handler``.
-    """
-    timings: dict[str, float] = {}
-    entry = server.get_request_handler("tools/call")
-    inner = entry.handler
-
-    async def timed(ctx: Any, params: Any) -> Any:
-        started = time.monotonic()
-        try:
-            return await inner(ctx, params)
-        finally:
-            timings[params.name] = time.monotonic() - started
-
-    server.add_request_handler("tools/call", entry.params_type, timed)
-    return timings
+    """Time each tool call's handler on ``server`` (seconds of its last call, by tool name; server side)."""
+    return time_tool_bodies(server)
 
 
 @dataclass
@@ -353,7 +338,9 @@ def _open(
     url = f"sqlite:///{path}"
     settings = make_settings(fake, url, deadline_s=DEADLINE_S, budget={p: ROOMY for p in POOLS})
     store = Store.open(url)
-    return settings, store, Services.open(settings, store, transport=transport, clock=clock)
+    clock = clock or Clock()  # retries' backoff moves it: no real wait
+    services = Services.open(settings, store, transport=transport, clock=clock, sleep=clock.sleep)
+    return settings, store, services
 
 
 def build_template(workdir: Path) -> Template:
@@ -399,14 +386,14 @@ def run_fault(fault_id: str, template: Template, workdir: Path) -> Run:
     shutil.copyfile(template.empty_db, missing_db)
     with FakeUpstream(CORPUS) as fake:
         _setup(fake)
-        s_settings, s_store, s_cache = _open(fake, stored_db)
+        s_clock = Clock()
+        _s_settings, s_store, s_cache = _open(fake, stored_db, clock=s_clock)
         _m_settings, m_store, m_cache = _open(fake, missing_db)
         try:
             s_server, m_server = build_server(s_cache), build_server(m_cache)
             s_times, m_times = instrument(s_server), instrument(m_server)
             run.rows_before.update(snapshot(s_store))
-            for name in ("crossref_work", "zenodo_record", "search", "entity"):
-                setattr(s_settings.ttl, name, 0.001)
+            s_clock.advance(8 * 86_400.0)  # past every lifetime: every stored entry is stale
             if kind == "wrong_shape":
                 fake.fault(kind, service="crossref", body=WRONG_SHAPE_CROSSREF)
                 fake.fault(kind, service="zenodo", body=WRONG_SHAPE_ZENODO)
@@ -729,15 +716,15 @@ def test_hundred_dois_under_fault(fake: FakeUpstream, tmp_path: Path, fault_id: 
     2 stored works store-stale with the upstream reason and gives each of the 98 others an upstream
     reason (counts.failed == 98), storing nothing.
     """
-    settings, store, cache = _open(fake, tmp_path / "batch.db")
+    clock = Clock()
+    _settings, store, cache = _open(fake, tmp_path / "batch.db", clock=clock)
     try:
         server = build_server(cache)
         timings = instrument(server)
 
         async def go() -> tuple[Outcome, Outcome]:
             first = await _timed(server, timings, "crossref_get_works", "first", {"dois": list(BATCH_STORED)})
-            settings.ttl.crossref_work = 0.001
-            await asyncio.sleep(0.01)
+            clock.advance(8 * 86_400.0)  # past the works' 7-day lifetime: stale
             fake.reset_log()
             _fault(fake, fault_id)
             args = {"dois": [*BATCH_STORED, *BATCH_UNSTORED]}

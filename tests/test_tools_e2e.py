@@ -10,9 +10,11 @@ from mcp import Client, MCPError
 
 from syncd.services import Services
 from syncd.tools.server import build_server
+from tests.conftest import Clock
 from tests.fakeupstream import FakeUpstream
 
-pytestmark = [pytest.mark.anyio, pytest.mark.both_backends]
+# PostgreSQL in the full run only: these are tool tests; the store contract runs on both in every run
+pytestmark = [pytest.mark.anyio, pytest.mark.both_backends(full_only=True)]
 
 RAPTOR_DOI = "10.1101/598821"
 RAPTOR_TITLE = "Raptor genomes reveal evolutionary signatures of predatory and nocturnal lifestyles"
@@ -51,12 +53,14 @@ async def test_author_paging(cache: Services) -> None:
     assert first_page["nextOffset"] == 10
 
 
-async def test_upstream_down_serves_stored_entry_flagged(cache: Services, fake: FakeUpstream) -> None:
+async def test_upstream_down_serves_stored_entry_flagged(
+    cache: Services, fake: FakeUpstream, clock: Clock
+) -> None:
     """With the fake stopped and the entry stale, the stored work is answered with stale + upstream_error."""
     await call(cache, "crossref_get_work", {"doi": RAPTOR_DOI})
     cache.settings.ttl.crossref_work = 0.001
     fake.stop()
-    time.sleep(0.01)
+    clock.advance(1.0)  # older than its 1 ms lifetime: stale (the injected clock, no sleep)
     res = await call(cache, "crossref_get_work", {"doi": RAPTOR_DOI})
     assert res.is_error is False
     data = res.structured_content
@@ -106,12 +110,14 @@ async def test_not_a_doi_is_refused_before_any_request(cache: Services, fake: Fa
     assert fake.count() == 0
 
 
-async def test_stale_entry_revalidated_unchanged_leaves_row(cache: Services, fake: FakeUpstream) -> None:
+async def test_stale_entry_revalidated_unchanged_leaves_row(
+    cache: Services, fake: FakeUpstream, clock: Clock
+) -> None:
     """A stale work is revalidated with one request; the same content only bumps validated_at."""
     await call(cache, "crossref_get_work", {"doi": RAPTOR_DOI})
     before = cache.store.get("crossref_work", RAPTOR_DOI)
     cache.settings.ttl.crossref_work = 0.001
-    time.sleep(0.01)
+    clock.advance(1.0)  # older than its 1 ms lifetime: stale (the injected clock, no sleep)
     res = await call(cache, "crossref_get_work", {"doi": RAPTOR_DOI})
     after = cache.store.get("crossref_work", RAPTOR_DOI)
     assert res.structured_content["cache"]["source"] == "upstream"
@@ -121,7 +127,10 @@ async def test_stale_entry_revalidated_unchanged_leaves_row(cache: Services, fak
 
 
 async def test_stale_entry_changed_upstream_is_replaced(
-    cache: Services, fake: FakeUpstream, corpus_message
+    cache: Services,
+    fake: FakeUpstream,
+    corpus_message,
+    clock: Clock,
 ) -> None:
     """When upstream's title changed, revalidation stores the new body and the tool shows it."""
     await call(cache, "crossref_get_work", {"doi": RAPTOR_DOI})
@@ -133,13 +142,15 @@ async def test_stale_entry_changed_upstream_is_replaced(
     }
     fake.set_body("crossref", f"/works/{RAPTOR_DOI}", changed)
     cache.settings.ttl.crossref_work = 0.001
-    time.sleep(0.01)
+    clock.advance(1.0)  # older than its 1 ms lifetime: stale (the injected clock, no sleep)
     res = await call(cache, "crossref_get_work", {"doi": RAPTOR_DOI})
     assert res.structured_content["title"] == "Raptor genomes, revised"
     assert cache.store.get("crossref_work", RAPTOR_DOI).changes == 2
 
 
-async def test_zenodo_etag_revalidation_sends_if_none_match(cache: Services, fake: FakeUpstream) -> None:
+async def test_zenodo_etag_revalidation_sends_if_none_match(
+    cache: Services, fake: FakeUpstream, clock: Clock
+) -> None:
     """Zenodo's stored weak ETag is sent back as If-None-Match; a 304 touches only validated_at."""
     fake.etags = True
     first = await call(cache, "zenodo_get_record", {"id": "5244404"})
@@ -147,7 +158,7 @@ async def test_zenodo_etag_revalidation_sends_if_none_match(cache: Services, fak
     stored = cache.store.get("zenodo_record", "5244404")
     assert stored.etag
     cache.settings.ttl.zenodo_record = 0.001
-    time.sleep(0.01)
+    clock.advance(1.0)  # older than its 1 ms lifetime: stale (the injected clock, no sleep)
     second = await call(cache, "zenodo_get_record", {"id": "10.5281/zenodo.5244404"})
     assert second.structured_content["record"]["title"] == "The Origins of SARS-CoV-2: A Critical Review"
     last = fake.requests[-1]
@@ -157,12 +168,12 @@ async def test_zenodo_etag_revalidation_sends_if_none_match(cache: Services, fak
     assert after.validated_at > stored.validated_at
 
 
-async def test_zenodo_record_served_offline(cache: Services, fake: FakeUpstream) -> None:
+async def test_zenodo_record_served_offline(cache: Services, fake: FakeUpstream, clock: Clock) -> None:
     """A stored Zenodo record is still answered with the fake stopped, flagged stale."""
     await call(cache, "zenodo_get_record", {"id": "5244404"})
     fake.stop()
     cache.settings.ttl.zenodo_record = 0.001
-    time.sleep(0.01)
+    clock.advance(1.0)  # older than its 1 ms lifetime: stale (the injected clock, no sleep)
     res = await call(cache, "zenodo_get_record", {"id": "https://zenodo.org/records/5244404"})
     data = res.structured_content
     assert data["found"] is True
@@ -237,11 +248,13 @@ def test_concurrent_case_variants_make_one_request(cache: Services, fake: FakeUp
     assert fake.count("/works", service="crossref") == 1
 
 
-async def test_cache_etag_is_stable_for_unchanged_content(cache: Services, fake: FakeUpstream) -> None:
+async def test_cache_etag_is_stable_for_unchanged_content(
+    cache: Services, fake: FakeUpstream, clock: Clock
+) -> None:
     """cache.etag (syncd's content hash) is the same after an unchanged revalidation, new after a change."""
     first = (await call(cache, "crossref_get_work", {"doi": RAPTOR_DOI})).structured_content["cache"]["etag"]
     cache.settings.ttl.crossref_work = 0.001
-    time.sleep(0.01)
+    clock.advance(1.0)  # older than its 1 ms lifetime: stale (the injected clock, no sleep)
     again = await call(cache, "crossref_get_work", {"doi": RAPTOR_DOI})
     assert again.structured_content["cache"]["source"] == "upstream"
     assert again.structured_content["cache"]["etag"] == first

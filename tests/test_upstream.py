@@ -7,18 +7,21 @@ import time
 from syncd.lookups.crossref import get_work
 from syncd.normalize.doi import parse_doi
 from syncd.services import Services
+from tests.conftest import Clock
 from tests.fakeupstream import FakeUpstream
 
 RAPTOR = "10.1101/598821"
 
 
-def test_last_modified_is_replayed_as_if_modified_since(cache: Services, fake: FakeUpstream) -> None:
+def test_last_modified_is_replayed_as_if_modified_since(
+    cache: Services, fake: FakeUpstream, clock: Clock
+) -> None:
     """A stored Last-Modified goes back as If-Modified-Since; the 304 only bumps validated_at."""
     fake.last_modified = True
     first = get_work(cache, parse_doi(RAPTOR)).entry
     assert first.last_modified
     cache.settings.ttl.crossref_work = 0.001
-    time.sleep(0.01)
+    clock.advance(1.0)  # older than its 1 ms lifetime: stale (the injected clock, no sleep)
     second = get_work(cache, parse_doi(RAPTOR))
     sent = fake.requests[-1].headers
     assert sent.get("if-modified-since") == first.last_modified

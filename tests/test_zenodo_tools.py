@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import json
-import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -16,10 +15,11 @@ from syncd.normalize.zenodo_cursor import CursorState, encode_cursor
 from syncd.services import Services
 from syncd.store.blobs import blob_usage
 from syncd.tools.server import build_server
-from tests.conftest import corpus_json, make_settings
+from tests.conftest import Clock, corpus_json, make_settings
 from tests.fakeupstream import FakeUpstream
 
-pytestmark = [pytest.mark.anyio, pytest.mark.both_backends]
+# PostgreSQL in the full run only: these are tool tests; the store contract runs on both in every run
+pytestmark = [pytest.mark.anyio, pytest.mark.both_backends(full_only=True)]
 
 
 @pytest.fixture
@@ -129,7 +129,9 @@ async def test_cursor_for_other_record_or_garbage_is_invalid_cursor(mcp: Client,
     )
 
 
-async def test_cursor_invalid_after_revision_change(mcp: Client, cache: Services, fake: FakeUpstream) -> None:
+async def test_cursor_invalid_after_revision_change(
+    mcp: Client, cache: Services, fake: FakeUpstream, clock: Clock
+) -> None:
     """record-history 5244404: a cursor bound to revision 4 is refused once revision 7 is stored."""
     fake.serve_history(
         "5244404",
@@ -145,7 +147,7 @@ async def test_cursor_invalid_after_revision_change(mcp: Client, cache: Services
     ok = (await call(mcp, "zenodo_get_record", {"id": "5244404", "cursor": cursor})).structured_content
     assert ok["window"]["keywords"] == first["record"]["keywords"]
     cache.settings.ttl.zenodo_record = 0.001
-    time.sleep(0.01)
+    clock.advance(1.0)  # older than its 1 ms lifetime: stale (the injected clock, no sleep)
     changed = (await call(mcp, "zenodo_get_record", {"id": "5244404"})).structured_content
     assert changed["record"]["revision"] == 7
     cache.settings.ttl.zenodo_record = 86_400
@@ -332,7 +334,10 @@ async def test_list_files_zip_members_and_errors(mcp: Client, cache: Services, f
 
 
 async def test_read_file_preview_kept_and_served_offline(
-    mcp: Client, cache: Services, fake: FakeUpstream
+    mcp: Client,
+    cache: Services,
+    fake: FakeUpstream,
+    clock: Clock,
 ) -> None:
     """The recorded CSV range: BOM dropped, cut after the 240-byte first line; offline it is served again."""
     args = {"id": "22917909", "key": CSV_KEY, "max_bytes": 256}
@@ -343,7 +348,7 @@ async def test_read_file_preview_kept_and_served_offline(
     assert blob_usage(cache.store, "zenodo_preview") == (1, 256)
     fake.stop()
     cache.settings.ttl.zenodo_record = 0.001
-    time.sleep(0.01)
+    clock.advance(1.0)  # older than its 1 ms lifetime: stale (the injected clock, no sleep)
     offline = (await call(mcp, "zenodo_read_file", args)).structured_content
     assert offline["text"] == first["text"] and offline["cache"]["source"] in ("store", "store-stale")
 

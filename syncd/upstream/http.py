@@ -315,7 +315,7 @@ class UpstreamHTTP:
             stop=stop_after_attempt(MAX_ATTEMPTS),
             retry=retry_if_exception(lambda e: self._retryable(e, deadline)),
             wait=lambda state: min(self._wait(state), max(0.0, deadline.remaining() - 0.05)),
-            sleep=time.sleep,
+            sleep=self.budget.sleep,  # the budget's wait (time.sleep unless injected)
             reraise=True,
         )
         return retrying(attempt)
