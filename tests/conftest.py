@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
 
 from syncd.config import Settings
 from syncd.services import Services
@@ -85,6 +86,29 @@ def corpus_json(rel: str) -> Any:
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def schema_checked_once() -> Iterator[None]:
+    """The MCP client's check of a tool's ``outputSchema`` against the metaschema, once per schema.
+
+    The SDK client checks each listed ``outputSchema`` (``check_schema``, ~0.3 s for syncd's 15 tools)
+    in every new session, and tests open thousands of sessions on the same schemas; a schema that passed
+    once is not checked again (a failing one still raises every time). Validation of every answer is
+    untouched.
+    """
+    passed: set[str] = set()
+    original = Draft202012Validator.check_schema
+
+    def check_schema(schema: Any, *args: Any, **kwargs: Any) -> None:
+        key = json.dumps(schema, sort_keys=True)
+        if key not in passed:
+            original(schema, *args, **kwargs)
+            passed.add(key)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Draft202012Validator, "check_schema", staticmethod(check_schema))
+        yield
 
 
 @pytest.fixture(autouse=True)

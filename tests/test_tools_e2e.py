@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest
@@ -10,6 +9,7 @@ from mcp import Client, MCPError
 
 from syncd.services import Services
 from syncd.tools.server import build_server
+from syncd.upstream.http import MAX_ATTEMPTS
 from tests.conftest import Clock
 from tests.fakeupstream import FakeUpstream
 
@@ -71,15 +71,21 @@ async def test_upstream_down_serves_stored_entry_flagged(
 
 
 async def test_unknown_doi_with_upstream_down_is_a_declared_error_fast(
-    cache: Services, fake: FakeUpstream
+    cache: Services, fake: FakeUpstream, clock: Clock
 ) -> None:
-    """Nothing stored and upstream down: a tool error with reason upstream_unavailable within the deadline
-    (plus scheduling margin).
+    """Nothing stored and upstream down: a tool error with reason upstream_unavailable within the deadline:
+    at most MAX_ATTEMPTS connection attempts (failures counted by the budget), whose backoff waits add up
+    to less than the deadline (asked of the injected clock, not slept).
     """
     fake.stop()
-    started = time.monotonic()
-    res = await call(cache, "crossref_get_work", {"doi": "10.1234/never-seen"})
-    assert time.monotonic() - started < cache.settings.deadline_s + 2
+    svc = Services.open(cache.settings, cache.store, clock=clock, sleep=clock.sleep)
+    try:
+        res = await call(svc, "crossref_get_work", {"doi": "10.1234/never-seen"})
+        failures = svc.budget.state("crossref_single").failures
+    finally:
+        svc.close()
+    assert 1 <= failures <= MAX_ATTEMPTS
+    assert len(clock.slept) == failures - 1 and sum(clock.slept) < cache.settings.deadline_s
     assert res.is_error is True
     assert res.structured_content["error"]["data"]["reason"] == "upstream_unavailable"
     assert "Recovery:" in res.content[0].text
