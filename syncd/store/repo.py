@@ -254,6 +254,8 @@ class Store:
             most distinct terms; above them a search is refused (``invalid_parameter``).
         search_timeout_s: a local search is interrupted after this many seconds, or sooner at the
             deadline given by :meth:`waits_within` (the call's deadline).
+        monotonic: the clock a search's deadline is kept on, in seconds (default ``time.monotonic``,
+            read when the search starts and every 10,000 SQLite VM steps; tests inject one).
 
     All methods raise :class:`~syncd.errors.StoreError` when the database fails.
     """
@@ -266,8 +268,10 @@ class Store:
         search_max_chars: int = SEARCH_MAX_CHARS,
         search_max_terms: int = SEARCH_MAX_TERMS,
         search_timeout_s: float = SEARCH_TIMEOUT_S,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.engine = engine
+        self._monotonic = monotonic
         self.keep_previous_s = keep_previous_s
         self.search_max_chars = search_max_chars
         self.search_max_terms = search_max_terms
@@ -673,11 +677,11 @@ class Store:
             StoreError: reason ``request_timeout`` when interrupted; ``store_unavailable`` otherwise.
         """
         left = _WAIT_LEFT.get()
-        end = time.monotonic() + (min(left(), self.search_timeout_s) if left else self.search_timeout_s)
+        end = self._monotonic() + (min(left(), self.search_timeout_s) if left else self.search_timeout_s)
         stopped: list[bool] = []
 
         def past_deadline() -> int:
-            if time.monotonic() > end:
+            if self._monotonic() > end:
                 stopped.append(True)
                 return 1
             return 0
