@@ -140,6 +140,7 @@ def _hammer(db_url: str, seconds: float, out: multiprocessing.Queue) -> None:  #
     store.close()
 
 
+@pytest.mark.serial  # a real process
 def test_three_processes_never_exceed_the_bucket(db_url: str) -> None:
     """3 processes x 1.5 s on a 10/s, burst-5 pool get at most burst + rate x elapsed tokens in total."""
     Store.open(db_url).close()

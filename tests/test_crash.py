@@ -11,11 +11,14 @@ import sqlite3
 import time
 from pathlib import Path
 
+import pytest
 from sqlalchemy import text
 
 from syncd.lookups.crossref import work_content
 from syncd.store.repo import Store
 from tests.conftest import corpus_json
+
+pytestmark = pytest.mark.serial  # real processes
 
 KILLS = 60
 

@@ -153,6 +153,7 @@ def _stop(proc: subprocess.Popen[str]) -> str:
 
 
 @pytest.mark.anyio
+@pytest.mark.serial  # a real process
 async def test_the_daemon_keeps_serving_a_backup_copied_over_its_database(
     fake: FakeUpstream, tmp_path: Path
 ) -> None:
@@ -188,6 +189,7 @@ async def test_the_daemon_keeps_serving_a_backup_copied_over_its_database(
 
 
 @pytest.mark.anyio
+@pytest.mark.serial  # a real process
 async def test_the_daemon_keeps_serving_when_its_database_is_deleted(
     fake: FakeUpstream, tmp_path: Path
 ) -> None:

@@ -27,7 +27,7 @@ from syncd.store.content import document
 from syncd.store.repo import Store
 from syncd.tools.crossref_batch import counts_of, item_data
 from syncd.tools.server import build_server
-from tests.conftest import make_settings
+from tests.conftest import examples, make_settings
 from tests.corpus_path import CORPUS
 from tests.fakeupstream import FakeUpstream
 
@@ -273,7 +273,9 @@ PASTED = st.sampled_from(
 )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@settings(
+    max_examples=examples(20, 60), deadline=None, suppress_health_check=list(HealthCheck), database=None
+)
 @given(
     inputs=st.lists(
         st.one_of(PASTED, st.text(max_size=30), st.text(max_size=20).map("10.1234/".__add__)), max_size=8

@@ -38,7 +38,7 @@ from syncd.contracts.crossref import SELECT_FIELDS, SORT_FIELDS
 from syncd.services import Services
 from syncd.store.repo import Store
 from syncd.tools.server import build_server
-from tests.conftest import CORPUS, corpus_json, make_settings
+from tests.conftest import CORPUS, corpus_json, examples, make_settings
 from tests.fakeupstream import FakeUpstream
 from tests.test_faults_all_tools import (
     BATCH,
@@ -49,7 +49,7 @@ from tests.test_faults_all_tools import (
     seed_change,
 )
 
-EXAMPLES = 20
+EXAMPLES = examples(10, 40)
 ROOMY = {"per_s": 1000.0, "burst": 1000.0, "in_flight": 16}
 POOLS = ("crossref_single", "crossref_list", "zenodo_general", "zenodo_search", "doi")
 COUNTS: dict[str, int] = {

@@ -17,7 +17,7 @@ from syncd.normalize.zenodo_id import parse_record_ref
 from syncd.services import Services
 from syncd.store.repo import Store
 from syncd.tools.server import build_server
-from tests.conftest import make_settings
+from tests.conftest import examples, make_settings
 from tests.fakeupstream import FakeUpstream
 
 DOI_REASONS = {
@@ -49,7 +49,7 @@ hostile_text = st.one_of(
 
 
 @given(raw=hostile_text)
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(100, 400), deadline=None)
 def test_doi_parser_raises_only_declared_errors(raw: str) -> None:
     """parse_doi either returns a DOI starting 10. or raises InvalidInput(invalid_parameter)."""
     try:
@@ -62,7 +62,7 @@ def test_doi_parser_raises_only_declared_errors(raw: str) -> None:
 
 
 @given(raw=hostile_text)
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(100, 400), deadline=None)
 def test_record_ref_parser_raises_only_declared_errors(raw: str) -> None:
     """parse_record_ref either returns a digits recid or a DOI, or raises InvalidInput(invalid_identifier)."""
     try:
@@ -90,7 +90,9 @@ def test_tools_answer_hostile_ids_with_declared_reasons(tmp_path: Path) -> None:
 
         @given(raw=hostile_text)
         @settings(
-            max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+            max_examples=examples(25, 100),
+            deadline=None,
+            suppress_health_check=[HealthCheck.function_scoped_fixture],
         )
         def run(raw: str) -> None:
             async def go() -> None:

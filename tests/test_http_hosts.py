@@ -80,6 +80,7 @@ def test_blank_token_is_refused() -> None:
     assert info.value.reason == "invalid_config"
 
 
+@pytest.mark.serial  # a real process
 def test_daemon_on_all_interfaces_serves_its_names_and_refuses_others(
     fake: FakeUpstream, db_url: str, tmp_path: Path
 ) -> None:

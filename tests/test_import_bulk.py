@@ -33,6 +33,7 @@ from syncd.store.dialect import is_postgresql
 from syncd.store.models import Entry, Validation
 from syncd.store.repo import Store
 from syncd.transfer import ENVELOPE, import_paths, prepare_line
+from tests.conftest import examples
 from tests.corpus_path import CORPUS
 
 ROW = ("key", "status", "content_hash", "title", "doi", "upstream_version", "volatile")
@@ -130,7 +131,7 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(100, 300), deadline=None)
 @given(json_values)
 def test_content_hash_exact_is_content_hash(value: Any) -> None:
     """For any JSON value (big integers, floats of every magnitude, any non-surrogate text), decoding with

@@ -36,6 +36,8 @@ from tests.fakeupstream import FakeUpstream
 from tests.schema_check import schema_errors
 from tests.test_faults_all_tools import LANCET, SEEDED_CHANGE_TYPES, seed_change
 
+pytestmark = pytest.mark.xdist_group("inspector")  # module-scoped Inspector and servers
+
 ROOT = Path(__file__).resolve().parents[1]
 INSPECTOR_ENV = "SYNCD_TEST_INSPECTOR"
 DEFAULT_INSPECTOR = ROOT / "tests" / "inspector" / "node_modules" / ".bin" / "mcp-inspector"

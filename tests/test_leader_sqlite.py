@@ -7,11 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from sqlalchemy import create_engine
 
 from syncd.store.leader import DaemonLock, lock_holder, sqlite_lock_path
 from tests.fakeupstream import FakeUpstream
 from tests.test_processes import _env, _free_port, _start_daemon
+
+pytestmark = pytest.mark.serial  # real processes
 
 
 def test_second_lock_on_the_same_file_is_standby_until_the_first_releases(tmp_path: Path) -> None:

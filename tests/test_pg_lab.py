@@ -22,7 +22,7 @@ from syncd.store.engine import make_engine
 from syncd.store.leader import POLL_S, lock_holder
 from tests.fakeupstream import FakeUpstream
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.serial]  # real processes
 
 ROOT = Path(__file__).resolve().parents[1]
 RAPTOR = "10.1101/598821"

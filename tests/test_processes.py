@@ -17,7 +17,7 @@ from mcp import Client, StdioServerParameters
 from syncd.store.repo import Store
 from tests.fakeupstream import FakeUpstream
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.serial]  # real processes
 
 ROOT = Path(__file__).resolve().parents[1]
 RAPTOR_TITLE = "Raptor genomes reveal evolutionary signatures of predatory and nocturnal lifestyles"
@@ -42,7 +42,7 @@ def _env(fake: FakeUpstream, db_url: str, tmp_path: Path, **extra: str) -> dict[
 
 
 def _start_daemon(env: dict[str, str], port: int) -> subprocess.Popen[str]:
-    """Start ``syncd daemon`` and wait (at most 20 s) until it listens on ``port``."""
+    """Start ``syncd daemon`` and wait (at most 60 s: a busy machine) until it listens on ``port``."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "syncd", "daemon"],
         env=env,
@@ -51,7 +51,7 @@ def _start_daemon(env: dict[str, str], port: int) -> subprocess.Popen[str]:
         stderr=subprocess.STDOUT,
         text=True,
     )
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.2):

@@ -31,6 +31,8 @@ from syncd.zenodo.names import ZENODO_RECORD
 from tests.corpus_path import CORPUS
 from tests.fakeupstream import FakeUpstream
 
+pytestmark = pytest.mark.xdist_group("search_index")  # the corpus store is built once per module
+
 MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
 
 

@@ -134,6 +134,7 @@ def test_the_check_can_be_turned_off(
     assert fake.count() == 0
 
 
+@pytest.mark.serial  # a real process
 def test_the_daemon_checks_each_base_url_at_start(fake: FakeUpstream, db_url: str, tmp_path: Path) -> None:
     """`syncd daemon` logs one event=upstream_check line per service after it starts."""
     _serve_checks(fake)

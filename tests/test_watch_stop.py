@@ -41,6 +41,8 @@ from tests.fakeupstream import FakeUpstream
 from tests.test_cli import env  # noqa: F401  (fixture: SYNCD_* pointing at the fake and a temp DB)
 from tests.test_sync import serve_chain
 
+pytestmark = pytest.mark.serial  # real processes
+
 ROOT = Path(__file__).resolve().parents[1]
 ROUTE = "/funders/100000001/works"
 LATENCY_S = 0.5
@@ -73,7 +75,7 @@ def _add(db_url: str) -> StoredWatch:
         store.close()
 
 
-def _wait_pages(store: Store, watch: StoredWatch, pages: int, timeout_s: float = 20) -> SyncRow:
+def _wait_pages(store: Store, watch: StoredWatch, pages: int, timeout_s: float = 60) -> SyncRow:
     end = time.monotonic() + timeout_s
     while time.monotonic() < end:
         state = get_sync_state(store, f"watch:{watch.id}")
