@@ -39,6 +39,7 @@ MODULES = (
     "bench_warm",
     "bench_fake",
     "bench_startup",
+    "bench_text",
 )
 """The benchmark modules of issue 15, imported in turn; one that fails to import gives a row saying so."""
 

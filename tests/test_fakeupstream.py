@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from email.utils import formatdate
@@ -16,7 +17,7 @@ import httpx
 import pytest
 
 from tests.corpus_path import CORPUS
-from tests.fakeupstream import CORPUS_DIR, FakeUpstream, quote_doi
+from tests.fakeupstream import CORPUS_DIR, FakeUpstream, _Handler, quote_doi
 
 JOR_DOI = "10.1002/jor.1100150407"
 JOR_TITLE = (
@@ -310,9 +311,10 @@ def test_fault_hang_does_not_block_stop() -> None:
         own.fault("hang", max_s=hang_s)
         with pytest.raises(httpx.ReadTimeout):
             httpx.get(f"{own.crossref_url}/works/{JOR_DOI}", timeout=httpx.Timeout(3.0, read=0.3))
-        stopping = time.monotonic()
-        own.stop()
-        assert time.monotonic() - stopping < hang_s / 3
+        stopper = threading.Thread(target=own.stop)
+        stopper.start()
+        stopper.join(timeout=hang_s / 3)  # a liveness bound (the hang lasts 30 s), not a timed claim
+        assert not stopper.is_alive(), "stop() waited for the hung handler"
 
 
 def test_fault_slow(fake: FakeUpstream, client: httpx.Client) -> None:
@@ -322,10 +324,8 @@ def test_fault_slow(fake: FakeUpstream, client: httpx.Client) -> None:
         client.get(f"{fake.crossref_url}/works/{JOR_DOI}", timeout=httpx.Timeout(3.0, read=0.1))
     fake.clear_faults()
     fake.fault("slow", delay_s=0.05, chunk_size=2000)
-    started = time.monotonic()
     response = client.get(f"{fake.crossref_url}/works/{JOR_DOI}")
     assert response.json()["message"]["title"] == [JOR_TITLE]
-    assert time.monotonic() - started >= 0.1
 
 
 def test_fault_status_codes(fake: FakeUpstream, client: httpx.Client) -> None:
@@ -381,12 +381,15 @@ def test_fault_truncated_is_a_prefix_of_the_real_body(fake: FakeUpstream, client
 
 
 def test_fault_latency(fake: FakeUpstream, client: httpx.Client) -> None:
-    """'latency' delays a normal answer by delay_s."""
+    """'latency' delays a normal answer by delay_s: a client reading with a shorter timeout gets none
+    (the delay is the fake's, so a busy machine only lengthens it), a patient one gets the record.
+    """
     fake.fault("latency", delay_s=0.3, path_prefix="/zenodo/api/records")
-    started = time.monotonic()
+    with pytest.raises(httpx.ReadTimeout):
+        client.get(f"{fake.zenodo_url}/records/5244404", timeout=httpx.Timeout(3.0, read=0.1))
     response = client.get(f"{fake.zenodo_url}/records/5244404")
-    assert time.monotonic() - started >= 0.3
     assert response.json()["metadata"]["title"] == ORIGINS_TITLE
+    assert fake.count("/records", service="zenodo") == 2
 
 
 def test_unknown_fault_kind_rejected(fake: FakeUpstream) -> None:
@@ -451,18 +454,16 @@ def test_fake_defaults_to_the_repository_corpus() -> None:
 
 
 def test_keep_alive_answers_do_not_wait_for_a_delayed_ack(fake: FakeUpstream, client: httpx.Client) -> None:
-    """On one keep-alive connection the fake answers without the ~40 ms Nagle/delayed-ACK stall (headers
-    and body in separate small writes made every answer wait for the client's delayed ACK): the median of
-    50 GETs of a recorded work is under 20 ms (it was 44 ms; it is now well under 1 ms). A median, so a
-    few answers slowed by other load on the machine do not decide it.
+    """On one keep-alive connection each answer leaves without the ~40 ms Nagle/delayed-ACK stall: the
+    handler sets TCP_NODELAY and buffers status line, headers and body into one write (the stdlib
+    defaults, an unbuffered writer with Nagle on, made every answer wait for the client's delayed ACK);
+    50 GETs on the one connection answer the recorded work byte for byte. The speed itself (well under
+    1 ms an answer, was 44 ms) is benchmark 15.6 (benchmarks/bench_fake.py), not timed here.
     """
+    assert _Handler.disable_nagle_algorithm is True and _Handler.wbufsize >= 1 << 16
     url = f"{fake.crossref_url}/works/{JOR_DOI}"
     assert client.get(url).status_code == 200  # the connection is open from here on
-    samples = []
     for _ in range(50):
-        started = time.perf_counter()
         response = client.get(url)
-        samples.append(time.perf_counter() - started)
         assert response.content == _corpus_bytes("crossref/work/10.1002_jor.1100150407.json")
     assert fake.count(service="crossref") == 51
-    assert sorted(samples)[len(samples) // 2] < 0.020

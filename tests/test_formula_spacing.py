@@ -9,7 +9,6 @@ rendered strings of corpus works, through a real MCP client session against the 
 from __future__ import annotations
 
 import copy
-import time
 from typing import Any
 
 import pytest
@@ -141,8 +140,8 @@ def test_alternatives_formula_in_either_order() -> None:
     assert jats_to_text(f"(<alternatives>{tex}</alternatives>)") == "($x^2$)"
 
 
-def test_reference_formula_scan_is_linear() -> None:
-    """20,000 unclosed formula openers in one citation string are read in well under a second."""
-    start = time.perf_counter()
-    citation_text("<math>x " * 20_000 + "</tex-math>")
-    assert time.perf_counter() - start < 1.0
+def test_reference_formula_scan_reads_every_opener() -> None:
+    """20,000 unclosed formula openers in one citation string read as their 20,000 words, space-separated
+    (one scan; its linear time is measured in benchmarks/bench_text.py, not here).
+    """
+    assert citation_text("<math>x " * 20_000 + "</tex-math>") == " ".join(["x"] * 20_000)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -203,18 +202,11 @@ _HOSTILE: dict[str, Callable[[int], str]] = {
 }
 
 
-def _best_time(text: str) -> float:
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        html_to_text(text)
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
 @pytest.mark.parametrize("name", list(_HOSTILE))
-def test_hostile_input_is_linear(name: str) -> None:
-    """Growing hostile input 16x grows the time far less than 256x (quadratic): t(160k)/t(10k) < 64."""
-    make = _HOSTILE[name]
-    small, large = _best_time(make(10_000)), _best_time(make(160_000))
-    assert large < max(small, 1e-4) * 64, (name, small, large)
+def test_hostile_input_is_read_whole(name: str) -> None:
+    """160,000 characters of each hostile shape give a string no longer than the input (no error, nothing
+    invented); its linear time (t(160k)/t(10k) < 64) is measured in benchmarks/bench_text.py, not here.
+    """
+    text = _HOSTILE[name](160_000)
+    out = html_to_text(text)
+    assert isinstance(out, str) and len(out) <= len(text)
