@@ -428,6 +428,8 @@ class _Durations:
         funcs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
         for _ in range(3):  # a helper returning another helper's duration
             for func in funcs:
+                if not self._may_time(func):
+                    continue
                 clocked, durations = self._names(func)
                 for node in ast.walk(func):
                     if isinstance(node, ast.Return) and node.value is not None:
@@ -437,6 +439,15 @@ class _Durations:
                             self.functions.setdefault(func.name, set()).update(
                                 at if isinstance(node.value, ast.Tuple) else {None}
                             )
+
+    def _may_time(self, func: ast.AST) -> bool:
+        """``func`` reads a clock, calls a duration helper or names something ``elapsed`` (else: skipped)."""
+        for n in ast.walk(func):
+            if _is_clock_call(n) or _call_name(n) in self.functions:
+                return True
+            if isinstance(n, (ast.Name, ast.Attribute)) and "elapsed" in (getattr(n, "id", "") or n.attr):
+                return True
+        return False
 
     def _clock(self, node: ast.AST, clocked: set[str]) -> bool:
         return any(_is_clock_call(n) or (isinstance(n, ast.Name) and n.id in clocked) for n in ast.walk(node))
@@ -493,7 +504,7 @@ class _Durations:
         """Lines of ``assert`` statements (in any function) whose test holds a measured duration."""
         found = []
         for func in ast.walk(tree):
-            if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) and self._may_time(func):
                 clocked, durations = self._names(func)
                 found += [
                     n.lineno
