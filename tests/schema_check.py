@@ -11,6 +11,7 @@ every test.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from functools import cache
@@ -54,9 +55,21 @@ def model_errors(name: str, content: Any) -> list[str]:
     ]
 
 
+_LISTED: dict[int, tuple[weakref.ref[Client], dict[str, dict[str, Any] | None]]] = {}
+"""Each client session's listed outputSchemas by tool name (by ``id``, held while the client lives),
+fetched once a session (syncd's tools are fixed for a server's life): one ``tools/list`` per session
+instead of one per call."""
+
+
 async def _output_schema(client: Client, name: str) -> dict[str, Any] | None:
-    """The outputSchema ``client`` lists for tool ``name`` (the client caches its tools/list answer)."""
-    return next((t.output_schema for t in (await client.list_tools()).tools if t.name == name), None)
+    """The outputSchema ``client`` lists for tool ``name`` (listed once per client session)."""
+    held = _LISTED.get(id(client))
+    listed = held[1] if held is not None and held[0]() is client else None
+    if listed is None or name not in listed:
+        listed = {t.name: t.output_schema for t in (await client.list_tools()).tools}
+        key = id(client)
+        _LISTED[key] = (weakref.ref(client, lambda _r: _LISTED.pop(key, None)), listed)
+    return listed.get(name)
 
 
 @contextmanager
