@@ -160,6 +160,7 @@ def _config(tmp_path: Path) -> dict[str, str]:
     return env
 
 
+@pytest.mark.serial  # a real process
 def test_real_syncd_mcp_answers_every_hostile_frame(tmp_path: Path) -> None:
     """A ``syncd mcp`` subprocess fed every hostile class (and a 5 MiB frame) answers each with its
     declared error, then still answers a ping and a tool call; no traceback on stderr.
