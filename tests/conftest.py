@@ -388,8 +388,11 @@ class Clock:
 
 
 @pytest.fixture
-def clock() -> Clock:
-    """The injected clock of the ``cache`` fixture's services (:class:`Clock`)."""
+def injected_clock() -> Clock:
+    """The injected clock of the ``cache`` fixture's services (:class:`Clock`).
+
+    Not named ``clock``: modules have fixtures of that name of their own (a freezegun factory).
+    """
     return Clock()
 
 
@@ -401,8 +404,8 @@ def store(settings: Settings) -> Iterator[Store]:
 
 
 @pytest.fixture
-def cache(settings: Settings, store: Store, clock: Clock) -> Iterator[Services]:
-    c = Services.open(settings, store, clock=clock)
+def cache(settings: Settings, store: Store, injected_clock: Clock) -> Iterator[Services]:
+    c = Services.open(settings, store, clock=injected_clock)
     yield c
     c.close()
 

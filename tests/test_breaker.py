@@ -47,13 +47,15 @@ def call(cache: Services, tool: str, args: dict[str, Any]) -> Any:
 
 
 @pytest.fixture
-def two_processes(fake: FakeUpstream, db_url: str, clock: Clock) -> Iterator[tuple[Services, Services]]:
+def two_processes(
+    fake: FakeUpstream, db_url: str, injected_clock: Clock
+) -> Iterator[tuple[Services, Services]]:
     """Two caches ("processes") over the same database (the default 30 s breaker cooldown), one clock."""
     settings_a = make_settings(fake, db_url, deadline_s=DEADLINE_S)
     settings_b = make_settings(fake, db_url, deadline_s=DEADLINE_S)
     store_a, store_b = Store.open(db_url), Store.open(db_url)
-    a = Services.open(settings_a, store_a, clock=clock, sleep=clock.sleep)
-    b = Services.open(settings_b, store_b, clock=clock, sleep=clock.sleep)
+    a = Services.open(settings_a, store_a, clock=injected_clock, sleep=injected_clock.sleep)
+    b = Services.open(settings_b, store_b, clock=injected_clock, sleep=injected_clock.sleep)
     yield a, b
     a.close()
     b.close()
@@ -61,12 +63,12 @@ def two_processes(fake: FakeUpstream, db_url: str, clock: Clock) -> Iterator[tup
     store_b.close()
 
 
-def _open_breaker(a: Services, fake: FakeUpstream, clock: Clock) -> None:
+def _open_breaker(a: Services, fake: FakeUpstream, injected_clock: Clock) -> None:
     """Store a work, make it stale, stop upstream and call until crossref_single is offline."""
     first = call(a, "crossref_get_work", {"doi": DOI})
     assert first.is_error is False
     a.settings.ttl.crossref_work = 0.001
-    clock.advance(1.0)  # older than its 1 ms lifetime: stale
+    injected_clock.advance(1.0)  # older than its 1 ms lifetime: stale
     fake.stop()
     for _ in range(syncd.budget.BREAKER_THRESHOLD):
         call(a, "crossref_get_work", {"doi": DOI})
@@ -87,24 +89,24 @@ def _end_cooldown(cache: Services) -> None:
 
 
 def test_breaker_is_shared_and_one_probe_closes_it(
-    two_processes: tuple[Services, Services], fake: FakeUpstream, clock: Clock
+    two_processes: tuple[Services, Services], fake: FakeUpstream, injected_clock: Clock
 ) -> None:
     """Open in process A means offline in process B (answer at once, 0 requests); after the cooldown with
     upstream back, B's first call makes exactly one request (the probe) and closes the breaker for both;
     the next calls, including a fetch of a DOI never stored, are normal.
     """
     a, b = two_processes
-    _open_breaker(a, fake, clock)
+    _open_breaker(a, fake, injected_clock)
     fake.restart()
     fake.reset_log()
     b.settings.ttl.crossref_work = 0.001
     assert b.budget.offline("crossref_single")
-    clock.slept.clear()
+    injected_clock.slept.clear()
     res = call(b, "crossref_get_work", {"doi": DOI})
     assert res.structured_content["cache"]["source"] == "store-stale"
     assert res.structured_content["cache"]["upstream_error"] == "upstream_unavailable"
     assert fake.count(service="crossref") == 0
-    assert clock.slept == []  # answered at once: no wait for a token (or a retry) until the deadline
+    assert injected_clock.slept == []  # answered at once: no wait for a token (or a retry) until the deadline
     miss = call(b, "crossref_get_work", {"doi": OTHER_DOI})
     assert miss.structured_content["error"]["data"]["reason"] == "upstream_unavailable"
     assert fake.count(service="crossref") == 0
@@ -127,13 +129,13 @@ def test_breaker_is_shared_and_one_probe_closes_it(
 
 
 def test_probe_is_granted_to_one_caller_only(
-    two_processes: tuple[Services, Services], fake: FakeUpstream, clock: Clock
+    two_processes: tuple[Services, Services], fake: FakeUpstream, injected_clock: Clock
 ) -> None:
     """After the cooldown the first try_acquire is the probe; a second process asking meanwhile is held off
     (UpstreamOffline) instead of joining in, so a still-dead upstream sees one request, not a stampede.
     """
     a, b = two_processes
-    _open_breaker(a, fake, clock)
+    _open_breaker(a, fake, injected_clock)
     _end_cooldown(a)
     grant = a.budget.try_acquire("crossref_single")
     assert grant.lease is not None and grant.probe is True
@@ -143,14 +145,14 @@ def test_probe_is_granted_to_one_caller_only(
 
 
 def test_failed_probe_reopens_the_breaker(
-    two_processes: tuple[Services, Services], fake: FakeUpstream, clock: Clock
+    two_processes: tuple[Services, Services], fake: FakeUpstream, injected_clock: Clock
 ) -> None:
     """Upstream still down after the cooldown: the probe call fails (one connection attempt: one more
     failure counted, no retry), the stale entry is answered, and the pool is offline again, so the
     following call makes no attempt at all.
     """
     a, b = two_processes
-    _open_breaker(a, fake, clock)
+    _open_breaker(a, fake, injected_clock)
     _end_cooldown(a)
     b.settings.ttl.crossref_work = 0.001
     failures = b.budget.state("crossref_single").failures

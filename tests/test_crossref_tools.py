@@ -534,13 +534,15 @@ async def test_member_and_prefix(cache: Services, fake: FakeUpstream) -> None:
     assert reason(await call(cache, "crossref_get_member", {"member_id": 0})) == "invalid_arguments"
 
 
-async def test_entities_offline_served_stale(cache: Services, fake: FakeUpstream, clock: Clock) -> None:
+async def test_entities_offline_served_stale(
+    cache: Services, fake: FakeUpstream, injected_clock: Clock
+) -> None:
     """Past their lifetime with Crossref down, stored member and journal are answered flagged stale."""
     await call(cache, "crossref_get_member", {"member_id": 98})
     await call(cache, "crossref_search_journals", {"issn": "1803-2427"})
     cache.settings.ttl.entity = 0.001
     fake.stop()
-    clock.advance(1.0)  # older than its 1 ms lifetime: stale (the injected clock, no sleep)
+    injected_clock.advance(1.0)  # older than its 1 ms lifetime: stale (the injected clock, no sleep)
     m = (await call(cache, "crossref_get_member", {"member_id": 98})).structured_content
     assert m["primaryName"] == "Hindawi Limited"
     assert m["cache"]["source"] == "store-stale" and m["cache"]["upstream_error"] == "upstream_unavailable"

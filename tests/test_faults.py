@@ -68,10 +68,14 @@ TOOLS = {
 
 
 @pytest.fixture
-def quick(fake: FakeUpstream, db_url: str, clock: Clock) -> Iterator[tuple[Settings, Store, Services]]:
+def quick(
+    fake: FakeUpstream, db_url: str, injected_clock: Clock
+) -> Iterator[tuple[Settings, Store, Services]]:
     settings = make_settings(fake, db_url, deadline_s=DEADLINE_S)
     store = Store.open(db_url)
-    cache = Services.open(settings, store, clock=clock, sleep=clock.sleep)  # retries' backoff: no real wait
+    cache = Services.open(
+        settings, store, clock=injected_clock, sleep=injected_clock.sleep
+    )  # retries' backoff: no real wait
     yield settings, store, cache
     cache.close()
     store.close()
@@ -113,7 +117,7 @@ async def _call(
 async def test_stored_entry_survives_fault(
     quick: tuple[Settings, Store, Services],
     fake: FakeUpstream,
-    clock: Clock,
+    injected_clock: Clock,
     tool: str,
     kind: str,
     params: dict[str, Any],
@@ -126,7 +130,7 @@ async def test_stored_entry_survives_fault(
     first, _ = await _call(cache, tool, args, setup=True)
     assert first.is_error is False
     before = store.get(entry_kind, key)
-    clock.advance(8 * 86_400.0)  # past both lifetimes (7 days, 1 day): stale
+    injected_clock.advance(8 * 86_400.0)  # past both lifetimes (7 days, 1 day): stale
     _inject(fake, service, kind, params)
     res, body_s = await _call(cache, tool, args)
     assert res.is_error is False, res.content[0].text
@@ -174,14 +178,14 @@ async def test_missing_entry_gets_declared_reason(
 
 
 async def test_breaker_opens_after_repeated_failures_and_answers_at_once(
-    quick: tuple[Settings, Store, Services], fake: FakeUpstream, clock: Clock
+    quick: tuple[Settings, Store, Services], fake: FakeUpstream, injected_clock: Clock
 ) -> None:
     """After repeated connection failures the pool is offline: the stale answer comes without a request
     (neither upstream nor a budget wait is tried; counted on the fake, not timed).
     """
     _settings, _store, cache = quick
     await _call(cache, "crossref_get_work", {"doi": "10.1101/598821"}, setup=True)
-    clock.advance(8 * 86_400.0)
+    injected_clock.advance(8 * 86_400.0)
     fake.fault("refuse", service="crossref")
     for _ in range(3):
         await _call(cache, "crossref_get_work", {"doi": "10.1101/598821"})

@@ -54,13 +54,13 @@ async def test_author_paging(cache: Services) -> None:
 
 
 async def test_upstream_down_serves_stored_entry_flagged(
-    cache: Services, fake: FakeUpstream, clock: Clock
+    cache: Services, fake: FakeUpstream, injected_clock: Clock
 ) -> None:
     """With the fake stopped and the entry stale, the stored work is answered with stale + upstream_error."""
     await call(cache, "crossref_get_work", {"doi": RAPTOR_DOI})
     cache.settings.ttl.crossref_work = 0.001
     fake.stop()
-    clock.advance(1.0)  # older than its 1 ms lifetime: stale (the injected clock, no sleep)
+    injected_clock.advance(1.0)  # older than its 1 ms lifetime: stale (the injected clock, no sleep)
     res = await call(cache, "crossref_get_work", {"doi": RAPTOR_DOI})
     assert res.is_error is False
     data = res.structured_content
@@ -71,21 +71,21 @@ async def test_upstream_down_serves_stored_entry_flagged(
 
 
 async def test_unknown_doi_with_upstream_down_is_a_declared_error_fast(
-    cache: Services, fake: FakeUpstream, clock: Clock
+    cache: Services, fake: FakeUpstream, injected_clock: Clock
 ) -> None:
     """Nothing stored and upstream down: a tool error with reason upstream_unavailable within the deadline:
     at most MAX_ATTEMPTS connection attempts (failures counted by the budget), whose backoff waits add up
     to less than the deadline (asked of the injected clock, not slept).
     """
     fake.stop()
-    svc = Services.open(cache.settings, cache.store, clock=clock, sleep=clock.sleep)
+    svc = Services.open(cache.settings, cache.store, clock=injected_clock, sleep=injected_clock.sleep)
     try:
         res = await call(svc, "crossref_get_work", {"doi": "10.1234/never-seen"})
         failures = svc.budget.state("crossref_single").failures
     finally:
         svc.close()
     assert 1 <= failures <= MAX_ATTEMPTS
-    assert len(clock.slept) == failures - 1 and sum(clock.slept) < cache.settings.deadline_s
+    assert len(injected_clock.slept) == failures - 1 and sum(injected_clock.slept) < cache.settings.deadline_s
     assert res.is_error is True
     assert res.structured_content["error"]["data"]["reason"] == "upstream_unavailable"
     assert "Recovery:" in res.content[0].text
@@ -117,13 +117,13 @@ async def test_not_a_doi_is_refused_before_any_request(cache: Services, fake: Fa
 
 
 async def test_stale_entry_revalidated_unchanged_leaves_row(
-    cache: Services, fake: FakeUpstream, clock: Clock
+    cache: Services, fake: FakeUpstream, injected_clock: Clock
 ) -> None:
     """A stale work is revalidated with one request; the same content only bumps validated_at."""
     await call(cache, "crossref_get_work", {"doi": RAPTOR_DOI})
     before = cache.store.get("crossref_work", RAPTOR_DOI)
     cache.settings.ttl.crossref_work = 0.001
-    clock.advance(1.0)  # older than its 1 ms lifetime: stale (the injected clock, no sleep)
+    injected_clock.advance(1.0)  # older than its 1 ms lifetime: stale (the injected clock, no sleep)
     res = await call(cache, "crossref_get_work", {"doi": RAPTOR_DOI})
     after = cache.store.get("crossref_work", RAPTOR_DOI)
     assert res.structured_content["cache"]["source"] == "upstream"
@@ -136,7 +136,7 @@ async def test_stale_entry_changed_upstream_is_replaced(
     cache: Services,
     fake: FakeUpstream,
     corpus_message,
-    clock: Clock,
+    injected_clock: Clock,
 ) -> None:
     """When upstream's title changed, revalidation stores the new body and the tool shows it."""
     await call(cache, "crossref_get_work", {"doi": RAPTOR_DOI})
@@ -148,14 +148,14 @@ async def test_stale_entry_changed_upstream_is_replaced(
     }
     fake.set_body("crossref", f"/works/{RAPTOR_DOI}", changed)
     cache.settings.ttl.crossref_work = 0.001
-    clock.advance(1.0)  # older than its 1 ms lifetime: stale (the injected clock, no sleep)
+    injected_clock.advance(1.0)  # older than its 1 ms lifetime: stale (the injected clock, no sleep)
     res = await call(cache, "crossref_get_work", {"doi": RAPTOR_DOI})
     assert res.structured_content["title"] == "Raptor genomes, revised"
     assert cache.store.get("crossref_work", RAPTOR_DOI).changes == 2
 
 
 async def test_zenodo_etag_revalidation_sends_if_none_match(
-    cache: Services, fake: FakeUpstream, clock: Clock
+    cache: Services, fake: FakeUpstream, injected_clock: Clock
 ) -> None:
     """Zenodo's stored weak ETag is sent back as If-None-Match; a 304 touches only validated_at."""
     fake.etags = True
@@ -164,7 +164,7 @@ async def test_zenodo_etag_revalidation_sends_if_none_match(
     stored = cache.store.get("zenodo_record", "5244404")
     assert stored.etag
     cache.settings.ttl.zenodo_record = 0.001
-    clock.advance(1.0)  # older than its 1 ms lifetime: stale (the injected clock, no sleep)
+    injected_clock.advance(1.0)  # older than its 1 ms lifetime: stale (the injected clock, no sleep)
     second = await call(cache, "zenodo_get_record", {"id": "10.5281/zenodo.5244404"})
     assert second.structured_content["record"]["title"] == "The Origins of SARS-CoV-2: A Critical Review"
     last = fake.requests[-1]
@@ -174,12 +174,14 @@ async def test_zenodo_etag_revalidation_sends_if_none_match(
     assert after.validated_at > stored.validated_at
 
 
-async def test_zenodo_record_served_offline(cache: Services, fake: FakeUpstream, clock: Clock) -> None:
+async def test_zenodo_record_served_offline(
+    cache: Services, fake: FakeUpstream, injected_clock: Clock
+) -> None:
     """A stored Zenodo record is still answered with the fake stopped, flagged stale."""
     await call(cache, "zenodo_get_record", {"id": "5244404"})
     fake.stop()
     cache.settings.ttl.zenodo_record = 0.001
-    clock.advance(1.0)  # older than its 1 ms lifetime: stale (the injected clock, no sleep)
+    injected_clock.advance(1.0)  # older than its 1 ms lifetime: stale (the injected clock, no sleep)
     res = await call(cache, "zenodo_get_record", {"id": "https://zenodo.org/records/5244404"})
     data = res.structured_content
     assert data["found"] is True
@@ -255,12 +257,12 @@ def test_concurrent_case_variants_make_one_request(cache: Services, fake: FakeUp
 
 
 async def test_cache_etag_is_stable_for_unchanged_content(
-    cache: Services, fake: FakeUpstream, clock: Clock
+    cache: Services, fake: FakeUpstream, injected_clock: Clock
 ) -> None:
     """cache.etag (syncd's content hash) is the same after an unchanged revalidation, new after a change."""
     first = (await call(cache, "crossref_get_work", {"doi": RAPTOR_DOI})).structured_content["cache"]["etag"]
     cache.settings.ttl.crossref_work = 0.001
-    clock.advance(1.0)  # older than its 1 ms lifetime: stale (the injected clock, no sleep)
+    injected_clock.advance(1.0)  # older than its 1 ms lifetime: stale (the injected clock, no sleep)
     again = await call(cache, "crossref_get_work", {"doi": RAPTOR_DOI})
     assert again.structured_content["cache"]["source"] == "upstream"
     assert again.structured_content["cache"]["etag"] == first

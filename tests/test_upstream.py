@@ -14,14 +14,14 @@ RAPTOR = "10.1101/598821"
 
 
 def test_last_modified_is_replayed_as_if_modified_since(
-    cache: Services, fake: FakeUpstream, clock: Clock
+    cache: Services, fake: FakeUpstream, injected_clock: Clock
 ) -> None:
     """A stored Last-Modified goes back as If-Modified-Since; the 304 only bumps validated_at."""
     fake.last_modified = True
     first = get_work(cache, parse_doi(RAPTOR)).entry
     assert first.last_modified
     cache.settings.ttl.crossref_work = 0.001
-    clock.advance(1.0)  # older than its 1 ms lifetime: stale (the injected clock, no sleep)
+    injected_clock.advance(1.0)  # older than its 1 ms lifetime: stale (the injected clock, no sleep)
     second = get_work(cache, parse_doi(RAPTOR))
     sent = fake.requests[-1].headers
     assert sent.get("if-modified-since") == first.last_modified
@@ -31,13 +31,13 @@ def test_last_modified_is_replayed_as_if_modified_since(
 
 
 def test_retry_after_is_honoured_within_the_deadline(
-    cache: Services, fake: FakeUpstream, clock: Clock
+    cache: Services, fake: FakeUpstream, injected_clock: Clock
 ) -> None:
     """A 429 with Retry-After: 1 is waited out and retried once: the call succeeds with 2 requests after
     one wait of the 1 s asked (the injected clock's, not slept), within the deadline.
     """
     fake.fault("rate_limit", retry_after=1, times=1, service="crossref")
-    svc = Services.open(cache.settings, cache.store, clock=clock, sleep=clock.sleep)
+    svc = Services.open(cache.settings, cache.store, clock=injected_clock, sleep=injected_clock.sleep)
     try:
         lookup = get_work(svc, parse_doi(RAPTOR))
     finally:
@@ -47,7 +47,10 @@ def test_retry_after_is_honoured_within_the_deadline(
         == "Raptor genomes reveal evolutionary signatures of predatory and nocturnal lifestyles"
     )
     assert fake.count("/works", service="crossref") == 2
-    assert sum(clock.slept) == pytest.approx(1.0, abs=0.05) and sum(clock.slept) < cache.settings.deadline_s
+    assert (
+        sum(injected_clock.slept) == pytest.approx(1.0, abs=0.05)
+        and sum(injected_clock.slept) < cache.settings.deadline_s
+    )
 
 
 def test_polite_user_agent_and_encoded_sici_path(cache: Services, fake: FakeUpstream) -> None:

@@ -130,7 +130,7 @@ async def test_cursor_for_other_record_or_garbage_is_invalid_cursor(mcp: Client,
 
 
 async def test_cursor_invalid_after_revision_change(
-    mcp: Client, cache: Services, fake: FakeUpstream, clock: Clock
+    mcp: Client, cache: Services, fake: FakeUpstream, injected_clock: Clock
 ) -> None:
     """record-history 5244404: a cursor bound to revision 4 is refused once revision 7 is stored."""
     fake.serve_history(
@@ -147,7 +147,7 @@ async def test_cursor_invalid_after_revision_change(
     ok = (await call(mcp, "zenodo_get_record", {"id": "5244404", "cursor": cursor})).structured_content
     assert ok["window"]["keywords"] == first["record"]["keywords"]
     cache.settings.ttl.zenodo_record = 0.001
-    clock.advance(1.0)  # older than its 1 ms lifetime: stale (the injected clock, no sleep)
+    injected_clock.advance(1.0)  # older than its 1 ms lifetime: stale (the injected clock, no sleep)
     changed = (await call(mcp, "zenodo_get_record", {"id": "5244404"})).structured_content
     assert changed["record"]["revision"] == 7
     cache.settings.ttl.zenodo_record = 86_400
@@ -337,7 +337,7 @@ async def test_read_file_preview_kept_and_served_offline(
     mcp: Client,
     cache: Services,
     fake: FakeUpstream,
-    clock: Clock,
+    injected_clock: Clock,
 ) -> None:
     """The recorded CSV range: BOM dropped, cut after the 240-byte first line; offline it is served again."""
     args = {"id": "22917909", "key": CSV_KEY, "max_bytes": 256}
@@ -348,7 +348,7 @@ async def test_read_file_preview_kept_and_served_offline(
     assert blob_usage(cache.store, "zenodo_preview") == (1, 256)
     fake.stop()
     cache.settings.ttl.zenodo_record = 0.001
-    clock.advance(1.0)  # older than its 1 ms lifetime: stale (the injected clock, no sleep)
+    injected_clock.advance(1.0)  # older than its 1 ms lifetime: stale (the injected clock, no sleep)
     offline = (await call(mcp, "zenodo_read_file", args)).structured_content
     assert offline["text"] == first["text"] and offline["cache"]["source"] in ("store", "store-stale")
 
