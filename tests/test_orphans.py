@@ -7,6 +7,7 @@ gone or a zombie (ended, waiting to be reaped by init): :func:`syncd.proc.pid_al
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -32,14 +33,21 @@ GRACE_S = 10.0  # polled: returns as soon as none is alive; room for a busy mach
 WORKERS = 2
 
 
-def _children(pid: int, at_least: int, timeout_s: float = 60.0) -> list[psutil.Process]:
-    """The live children of ``pid`` once it has ``at_least`` of them (fails after ``timeout_s``)."""
+def _children(
+    pid: int, at_least: int, timeout_s: float = 60.0, named: str | None = None
+) -> list[psutil.Process]:
+    """The live children of ``pid`` once it has ``at_least`` of them (fails after ``timeout_s``).
+
+    ``named``: wait until each child runs that program (a child caught between fork and exec still
+    carries its parent's name).
+    """
     end = time.monotonic() + timeout_s
     parent = psutil.Process(pid)
     while time.monotonic() < end:
         kids = [k for k in parent.children(recursive=True) if pid_alive(k.pid)]
-        if len(kids) >= at_least:
-            return kids
+        with contextlib.suppress(psutil.Error):
+            if len(kids) >= at_least and (named is None or all(k.name() == named for k in kids)):
+                return kids
         time.sleep(0.02)
     pytest.fail(f"process {pid} never had {at_least} children")
 
@@ -111,7 +119,7 @@ def test_sigkill_of_the_process_running_an_alert_command_ends_the_command(tmp_pa
     for run in range(KILL_RUNS):
         proc = subprocess.Popen([sys.executable, "-c", script], env=_env(tmp_path), cwd=str(ROOT))
         try:
-            kids = _children(proc.pid, 1)
+            kids = _children(proc.pid, 1, named="sleep")
             assert [k.name() for k in kids] == ["sleep"]
             proc.send_signal(signal.SIGKILL)
             proc.wait(timeout=10)
