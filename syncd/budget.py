@@ -7,36 +7,68 @@ costs exactly two write transactions:
 
 1. **take** (:meth:`Budget.try_acquire` / :meth:`Budget.acquire`): one token and one in-flight
    slot (a lease naming its process id and host, expiring at the holder's deadline plus
-   :data:`LEASE_MARGIN_S`);
+   :data:`LEASE_MARGIN_S`), logged as a send (``budget_sends``);
 2. **release** (:meth:`Budget.release`): frees the slot and records what upstream did
-   (:class:`Outcome`: answered, failed, timed out; a 429's block) in the same transaction.
+   (:class:`Outcome`: answered, failed, timed out; a 429's block; the limits its headers announced,
+   :class:`Announcement`) in the same transaction.
 
 :meth:`Budget.state` only reads (no write lock). Each write transaction is ``BEGIN IMMEDIATE`` on
 SQLite; on PostgreSQL it first locks the pool's row (``SELECT ... FOR UPDATE``) so concurrent
-takers queue on that row. The pool rows are created by migration 0003, never while serving.
+takers queue on that row; a take of a pool of a concurrency group (:data:`~syncd.config.CONCURRENCY_GROUPS`)
+locks the rows of the whole group in one statement (in pool-name order), so the group's shared
+in-flight count is exact; a release locks its own row only. The pool rows are
+created by migration 0003, never while serving.
+
+**What upstream announces rules.** Each answer's rate-limit headers (Crossref ``x-rate-limit-limit``
+/ ``-interval``, ``x-concurrency-limit``, ``x-api-pool``; Zenodo ``X-RateLimit-Limit/-Remaining/
+-Reset``; read by :mod:`syncd.upstream.limits`) are stored on the pool's row. For
+``budget.announce_ttl_s`` after the last answer that said it, the effective limits are the lower of
+the configured and the announced ones:
+
+* ``N`` requests per ``I`` seconds: no window of ``I + budget.pace_margin_s`` seconds holds more
+  than ``N`` sends of the pool (a sliding window over ``budget_sends``, every process counted; the
+  margin absorbs the delay between a take and the request's arrival, so jittered arrivals stay
+  under ``N`` in every ``I``); the bucket's rate is cut to ``N / (I + margin)``, its burst to ``N``;
+* a concurrency limit caps the pool's in-flight slots and, for Crossref, the in-flight requests of
+  ``crossref_single`` and ``crossref_list`` together (:meth:`~syncd.config.Settings.group_in_flight`);
+* ``remaining`` at or under the pool's in-flight limit pauses the pool until the announced reset
+  (``block_reason = "remaining"``), before upstream runs dry and answers 429.
+
+An expired announcement is ignored (a raised limit is picked up from the next answer; a lowered one
+stops ruling once nobody has been told it for a while).
 
 A 429 blocks the pool for every process until its wait is over, and no wait is longer than
 ``budget.max_block_s``. Repeated connection failures open the pool's breaker: while it is open
 nobody calls upstream; when it ends, exactly one process gets the probe and the others keep
-answering from the store. :meth:`Budget.reset` clears blocks and breakers (``syncd cache budget
---reset``).
+answering from the store. :meth:`Budget.reset` clears blocks and breakers and fills the bucket
+(``syncd cache budget --reset``).
 
 A lease is freed by its holder, or at the next take once it has expired or, on the same host, once
 its process is gone (``kill(pid, 0)``), so a killed process never holds a slot past its deadline.
 A lease whose request timed out is kept until it expires: upstream may still be working on it.
 
 Pools (DESIGN.md): ``crossref_single``, ``crossref_list``, ``zenodo_general``, ``zenodo_search``,
-``doi``. Interactive calls may use the whole bucket; the daemon leaves ``daemon_reserve`` of it.
+``doi``. Interactive calls may use the whole bucket and window; the daemon leaves
+``daemon_reserve`` of each.
 
 Clock: wall-clock ``time.time()`` (shared across processes; freezegun moves it in tests), read
 after the pool's row is locked. The bucket is monotonic: its timestamp never moves backwards, so a
-clock that steps back (or a writer that read the clock before waiting for the lock) refills
-nothing twice. Workstations sharing a PostgreSQL budget should keep their clocks in sync (NTP).
+small backward step (a writer that read the clock before waiting for the lock, hosts a few seconds
+apart) refills nothing twice. A timestamp more than :data:`CLOCK_STEP_S` ahead of now was written by a
+clock that ran ahead and was corrected (suspend/resume, a VM, NTP). Such timestamps are clamped when
+read (so the answer does not depend on who looks first) and healed by the next write: the bucket
+refills from now; a 429 block, a pause or an open breaker that ends further ahead than
+``max_block_s`` (:data:`BREAKER_COOLDOWN_S`) and was written with the clock ahead is void (a real one
+is learned again from the next answer; one set under a longer ``max_block_s`` is cut to the current
+one); a lease, a send or an announcement dated in the future counts as expired. No block ever
+outlasts ``max_block_s`` from now. Workstations sharing a PostgreSQL budget should keep their clocks
+in sync (NTP).
 """
 
 from __future__ import annotations
 
 import enum
+import math
 import os
 import socket
 import time
@@ -45,19 +77,23 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, delete, select, update
+from sqlalchemy import Connection, bindparam, delete, or_, select, update
 
-from syncd.config import POOLS, PoolLimits, Settings
+from syncd.config import CONCURRENCY_GROUPS, POOLS, PoolLimits, Settings
 from syncd.errors import BudgetExhausted, InvalidInput, StoreError, UpstreamOffline
 from syncd.proc import pid_alive
-from syncd.store.models import BudgetLease, BudgetPool
+from syncd.store.models import BudgetLease, BudgetPool, BudgetSend
 from syncd.store.repo import Store
 
 __all__ = [
     "BREAKER_COOLDOWN_S",
     "BREAKER_THRESHOLD",
+    "CLOCK_STEP_S",
     "LEASE_MARGIN_S",
     "LEASE_TTL_S",
+    "MAX_LEASE_S",
+    "Announced",
+    "Announcement",
     "Budget",
     "Grant",
     "Lease",
@@ -71,13 +107,48 @@ BREAKER_COOLDOWN_S = 30.0
 """Seconds a pool stays offline before one probe is let through."""
 LEASE_TTL_S = 120.0
 """Seconds a lease is held when the taker names no deadline (:meth:`Budget.try_acquire` alone)."""
+MAX_LEASE_S = 600.0
+"""Longest a lease is held, whatever the taker's deadline (seconds)."""
 LEASE_MARGIN_S = 1.0
 """Seconds a lease outlives its holder's deadline (the holder may still be closing the connection)."""
 LEASE_POLL_S = 0.05
 """Seconds to wait before asking again when every in-flight slot is taken."""
+CLOCK_STEP_S = 60.0
+"""A stored timestamp more than this many seconds ahead of now was written by a clock that ran ahead
+and was corrected since: it is clamped to now (see the module docstring). Smaller steps back keep the
+bucket monotonic."""
+SENDS_KEEP_S = 120.0
+"""Seconds a send is kept at least (longer when an announced window is longer)."""
+PRUNE_EVERY = 32
+"""A budget prunes the old sends of a pool at its first take and then every this many takes."""
 
 _POOLS = BudgetPool.__table__
 _LEASES = BudgetLease.__table__
+_SENDS = BudgetSend.__table__
+GROUP_OF: dict[str, str] = {pool: group for group, pools in CONCURRENCY_GROUPS.items() for pool in pools}
+"""Pool -> its concurrency group (pools outside every group are absent)."""
+
+# The statements of every take and release, built once (each is one compiled, cached statement).
+_ROWS = select(_POOLS).where(_POOLS.c.pool.in_(bindparam("members", expanding=True))).order_by(_POOLS.c.pool)
+_ROWS_LOCKED = _ROWS.with_for_update()
+_ROW_LOCKED = select(_POOLS).where(_POOLS.c.pool == bindparam("pool")).with_for_update()
+_GROUP_LEASES = select(
+    _LEASES.c.id, _LEASES.c.pool, _LEASES.c.expires_at, _LEASES.c.pid, _LEASES.c.host
+).where(_LEASES.c.pool.in_(bindparam("members", expanding=True)))
+_WINDOW = (
+    select(_SENDS.c.at)
+    .where(
+        _SENDS.c.pool == bindparam("pool"),
+        _SENDS.c.at > bindparam("since"),
+        _SENDS.c.at <= bindparam("until"),
+    )
+    .order_by(_SENDS.c.at.desc())
+    .limit(bindparam("most"))
+)
+_INSERT_LEASE = _LEASES.insert()
+_INSERT_SEND = _SENDS.insert()
+_DELETE_LEASE = delete(_LEASES).where(_LEASES.c.id == bindparam("lease_id"))
+_DELETE_SEND = delete(_SENDS).where(_SENDS.c.id == bindparam("lease_id"))
 
 
 class Outcome(enum.Enum):
@@ -86,16 +157,72 @@ class Outcome(enum.Enum):
     ANSWERED = "answered"
     """Upstream answered (any HTTP status, 429 included): the breaker closes, failures reset."""
     FAILED = "failed"
-    """No answer (connection refused, reset, broken body): one more failure towards the breaker."""
+    """No usable answer (connection refused or reset, a TLS failure, a body that cannot be decoded, a
+    redirect loop): one more failure towards the breaker."""
     TIMED_OUT = "timed_out"
     """No complete answer in time: a failure, and the slot stays taken until the lease expires."""
     NOT_SENT = "not_sent"
-    """Nothing reached upstream: the slot is freed, nothing is recorded."""
+    """Nothing reached upstream: the slot and its send are freed, nothing is recorded."""
+
+
+@dataclass(frozen=True)
+class Announcement:
+    """What one answer's rate-limit headers said about its pool (None: not said).
+
+    As read by :func:`syncd.upstream.limits.read_announcement`: ``limit`` requests per
+    ``interval_s`` seconds; ``in_flight`` concurrent requests (``x-concurrency-limit``); ``api_pool``
+    Crossref's pool name (``polite-single``...); ``remaining`` requests left in upstream's window,
+    which resets ``reset_s`` seconds after the answer; ``headers`` the rate-limit headers as received
+    (``name: value; ...``, bounded).
+    """
+
+    limit: int | None = None
+    interval_s: float | None = None
+    in_flight: int | None = None
+    api_pool: str | None = None
+    remaining: int | None = None
+    reset_s: float | None = None
+    headers: str = ""
+
+    @property
+    def empty(self) -> bool:
+        """True when the answer announced nothing."""
+        return (
+            self.limit is None and self.in_flight is None and self.api_pool is None and self.remaining is None
+        )
+
+
+@dataclass(frozen=True)
+class Announced:
+    """An announcement as stored for a pool and still in force (:class:`Announcement` plus when).
+
+    ``at``: when the answer came (epoch s); ``expires_at``: when it stops ruling (``at`` +
+    ``budget.announce_ttl_s``); ``reset_at``: the end of upstream's window (epoch s) if announced.
+    """
+
+    limit: int | None
+    interval_s: float | None
+    in_flight: int | None
+    api_pool: str | None
+    remaining: int | None
+    reset_at: float | None
+    headers: str
+    at: float
+    expires_at: float
 
 
 @dataclass(frozen=True)
 class PoolState:
-    """Snapshot of one pool: ``tokens`` now (refilled), ``blocked_until``/``offline_until`` (epoch s)."""
+    """Snapshot of one pool at ``now``.
+
+    ``tokens`` (refilled to now), ``limits`` the effective limits (configured, lowered by what upstream
+    announced), ``configured`` the settings' limits, ``blocked_until``/``offline_until`` (epoch s, clamped
+    to the clock), ``block_reason`` (``429``/``remaining``), ``failures``, ``in_flight`` (live leases of
+    the pool). ``announced``: the announcement in force, if any. ``window_limit`` sends at most in any
+    ``window_s`` seconds (an announced limit; None: no window); ``window_sends`` the send times in the
+    current window, newest first (at most ``window_limit``). ``group``: the concurrency group, its
+    live leases ``group_in_flight`` and limit ``group_limit``.
+    """
 
     pool: str
     tokens: float
@@ -104,9 +231,18 @@ class PoolState:
     offline_until: float
     failures: int
     in_flight: int
+    configured: PoolLimits | None = None
+    block_reason: str | None = None
+    announced: Announced | None = None
+    window_limit: int | None = None
+    window_s: float = 0.0
+    window_sends: tuple[float, ...] = ()
+    group: str | None = None
+    group_in_flight: int = 0
+    group_limit: int | None = None
 
     def blocked_for(self, now: float) -> float:
-        """Seconds until a 429 block ends (0 when not blocked)."""
+        """Seconds until a 429 block (or a pause before upstream runs dry) ends (0 when not blocked)."""
         return max(0.0, self.blocked_until - now)
 
     def offline(self, now: float) -> bool:
@@ -130,8 +266,10 @@ class Lease:
 class Grant:
     """Outcome of one try: ``lease`` when granted, else ``wait_s`` seconds before a token frees.
 
-    ``why`` names what was missing when refused: ``blocked`` (a 429), ``tokens`` (the bucket) or
-    ``in_flight`` (every slot taken); ``probe`` is True for the one call let through a breaker.
+    ``why`` names what was missing when refused: ``blocked`` (a 429), ``paused`` (upstream's window
+    nearly spent), ``tokens`` (the bucket), ``window`` (the announced requests per interval),
+    ``in_flight`` (every slot of the pool taken) or ``group_in_flight`` (every slot of its
+    concurrency group taken); ``probe`` is True for the one call let through a breaker.
     """
 
     lease: Lease | None
@@ -140,14 +278,28 @@ class Grant:
     why: str = ""
 
 
+def _effective(configured: PoolLimits, announced: Announced | None, margin_s: float) -> PoolLimits:
+    """The lower of the configured limits and those ``announced`` (paced over ``interval + margin_s``)."""
+    if announced is None:
+        return configured
+    per_s, burst, in_flight = configured.per_s, configured.burst, configured.in_flight
+    if announced.limit is not None and announced.interval_s:
+        per_s = min(per_s, announced.limit / (announced.interval_s + margin_s))
+        burst = max(1.0, min(burst, float(announced.limit)))
+    if announced.in_flight is not None:
+        in_flight = max(1, min(in_flight, announced.in_flight))
+    return PoolLimits(per_s=per_s, burst=burst, in_flight=in_flight)
+
+
 class Budget:
     """The shared budget over a :class:`~syncd.store.repo.Store`.
 
     Args:
         store: the shared store.
-        settings: pool limits, the daemon reserve and ``budget.max_block_s``.
-        interactive: True for tool calls and the CLI (may use the whole bucket); False for the
-            daemon, which leaves ``settings.budget.daemon_reserve`` of each bucket unused.
+        settings: pool limits, the daemon reserve, ``budget.max_block_s``, ``budget.announce_ttl_s``
+            and ``budget.pace_margin_s``.
+        interactive: True for tool calls and the CLI (may use the whole bucket and window); False for
+            the daemon, which leaves ``settings.budget.daemon_reserve`` of each unused.
         clock: wall clock in epoch seconds (default ``time.time``, looked up per call).
         sleep: how to wait (default ``time.sleep``).
     """
@@ -167,6 +319,7 @@ class Budget:
         self.host = socket.gethostname()[:255]
         self._clock = clock
         self._sleep = sleep
+        self._takes = 0
 
     def clock(self) -> float:
         """Current wall-clock time in epoch seconds (looked up per call, so freezegun applies)."""
@@ -185,27 +338,112 @@ class Budget:
         Raises:
             StoreError: the row is missing (a store not upgraded to migration 0003).
         """
-        row = conn.execute(select(_POOLS).where(_POOLS.c.pool == pool).with_for_update()).first()
+        row = conn.execute(_ROW_LOCKED, {"pool": pool}).first()
         if row is None:
             raise StoreError(f"budget pool {pool} missing from the store; run `syncd db upgrade`")
         return row
+
+    @staticmethod
+    def _rows(conn: Connection, pool: str, *, lock: bool) -> tuple[Any, list[Any]]:
+        """``pool``'s row and those of the other pools of its concurrency group, in one statement.
+
+        With ``lock``, every row returned is locked for this transaction (``FOR UPDATE``, in pool-name
+        order, so takers of every pool of a group queue on the same first row and never deadlock; on
+        SQLite ``BEGIN IMMEDIATE`` already serializes writers).
+
+        Raises:
+            StoreError: ``pool``'s row is missing (a store not upgraded to migration 0003).
+        """
+        group = GROUP_OF.get(pool)
+        members = CONCURRENCY_GROUPS[group] if group else (pool,)  # type: ignore[index]
+        rows = conn.execute(_ROWS_LOCKED if lock else _ROWS, {"members": list(members)}).all()
+        own = next((r for r in rows if r.pool == pool), None)
+        if own is None:
+            raise StoreError(f"budget pool {pool} missing from the store; run `syncd db upgrade`")
+        return own, [r for r in rows if r.pool != pool]
 
     def _limits(self, pool: str) -> PoolLimits:
         return self.settings.pool_limits(pool)  # type: ignore[arg-type]
 
     def _floor(self, limits: PoolLimits) -> float:
-        """Tokens this taker must leave in the bucket (the daemon's reserve for interactive calls)."""
-        return 0.0 if self.interactive else self.settings.budget.daemon_reserve * limits.burst
+        """Tokens this taker must leave in the bucket (the daemon's reserve for interactive calls).
+
+        Never more than ``burst - 1``: the daemon can always take from a full bucket, even of burst 1.
+        """
+        if self.interactive:
+            return 0.0
+        return max(0.0, min(self.settings.budget.daemon_reserve * limits.burst, limits.burst - 1.0))
+
+    def _window_cap(self, limit: int) -> int:
+        """Sends this taker may find in the window before it waits (the daemon leaves its reserve)."""
+        if self.interactive:
+            return limit
+        return max(1, limit - math.ceil(self.settings.budget.daemon_reserve * limit))
 
     @staticmethod
-    def _refilled(row: Any, limits: PoolLimits, now: float) -> float:
+    def _stamp(row: Any, now: float) -> float:
+        """The bucket's timestamp as it counts now: ``updated_at``, or now when it is a clock step ahead."""
+        return now if row.updated_at > now + CLOCK_STEP_S else row.updated_at
+
+    @classmethod
+    def _refilled(cls, row: Any, limits: PoolLimits, now: float) -> float:
         """Tokens at ``now``: never a refill for time before ``updated_at`` (monotonic bucket)."""
-        elapsed = max(0.0, now - row.updated_at)
+        elapsed = max(0.0, now - cls._stamp(row, now))
         return min(limits.burst, row.tokens + elapsed * limits.per_s)
 
-    def _blocked_until(self, row: Any) -> float:
-        """The row's 429 block, cut to ``max_block_s`` after it was set (heals over-long old blocks)."""
-        return min(row.blocked_until, row.updated_at + self.settings.budget.max_block_s)
+    def _blocked_until(self, row: Any, now: float) -> float:
+        """The row's 429 block or pause (epoch s), never more than ``max_block_s`` from now.
+
+        One ending further ahead was written by a clock that ran ahead (void: 0), or set under a longer
+        ``max_block_s`` (cut to ``max_block_s`` after it was set).
+        """
+        cap = self.settings.budget.max_block_s
+        if row.blocked_until <= now + cap:
+            return float(row.blocked_until)
+        if row.updated_at > now + CLOCK_STEP_S:
+            return 0.0
+        return float(min(row.blocked_until, row.updated_at + cap))
+
+    @staticmethod
+    def _offline_until(row: Any, now: float) -> float:
+        """The row's open breaker (epoch s); one ending past a cooldown from now is void (clock ahead)."""
+        return float(row.offline_until) if row.offline_until <= now + BREAKER_COOLDOWN_S else 0.0
+
+    def _announced(self, row: Any, now: float) -> Announced | None:
+        """The announcement stored on ``row`` if still in force (not expired, not dated in the future)."""
+        at = getattr(row, "announced_at", None)
+        if at is None:
+            return None
+        ttl = self.settings.budget.announce_ttl_s
+        if at <= now - ttl or at > now + CLOCK_STEP_S:
+            return None
+        return Announced(
+            limit=row.announced_limit,
+            interval_s=row.announced_interval_s,
+            in_flight=row.announced_in_flight,
+            api_pool=row.announced_pool,
+            remaining=row.announced_remaining,
+            reset_at=row.announced_reset_at,
+            headers=row.announced_headers or "",
+            at=at,
+            expires_at=at + ttl,
+        )
+
+    def _heal(self, conn: Connection, row: Any, now: float) -> Any:
+        """Write back the clamped timestamps a clock that ran ahead left on ``row``; the row as healed."""
+        values: dict[str, Any] = {}
+        if row.blocked_until > now + self.settings.budget.max_block_s:
+            values["blocked_until"] = self._blocked_until(row, now)
+        if row.offline_until > now + BREAKER_COOLDOWN_S:
+            values["offline_until"] = self._offline_until(row, now)
+        if row.updated_at > now + CLOCK_STEP_S:
+            values["updated_at"] = now
+        if row.announced_at is not None and row.announced_at > now + CLOCK_STEP_S:
+            values["announced_at"] = None
+        if not values:
+            return row
+        conn.execute(update(BudgetPool).where(BudgetPool.pool == row.pool).values(**values))
+        return conn.execute(select(_POOLS).where(_POOLS.c.pool == row.pool)).first()
 
     def _holder_gone(self, lease: Any) -> bool:
         """True when ``lease`` belongs to a process of this host that no longer exists."""
@@ -214,41 +452,109 @@ class Budget:
         return not pid_alive(int(lease.pid))
 
     def _live(self, leases: Sequence[Any], now: float) -> tuple[list[Any], list[str]]:
-        """Split ``leases`` into the live ones and the ids of those to free (expired, holder gone)."""
+        """Split ``leases`` into the live ones and the ids of those to free.
+
+        Freed: expired, holder gone, or expiring further ahead than any lease can be held (written by a
+        clock that ran ahead).
+        """
         live: list[Any] = []
         gone: list[str] = []
+        latest = now + MAX_LEASE_S + LEASE_MARGIN_S + CLOCK_STEP_S
         for lease in leases:
-            if lease.expires_at <= now or self._holder_gone(lease):
+            if lease.expires_at <= now or lease.expires_at > latest or self._holder_gone(lease):
                 gone.append(lease.id)
             else:
                 live.append(lease)
         return live, gone
 
+    def _snapshot(
+        self, conn: Connection, pool: str, row: Any, others: list[Any], now: float
+    ) -> tuple[PoolState, list[str]]:
+        """The :class:`PoolState` of ``pool`` from its ``row`` and its group's ``others``; leases to free."""
+        configured = self._limits(pool)
+        margin = self.settings.budget.pace_margin_s
+        announced = self._announced(row, now)
+        limits = _effective(configured, announced, margin)
+        group = GROUP_OF.get(pool)
+        members = CONCURRENCY_GROUPS[group] if group else (pool,)  # type: ignore[index]
+        leases = conn.execute(_GROUP_LEASES, {"members": list(members)}).all()
+        live, gone = self._live(leases, now)
+        group_limit: int | None = None
+        if group is not None:
+            group_limit = self.settings.group_in_flight(group)  # type: ignore[arg-type]
+            for member in [row, *others]:
+                said = self._announced(member, now)
+                if said is not None and said.in_flight is not None:
+                    group_limit = max(1, min(group_limit, said.in_flight))
+        window_limit: int | None = None
+        window_s = 0.0
+        sends: tuple[float, ...] = ()
+        if announced is not None and announced.limit is not None and announced.interval_s:
+            window_limit, window_s = announced.limit, announced.interval_s + margin
+            window = {
+                "pool": pool,
+                "since": now - window_s,
+                "until": now + CLOCK_STEP_S,
+                "most": window_limit,
+            }
+            sends = tuple(conn.execute(_WINDOW, window).scalars())
+        state = PoolState(
+            pool=pool,
+            tokens=self._refilled(row, limits, now),
+            limits=limits,
+            blocked_until=self._blocked_until(row, now),
+            offline_until=self._offline_until(row, now),
+            failures=row.failures,
+            in_flight=sum(1 for lease in live if lease.pool == pool),
+            configured=configured,
+            block_reason=row.block_reason,
+            announced=announced,
+            window_limit=window_limit,
+            window_s=window_s,
+            window_sends=sends,
+            group=group,
+            group_in_flight=len(live) if group is not None else 0,
+            group_limit=group_limit,
+        )
+        return state, gone
+
+    def _refusal_of(self, state: PoolState, now: float) -> Grant | None:
+        """The refusal a take meets in ``state`` (breaker aside), or None when it may be granted.
+
+        A block comes first; of the bucket and the window, the one that frees last; then the slots.
+        """
+        if state.blocked_until > now:
+            why = "paused" if state.block_reason == "remaining" else "blocked"
+            return Grant(None, state.blocked_until - now, why=why)
+        waits: list[Grant] = []
+        floor = self._floor(state.limits)
+        if state.tokens - 1.0 < floor:
+            waits.append(Grant(None, (1.0 + floor - state.tokens) / state.limits.per_s, why="tokens"))
+        if state.window_limit is not None:
+            cap = self._window_cap(state.window_limit)
+            if len(state.window_sends) >= cap:
+                frees_at = state.window_sends[cap - 1] + state.window_s
+                waits.append(Grant(None, max(0.001, frees_at - now), why="window"))
+        if waits:
+            return max(waits, key=lambda grant: grant.wait_s)
+        if state.in_flight >= state.limits.in_flight:
+            return Grant(None, LEASE_POLL_S, why="in_flight")
+        if state.group_limit is not None and state.group_in_flight >= state.group_limit:
+            return Grant(None, LEASE_POLL_S, why="group_in_flight")
+        return None
+
     # --- state -----------------------------------------------------------------------------------
 
     def state(self, pool: str) -> PoolState:
         """A snapshot of ``pool`` (tokens refilled to now; nothing is taken), read without the write lock."""
-        limits = self._limits(pool)
         with self.store.read() as conn:
-            row = conn.execute(select(_POOLS).where(_POOLS.c.pool == pool)).first()
-            leases = conn.execute(
-                select(_LEASES.c.id, _LEASES.c.expires_at, _LEASES.c.pid, _LEASES.c.host).where(
-                    _LEASES.c.pool == pool
-                )
-            ).all()
-        now = self.clock()
-        if row is None:  # not upgraded yet: report the full bucket a first take would find
-            return PoolState(pool, float(limits.burst), limits, 0.0, 0.0, 0, 0)
-        live, _ = self._live(leases, now)
-        return PoolState(
-            pool=pool,
-            tokens=self._refilled(row, limits, now),
-            limits=limits,
-            blocked_until=self._blocked_until(row),
-            offline_until=row.offline_until,
-            failures=row.failures,
-            in_flight=len(live),
-        )
+            try:
+                row, others = self._rows(conn, pool, lock=False)
+            except StoreError:  # not upgraded yet: report the full bucket a first take would find
+                limits = self._limits(pool)
+                return PoolState(pool, float(limits.burst), limits, 0.0, 0.0, 0, 0, configured=limits)
+            state, _ = self._snapshot(conn, pool, row, others, self.clock())
+        return state
 
     def states(self) -> list[PoolState]:
         """Snapshots of every pool, in DESIGN.md order."""
@@ -264,58 +570,70 @@ class Budget:
         """Take one token and one in-flight slot of ``pool`` if both are free now; never waits.
 
         One write transaction. Leases that expired, or whose process on this host is gone, are
-        freed first.
+        freed first; sends older than the window are pruned; timestamps left by a clock that ran
+        ahead are healed.
 
         Args:
             pool: the pool name.
             hold_s: the longest the caller may hold the slot (its remaining deadline); the lease
-                expires ``hold_s + LEASE_MARGIN_S`` from now (default hold :data:`LEASE_TTL_S`).
+                expires ``hold_s + LEASE_MARGIN_S`` from now (default hold :data:`LEASE_TTL_S`, at
+                most :data:`MAX_LEASE_S`).
 
         Returns:
             A :class:`Grant` with the lease, or with ``wait_s`` (seconds until the next try may
-            succeed: the 429 block, the token refill, or a short poll for a slot).
+            succeed: the 429 block or pause, the token refill, the window, or a short poll for a slot).
 
         Raises:
             UpstreamOffline: the pool's breaker is open (``data["retry_after_s"]`` until the probe).
             StoreError: the store cannot be written.
         """
-        limits = self._limits(pool)
-        floor = self._floor(limits)
-        hold = LEASE_TTL_S if hold_s is None else max(0.0, hold_s)
+        hold = min(MAX_LEASE_S, LEASE_TTL_S if hold_s is None else max(0.0, hold_s))
         with self.store.write() as conn:
-            row = self._locked_row(conn, pool)
+            row, others = self._rows(conn, pool, lock=True)
             now = self.clock()  # read under the lock: no writer can have moved past it since
-            if row.offline_until > now:
+            row = self._heal(conn, row, now)
+            offline_until = self._offline_until(row, now)
+            if offline_until > now:
                 raise UpstreamOffline(
                     f"{pool} is offline after repeated failures",
-                    retry_after_s=round(row.offline_until - now, 3),
+                    retry_after_s=round(offline_until - now, 3),
                     pool=pool,
                 )
             # the breaker's cooldown is over: this caller is the one probe; the grant holds the others off
             probe = row.failures >= BREAKER_THRESHOLD
-            blocked_until = self._blocked_until(row)
-            if blocked_until > now:
-                return Grant(None, blocked_until - now, why="blocked")
-            tokens = self._refilled(row, limits, now)
-            if tokens - 1.0 < floor:
-                return Grant(None, (1.0 + floor - tokens) / limits.per_s, why="tokens")
-            leases = conn.execute(
-                select(_LEASES.c.id, _LEASES.c.expires_at, _LEASES.c.pid, _LEASES.c.host).where(
-                    _LEASES.c.pool == pool
-                )
-            ).all()
-            live, gone = self._live(leases, now)
+            state, gone = self._snapshot(conn, pool, row, others, now)
             if gone:
                 conn.execute(delete(BudgetLease).where(BudgetLease.id.in_(gone)))
-            if len(live) >= limits.in_flight:
-                return Grant(None, LEASE_POLL_S, why="in_flight")
+            refusal = self._refusal_of(state, now)
+            if refusal is not None:
+                return refusal
+            self._takes += 1
+            if (
+                self._takes % PRUNE_EVERY == 1
+            ):  # old sends never count (the window is a range): prune now and then
+                keep = max(SENDS_KEEP_S, state.window_s)
+                conn.execute(
+                    delete(BudgetSend).where(
+                        BudgetSend.pool == pool,
+                        or_(BudgetSend.at <= now - keep, BudgetSend.at > now + CLOCK_STEP_S),
+                    )
+                )
             lease = Lease(id=uuid.uuid4().hex, pool=pool, expires_at=now + hold + LEASE_MARGIN_S)
             conn.execute(
-                _LEASES.insert().values(
-                    id=lease.id, pool=pool, expires_at=lease.expires_at, pid=os.getpid(), host=self.host
-                )
+                _INSERT_LEASE,
+                {
+                    "id": lease.id,
+                    "pool": pool,
+                    "expires_at": lease.expires_at,
+                    "pid": os.getpid(),
+                    "host": self.host,
+                },
             )
-            values: dict[str, Any] = {"tokens": tokens - 1.0, "updated_at": max(row.updated_at, now)}
+            conn.execute(_INSERT_SEND, {"id": lease.id, "pool": pool, "at": now})
+            values: dict[str, Any] = {
+                "tokens": state.tokens - 1.0,
+                "updated_at": max(self._stamp(row, now), now),
+            }
             if probe:
                 values["offline_until"] = now + BREAKER_COOLDOWN_S
             conn.execute(update(BudgetPool).where(BudgetPool.pool == pool).values(**values))
@@ -358,30 +676,43 @@ class Budget:
         now = self.clock()
         if state.offline(now):
             return None  # the take raises UpstreamOffline with its own retry_after_s
-        floor = self._floor(state.limits)
-        if state.blocked_until > now:
-            return Grant(None, state.blocked_until - now, why="blocked")
-        if state.tokens - 1.0 < floor:
-            return Grant(None, (1.0 + floor - state.tokens) / state.limits.per_s, why="tokens")
-        if state.in_flight >= state.limits.in_flight:
-            return Grant(None, LEASE_POLL_S, why="in_flight")
-        return None
+        return self._refusal_of(state, now)
 
     def _refusal(self, pool: str, grant: Grant) -> str:
         if grant.why == "blocked":
             return f"{pool} is blocked after upstream answered HTTP 429"
+        if grant.why == "paused":
+            return f"{pool} is paused: upstream said its request window is nearly spent, until it resets"
         if grant.why == "in_flight":
-            return f"all {self._limits(pool).in_flight} in-flight request slots of {pool} are taken"
+            return f"all {self.state(pool).limits.in_flight} in-flight request slots of {pool} are taken"
+        if grant.why == "group_in_flight":
+            state = self.state(pool)
+            members = " and ".join(CONCURRENCY_GROUPS[state.group])  # type: ignore[index]
+            return f"all {state.group_limit} in-flight request slots of {members} together are taken"
+        if grant.why == "window":
+            state = self.state(pool)
+            said = state.announced
+            per = f"{said.limit} per {said.interval_s:g} s" if said and said.interval_s else "its limit"
+            return f"{pool} has sent the {per} upstream announces for the current window"
         return f"request budget of {pool} is spent for the current window"
 
     # --- releasing it, with what upstream said ---------------------------------------------------
 
-    def release(self, lease: Lease, outcome: Outcome = Outcome.NOT_SENT, *, block_s: float = 0.0) -> bool:
-        """Free ``lease`` and record ``outcome`` (and a 429's ``block_s``) in one write transaction.
+    def release(
+        self,
+        lease: Lease,
+        outcome: Outcome = Outcome.NOT_SENT,
+        *,
+        block_s: float = 0.0,
+        announced: Announcement | None = None,
+    ) -> bool:
+        """Free ``lease`` and record ``outcome``, a 429's ``block_s`` and what the answer ``announced``.
 
-        A ``TIMED_OUT`` lease stays taken until it expires (upstream may still be working on it).
-        ``block_s`` > 0 blocks the pool for every process (cut to ``budget.max_block_s``; never
-        shortens a block in force).
+        One write transaction. A ``TIMED_OUT`` lease stays taken until it expires (upstream may still be
+        working on it); a ``NOT_SENT`` one gives its send back. ``block_s`` > 0 blocks the pool for every
+        process (cut to ``budget.max_block_s``; never shortens a block in force). An announcement is
+        stored on the pool's row (the limits it names rule for ``budget.announce_ttl_s``); a
+        ``remaining`` at or under the pool's in-flight limit pauses the pool until the announced reset.
 
         Returns:
             True when this outcome opened the breaker.
@@ -390,14 +721,27 @@ class Budget:
             StoreError: the store cannot be written.
         """
         with self.store.write() as conn:
-            row = self._locked_row(conn, lease.pool)  # pool row first, as a take does (no deadlock)
+            row = self._locked_row(conn, lease.pool)  # one row only, so never a lock cycle with a take
             if outcome is not Outcome.TIMED_OUT:
-                conn.execute(delete(BudgetLease).where(BudgetLease.id == lease.id))
-            return self._record(conn, row, outcome, block_s)
+                conn.execute(_DELETE_LEASE, {"lease_id": lease.id})
+            if outcome is Outcome.NOT_SENT:
+                conn.execute(_DELETE_SEND, {"lease_id": lease.id})
+            return self._record(conn, row, outcome, block_s, announced)
 
-    def _record(self, conn: Connection, row: Any, outcome: Outcome, block_s: float) -> bool:
-        """Write ``outcome`` and ``block_s`` into the locked pool ``row``; True if the breaker opened."""
+    def _record(
+        self,
+        conn: Connection,
+        row: Any,
+        outcome: Outcome,
+        block_s: float,
+        announced: Announcement | None = None,
+    ) -> bool:
+        """Write ``outcome``, ``block_s`` and ``announced`` into the locked ``row``; True: breaker opened.
+
+        Timestamps a clock that ran ahead left on ``row`` are healed first.
+        """
         now = self.clock()
+        row = self._heal(conn, row, now)
         values: dict[str, Any] = {}
         opened = False
         if outcome is Outcome.ANSWERED and (row.failures or row.offline_until):
@@ -407,17 +751,61 @@ class Budget:
             if row.failures + 1 >= BREAKER_THRESHOLD:
                 values["offline_until"] = now + BREAKER_COOLDOWN_S
                 opened = True
+        cap = self.settings.budget.max_block_s
+        current = self._blocked_until(row, now)
+        if announced is not None and not announced.empty:
+            values.update(self._announcement_values(announced, now))
+            pause = self._pause_s(row, announced)
+            if pause > 0 and block_s <= 0 and now + min(pause, cap) > current:
+                limits = self._limits(row.pool)
+                values.update(
+                    blocked_until=now + min(pause, cap),
+                    block_reason="remaining",
+                    tokens=self._refilled(row, limits, now),
+                    updated_at=max(self._stamp(row, now), now),
+                )
         if block_s > 0:
-            cap = self.settings.budget.max_block_s
-            current = self._blocked_until(row)
             values.update(
                 blocked_until=max(current, now + min(block_s, cap)),
+                block_reason="429",
                 tokens=0.0,
-                updated_at=max(row.updated_at, now),
+                updated_at=max(self._stamp(row, now), now),
             )
         if values:
             conn.execute(update(BudgetPool).where(BudgetPool.pool == row.pool).values(**values))
         return opened
+
+    @staticmethod
+    def _announcement_values(said: Announcement, now: float) -> dict[str, Any]:
+        """The ``budget_pools`` columns of an announcement received at ``now``."""
+        return {
+            "announced_at": now,
+            "announced_limit": said.limit,
+            "announced_interval_s": said.interval_s,
+            "announced_in_flight": said.in_flight,
+            "announced_pool": said.api_pool,
+            "announced_remaining": said.remaining,
+            "announced_reset_at": None if said.reset_s is None else now + said.reset_s,
+            "announced_headers": said.headers[:512] or None,
+        }
+
+    def _pause_s(self, row: Any, said: Announcement) -> float:
+        """Seconds to pause ``row``'s pool after ``said``: until its reset once ``remaining`` is low, else 0.
+
+        Low: at or under the pool's in-flight limit (the requests other processes may have on their way).
+        Without a reset, the announced interval (else a minute).
+        """
+        if said.remaining is None:
+            return 0.0
+        configured = self._limits(row.pool)
+        in_flight = (
+            configured.in_flight if said.in_flight is None else min(configured.in_flight, said.in_flight)
+        )
+        if said.remaining > in_flight:
+            return 0.0
+        if said.reset_s is not None:
+            return said.reset_s
+        return said.interval_s or 60.0
 
     def _record_alone(self, pool: str, outcome: Outcome, block_s: float = 0.0) -> bool:
         with self.store.write() as conn:
@@ -436,7 +824,11 @@ class Budget:
         return self._record_alone(pool, Outcome.FAILED)
 
     def reset(self, pool: str | None = None) -> list[str]:
-        """Clear the 429 block and the breaker of ``pool`` (every pool when None); one write transaction.
+        """Clear the block (429 or pause) and the breaker of ``pool`` (every pool when None); fill its bucket.
+
+        One write transaction. The bucket is full from now (``tokens`` = the configured burst,
+        ``updated_at`` = now), whatever a clock that ran ahead left in it. The announced limits stay
+        (they are what upstream said; they expire by themselves).
 
         Returns:
             The pools reset.
@@ -449,9 +841,18 @@ class Budget:
             raise InvalidInput(f"unknown budget pool {pool!r}; expected one of {', '.join(POOLS)}")
         pools = list(POOLS) if pool is None else [pool]
         with self.store.write() as conn:
-            conn.execute(
-                update(BudgetPool)
-                .where(BudgetPool.pool.in_(pools))
-                .values(blocked_until=0.0, failures=0, offline_until=0.0)
-            )
+            now = self.clock()
+            for name in pools:
+                conn.execute(
+                    update(BudgetPool)
+                    .where(BudgetPool.pool == name)
+                    .values(
+                        blocked_until=0.0,
+                        block_reason=None,
+                        failures=0,
+                        offline_until=0.0,
+                        tokens=float(self._limits(name).burst),
+                        updated_at=now,
+                    )
+                )
         return pools

@@ -29,6 +29,7 @@ from syncd.errors import InvalidInput
 
 __all__ = [
     "ANSWER_MIN_CHARS",
+    "CONCURRENCY_GROUPS",
     "POOLS",
     "POOL_SERVICES",
     "AlertsSettings",
@@ -37,6 +38,7 @@ __all__ = [
     "CrossrefSettings",
     "DoiSettings",
     "HttpSettings",
+    "NetworkSettings",
     "PoolLimits",
     "PoolSettings",
     "Settings",
@@ -52,6 +54,11 @@ __all__ = [
 
 PoolName = Literal["crossref_single", "crossref_list", "zenodo_general", "zenodo_search", "doi"]
 POOLS: tuple[PoolName, ...] = ("crossref_single", "crossref_list", "zenodo_general", "zenodo_search", "doi")
+GroupName = Literal["crossref"]
+CONCURRENCY_GROUPS: dict[GroupName, tuple[PoolName, ...]] = {"crossref": ("crossref_single", "crossref_list")}
+"""Pools whose in-flight requests count against one limit together: Crossref counts single-record and
+list requests of a client together (since December 2025, ``x-concurrency-limit``: polite 5, public 1).
+A take locks the rows of the whole group (PostgreSQL, in pool-name order), so the shared count is exact."""
 
 DAY = 86_400.0
 
@@ -110,6 +117,33 @@ class DoiSettings(BaseModel):
     """doi.org proxy (registration-agency lookups ``/ra/{doi}``)."""
 
     base_url: str = Field("https://doi.org", description="doi.org base URL.")
+
+
+class NetworkSettings(BaseModel):
+    """How syncd reaches the upstreams: proxies and the certificate authorities TLS is checked against."""
+
+    proxy: str | None = Field(
+        None,
+        description="Proxy URL for every upstream request (http://proxy.lab.example:3128, with "
+        "user:password@ if needed); hosts in NO_PROXY and no_proxy are reached directly. Unset: "
+        "HTTPS_PROXY / HTTP_PROXY / ALL_PROXY from the environment when trust_env is true.",
+    )
+    no_proxy: list[str] = Field(
+        default_factory=list,
+        description='Hosts reached without the proxy, as NO_PROXY spells them: "example.org" (and its '
+        'subdomains), ".example.org" (subdomains only), "192.0.2.0/24", "*" (every host). Added to NO_PROXY.',
+    )
+    ca_bundle: str | None = Field(
+        None,
+        description="PEM file (or directory of hashed certificates) of the certificate authorities upstream "
+        "TLS certificates are checked against, e.g. an institution's intercepting-proxy CA; overrides "
+        "SSL_CERT_FILE / SSL_CERT_DIR.",
+    )
+    trust_env: bool = Field(
+        True,
+        description="Honour HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, NO_PROXY, SSL_CERT_FILE and SSL_CERT_DIR "
+        "from the environment.",
+    )
 
 
 class HttpSettings(BaseModel):
@@ -266,6 +300,28 @@ class BudgetSettings(BaseModel):
     zenodo_general: PoolSettings = Field(default_factory=PoolSettings)
     zenodo_search: PoolSettings = Field(default_factory=PoolSettings)
     doi: PoolSettings = Field(default_factory=PoolSettings)
+    crossref_in_flight: int | None = Field(
+        None,
+        ge=1,
+        description="Concurrent Crossref requests, single-record and list together, across every process "
+        "(default: polite pool 5, public pool 1; lowered further by x-concurrency-limit).",
+    )
+    announce_ttl_s: float = Field(
+        600.0,
+        gt=0,
+        le=86_400,
+        description="Seconds a limit upstream announced in its headers (x-rate-limit-*, x-concurrency-limit, "
+        "X-RateLimit-*) rules after the last answer that said it; then the configured limits apply again.",
+    )
+    pace_margin_s: float = Field(
+        0.25,
+        ge=0,
+        le=10,
+        description="Seconds of delay between taking a request slot and the request reaching upstream that "
+        "pacing allows for: under an announced limit of N per interval, no window of interval plus this "
+        "margin holds more than N requests, so jittered arrivals stay under the limit (a larger margin "
+        "costs throughput: 10/s is paced at 10 per 1.25 s with 0.25).",
+    )
     daemon_reserve: float = Field(
         0.3, ge=0, lt=1, description="Share of each bucket the daemon leaves for interactive calls."
     )
@@ -326,6 +382,7 @@ class Settings(BaseSettings):
     store: StoreSettings = Field(default_factory=StoreSettings)
     changes: ChangesSettings = Field(default_factory=ChangesSettings)
     alerts: AlertsSettings = Field(default_factory=AlertsSettings)
+    network: NetworkSettings = Field(default_factory=NetworkSettings)
     deadline_s: float = Field(5.0, gt=0, le=300, description="Whole tool call deadline, upstream included.")
     answer_max_chars: int = Field(
         60_000,
@@ -387,17 +444,18 @@ class Settings(BaseSettings):
         return tuple(sources)
 
     def pool_limits(self, pool: PoolName) -> PoolLimits:
-        """Effective limits of ``pool``: configured values over the published defaults.
+        """Configured limits of ``pool``: configured values over the published defaults.
 
-        Defaults (DESIGN.md budget table): Crossref single 10/s, 3 in flight with ``mailto``
-        (polite pool), else 5/s, 1; Crossref list 3/s, 3 polite, else 1/s, 1; Zenodo general
-        ~2,000/h sustained with bursts kept under 60/min (100/min, 5,000/h with a token);
-        Zenodo search 30/min; doi.org 10/s.
+        Defaults (DESIGN.md budget table): Crossref single 10/s, 5 in flight with ``mailto`` (polite
+        pool), else 5/s, 1; Crossref list 3/s, 3 polite, else 1/s, 1 (both within the shared Crossref
+        concurrency, :meth:`group_in_flight`); Zenodo general ~2,000/h sustained with bursts kept under
+        60/min (100/min, 5,000/h with a token); Zenodo search 30/min; doi.org 10/s. What upstream
+        announces in its headers can only lower these (:mod:`syncd.budget`).
         """
         polite = bool(self.crossref.mailto)
         token = self.zenodo.token is not None
         defaults: dict[str, PoolLimits] = {
-            "crossref_single": PoolLimits(per_s=10, burst=10, in_flight=3)
+            "crossref_single": PoolLimits(per_s=10, burst=10, in_flight=5)
             if polite
             else PoolLimits(per_s=5, burst=5, in_flight=1),
             "crossref_list": PoolLimits(per_s=3, burst=3, in_flight=3)
@@ -416,6 +474,16 @@ class Settings(BaseSettings):
             burst=over.burst if over.burst is not None else base.burst,
             in_flight=over.in_flight if over.in_flight is not None else base.in_flight,
         )
+
+    def group_in_flight(self, group: GroupName) -> int:
+        """Configured concurrency of a :data:`CONCURRENCY_GROUPS` group (requests in flight, all processes).
+
+        ``crossref``: ``budget.crossref_in_flight``, default 5 in the polite pool (``mailto`` set), else 1.
+        """
+        configured = self.budget.crossref_in_flight
+        if configured is not None:
+            return configured
+        return 5 if self.crossref.mailto else 1
 
 
 def config_file_candidates(explicit: str | os.PathLike[str] | None = None) -> list[Path]:

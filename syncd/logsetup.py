@@ -1,10 +1,11 @@
 """Logging for the daemon and the CLI: one journald-friendly line per event, secrets redacted.
 
-Lines look like ``INFO syncd.sync event=sync watch=3 requests=2 ...`` (level, logger, then the
-message, which by convention is ``event=<name>`` followed by ``key=value`` pairs). When stderr is
-connected to the journal (``$JOURNAL_STREAM`` names stderr's device and inode, as systemd sets it),
-each line starts with the syslog priority prefix (``<6>`` for INFO, ...), so ``journalctl -p warning``
-filters by level; the journal adds its own timestamps, so none are printed.
+Lines look like ``2026-12-01T04:37:12.345Z INFO syncd.sync event=sync watch=3 requests=2 ...`` (the
+time in UTC, ISO 8601 with milliseconds, level, logger, then the message, which by convention is
+``event=<name>`` followed by ``key=value`` pairs). When stderr is connected to the journal
+(``$JOURNAL_STREAM`` names stderr's device and inode, as systemd sets it), each line starts with the
+syslog priority prefix (``<6>`` for INFO, ...) instead of a time, so ``journalctl -p warning``
+filters by level; the journal adds its own timestamps.
 
 Redaction (:class:`RedactingFilter`), applied to every record: the Zenodo token, wherever it appears,
 becomes ``***``; ``access_token=...`` and ``Authorization: Bearer ...`` values likewise; the Crossref
@@ -18,6 +19,7 @@ import logging
 import os
 import re
 import sys
+import time
 from typing import IO, Any
 
 __all__ = ["RedactingFilter", "mask_email", "redact", "setup_logging"]
@@ -89,9 +91,20 @@ def redact(record: logging.LogRecord) -> str:
 
 
 class _Formatter(logging.Formatter):
+    """``<time> LEVEL logger message``; on the journal ``<priority>LEVEL logger message`` (no time)."""
+
     def __init__(self, journal: bool) -> None:
-        super().__init__("%(levelname)s %(name)s %(message)s")
+        super().__init__(
+            "%(levelname)s %(name)s %(message)s"
+            if journal
+            else "%(asctime)s %(levelname)s %(name)s %(message)s"
+        )
         self.journal = journal
+
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
+        """The record's time in UTC: ``2026-12-01T04:37:12.345Z``."""
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
+        return f"{stamp}.{int(record.msecs):03d}Z"
 
     def format(self, record: logging.LogRecord) -> str:
         line = super().format(record)

@@ -35,6 +35,7 @@ from syncd.upstream.http import Deadline
 __all__ = [
     "BATCH_MIN",
     "STOP_REASONS",
+    "UPSTREAM_REASONS",
     "SweepReport",
     "revalidate",
     "revalidate_crossref",
@@ -59,6 +60,11 @@ def revalidate(svc: Services, entry: StoredEntry, deadline: Deadline | None = No
     except (UpstreamError, BudgetExhausted) as exc:
         svc.store.mark_error(entry.id, exc.reason)
         return policy.failed(exc.reason)
+    except SyncdError:
+        raise  # the store failed: the sweep ends (daemon: _sweep_pass)
+    except Exception:  # a bug on one entry never ends the sweep: it fails alone, logged with its traceback
+        log.exception("event=revalidate_failed kind=%s key=%s reason=internal_error", entry.kind, entry.key)
+        return policy.failed("internal_error")
     return policy.outcome_of(entry, stored)
 
 
@@ -179,6 +185,11 @@ class SweepReport(Tally):
 
 
 STOP_REASONS = {"rate_limited", "upstream_unavailable"}
+UPSTREAM_REASONS = frozenset(
+    {"rate_limited", "upstream_unavailable", "request_timeout", "malformed_response", "internal_error"}
+)
+"""Failure reasons that make a sweep's ``event=sweep`` line a WARNING (``journalctl -p warning``): upstream
+could not be used, or an entry failed on a bug."""
 BATCH_MIN = 3
 """Fewest stale Crossref works worth one list request instead of single revalidations."""
 
@@ -202,7 +213,8 @@ def sweep(
     if entries is not None:
         todo = list(entries)
     else:
-        todo = svc.store.stale(policy.ttls(svc.settings.ttl, KINDS.values(), background=True), now, limit)
+        ttls = policy.ttls(svc.settings.ttl, KINDS.values(), background=True)
+        todo = svc.store.stale(ttls, now, limit, ahead_s=policy.CLOCK_SKEW_S)
     batchable = [e for e in todo if eligible(e)]
     if len(batchable) >= BATCH_MIN:
         batch = revalidate_crossref(svc, batchable, on_entry=on_entry)
@@ -222,12 +234,16 @@ def sweep(
             report.stopped = outcome.reason
             break
     report.elapsed_s = round(time.monotonic() - started, 3)
-    log.info(
-        "event=sweep checked=%d unchanged=%d changed=%d failed=%d requests=%d stopped=%s elapsed_s=%.3f",
+    upstream_failed = bool(UPSTREAM_REASONS & set(report.failures)) or report.stopped in UPSTREAM_REASONS
+    log.log(
+        logging.WARNING if upstream_failed else logging.INFO,
+        "event=sweep checked=%d unchanged=%d changed=%d failed=%d failures=%s requests=%d stopped=%s "
+        "elapsed_s=%.3f",
         report.checked,
         report.unchanged,
         report.changed,
         report.failed,
+        ",".join(f"{reason}:{n}" for reason, n in sorted(report.failures.items())) or "-",
         report.requests,
         report.stopped or "-",
         report.elapsed_s,

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import httpx
 
-from syncd.budget import Budget, Grant, Lease, Outcome, PoolState
+from syncd.budget import Announcement, Budget, Grant, Lease, Outcome, PoolState
 from syncd.cache import Runner
 from syncd.config import Settings
 from syncd.errors import StoreError, UpstreamOffline
@@ -56,7 +56,14 @@ class ReadOnlyBudget(Budget):
             pool=pool,
         )
 
-    def release(self, lease: Lease, outcome: Outcome = Outcome.NOT_SENT, *, block_s: float = 0.0) -> bool:
+    def release(
+        self,
+        lease: Lease,
+        outcome: Outcome = Outcome.NOT_SENT,
+        *,
+        block_s: float = 0.0,
+        announced: Announcement | None = None,
+    ) -> bool:
         """Nothing to free (no lease is ever granted)."""
         return False
 

@@ -10,6 +10,11 @@ Bodies come from ``tests/corpus/`` in the repository (:data:`tests.corpus_path.C
 ``SYNCD_UPSTREAM_CORPUS``, ``--corpus DIR`` or the ``corpus_dir`` argument) and are served byte for byte
 with the recorded status and headers, minus the wire headers (``content-encoding``, ``content-length``,
 ``transfer-encoding``) and hop-by-hop ones. ``Date`` is the current time, ``Content-Length`` is computed.
+Recorded rate-limit headers (``x-rate-limit-*``, ``x-ratelimit-*``, ``x-concurrency-limit``, ``x-api-pool``)
+are dropped unless ``fake.rate_headers`` is switched on: each recording carries the limits of its own era
+and pool (a 2019 polite ``50``, a 2026 public ``5`` with concurrency ``1``), which a client reading them
+would take for limits of this fake. With ``fake.crossref_rules`` set (:class:`CrossrefRules`) the fake
+enforces Crossref's 2026 limits and announces them on every Crossref answer instead.
 Validators (``ETag``/``Last-Modified``) are only sent when ``fake.etags`` / ``fake.last_modified`` is
 switched on. Each answer leaves in one write on a keep-alive connection with ``TCP_NODELAY``, so with no
 fault injected the fake answers in well under a millisecond (``benchmarks/bench_fake.py``).
@@ -52,6 +57,7 @@ import mimetypes
 import os
 import re
 import socket
+import ssl
 import struct
 import threading
 import time
@@ -71,6 +77,7 @@ __all__ = [
     "CORPUS_DIR",
     "FAULT_KINDS",
     "SERVICES",
+    "CrossrefRules",
     "CursorWalk",
     "FakeUpstream",
     "RecordedRequest",
@@ -97,6 +104,8 @@ FAULT_KINDS = frozenset(
         "truncated",
         "wrong_shape",
         "latency",
+        "bad_encoding",
+        "redirect_loop",
     }
 )
 """Fault kinds accepted by :meth:`FakeUpstream.fault`."""
@@ -105,6 +114,19 @@ _WIRE_HEADERS = frozenset(
     {"content-encoding", "content-length", "transfer-encoding", "connection", "keep-alive", "status", "date"}
 )
 _VALIDATORS = frozenset({"etag", "last-modified"})
+_RATE_HEADERS = frozenset(
+    {
+        "x-rate-limit-limit",
+        "x-rate-limit-interval",
+        "x-ratelimit-limit",
+        "x-ratelimit-interval",
+        "x-ratelimit-remaining",
+        "x-ratelimit-reset",
+        "x-concurrency-limit",
+        "x-api-pool",
+        "x-rate-limit-type",
+    }
+)
 _IGNORED_QUERY = frozenset({"mailto", "access_token"})
 _JSON_CT = "application/json"
 _DEFAULT_LAST_MODIFIED = "Mon, 01 Jan 2024 00:00:00 GMT"
@@ -841,6 +863,108 @@ class _Handler(BaseHTTPRequestHandler):
             super().finish()
 
 
+class CrossrefRules:
+    """Crossref's 2026 rate limits, enforced and announced by the fake (``fake.crossref_rules = rules``).
+
+    Per client (the fake has one): at most ``single`` requests to single-record routes and ``list`` to
+    list routes (``/works?...``, ``/journals/{issn}/works``...) in any ``interval_s`` seconds (a sliding
+    window), and at most ``concurrency`` Crossref requests in flight, single and list together. The
+    first request over any of them is answered ``429`` at once (no grace, no ``Retry-After``), and not
+    counted. Every Crossref answer (a 429 too) announces the limits of its kind: ``x-rate-limit-limit``,
+    ``x-rate-limit-interval: 1s``, ``x-concurrency-limit``, ``x-api-pool: {pool}-single`` or
+    ``{pool}-array``; with ``doubled`` each value is sent as ``"v, v"`` (as seen in 2025). Each admitted
+    request takes ``latency_s`` seconds to answer, in flight meanwhile.
+
+    :meth:`change` lowers (or raises) a limit mid-run: the new value is announced at once and enforced
+    ``grace_s`` later, since no client can keep a limit it has not been told. Counters: ``answered``,
+    ``rejected`` (429s), ``max_in_flight``; ``log`` holds ``(arrival, kind, admitted)`` per request
+    (``time.monotonic()``).
+    """
+
+    def __init__(
+        self,
+        *,
+        single: int = 10,
+        lists: int = 3,
+        concurrency: int = 5,
+        interval_s: float = 1.0,
+        pool: str = "polite",
+        doubled: bool = False,
+        latency_s: float = 0.0,
+    ) -> None:
+        self.latency_s = latency_s
+        self.announced = {"single": single, "lists": lists, "concurrency": concurrency}
+        self.enforced = dict(self.announced)
+        self.interval_s = interval_s
+        self.pool = pool
+        self.doubled = doubled
+        self.answered = 0
+        self.rejected = 0
+        self.max_in_flight = 0
+        self.in_flight = 0
+        self.log: list[tuple[float, str, bool]] = []
+        self._pending: tuple[float, dict[str, int]] | None = None
+        self._lock = threading.Lock()
+
+    def change(self, *, grace_s: float | None = None, **limits: int) -> None:
+        """Announce new ``single``/``lists``/``concurrency`` limits now; enforce them ``grace_s`` later.
+
+        ``grace_s`` defaults to two intervals.
+        """
+        unknown = set(limits) - set(self.announced)
+        if unknown:
+            raise ValueError(f"unknown limits {sorted(unknown)}")
+        with self._lock:
+            self.announced.update(limits)
+            wait = 2 * self.interval_s if grace_s is None else grace_s
+            self._pending = (time.monotonic() + wait, dict(self.announced))
+
+    def admit(self, kind: str) -> bool:
+        """Whether a request of ``kind`` (``single``/``lists``) arriving now is within the enforced limits.
+
+        An admitted one is counted in flight until :meth:`done`.
+        """
+        now = time.monotonic()
+        with self._lock:
+            if self._pending is not None and now >= self._pending[0]:
+                self.enforced = self._pending[1]
+                self._pending = None
+            recent = sum(
+                1 for at, k, ok in reversed(self.log) if ok and k == kind and at > now - self.interval_s
+            )
+            ok = recent < self.enforced[kind] and self.in_flight < self.enforced["concurrency"]
+            self.log.append((now, kind, ok))
+            if len(self.log) > 100_000:
+                del self.log[:50_000]
+            if not ok:
+                self.rejected += 1
+                return False
+            self.in_flight += 1
+            self.answered += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            return True
+
+    def done(self) -> None:
+        """An admitted request has been answered."""
+        with self._lock:
+            self.in_flight -= 1
+
+    def headers(self, kind: str) -> list[tuple[str, str]]:
+        """The rate-limit headers a ``kind`` answer carries (the announced limits)."""
+        with self._lock:
+            limit, concurrency = self.announced[kind], self.announced["concurrency"]
+
+        def value(v: object) -> str:
+            return f"{v}, {v}" if self.doubled else str(v)
+
+        return [
+            ("x-rate-limit-limit", value(limit)),
+            ("x-rate-limit-interval", value(f"{self.interval_s:g}s")),
+            ("x-concurrency-limit", value(concurrency)),
+            ("x-api-pool", f"{self.pool}-{'array' if kind == 'lists' else 'single'}"),
+        ]
+
+
 # --------------------------------------------------------------------------------------------- public API
 class FakeUpstream:
     """Fake Crossref + Zenodo + doi.org server replaying the recorded corpus; see the module docstring.
@@ -849,10 +973,22 @@ class FakeUpstream:
     (overrides, faults, validator modes) may change while the server runs; it is guarded by a lock.
     """
 
-    def __init__(self, corpus_dir: str | os.PathLike[str] | None = None, *, port: int = 0) -> None:
+    def __init__(
+        self,
+        corpus_dir: str | os.PathLike[str] | None = None,
+        *,
+        port: int = 0,
+        tls: ssl.SSLContext | None = None,
+    ) -> None:
+        self.tls = tls
+        """Serve HTTPS with this server context (URLs then start ``https://``); None: plain HTTP."""
         self.corpus = _corpus(str(Path(corpus_dir or CORPUS_DIR).resolve()))
         self.etags = False
         self.last_modified = False
+        self.rate_headers = False
+        """Replay the recorded rate-limit headers (off: dropped; see the module docstring)."""
+        self.crossref_rules: CrossrefRules | None = None
+        """Crossref's 2026 limits, enforced and announced (None: no limits, nothing announced)."""
         self.requests: list[RecordedRequest] = []
         self.in_flight = 0
         """Requests being answered right now."""
@@ -879,6 +1015,10 @@ class FakeUpstream:
             if port is not None:
                 raise
             server = _Server(("127.0.0.1", 0), self)
+        if self.tls is not None:  # the handshake happens in the connection's thread, at its first read
+            server.socket = self.tls.wrap_socket(
+                server.socket, server_side=True, do_handshake_on_connect=False
+            )
         self._server = server
         self._port = server.server_port
         self._thread = threading.Thread(
@@ -933,8 +1073,8 @@ class FakeUpstream:
 
     @property
     def base_url(self) -> str:
-        """``http://127.0.0.1:PORT``."""
-        return f"http://127.0.0.1:{self._port}"
+        """``http://127.0.0.1:PORT`` (``https://`` when serving TLS)."""
+        return f"{'https' if self.tls is not None else 'http'}://127.0.0.1:{self._port}"
 
     @property
     def crossref_url(self) -> str:
@@ -1061,7 +1201,9 @@ class FakeUpstream:
         ``slow`` (``delay_s=0.2``, ``chunk_size=256``), ``status`` (``status=503``, ``body``, ``html=False``,
         ``content_type``, ``headers``, ``retry_after``), ``rate_limit`` (``retry_after`` seconds or HTTP date
         or None, ``html=False``, ``body``, ``headers``), ``html`` / ``text`` (``body``), ``empty``,
-        ``truncated`` (``fraction=0.5``), ``wrong_shape`` (``body``), ``latency`` (``delay_s=0.5``).
+        ``truncated`` (``fraction=0.5``), ``wrong_shape`` (``body``), ``latency`` (``delay_s=0.5``),
+        ``bad_encoding`` (the normal body labelled ``Content-Encoding: encoding``, default ``gzip``),
+        ``redirect_loop`` (``302`` to the same URL).
         """
         if kind not in FAULT_KINDS:
             raise ValueError(f"unknown fault kind {kind!r}; expected one of {sorted(FAULT_KINDS)}")
@@ -1091,12 +1233,29 @@ class FakeUpstream:
             fault = self._take_fault(request)
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            rules = self.crossref_rules if request.service == "crossref" else None
+        admitted = False
         try:
+            if rules is not None:
+                kind = "lists" if _is_collection("crossref", request.npath) else "single"
+                admitted = rules.admit(kind)
+                if not admitted:
+                    body = b"Too Many Requests: rate limit exceeded.\n"
+                    handler.write_response(429, [("Content-Type", "text/plain"), *rules.headers(kind)], body)
+                    return
             if fault is None:
-                self._send(handler, request, self._respond(request))
+                canned = self._respond(request)
+                if admitted and rules is not None and rules.latency_s:
+                    handler.server.stop_event.wait(rules.latency_s)
+                if admitted and rules is not None:  # done once answered: the client may send again
+                    admitted = False
+                    rules.done()
+                self._send(handler, request, canned)
                 return
             self._apply_fault(handler, request, fault)
         finally:
+            if admitted and rules is not None:
+                rules.done()
             with self._lock:
                 self.in_flight -= 1
 
@@ -1262,7 +1421,15 @@ class FakeUpstream:
     # -- validators
     def _finalize(self, request: _Request, canned: _Canned) -> tuple[int, list[tuple[str, str]], bytes]:
         """Apply the ETag / Last-Modified modes; may turn the answer into a 304."""
-        headers = [(k, v) for k, v in canned.headers if k.lower() not in _VALIDATORS]
+        with self._lock:
+            rate_headers, rules = self.rate_headers, self.crossref_rules
+        headers = [
+            (k, v)
+            for k, v in canned.headers
+            if k.lower() not in _VALIDATORS and (rate_headers or k.lower() not in _RATE_HEADERS)
+        ]
+        if rules is not None and request.service == "crossref":
+            headers += rules.headers("lists" if _is_collection("crossref", request.npath) else "single")
         validated = canned.status == 200 and not _is_collection(request.service, request.npath)
         if not validated:
             return canned.status, headers, canned.body
@@ -1403,6 +1570,13 @@ class FakeUpstream:
                 full = _json_bytes({"status": "ok", "message-type": "work", "message": {"DOI": "10.0/x"}})
             cut = max(1, min(len(full) - 1, int(len(full) * float(params.get("fraction", 0.5)))))
             return 200, [("Content-Type", _JSON_CT), *extra], full[:cut]
+        if kind == "bad_encoding":  # a plain body labelled compressed: the client cannot decode it
+            _, headers, full = self._finalize(request, self._respond(request))
+            kept = [(k, v) for k, v in headers if k.lower() != "content-encoding"]
+            return 200, [*kept, ("Content-Encoding", str(params.get("encoding", "gzip"))), *extra], full
+        if kind == "redirect_loop":  # 302 to the very URL asked for, forever
+            target = request.raw_path + (f"?{request.raw_query}" if request.raw_query else "")
+            return 302, [("Location", self.base_url + target), ("Content-Type", _JSON_CT), *extra], b""
         if kind == "wrong_shape":
             default: Any = (
                 {"status": "ok", "message-type": "work-list", "message": {"items": []}}

@@ -18,9 +18,10 @@ pytestmark = pytest.mark.both_backends
 
 
 def _settings(db_url: str, **pool: float) -> Settings:
-    return Settings(
+    limits: dict[str, float] = {"per_s": 1.0, "burst": 3, "in_flight": 2, **pool}
+    return Settings(  # the Crossref concurrency shared with crossref_list follows the pool's here
         database_url=db_url,
-        budget={"crossref_single": {"per_s": 1.0, "burst": 3, "in_flight": 2, **pool}},
+        budget={"crossref_single": limits, "crossref_in_flight": int(limits["in_flight"])},
         crossref={"mailto": "ci@example.org"},
     )
 

@@ -50,7 +50,8 @@ WORK = {"status": "ok", "message-type": "work", "message": {"DOI": "10.1101/5988
 
 def _settings(db_url: str, **pool: float) -> Settings:
     limits: dict[str, Any] = {"per_s": 1.0, "burst": 3, "in_flight": 1, **pool}
-    return Settings(database_url=db_url, budget={POOL: limits}, crossref={"mailto": "ci@example.org"})
+    budget = {POOL: limits, "crossref_in_flight": limits["in_flight"]}  # the shared Crossref count follows
+    return Settings(database_url=db_url, budget=budget, crossref={"mailto": "ci@example.org"})
 
 
 @pytest.fixture

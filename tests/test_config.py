@@ -49,7 +49,8 @@ def test_env_names_follow_design(monkeypatch: pytest.MonkeyPatch, tmp_path: Path
     assert s.deadline_s == 9 and s.ttl.miss == 60  # the file beats defaults
     assert s.ttl.crossref_work == 120
     assert s.pool_limits("crossref_single").per_s == 2.5
-    assert s.pool_limits("crossref_single").in_flight == 3  # polite pool default, mailto set
+    assert s.pool_limits("crossref_single").in_flight == 5  # polite pool default, mailto set
+    assert s.group_in_flight("crossref") == 5  # single and list requests together (Dec 2025)
     assert s.http.port == 9999
 
 
@@ -69,6 +70,7 @@ def test_public_pool_defaults_without_mailto(monkeypatch: pytest.MonkeyPatch) ->
     s = Settings()
     single, listing = s.pool_limits("crossref_single"), s.pool_limits("crossref_list")
     assert (single.per_s, single.in_flight, listing.per_s) == (5, 1, 1)
+    assert s.group_in_flight("crossref") == 1
 
 
 def test_bad_value_is_invalid_config(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ import datetime as dt
 import io
 import logging
 import os
+import re
 import socket
 from pathlib import Path
 
@@ -103,7 +104,9 @@ def test_sd_notify_reaches_the_socket(tmp_path: Path, monkeypatch: pytest.Monkey
 
 
 def test_logging_redacts_secrets_and_masks_mailto(settings: Settings) -> None:
-    """Log lines are `LEVEL logger event=... k=v`; the Zenodo token never appears, mailto only partly."""
+    """Log lines are `TIME LEVEL logger event=... k=v` (TIME in UTC, ms) outside the journal; the Zenodo
+    token never appears, mailto only partly.
+    """
     secret = "zt-0123456789abcdef"
     s = settings.model_copy(
         update={
@@ -122,12 +125,13 @@ def test_logging_redacts_secrets_and_masks_mailto(settings: Settings) -> None:
         logging.getLogger().removeHandler(handler)
     out = buf.getvalue()
     assert secret not in out and "ci@example.org" not in out and "access_token=abc" not in out
-    lines = out.splitlines()
+    lines = [line.split(" ", 1) for line in out.splitlines()]  # outside the journal: a UTC time first
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", stamp) for stamp, _ in lines)
     assert (
-        lines[0]
+        lines[0][1]
         == "INFO syncd.test event=start mailto=c***@example.org token=*** url=https://x/?access_token=***"
     )
-    assert lines[1] == "WARNING syncd.test event=upstream header=Authorization: Bearer ***"
+    assert lines[1][1] == "WARNING syncd.test event=upstream header=Authorization: Bearer ***"
     assert mask_email(None) == "-"
 
 

@@ -70,7 +70,11 @@ def test_crossref_work_by_encoded_and_plain_doi(fake: FakeUpstream, client: http
 def test_crossref_recorded_headers_replayed_minus_wire_headers(
     fake: FakeUpstream, client: httpx.Client
 ) -> None:
-    """Recorded rate-limit headers are replayed; gzip Content-Encoding and the wire Content-Length are not."""
+    """Recorded rate-limit headers are replayed when switched on (and dropped by default); gzip
+    Content-Encoding and the wire Content-Length are not.
+    """
+    assert "x-rate-limit-limit" not in client.get(f"{fake.crossref_url}/works/{JOR_DOI}").headers
+    fake.rate_headers = True
     response = client.get(f"{fake.crossref_url}/works/{JOR_DOI}")
     assert response.headers["x-rate-limit-limit"] == "10"
     assert response.headers["x-concurrency-limit"] == "3"
@@ -151,7 +155,10 @@ def test_crossref_agency_recorded_and_synthesised(fake: FakeUpstream, client: ht
 
 
 def test_zenodo_record_title_and_headers(fake: FakeUpstream, client: httpx.Client) -> None:
-    """A Zenodo record answers its newest recorded body, Zenodo rate headers, and no ETag by default."""
+    """A Zenodo record answers its newest recorded body, Zenodo rate headers (when switched on), and no
+    ETag by default.
+    """
+    fake.rate_headers = True
     response = client.get(f"{fake.zenodo_url}/records/5244404")
     assert response.status_code == 200
     assert response.content == _corpus_bytes("zenodo/record/records-5244404.json")

@@ -2,11 +2,11 @@
 
 How it runs (and why it stays fast): once per module every tool is called in turn with a
 corpus-backed argument set into a template database (so each tool's first answer and the rows it
-stored are known). For each of the 16 injected faults, one *run* starts a fresh fake upstream, copies
+stored are known). For each of the 18 injected faults, one *run* starts a fresh fake upstream, copies
 the template ("stored") and an empty migrated database ("missing"), sets every TTL tiny, injects the
 fault on both services and calls all 15 tools on each database *concurrently* (one MCP client
 session per call).
-Each call is timed on its own. So the full cross product (16 faults x 15 tools x 2 states = 480
+Each call is timed on its own. So the full cross product (18 faults x 15 tools x 2 states = 540
 calls) costs about one deadline per fault instead of one per call; the runs are cached per module and
 every (fault, tool, state) is its own parametrized test asserting on the cached outcome, so a failure
 names its cell. (Consequence of concurrency: many calls share a pool, so a refused connection may open
@@ -85,7 +85,7 @@ from syncd.store.models import Blob, Entry
 from syncd.store.repo import Store
 from syncd.tools.changes import CHANGES_URI
 from syncd.tools.server import build_server
-from syncd.upstream.http import MAX_ATTEMPTS
+from syncd.upstream.http import MAX_ATTEMPTS, MAX_REDIRECTS
 from tests.conftest import CORPUS, FULL, Clock, corpus_json, make_settings, time_tool_bodies
 from tests.fakeupstream import FakeUpstream
 
@@ -125,6 +125,8 @@ FAULTS: list[tuple[str, str, dict[str, Any]]] = [
     ("empty", "empty", {}),
     ("truncated", "truncated", {}),
     ("wrong-shape", "wrong_shape", {}),
+    ("bad-encoding", "bad_encoding", {}),  # a plain body labelled Content-Encoding: gzip (issue 27.5)
+    ("redirect-loop", "redirect_loop", {}),  # 302 to the same URL, forever (issue 27.5)
 ]
 # The fake's default wrong shape for Crossref is an empty work-list, which is a *valid* page on list
 # routes; these bodies are wrong for every route of each service.
@@ -339,7 +341,8 @@ def _open(
     fake: FakeUpstream, path: Path, transport: httpx.BaseTransport | None = None, clock: Clock | None = None
 ) -> tuple[Any, Store, Services]:
     url = f"sqlite:///{path}"
-    settings = make_settings(fake, url, deadline_s=DEADLINE_S, budget={p: ROOMY for p in POOLS})
+    budget = {**{p: ROOMY for p in POOLS}, "crossref_in_flight": ROOMY["in_flight"]}  # faults, not the budget
+    settings = make_settings(fake, url, deadline_s=DEADLINE_S, budget=budget)
     store = Store.open(url)
     clock = clock or Clock()  # retries' backoff moves it: no real wait
     services = Services.open(settings, store, transport=transport, clock=clock, sleep=clock.sleep)
@@ -759,8 +762,10 @@ def test_hundred_dois_under_fault(fake: FakeUpstream, tmp_path: Path, fault_id: 
     assert not o.is_error and o.structured is not None, o.text
     sc = o.structured
     # 2 list requests; a transient failure (refused, reset, 5xx, HTML or empty 200) is retried by the
-    # HTTP layer like every request (measured: 6 GETs under those, 1-2 under the others)
-    assert fake.count("/works", service="crossref") <= 2 * MAX_ATTEMPTS, [r.path for r in fake.requests]
+    # HTTP layer like every request (measured: 6 GETs under those, 1-2 under the others); a redirect
+    # loop is never retried, and each of its MAX_REDIRECTS hops is a GET on the wire
+    per_request = MAX_REDIRECTS + 1 if fault_id == "redirect-loop" else MAX_ATTEMPTS
+    assert fake.count("/works", service="crossref") <= 2 * per_request, [r.path for r in fake.requests]
     assert all(r.query.get("filter", "").startswith("doi:") for r in fake.requests), "a /works/{doi} fetch"
     assert fake.count(service="doi") == 0
     assert sc["requested"] == 100 and sc["listRequests"] == 2

@@ -308,7 +308,10 @@ class World:
         self.fake = FakeUpstream(CORPUS).start()
         self.db = tmp / "fuzz.db"
         self.settings = make_settings(
-            self.fake, f"sqlite:///{self.db}", deadline_s=2.0, budget={p: ROOMY for p in POOLS}
+            self.fake,
+            f"sqlite:///{self.db}",
+            deadline_s=2.0,
+            budget={**{p: ROOMY for p in POOLS}, "crossref_in_flight": ROOMY["in_flight"]},
         )
         self.store = Store.open(self.settings.database_url)
         self.cache = Services.open(self.settings, self.store)

@@ -19,6 +19,7 @@ from syncd.cli.common import (
     EXIT_NOT_FOUND,
     EXIT_USAGE,
     ProgressBar,
+    announced_text,
     emit,
     entry_dict,
     fail,
@@ -549,14 +550,21 @@ def cache_vacuum(ctx: click.Context, as_json: bool) -> None:
 
 @cache.command("budget")
 @click.argument("pool", required=False, type=click.Choice(POOLS))
-@click.option("--reset", is_flag=True, help="Clear 429 blocks and open breakers (of POOL, else all).")
+@click.option(
+    "--reset",
+    is_flag=True,
+    help="Clear 429 blocks, pauses and open breakers and fill the bucket (of POOL, else all).",
+)
 @json_option
 @click.pass_context
 @handle_errors
 def cache_budget(ctx: click.Context, pool: str | None, reset: bool, as_json: bool) -> None:
     """The shared request budget: per pool tokens, limits, requests in flight, blocked/offline until.
 
-    With --reset [POOL], first clear the 429 blocks and breakers of POOL (every pool when omitted).
+    The limits are the effective ones: the configured limits, lowered by what upstream announced in
+    the headers of its last answers (shown with the headers and when they came). With --reset
+    [POOL], first clear the 429 blocks, pauses and breakers of POOL (every pool when omitted) and
+    fill its bucket.
     """
     if pool is not None and not reset:
         raise click.UsageError("POOL is only taken with --reset")
@@ -568,12 +576,33 @@ def cache_budget(ctx: click.Context, pool: str | None, reset: bool, as_json: boo
             click.echo(f"reset: {', '.join(budget.reset(pool))}", err=True)
         now = time.time()
         pools = pool_rows(budget, now)
-    emit(
-        pools,
-        as_json,
-        lambda: print_rows(
-            pools,
-            ["pool", "tokens", "burst", "per_s", "in_flight", "blocked_until", "offline_until"],
-            "Request budget",
-        ),
+    emit(pools, as_json, lambda: _print_budget(pools))
+
+
+def _print_budget(pools: list[dict[str, Any]]) -> None:
+    """The budget table, then where each announced limit came from and the shared in-flight counts."""
+    rows = [
+        {
+            **p,
+            "in_flight": f"{p['in_flight']}/{p['in_flight_limit']}",
+            "announced": announced_text(p),
+            "blocked_until": f"{p['blocked_until']} ({p['block_reason']})" if p["blocked_until"] else None,
+        }
+        for p in pools
+    ]
+    print_rows(
+        rows,
+        ["pool", "tokens", "burst", "per_s", "in_flight", "announced", "blocked_until", "offline_until"],
+        "Request budget",
     )
+    for p in pools:
+        said = p["announced"]
+        if said:
+            click.echo(
+                f"{p['pool']}: announced by its answer at {said['at']} ({said['age_s']:g} s ago, rules until "
+                f"{said['expires_at']}): {said['headers'] or '-'}"
+            )
+    groups = {p["group"]["name"]: p["group"] for p in pools if p["group"]}
+    for name, group in groups.items():
+        members = " + ".join(group["pools"])
+        click.echo(f"{name} in flight ({members} together): {group['in_flight']} of {group['limit']}")

@@ -17,7 +17,7 @@ from rich.table import Table
 
 from syncd import policy
 from syncd.budget import Budget
-from syncd.config import Settings, load_settings
+from syncd.config import CONCURRENCY_GROUPS, Settings, load_settings
 from syncd.errors import InvalidInput, NotFound, SyncdError
 from syncd.logsetup import setup_logging
 from syncd.lookups import crossref as lookups_crossref
@@ -35,6 +35,7 @@ __all__ = [
     "EXIT_USAGE",
     "F",
     "ProgressBar",
+    "announced_text",
     "emit",
     "entry_dict",
     "fail",
@@ -187,26 +188,79 @@ def stored_entry(svc: Services, parsed: ParsedDOI | RecordRef) -> StoredEntry | 
 
 
 def pool_rows(budget: Budget, now: float) -> list[dict[str, Any]]:
-    """One JSON-ready row per budget pool (shared by ``cache stats`` and ``cache budget``)."""
+    """One JSON-ready row per budget pool (shared by ``cache stats`` and ``cache budget``).
+
+    ``per_s``, ``burst`` and ``in_flight_limit`` are the effective limits (the configured ones, in
+    ``configured``, lowered by what upstream announced); ``announced`` is the announcement in force
+    (limit per interval, concurrency, ``x-api-pool``, Zenodo's remaining/reset, the headers as
+    received and when, epoch seconds as ISO 8601), or None; ``window`` the requests sent in the
+    announced window; ``group`` the shared in-flight count of a concurrency group (Crossref).
+    """
     rows = []
     for s in budget.states():
+        said = s.announced
+        conf = s.configured or s.limits
         rows.append(
             {
                 "pool": s.pool,
                 "tokens": round(s.tokens, 2),
-                "burst": s.limits.burst,
-                "per_s": s.limits.per_s,
+                "burst": round(s.limits.burst, 2),
+                "per_s": round(s.limits.per_s, 3),
                 "in_flight": s.in_flight,
                 "in_flight_limit": s.limits.in_flight,
+                "configured": {"per_s": conf.per_s, "burst": conf.burst, "in_flight": conf.in_flight},
                 "daemon_floor": round(budget.settings.budget.daemon_reserve * s.limits.burst, 2),
                 "blocked_until": iso(s.blocked_until) if s.blocked_until > now else None,
                 "blocked_for_s": round(s.blocked_for(now), 1),
+                "block_reason": (s.block_reason or "429") if s.blocked_until > now else None,
                 "offline": s.offline(now),
                 "offline_until": iso(s.offline_until) if s.offline(now) else None,
                 "failures": s.failures,
+                "announced": None
+                if said is None
+                else {
+                    "limit": said.limit,
+                    "interval_s": said.interval_s,
+                    "in_flight": said.in_flight,
+                    "api_pool": said.api_pool,
+                    "remaining": said.remaining,
+                    "reset_at": iso(said.reset_at) if said.reset_at is not None else None,
+                    "headers": said.headers,
+                    "at": iso(said.at),
+                    "age_s": round(max(0.0, now - said.at), 1),
+                    "expires_at": iso(said.expires_at),
+                },
+                "window": None
+                if s.window_limit is None
+                else {"limit": s.window_limit, "seconds": round(s.window_s, 3), "sent": len(s.window_sends)},
+                "group": None
+                if s.group is None
+                else {
+                    "name": s.group,
+                    "pools": list(CONCURRENCY_GROUPS[s.group]),  # type: ignore[index]
+                    "in_flight": s.group_in_flight,
+                    "limit": s.group_limit,
+                },
             }
         )
     return rows
+
+
+def announced_text(row: dict[str, Any]) -> str:
+    """``10/1s, 5 in flight, polite-single`` for a :func:`pool_rows` row's announcement, ``-`` when none."""
+    said = row.get("announced")
+    if not said:
+        return "-"
+    parts = []
+    if said["limit"] is not None:
+        parts.append(f"{said['limit']}/{said['interval_s']:g}s")
+    if said["in_flight"] is not None:
+        parts.append(f"{said['in_flight']} in flight")
+    if said["remaining"] is not None:
+        parts.append(f"{said['remaining']} left")
+    if said["api_pool"]:
+        parts.append(said["api_pool"])
+    return ", ".join(parts) or "-"
 
 
 # --- helpers of the maintenance commands ----------------------------------------------------------

@@ -9,9 +9,12 @@ Tables:
                   Revalidation that finds no change writes here only.
     concepts      Zenodo concept record id -> latest version record id.
     budget_pools  the shared request budget: one token bucket per pool, 429 block and breaker state
-                  (one row per pool, created by migration 0003).
+                  (one row per pool, created by migration 0003), the limit upstream last announced in
+                  its headers (migration 0010).
     budget_leases in-flight requests per pool (expiring leases naming their process and host, so a
                   crashed holder frees its slot).
+    budget_sends  when each granted request left, per pool (sliding window of an announced limit;
+                  migration 0010).
     watches       what the daemon keeps mirrored: DOIs, Crossref queries/filters, Zenodo
                   communities and queries (``spec`` is JSON).
     sync_state    durable progress of a sync walk: volatile ``cursor`` within a run, monotonic
@@ -165,6 +168,21 @@ class BudgetPool(Base):
     blocked_until: Mapped[float] = mapped_column(Float, default=0.0)
     failures: Mapped[int] = mapped_column(Integer, default=0)
     offline_until: Mapped[float] = mapped_column(Float, default=0.0)
+    block_reason: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    """Why ``blocked_until`` is set: ``429`` (upstream refused) or ``remaining`` (upstream said its
+    window is nearly spent: a pause until its reset)."""
+    announced_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    """When (epoch s) an answer of this pool last carried rate-limit headers; the columns below are
+    what it said (``announced_limit`` requests per ``announced_interval_s`` seconds,
+    ``announced_in_flight`` concurrent requests, the ``x-api-pool`` name, Zenodo's remaining count and
+    window reset, epoch s) and ``announced_headers`` the headers as received."""
+    announced_limit: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    announced_interval_s: Mapped[float | None] = mapped_column(Float, nullable=True)
+    announced_in_flight: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    announced_pool: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    announced_remaining: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    announced_reset_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    announced_headers: Mapped[str | None] = mapped_column(String(512), nullable=True)
 
 
 class BudgetLease(Base):
@@ -181,6 +199,21 @@ class BudgetLease(Base):
     expires_at: Mapped[float] = mapped_column(Float)
     pid: Mapped[int | None] = mapped_column(Integer, nullable=True)
     host: Mapped[str | None] = mapped_column(String(255), nullable=True)
+
+
+class BudgetSend(Base):
+    """One granted upstream request of a pool (``id`` = its lease id), sent at ``at`` (epoch seconds).
+
+    Kept for the sliding window of an announced limit (at most ``announced_limit`` sends in any
+    ``announced_interval_s`` plus ``budget.pace_margin_s``); pruned by the takes.
+    """
+
+    __tablename__ = "budget_sends"
+    __table_args__ = (Index("ix_budget_sends_pool_at", "pool", "at"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    pool: Mapped[str] = mapped_column(String(32))
+    at: Mapped[float] = mapped_column(Float)
 
 
 class Watch(Base):

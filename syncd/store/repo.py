@@ -501,18 +501,33 @@ class Store:
             ).first()
         return (row[0], row[1]) if row else None
 
-    def stale(self, ttls: Mapping[tuple[str, str], float], now: float, limit: int) -> list[StoredEntry]:
+    def stale(
+        self,
+        ttls: Mapping[tuple[str, str], float],
+        now: float,
+        limit: int,
+        *,
+        ahead_s: float | None = None,
+    ) -> list[StoredEntry]:
         """Entries past their lifetime, oldest ``validated_at`` first.
 
         Args:
             ttls: lifetime in seconds per ``(kind, status)``; pairs not listed are never stale.
             now: the current time (epoch seconds).
             limit: most entries returned.
+            ahead_s: when set, an entry validated more than this many seconds after ``now`` (by a
+                clock that ran ahead and was corrected since) is stale too; such entries come last.
         """
         if not ttls:
             return []
         clauses = [
-            and_(Entry.kind == kind, Entry.status == status, Validation.validated_at < now - ttl)
+            and_(
+                Entry.kind == kind,
+                Entry.status == status,
+                Validation.validated_at < now - ttl
+                if ahead_s is None
+                else or_(Validation.validated_at < now - ttl, Validation.validated_at > now + ahead_s),
+            )
             for (kind, status), ttl in ttls.items()
         ]
         query = _select_entries().where(or_(*clauses)).order_by(Validation.validated_at).limit(limit)

@@ -167,6 +167,9 @@ class CrossrefClient:
             budget,
             headers={"User-Agent": user_agent(settings.crossref.mailto), "Accept": "application/json"},
             transport=transport,
+            network=settings.network,
+            rate_window_s=1.0,
+            expected_api_pool="polite" if settings.crossref.mailto else None,
         )
 
     def close(self) -> None:

@@ -53,6 +53,7 @@ class DoiClient:
             budget,
             headers={"User-Agent": f"syncd/{__version__}", "Accept": "application/json"},
             transport=transport,
+            network=settings.network,
         )
 
     def close(self) -> None:

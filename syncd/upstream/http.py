@@ -4,20 +4,23 @@ Every upstream request of syncd goes through :meth:`UpstreamHTTP.get`. Each atte
 of the shared budget (a token and an in-flight slot: one write transaction), sends the request with a
 timeout cut to the call's deadline, and releases the lease once the response is read and its
 connection is back or closed, recording what upstream did in the same write (answered, connection
-failure or timeout for the breaker, a 429's block): two write transactions per attempt. Every failure
-becomes a typed :mod:`syncd.errors` exception; transient failures (connection errors, 5xx, 408/504,
-429 with a wait that fits) are retried with exponential backoff that honours ``Retry-After``, through
-tenacity. A 429 blocks the pool for every process, for at most ``budget.max_block_s``; an HTTP-date
-``Retry-After`` is measured against the response's own ``Date`` (the server's clock).
+failure or timeout for the breaker, a 429's block, the limits its rate-limit headers announce,
+:mod:`syncd.upstream.limits`): two write transactions per attempt. Every failure becomes a typed
+:mod:`syncd.errors` exception, whatever httpx raised (:meth:`UpstreamHTTP._exchange`: a timeout is
+``request_timeout``; a body that cannot be decoded ``malformed_response``; a redirect loop, a TLS
+certificate that cannot be verified, a proxy that refuses, any other httpx error
+``upstream_unavailable``, each with its own message); transient failures (connection errors, 5xx,
+408/504, 429 with a wait that fits) are retried with exponential backoff that honours
+``Retry-After``, through tenacity. A 429 blocks the pool for every process, for at most
+``budget.max_block_s``; an HTTP-date ``Retry-After`` is measured against the response's own ``Date``
+(the server's clock). Proxies and CA certificates follow ``[network]`` and the environment
+(:mod:`syncd.upstream.network`).
 """
 
 from __future__ import annotations
 
-import datetime
-import email.utils
 import json
 import logging
-import math
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -30,7 +33,8 @@ import httpx
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
 from syncd import __version__
-from syncd.budget import Budget, Lease, Outcome
+from syncd.budget import Announcement, Budget, Lease, Outcome
+from syncd.config import NetworkSettings
 from syncd.errors import (
     BudgetExhausted,
     InvalidInput,
@@ -42,6 +46,15 @@ from syncd.errors import (
     UpstreamRejected,
     UpstreamTimeout,
     UpstreamUnavailable,
+)
+from syncd.upstream.limits import parse_retry_after, read_announcement
+from syncd.upstream.network import (
+    CERTIFICATE_HINT,
+    PROXY_HINT,
+    certificate_failure,
+    masked,
+    proxy_for,
+    ssl_verify,
 )
 from syncd.upstream.valid_text import has_escaped_surrogate, valid_unicode
 
@@ -62,6 +75,11 @@ DEFAULT_RETRY_AFTER_S = 5.0
 MAX_URL_BYTES = 8192
 """Longest request URL sent upstream (bytes); longer requests are refused before sending."""
 MAX_ATTEMPTS = 3
+MAX_REDIRECTS = 5
+"""Most redirects followed in one request (a Zenodo concept record needs one); more is a redirect loop.
+Each hop is a request upstream the budget did not pay for, so the bound is low."""
+NO_RETRY_CAUSES = frozenset({"redirect_loop", "certificate", "proxy", "unsupported_url"})
+"""``data["cause"]`` of failures a retry within the same call cannot change."""
 
 
 class Deadline:
@@ -120,46 +138,6 @@ class Response:
     content: bytes = b""
 
 
-def _http_date(value: str | None) -> float | None:
-    """Epoch seconds of an HTTP-date (RFC 9110 IMF-fixdate and the obsolete forms), or None."""
-    if not value:
-        return None
-    try:
-        when = email.utils.parsedate_to_datetime(value.strip())
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when.tzinfo is None:  # "-0000" or no zone: HTTP dates are always UTC
-        when = when.replace(tzinfo=datetime.UTC)
-    return when.timestamp()
-
-
-def parse_retry_after(value: str | None, now: float | None = None, date: str | None = None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header; None if absent or unreadable.
-
-    Args:
-        value: the header: delta-seconds (``"120"``) or an HTTP-date.
-        now: the local wall clock in epoch seconds (default ``time.time()``).
-        date: the response's own ``Date`` header. An HTTP-date ``Retry-After`` is measured against
-            it when it parses (both come from the server's clock, so a skewed server clock cancels
-            out), else against ``now``.
-    """
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        seconds = float(value)
-    except ValueError:
-        pass
-    else:
-        return max(0.0, seconds) if math.isfinite(seconds) else None
-    when = _http_date(value)
-    if when is None:
-        return None
-    sent = _http_date(date)
-    reference = sent if sent is not None else (time.time() if now is None else now)
-    return max(0.0, when - reference)
-
-
 def _json_or_none(body: bytes) -> Any:
     """The body parsed as JSON, or None (kept on the exception for callers, never sent to clients)."""
     try:
@@ -181,8 +159,16 @@ class UpstreamHTTP:
         base_url: the service base URL (e.g. ``https://api.crossref.org``).
         budget: the shared budget.
         headers: headers sent with every request (User-Agent, Authorization).
-        transport: an httpx transport (tests may inject one); default: real network with one
-            connect retry.
+        transport: an httpx transport (tests may inject one); default: the network, through the proxy
+            and with the CA certificates ``network`` names (:func:`~syncd.upstream.network.client_options`).
+        network: proxy and certificate settings (default: the environment's, ``[network]`` defaults).
+        rate_window_s: the interval (seconds) of an announced limit sent without one (Crossref 1 s,
+            Zenodo's per-minute window 60 s).
+        expected_api_pool: the ``x-api-pool`` prefix this client should be served from (``polite``
+            when Crossref's ``mailto`` is set); another one is logged once as a warning.
+
+    Raises:
+        InvalidInput: the proxy or the CA certificates cannot be used (reason ``invalid_config``).
     """
 
     def __init__(
@@ -192,31 +178,50 @@ class UpstreamHTTP:
         budget: Budget,
         headers: Mapping[str, str] | None = None,
         transport: httpx.BaseTransport | None = None,
+        *,
+        network: NetworkSettings | None = None,
+        rate_window_s: float = 1.0,
+        expected_api_pool: str | None = None,
     ) -> None:
         self.name = name
         self.budget = budget
+        self.rate_window_s = rate_window_s
+        self.expected_api_pool = expected_api_pool
         self._unrecorded: set[str] = set()
+        self._said: dict[str, tuple[Any, ...]] = {}
+        self._pool_warned = False
         self._base_url = base_url.rstrip("/")
         self._headers = {"User-Agent": f"syncd/{__version__}", **(headers or {})}
         self._transport = transport
+        self._network = network
+        self.proxy: str | None = proxy_for(network, base_url) if transport is None else None
         self._client: httpx.Client | None = None
         self._client_lock = threading.Lock()
 
     @property
     def client(self) -> httpx.Client:
-        """The connection pool, made on first use.
+        """The connection pool, made on first use (through :attr:`proxy`, with ``network``'s CAs).
 
         Making it loads the CA bundle (~0.1 s of CPU per upstream), which a command or a server start
         that sends this upstream no request never pays.
+
+        Raises:
+            InvalidInput: the CA certificates cannot be used (reason ``invalid_config``).
         """
         with self._client_lock:
             if self._client is None:
+                options: dict[str, Any] = (
+                    {"transport": self._transport}
+                    if self._transport is not None
+                    else {"proxy": self.proxy, "verify": ssl_verify(self._network), "trust_env": False}
+                )
                 self._client = httpx.Client(
                     base_url=self._base_url,
                     headers=self._headers,
-                    transport=self._transport or httpx.HTTPTransport(retries=0),
                     follow_redirects=True,
+                    max_redirects=MAX_REDIRECTS,
                     timeout=httpx.Timeout(10.0),
+                    **options,
                 )
             return self._client
 
@@ -277,11 +282,14 @@ class UpstreamHTTP:
             UpstreamOffline: the pool's breaker is open.
             UpstreamRateLimited: 429 (the pool is blocked for every process).
             UpstreamTimeout: no complete answer in time, or 408/504.
-            UpstreamUnavailable: connection failure, 5xx, HTML or empty body.
-            MalformedResponse: a body that is not valid JSON.
+            UpstreamUnavailable: connection failure (``data["cause"]``: ``certificate`` when the TLS
+                certificate could not be verified, ``proxy`` when the proxy refused, ``redirect_loop``
+                past :data:`MAX_REDIRECTS`), 5xx, HTML or empty body, any other httpx failure.
+            MalformedResponse: a body that is not valid JSON, or cannot be decoded (a wrong
+                ``Content-Encoding``).
             UpstreamRejected: HTTP 400 or another status not in ``accept``.
-            InvalidInput: reason ``invalid_parameter``, the URL would exceed :data:`MAX_URL_BYTES`
-                (refused before any budget or request).
+            InvalidInput: reason ``invalid_parameter``, the URL would exceed :data:`MAX_URL_BYTES` or
+                cannot be built (refused before any budget or request).
         """
         self._check_url(path, params)
 
@@ -293,22 +301,24 @@ class UpstreamHTTP:
                     f"{self.name}: no request token: {exc.message}", reason="store_unavailable", pool=pool
                 ) from exc
             outcome, block_s, sent = Outcome.NOT_SENT, 0.0, False
+            announced: Announcement | None = None
             try:
                 if deadline.expired():
                     raise UpstreamTimeout(f"{self.name}: deadline reached before the request", deadline=True)
                 sent = True
                 status, hdrs, body, url = self._exchange(path, deadline, params, headers, max_bytes)
                 outcome = Outcome.ANSWERED
+                announced = self._announced(pool, hdrs)
                 if status == 429:
                     block_s = self._block_for(pool, hdrs)
             except UpstreamTimeout:
                 outcome = Outcome.TIMED_OUT if sent else Outcome.NOT_SENT
                 raise
-            except UpstreamUnavailable:
+            except (UpstreamUnavailable, MalformedResponse):
                 outcome = Outcome.FAILED
                 raise
             finally:  # the response is read and its connection back in the pool or closed
-                self._release(lease, outcome, block_s)
+                self._release(lease, outcome, block_s, announced)
             return self._classify(pool, status, hdrs, body, url, accept, parse_json, block_s)
 
         retrying = Retrying(
@@ -320,14 +330,50 @@ class UpstreamHTTP:
         )
         return retrying(attempt)
 
-    def _release(self, lease: Lease, outcome: Outcome, block_s: float) -> None:
+    def _announced(self, pool: str, hdrs: Mapping[str, str]) -> Announcement | None:
+        """The limits an answer's headers announce (:func:`~syncd.upstream.limits.read_announcement`).
+
+        A change from what this process last saw for ``pool`` is logged (``event=limits_announced``);
+        an ``x-api-pool`` outside :attr:`expected_api_pool` is warned about once per process.
+        """
+        said = read_announcement(hdrs, default_interval_s=self.rate_window_s, now=self.budget.clock())
+        if said is None:
+            return None
+        key = (said.limit, said.interval_s, said.in_flight, said.api_pool)
+        if self._said.get(pool) != key:
+            self._said[pool] = key
+            log.info(
+                "event=limits_announced service=%s pool=%s limit=%s interval_s=%s in_flight=%s api_pool=%s",
+                self.name,
+                pool,
+                said.limit if said.limit is not None else "-",
+                f"{said.interval_s:g}" if said.interval_s is not None else "-",
+                said.in_flight if said.in_flight is not None else "-",
+                said.api_pool or "-",
+            )
+        expected = self.expected_api_pool
+        if expected and said.api_pool and not said.api_pool.startswith(expected) and not self._pool_warned:
+            self._pool_warned = True
+            log.warning(
+                "event=api_pool service=%s expected=%s got=%s hint=%r",
+                self.name,
+                expected,
+                said.api_pool,
+                f"{self.name} serves these requests from its {said.api_pool} pool (lower limits); "
+                "check that crossref.mailto is a real address",
+            )
+        return said
+
+    def _release(
+        self, lease: Lease, outcome: Outcome, block_s: float, announced: Announcement | None = None
+    ) -> None:
         """Release ``lease`` with ``outcome``; a store that cannot be written loses the bookkeeping only.
 
         The answer already read is never lost to it: the lease then expires at its deadline plus
         margin, and one warning is logged per cause (not per call).
         """
         try:
-            self.budget.release(lease, outcome, block_s=block_s)
+            self.budget.release(lease, outcome, block_s=block_s, announced=announced)
         except StoreError as exc:
             cause = ": ".join(str(exc).split(": ")[:2])  # e.g. "store write failed: OperationalError"
             if cause not in self._unrecorded:
@@ -347,6 +393,8 @@ class UpstreamHTTP:
         if isinstance(exc, MalformedResponse | UpstreamRejected):
             return False
         if isinstance(exc, UpstreamTimeout) and exc.data.get("deadline"):
+            return False
+        if exc.data.get("cause") in NO_RETRY_CAUSES:
             return False
         if 400 <= int(exc.data.get("status", 0) or 0) < 500:
             return False  # an unexpected 4xx answer will not change on retry
@@ -374,20 +422,24 @@ class UpstreamHTTP:
 
         Raises:
             UpstreamTimeout: no complete answer in time.
-            UpstreamUnavailable: the connection failed or broke.
+            MalformedResponse: the body cannot be decoded (reason ``malformed_response``).
+            UpstreamUnavailable: the connection failed or broke, or any other httpx failure
+                (:meth:`_failure`).
         """
         remaining = max(deadline.remaining(), 0.001)
         timeout = httpx.Timeout(remaining)
         started = time.monotonic()
+        answered: httpx.Response | None = None
         try:
             with self.client.stream("GET", path, params=params, headers=headers, timeout=timeout) as resp:
+                answered = resp
                 body = self._read_body(resp, deadline, max_bytes)
         except httpx.TimeoutException as exc:
             raise UpstreamTimeout(
                 f"{self.name}: no answer within {remaining:.1f} s", deadline=deadline.expired()
             ) from exc
-        except (httpx.TransportError, httpx.StreamError) as exc:
-            raise UpstreamUnavailable(f"{self.name}: connection failed ({exc.__class__.__name__})") from exc
+        except (httpx.HTTPError, httpx.StreamError, httpx.InvalidURL, httpx.CookieConflict) as exc:
+            raise self._failure(exc, answered) from exc  # every exception httpx declares
         hdrs = {k.lower(): v for k, v in resp.headers.items()}
         log.debug(
             "event=upstream_get service=%s status=%s path=%s elapsed_s=%.3f",
@@ -397,6 +449,47 @@ class UpstreamHTTP:
             time.monotonic() - started,
         )
         return resp.status_code, hdrs, body, str(resp.url)
+
+    def _failure(self, exc: Exception, answered: httpx.Response | None) -> UpstreamError:
+        """The declared error of an httpx failure (any httpx exception; see :meth:`get`'s Raises)."""
+        kind = exc.__class__.__name__
+        if isinstance(exc, httpx.DecodingError):
+            encoding = answered.headers.get("content-encoding", "-") if answered is not None else "-"
+            return MalformedResponse(
+                f"{self.name}: the answer's body cannot be decoded (Content-Encoding: {encoding[:40]!r})",
+                cause="decoding",
+            )
+        if isinstance(exc, httpx.TooManyRedirects):
+            return UpstreamUnavailable(
+                f"{self.name}: more than {MAX_REDIRECTS} redirects (a redirect loop)",
+                hint="Upstream redirects in a loop; check the base URL, or retry later.",
+                cause="redirect_loop",
+            )
+        if isinstance(exc, httpx.ProxyError):
+            return UpstreamUnavailable(
+                f"{self.name}: the proxy {masked(self.proxy)} failed the request ({kind}: {str(exc)[:120]})",
+                hint=PROXY_HINT,
+                cause="proxy",
+            )
+        if isinstance(exc, httpx.ConnectError):
+            detail = certificate_failure(exc)
+            if detail is not None:
+                host = self.client.base_url.host
+                return UpstreamUnavailable(
+                    f"{self.name}: the TLS certificate of {host} could not be verified ({detail[:120]})",
+                    hint=CERTIFICATE_HINT,
+                    cause="certificate",
+                )
+        if isinstance(exc, httpx.UnsupportedProtocol):
+            return UpstreamUnavailable(
+                f"{self.name}: the URL scheme is not supported ({str(exc)[:120]})",
+                hint="Check the service's base_url setting (http:// or https://).",
+                cause="unsupported_url",
+            )
+        via = f" via the proxy {masked(self.proxy)}" if self.proxy else ""
+        if isinstance(exc, httpx.TransportError | httpx.StreamError):
+            return UpstreamUnavailable(f"{self.name}: connection failed{via} ({kind})")
+        return UpstreamUnavailable(f"{self.name}: HTTP failure{via} ({kind})")
 
     def _block_for(self, pool: str, hdrs: Mapping[str, str]) -> float:
         """Seconds a 429 blocks ``pool``: its ``Retry-After`` (default 5 s) cut to ``max_block_s``; logged."""

@@ -1,0 +1,194 @@
+"""How the upstream clients reach the network: the proxy, the hosts that bypass it, the CA certificates.
+
+:func:`client_options` turns ``[network]`` (:class:`~syncd.config.NetworkSettings`) into the keyword
+arguments of :class:`httpx.Client` for one upstream base URL:
+
+* proxy: ``network.proxy``, else (``network.trust_env``) the environment's ``HTTPS_PROXY`` /
+  ``HTTP_PROXY`` / ``ALL_PROXY`` for the URL's scheme (read by :func:`urllib.request.getproxies`,
+  upper or lower case); none when the host is listed in ``NO_PROXY`` (environment) or
+  ``network.no_proxy`` (:func:`bypasses_proxy`, curl's rules);
+* certificates: ``network.ca_bundle`` (a PEM file, or a directory of hashed certificates), else
+  (``trust_env``) ``SSL_CERT_FILE`` / ``SSL_CERT_DIR``, else certifi's bundle (httpx's default).
+
+httpx's own environment handling is switched off (``trust_env=False``) so that these rules are the
+only ones: a host in ``network.no_proxy`` is reached directly even when ``HTTPS_PROXY`` is set.
+
+:func:`certificate_failure` tells a failed TLS certificate verification (an intercepting proxy, a
+missing CA, a wrong clock) from other connection failures, so that the error names it.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import ssl
+import urllib.request
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from syncd.config import NetworkSettings
+from syncd.errors import InvalidInput
+
+__all__ = [
+    "CERTIFICATE_HINT",
+    "PROXY_HINT",
+    "bypasses_proxy",
+    "certificate_failure",
+    "client_options",
+    "masked",
+    "proxy_for",
+    "ssl_verify",
+]
+
+CERTIFICATE_HINT = (
+    "The TLS certificate could not be verified. If a proxy or firewall of your network intercepts TLS, "
+    "point SSL_CERT_FILE or the network.ca_bundle setting (SYNCD_NETWORK__CA_BUNDLE) at its CA "
+    "certificate (PEM); otherwise check the system clock and the installed CA certificates."
+)
+PROXY_HINT = (
+    "The proxy refused or failed the request: check network.proxy (SYNCD_NETWORK__PROXY) or "
+    "HTTPS_PROXY/HTTP_PROXY, its credentials, and NO_PROXY / network.no_proxy."
+)
+
+
+def masked(url: str | None) -> str:
+    """``url`` with any ``user:password@`` replaced by ``***@`` (for logs and messages); ``-`` for None."""
+    if not url:
+        return "-"
+    parts = urlsplit(url if "://" in url else f"http://{url}")
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://***@{host}{port}{parts.path}"
+
+
+def bypasses_proxy(host: str, patterns: list[str]) -> bool:
+    """Whether ``host`` is reached without the proxy under NO_PROXY-style ``patterns`` (curl's rules).
+
+    ``*`` matches every host; ``example.org`` matches it and its subdomains; ``.example.org`` its
+    subdomains (and, as curl does, itself); an IP address or CIDR block (``192.0.2.0/24``, ``::1``)
+    matches addresses in it; a ``:port`` suffix on a pattern is ignored. Case-insensitive.
+    """
+    host = host.strip("[]").lower().rstrip(".")
+    try:
+        address: ipaddress.IPv4Address | ipaddress.IPv6Address | None = ipaddress.ip_address(host)
+    except ValueError:
+        address = None
+    for raw in patterns:
+        pattern = raw.strip().lower()
+        if not pattern:
+            continue
+        if pattern == "*":
+            return True
+        if address is not None:
+            try:
+                if address in ipaddress.ip_network(pattern.strip("[]"), strict=False):
+                    return True
+            except ValueError:
+                pass
+            continue
+        if pattern.count(":") == 1:  # name:port
+            pattern = pattern.split(":", 1)[0]
+        name = pattern.lstrip(".").rstrip(".")
+        if name and (host == name or host.endswith("." + name)):
+            return True
+    return False
+
+
+def _ssl_context(network: NetworkSettings) -> ssl.SSLContext | bool:
+    """The certificates TLS is checked against (see the module docstring); True: certifi's bundle.
+
+    Raises:
+        InvalidInput: the CA file or directory cannot be read or holds no certificate (reason
+            ``invalid_config``).
+    """
+    source, origin = None, ""
+    if network.ca_bundle:
+        source, origin = network.ca_bundle, "network.ca_bundle"
+    elif network.trust_env and os.environ.get("SSL_CERT_FILE"):
+        source, origin = os.environ["SSL_CERT_FILE"], "SSL_CERT_FILE"
+    elif network.trust_env and os.environ.get("SSL_CERT_DIR"):
+        source, origin = os.environ["SSL_CERT_DIR"], "SSL_CERT_DIR"
+    if source is None:
+        return True
+    path = os.path.expanduser(source)
+    try:
+        if os.path.isdir(path):
+            return ssl.create_default_context(capath=path)
+        return ssl.create_default_context(cafile=path)
+    except (OSError, ssl.SSLError) as exc:
+        raise InvalidInput(
+            f"{origin} {source} cannot be used as CA certificates: {exc}", reason="invalid_config"
+        ) from exc
+
+
+def proxy_for(network: NetworkSettings | None, base_url: str) -> str | None:
+    """The proxy requests to ``base_url`` go through under ``network`` (see the module docstring), or None.
+
+    Raises:
+        InvalidInput: the proxy URL is not one httpx can use (reason ``invalid_config``; its password
+            is not shown).
+    """
+    network = network or NetworkSettings()
+    parts = urlsplit(base_url)
+    proxy = network.proxy
+    patterns = list(network.no_proxy)
+    if network.trust_env:
+        env = urllib.request.getproxies()
+        if proxy is None:
+            proxy = env.get(parts.scheme) or env.get("all")
+        patterns += env.get("no", "").split(",")
+    if not proxy or bypasses_proxy(parts.hostname or "", patterns):
+        return None
+    proxy = proxy if "://" in proxy else f"http://{proxy}"
+    try:
+        httpx.Proxy(proxy)
+    except (ValueError, TypeError) as exc:
+        raise InvalidInput(f"proxy {masked(proxy)} cannot be used: {exc}", reason="invalid_config") from exc
+    return proxy
+
+
+def ssl_verify(network: NetworkSettings | None) -> ssl.SSLContext | bool:
+    """What TLS certificates are checked against under ``network``: a context, or True for certifi's.
+
+    Raises:
+        InvalidInput: the CA file or directory cannot be read or holds no certificate (reason
+            ``invalid_config``).
+    """
+    return _ssl_context(network or NetworkSettings())
+
+
+def client_options(network: NetworkSettings | None, base_url: str) -> dict[str, Any]:
+    """Keyword arguments of :class:`httpx.Client` for ``base_url`` under ``network``: proxy, verify.
+
+    httpx's own reading of the environment is off (``trust_env=False``): :func:`proxy_for` and
+    :func:`ssl_verify` apply the same variables, with the settings over them.
+
+    Raises:
+        InvalidInput: the proxy URL is not one httpx can use, or the CA certificates cannot be read
+            (reason ``invalid_config``).
+    """
+    return {"proxy": proxy_for(network, base_url), "verify": ssl_verify(network), "trust_env": False}
+
+
+def certificate_failure(exc: BaseException) -> str | None:
+    """What failed when ``exc`` (or an exception it was raised from) is a TLS certificate verification.
+
+    Returns OpenSSL's words (``unable to get local issuer certificate``, ``certificate has expired``,
+    ``Hostname mismatch``...), or None when the failure is not a certificate's.
+    """
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ssl.SSLCertVerificationError):
+            return str(current.verify_message or current.reason or "certificate verify failed")
+        text = str(current)
+        if "CERTIFICATE_VERIFY_FAILED" in text or "certificate verify failed" in text.lower():
+            detail = text.split("certificate verify failed:", 1)[-1].strip(" ()_")
+            return detail or "certificate verify failed"
+        current = current.__cause__ or current.__context__
+    return None
