@@ -67,18 +67,43 @@ in sync (NTP).
 
 from __future__ import annotations
 
-import enum
-import math
 import os
 import socket
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, bindparam, delete, or_, select, update
 
+from syncd.budget_rules import (
+    BREAKER_COOLDOWN_S,
+    BREAKER_THRESHOLD,
+    CLOCK_STEP_S,
+    LEASE_MARGIN_S,
+    LEASE_POLL_S,
+    LEASE_TTL_S,
+    MAX_LEASE_S,
+    Announced,
+    Announcement,
+    Grant,
+    Lease,
+    Outcome,
+    PoolState,
+    announced,
+    announcement_values,
+    blocked_until,
+    daemon_floor,
+    effective_limits,
+    healed,
+    offline_until,
+    pause_s,
+    refilled,
+    refusal_message,
+    refusal_of,
+    stamp,
+    window_cap,
+)
 from syncd.config import CONCURRENCY_GROUPS, POOLS, PoolLimits, Settings
 from syncd.errors import BudgetExhausted, InvalidInput, StoreError, UpstreamOffline
 from syncd.proc import pid_alive
@@ -90,6 +115,7 @@ __all__ = [
     "BREAKER_THRESHOLD",
     "CLOCK_STEP_S",
     "LEASE_MARGIN_S",
+    "LEASE_POLL_S",
     "LEASE_TTL_S",
     "MAX_LEASE_S",
     "Announced",
@@ -101,22 +127,6 @@ __all__ = [
     "PoolState",
 ]
 
-BREAKER_THRESHOLD = 5
-"""Consecutive connection failures that open a pool's breaker."""
-BREAKER_COOLDOWN_S = 30.0
-"""Seconds a pool stays offline before one probe is let through."""
-LEASE_TTL_S = 120.0
-"""Seconds a lease is held when the taker names no deadline (:meth:`Budget.try_acquire` alone)."""
-MAX_LEASE_S = 600.0
-"""Longest a lease is held, whatever the taker's deadline (seconds)."""
-LEASE_MARGIN_S = 1.0
-"""Seconds a lease outlives its holder's deadline (the holder may still be closing the connection)."""
-LEASE_POLL_S = 0.05
-"""Seconds to wait before asking again when every in-flight slot is taken."""
-CLOCK_STEP_S = 60.0
-"""A stored timestamp more than this many seconds ahead of now was written by a clock that ran ahead
-and was corrected since: it is clamped to now (see the module docstring). Smaller steps back keep the
-bucket monotonic."""
 SENDS_KEEP_S = 120.0
 """Seconds a send is kept at least (longer when an announced window is longer)."""
 PRUNE_EVERY = 32
@@ -149,146 +159,6 @@ _INSERT_LEASE = _LEASES.insert()
 _INSERT_SEND = _SENDS.insert()
 _DELETE_LEASE = delete(_LEASES).where(_LEASES.c.id == bindparam("lease_id"))
 _DELETE_SEND = delete(_SENDS).where(_SENDS.c.id == bindparam("lease_id"))
-
-
-class Outcome(enum.Enum):
-    """What one upstream attempt came to, recorded when its lease is released."""
-
-    ANSWERED = "answered"
-    """Upstream answered (any HTTP status, 429 included): the breaker closes, failures reset."""
-    FAILED = "failed"
-    """No usable answer (connection refused or reset, a TLS failure, a body that cannot be decoded, a
-    redirect loop): one more failure towards the breaker."""
-    TIMED_OUT = "timed_out"
-    """No complete answer in time: a failure, and the slot stays taken until the lease expires."""
-    NOT_SENT = "not_sent"
-    """Nothing reached upstream: the slot and its send are freed, nothing is recorded."""
-
-
-@dataclass(frozen=True)
-class Announcement:
-    """What one answer's rate-limit headers said about its pool (None: not said).
-
-    As read by :func:`syncd.upstream.limits.read_announcement`: ``limit`` requests per
-    ``interval_s`` seconds; ``in_flight`` concurrent requests (``x-concurrency-limit``); ``api_pool``
-    Crossref's pool name (``polite-single``...); ``remaining`` requests left in upstream's window,
-    which resets ``reset_s`` seconds after the answer; ``headers`` the rate-limit headers as received
-    (``name: value; ...``, bounded).
-    """
-
-    limit: int | None = None
-    interval_s: float | None = None
-    in_flight: int | None = None
-    api_pool: str | None = None
-    remaining: int | None = None
-    reset_s: float | None = None
-    headers: str = ""
-
-    @property
-    def empty(self) -> bool:
-        """True when the answer announced nothing."""
-        return (
-            self.limit is None and self.in_flight is None and self.api_pool is None and self.remaining is None
-        )
-
-
-@dataclass(frozen=True)
-class Announced:
-    """An announcement as stored for a pool and still in force (:class:`Announcement` plus when).
-
-    ``at``: when the answer came (epoch s); ``expires_at``: when it stops ruling (``at`` +
-    ``budget.announce_ttl_s``); ``reset_at``: the end of upstream's window (epoch s) if announced.
-    """
-
-    limit: int | None
-    interval_s: float | None
-    in_flight: int | None
-    api_pool: str | None
-    remaining: int | None
-    reset_at: float | None
-    headers: str
-    at: float
-    expires_at: float
-
-
-@dataclass(frozen=True)
-class PoolState:
-    """Snapshot of one pool at ``now``.
-
-    ``tokens`` (refilled to now), ``limits`` the effective limits (configured, lowered by what upstream
-    announced), ``configured`` the settings' limits, ``blocked_until``/``offline_until`` (epoch s, clamped
-    to the clock), ``block_reason`` (``429``/``remaining``), ``failures``, ``in_flight`` (live leases of
-    the pool). ``announced``: the announcement in force, if any. ``window_limit`` sends at most in any
-    ``window_s`` seconds (an announced limit; None: no window); ``window_sends`` the send times in the
-    current window, newest first (at most ``window_limit``). ``group``: the concurrency group, its
-    live leases ``group_in_flight`` and limit ``group_limit``.
-    """
-
-    pool: str
-    tokens: float
-    limits: PoolLimits
-    blocked_until: float
-    offline_until: float
-    failures: int
-    in_flight: int
-    configured: PoolLimits | None = None
-    block_reason: str | None = None
-    announced: Announced | None = None
-    window_limit: int | None = None
-    window_s: float = 0.0
-    window_sends: tuple[float, ...] = ()
-    group: str | None = None
-    group_in_flight: int = 0
-    group_limit: int | None = None
-
-    def blocked_for(self, now: float) -> float:
-        """Seconds until a 429 block (or a pause before upstream runs dry) ends (0 when not blocked)."""
-        return max(0.0, self.blocked_until - now)
-
-    def offline(self, now: float) -> bool:
-        """True while the breaker is open."""
-        return self.offline_until > now
-
-
-@dataclass(frozen=True)
-class Lease:
-    """One granted request slot; release it when the response is in (or the request failed).
-
-    ``expires_at`` (epoch seconds): when any later take may free it, if its holder has not.
-    """
-
-    id: str
-    pool: str
-    expires_at: float = 0.0
-
-
-@dataclass(frozen=True)
-class Grant:
-    """Outcome of one try: ``lease`` when granted, else ``wait_s`` seconds before a token frees.
-
-    ``why`` names what was missing when refused: ``blocked`` (a 429), ``paused`` (upstream's window
-    nearly spent), ``tokens`` (the bucket), ``window`` (the announced requests per interval),
-    ``in_flight`` (every slot of the pool taken) or ``group_in_flight`` (every slot of its
-    concurrency group taken); ``probe`` is True for the one call let through a breaker.
-    """
-
-    lease: Lease | None
-    wait_s: float
-    probe: bool = False
-    why: str = ""
-
-
-def _effective(configured: PoolLimits, announced: Announced | None, margin_s: float) -> PoolLimits:
-    """The lower of the configured limits and those ``announced`` (paced over ``interval + margin_s``)."""
-    if announced is None:
-        return configured
-    per_s, burst, in_flight = configured.per_s, configured.burst, configured.in_flight
-    if announced.limit is not None and announced.interval_s:
-        per_s = min(per_s, announced.limit / (announced.interval_s + margin_s))
-        burst = max(1.0, min(burst, float(announced.limit)))
-    if announced.in_flight is not None:
-        in_flight = max(1, min(in_flight, announced.in_flight))
-    return PoolLimits(per_s=per_s, burst=burst, in_flight=in_flight)
 
 
 class Budget:
@@ -366,80 +236,18 @@ class Budget:
         return self.settings.pool_limits(pool)  # type: ignore[arg-type]
 
     def _floor(self, limits: PoolLimits) -> float:
-        """Tokens this taker must leave in the bucket (the daemon's reserve for interactive calls).
+        """Tokens this taker leaves in the bucket: none when interactive, else the daemon's reserve."""
+        return 0.0 if self.interactive else daemon_floor(limits, self.settings.budget.daemon_reserve)
 
-        Never more than ``burst - 1``: the daemon can always take from a full bucket, even of burst 1.
-        """
-        if self.interactive:
-            return 0.0
-        return max(0.0, min(self.settings.budget.daemon_reserve * limits.burst, limits.burst - 1.0))
-
-    def _window_cap(self, limit: int) -> int:
-        """Sends this taker may find in the window before it waits (the daemon leaves its reserve)."""
-        if self.interactive:
-            return limit
-        return max(1, limit - math.ceil(self.settings.budget.daemon_reserve * limit))
-
-    @staticmethod
-    def _stamp(row: Any, now: float) -> float:
-        """The bucket's timestamp as it counts now: ``updated_at``, or now when it is a clock step ahead."""
-        return now if row.updated_at > now + CLOCK_STEP_S else row.updated_at
-
-    @classmethod
-    def _refilled(cls, row: Any, limits: PoolLimits, now: float) -> float:
-        """Tokens at ``now``: never a refill for time before ``updated_at`` (monotonic bucket)."""
-        elapsed = max(0.0, now - cls._stamp(row, now))
-        return min(limits.burst, row.tokens + elapsed * limits.per_s)
-
-    def _blocked_until(self, row: Any, now: float) -> float:
-        """The row's 429 block or pause (epoch s), never more than ``max_block_s`` from now.
-
-        One ending further ahead was written by a clock that ran ahead (void: 0), or set under a longer
-        ``max_block_s`` (cut to ``max_block_s`` after it was set).
-        """
-        cap = self.settings.budget.max_block_s
-        if row.blocked_until <= now + cap:
-            return float(row.blocked_until)
-        if row.updated_at > now + CLOCK_STEP_S:
-            return 0.0
-        return float(min(row.blocked_until, row.updated_at + cap))
-
-    @staticmethod
-    def _offline_until(row: Any, now: float) -> float:
-        """The row's open breaker (epoch s); one ending past a cooldown from now is void (clock ahead)."""
-        return float(row.offline_until) if row.offline_until <= now + BREAKER_COOLDOWN_S else 0.0
-
-    def _announced(self, row: Any, now: float) -> Announced | None:
-        """The announcement stored on ``row`` if still in force (not expired, not dated in the future)."""
-        at = getattr(row, "announced_at", None)
-        if at is None:
+    def _cap(self, state: PoolState) -> int | None:
+        """Sends this taker may find in the announced window: all when interactive (None), else fewer."""
+        if self.interactive or state.window_limit is None:
             return None
-        ttl = self.settings.budget.announce_ttl_s
-        if at <= now - ttl or at > now + CLOCK_STEP_S:
-            return None
-        return Announced(
-            limit=row.announced_limit,
-            interval_s=row.announced_interval_s,
-            in_flight=row.announced_in_flight,
-            api_pool=row.announced_pool,
-            remaining=row.announced_remaining,
-            reset_at=row.announced_reset_at,
-            headers=row.announced_headers or "",
-            at=at,
-            expires_at=at + ttl,
-        )
+        return window_cap(state.window_limit, self.settings.budget.daemon_reserve)
 
     def _heal(self, conn: Connection, row: Any, now: float) -> Any:
         """Write back the clamped timestamps a clock that ran ahead left on ``row``; the row as healed."""
-        values: dict[str, Any] = {}
-        if row.blocked_until > now + self.settings.budget.max_block_s:
-            values["blocked_until"] = self._blocked_until(row, now)
-        if row.offline_until > now + BREAKER_COOLDOWN_S:
-            values["offline_until"] = self._offline_until(row, now)
-        if row.updated_at > now + CLOCK_STEP_S:
-            values["updated_at"] = now
-        if row.announced_at is not None and row.announced_at > now + CLOCK_STEP_S:
-            values["announced_at"] = None
+        values = healed(row, now, self.settings.budget.max_block_s)
         if not values:
             return row
         conn.execute(update(BudgetPool).where(BudgetPool.pool == row.pool).values(**values))
@@ -472,9 +280,9 @@ class Budget:
     ) -> tuple[PoolState, list[str]]:
         """The :class:`PoolState` of ``pool`` from its ``row`` and its group's ``others``; leases to free."""
         configured = self._limits(pool)
-        margin = self.settings.budget.pace_margin_s
-        announced = self._announced(row, now)
-        limits = _effective(configured, announced, margin)
+        margin, ttl = self.settings.budget.pace_margin_s, self.settings.budget.announce_ttl_s
+        said = announced(row, now, ttl)
+        limits = effective_limits(configured, said, margin)
         group = GROUP_OF.get(pool)
         members = CONCURRENCY_GROUPS[group] if group else (pool,)  # type: ignore[index]
         leases = conn.execute(_GROUP_LEASES, {"members": list(members)}).all()
@@ -483,14 +291,14 @@ class Budget:
         if group is not None:
             group_limit = self.settings.group_in_flight(group)  # type: ignore[arg-type]
             for member in [row, *others]:
-                said = self._announced(member, now)
-                if said is not None and said.in_flight is not None:
-                    group_limit = max(1, min(group_limit, said.in_flight))
+                member_said = announced(member, now, ttl)
+                if member_said is not None and member_said.in_flight is not None:
+                    group_limit = max(1, min(group_limit, member_said.in_flight))
         window_limit: int | None = None
         window_s = 0.0
         sends: tuple[float, ...] = ()
-        if announced is not None and announced.limit is not None and announced.interval_s:
-            window_limit, window_s = announced.limit, announced.interval_s + margin
+        if said is not None and said.limit is not None and said.interval_s:
+            window_limit, window_s = said.limit, said.interval_s + margin
             window = {
                 "pool": pool,
                 "since": now - window_s,
@@ -500,15 +308,15 @@ class Budget:
             sends = tuple(conn.execute(_WINDOW, window).scalars())
         state = PoolState(
             pool=pool,
-            tokens=self._refilled(row, limits, now),
+            tokens=refilled(row, limits, now),
             limits=limits,
-            blocked_until=self._blocked_until(row, now),
-            offline_until=self._offline_until(row, now),
+            blocked_until=blocked_until(row, now, self.settings.budget.max_block_s),
+            offline_until=offline_until(row, now),
             failures=row.failures,
             in_flight=sum(1 for lease in live if lease.pool == pool),
             configured=configured,
             block_reason=row.block_reason,
-            announced=announced,
+            announced=said,
             window_limit=window_limit,
             window_s=window_s,
             window_sends=sends,
@@ -517,31 +325,6 @@ class Budget:
             group_limit=group_limit,
         )
         return state, gone
-
-    def _refusal_of(self, state: PoolState, now: float) -> Grant | None:
-        """The refusal a take meets in ``state`` (breaker aside), or None when it may be granted.
-
-        A block comes first; of the bucket and the window, the one that frees last; then the slots.
-        """
-        if state.blocked_until > now:
-            why = "paused" if state.block_reason == "remaining" else "blocked"
-            return Grant(None, state.blocked_until - now, why=why)
-        waits: list[Grant] = []
-        floor = self._floor(state.limits)
-        if state.tokens - 1.0 < floor:
-            waits.append(Grant(None, (1.0 + floor - state.tokens) / state.limits.per_s, why="tokens"))
-        if state.window_limit is not None:
-            cap = self._window_cap(state.window_limit)
-            if len(state.window_sends) >= cap:
-                frees_at = state.window_sends[cap - 1] + state.window_s
-                waits.append(Grant(None, max(0.001, frees_at - now), why="window"))
-        if waits:
-            return max(waits, key=lambda grant: grant.wait_s)
-        if state.in_flight >= state.limits.in_flight:
-            return Grant(None, LEASE_POLL_S, why="in_flight")
-        if state.group_limit is not None and state.group_in_flight >= state.group_limit:
-            return Grant(None, LEASE_POLL_S, why="group_in_flight")
-        return None
 
     # --- state -----------------------------------------------------------------------------------
 
@@ -592,11 +375,11 @@ class Budget:
             row, others = self._rows(conn, pool, lock=True)
             now = self.clock()  # read under the lock: no writer can have moved past it since
             row = self._heal(conn, row, now)
-            offline_until = self._offline_until(row, now)
-            if offline_until > now:
+            offline_at = offline_until(row, now)
+            if offline_at > now:
                 raise UpstreamOffline(
                     f"{pool} is offline after repeated failures",
-                    retry_after_s=round(offline_until - now, 3),
+                    retry_after_s=round(offline_at - now, 3),
                     pool=pool,
                 )
             # the breaker's cooldown is over: this caller is the one probe; the grant holds the others off
@@ -604,7 +387,7 @@ class Budget:
             state, gone = self._snapshot(conn, pool, row, others, now)
             if gone:
                 conn.execute(delete(BudgetLease).where(BudgetLease.id.in_(gone)))
-            refusal = self._refusal_of(state, now)
+            refusal = refusal_of(state, now, self._floor(state.limits), self._cap(state))
             if refusal is not None:
                 return refusal
             self._takes += 1
@@ -632,7 +415,7 @@ class Budget:
             conn.execute(_INSERT_SEND, {"id": lease.id, "pool": pool, "at": now})
             values: dict[str, Any] = {
                 "tokens": state.tokens - 1.0,
-                "updated_at": max(self._stamp(row, now), now),
+                "updated_at": max(stamp(row, now), now),
             }
             if probe:
                 values["offline_until"] = now + BREAKER_COOLDOWN_S
@@ -676,25 +459,10 @@ class Budget:
         now = self.clock()
         if state.offline(now):
             return None  # the take raises UpstreamOffline with its own retry_after_s
-        return self._refusal_of(state, now)
+        return refusal_of(state, now, self._floor(state.limits), self._cap(state))
 
     def _refusal(self, pool: str, grant: Grant) -> str:
-        if grant.why == "blocked":
-            return f"{pool} is blocked after upstream answered HTTP 429"
-        if grant.why == "paused":
-            return f"{pool} is paused: upstream said its request window is nearly spent, until it resets"
-        if grant.why == "in_flight":
-            return f"all {self.state(pool).limits.in_flight} in-flight request slots of {pool} are taken"
-        if grant.why == "group_in_flight":
-            state = self.state(pool)
-            members = " and ".join(CONCURRENCY_GROUPS[state.group])  # type: ignore[index]
-            return f"all {state.group_limit} in-flight request slots of {members} together are taken"
-        if grant.why == "window":
-            state = self.state(pool)
-            said = state.announced
-            per = f"{said.limit} per {said.interval_s:g} s" if said and said.interval_s else "its limit"
-            return f"{pool} has sent the {per} upstream announces for the current window"
-        return f"request budget of {pool} is spent for the current window"
+        return refusal_message(pool, grant, self.state(pool))
 
     # --- releasing it, with what upstream said ---------------------------------------------------
 
@@ -752,60 +520,28 @@ class Budget:
                 values["offline_until"] = now + BREAKER_COOLDOWN_S
                 opened = True
         cap = self.settings.budget.max_block_s
-        current = self._blocked_until(row, now)
+        current = blocked_until(row, now, cap)
         if announced is not None and not announced.empty:
-            values.update(self._announcement_values(announced, now))
-            pause = self._pause_s(row, announced)
+            values.update(announcement_values(announced, now))
+            pause = pause_s(announced, self._limits(row.pool).in_flight)
             if pause > 0 and block_s <= 0 and now + min(pause, cap) > current:
                 limits = self._limits(row.pool)
                 values.update(
                     blocked_until=now + min(pause, cap),
                     block_reason="remaining",
-                    tokens=self._refilled(row, limits, now),
-                    updated_at=max(self._stamp(row, now), now),
+                    tokens=refilled(row, limits, now),
+                    updated_at=max(stamp(row, now), now),
                 )
         if block_s > 0:
             values.update(
                 blocked_until=max(current, now + min(block_s, cap)),
                 block_reason="429",
                 tokens=0.0,
-                updated_at=max(self._stamp(row, now), now),
+                updated_at=max(stamp(row, now), now),
             )
         if values:
             conn.execute(update(BudgetPool).where(BudgetPool.pool == row.pool).values(**values))
         return opened
-
-    @staticmethod
-    def _announcement_values(said: Announcement, now: float) -> dict[str, Any]:
-        """The ``budget_pools`` columns of an announcement received at ``now``."""
-        return {
-            "announced_at": now,
-            "announced_limit": said.limit,
-            "announced_interval_s": said.interval_s,
-            "announced_in_flight": said.in_flight,
-            "announced_pool": said.api_pool,
-            "announced_remaining": said.remaining,
-            "announced_reset_at": None if said.reset_s is None else now + said.reset_s,
-            "announced_headers": said.headers[:512] or None,
-        }
-
-    def _pause_s(self, row: Any, said: Announcement) -> float:
-        """Seconds to pause ``row``'s pool after ``said``: until its reset once ``remaining`` is low, else 0.
-
-        Low: at or under the pool's in-flight limit (the requests other processes may have on their way).
-        Without a reset, the announced interval (else a minute).
-        """
-        if said.remaining is None:
-            return 0.0
-        configured = self._limits(row.pool)
-        in_flight = (
-            configured.in_flight if said.in_flight is None else min(configured.in_flight, said.in_flight)
-        )
-        if said.remaining > in_flight:
-            return 0.0
-        if said.reset_s is not None:
-            return said.reset_s
-        return said.interval_s or 60.0
 
     def _record_alone(self, pool: str, outcome: Outcome, block_s: float = 0.0) -> bool:
         with self.store.write() as conn:

@@ -15,7 +15,7 @@ import logging
 import os
 import tomllib
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
@@ -26,6 +26,18 @@ from pydantic_settings import (
 )
 
 from syncd.errors import InvalidInput
+from syncd.pools import (
+    CONCURRENCY_GROUPS,
+    POOL_SERVICES,
+    POOLS,
+    BudgetSettings,
+    GroupName,
+    PoolLimits,
+    PoolName,
+    PoolSettings,
+    published_group_in_flight,
+    published_limits,
+)
 
 __all__ = [
     "ANSWER_MIN_CHARS",
@@ -51,14 +63,6 @@ __all__ = [
     "load_settings",
     "unknown_env_vars",
 ]
-
-PoolName = Literal["crossref_single", "crossref_list", "zenodo_general", "zenodo_search", "doi"]
-POOLS: tuple[PoolName, ...] = ("crossref_single", "crossref_list", "zenodo_general", "zenodo_search", "doi")
-GroupName = Literal["crossref"]
-CONCURRENCY_GROUPS: dict[GroupName, tuple[PoolName, ...]] = {"crossref": ("crossref_single", "crossref_list")}
-"""Pools whose in-flight requests count against one limit together: Crossref counts single-record and
-list requests of a client together (since December 2025, ``x-concurrency-limit``: polite 5, public 1).
-A take locks the rows of the whole group (PostgreSQL, in pool-name order), so the shared count is exact."""
 
 DAY = 86_400.0
 
@@ -266,72 +270,6 @@ class AlertsSettings(BaseModel):
     )
 
 
-class PoolSettings(BaseModel):
-    """Overrides for one budget pool; unset values take the published defaults (see PoolLimits)."""
-
-    per_s: float | None = Field(None, gt=0, description="Sustained requests per second.")
-    burst: float | None = Field(None, ge=1, description="Bucket size: requests allowed at once.")
-    in_flight: int | None = Field(None, ge=1, description="Concurrent requests across all processes.")
-
-
-class PoolLimits(BaseModel):
-    """Effective limits of one pool: ``per_s`` requests/second, ``burst`` tokens, ``in_flight`` leases."""
-
-    per_s: float
-    burst: float
-    in_flight: int
-
-
-POOL_SERVICES: dict[str, str] = {
-    "crossref_single": "Crossref",
-    "crossref_list": "Crossref",
-    "zenodo_general": "Zenodo",
-    "zenodo_search": "Zenodo",
-    "doi": "doi.org",
-}
-"""The public service behind each budget pool (a field of :class:`BudgetSettings`): what messages name."""
-
-
-class BudgetSettings(BaseModel):
-    """The shared request budget: one token bucket per pool, stored in the database."""
-
-    crossref_single: PoolSettings = Field(default_factory=PoolSettings)
-    crossref_list: PoolSettings = Field(default_factory=PoolSettings)
-    zenodo_general: PoolSettings = Field(default_factory=PoolSettings)
-    zenodo_search: PoolSettings = Field(default_factory=PoolSettings)
-    doi: PoolSettings = Field(default_factory=PoolSettings)
-    crossref_in_flight: int | None = Field(
-        None,
-        ge=1,
-        description="Concurrent Crossref requests, single-record and list together, across every process "
-        "(default: polite pool 5, public pool 1; lowered further by x-concurrency-limit).",
-    )
-    announce_ttl_s: float = Field(
-        600.0,
-        gt=0,
-        le=86_400,
-        description="Seconds a limit upstream announced in its headers (x-rate-limit-*, x-concurrency-limit, "
-        "X-RateLimit-*) rules after the last answer that said it; then the configured limits apply again.",
-    )
-    pace_margin_s: float = Field(
-        0.25,
-        ge=0,
-        le=10,
-        description="Seconds of delay between taking a request slot and the request reaching upstream that "
-        "pacing allows for: under an announced limit of N per interval, no window of interval plus this "
-        "margin holds more than N requests, so jittered arrivals stay under the limit (a larger margin "
-        "costs throughput: 10/s is paced at 10 per 1.25 s with 0.25).",
-    )
-    daemon_reserve: float = Field(
-        0.3, ge=0, lt=1, description="Share of each bucket the daemon leaves for interactive calls."
-    )
-    max_block_s: float = Field(
-        300.0,
-        gt=0,
-        description="Longest a 429's Retry-After may block a pool (seconds); longer waits are cut.",
-    )
-
-
 class CrossrefWatchSettings(BaseModel):
     """One watched Crossref query (``[[watch.crossref]]``): filters/query on a works route."""
 
@@ -444,30 +382,11 @@ class Settings(BaseSettings):
         return tuple(sources)
 
     def pool_limits(self, pool: PoolName) -> PoolLimits:
-        """Configured limits of ``pool``: configured values over the published defaults.
+        """Configured limits of ``pool``: ``budget.<pool>`` values over :func:`~syncd.pools.published_limits`.
 
-        Defaults (DESIGN.md budget table): Crossref single 10/s, 5 in flight with ``mailto`` (polite
-        pool), else 5/s, 1; Crossref list 3/s, 3 polite, else 1/s, 1 (both within the shared Crossref
-        concurrency, :meth:`group_in_flight`); Zenodo general ~2,000/h sustained with bursts kept under
-        60/min (100/min, 5,000/h with a token); Zenodo search 30/min; doi.org 10/s. What upstream
-        announces in its headers can only lower these (:mod:`syncd.budget`).
+        What upstream announces in its headers can only lower these (:mod:`syncd.budget`).
         """
-        polite = bool(self.crossref.mailto)
-        token = self.zenodo.token is not None
-        defaults: dict[str, PoolLimits] = {
-            "crossref_single": PoolLimits(per_s=10, burst=10, in_flight=5)
-            if polite
-            else PoolLimits(per_s=5, burst=5, in_flight=1),
-            "crossref_list": PoolLimits(per_s=3, burst=3, in_flight=3)
-            if polite
-            else PoolLimits(per_s=1, burst=1, in_flight=1),
-            "zenodo_general": PoolLimits(per_s=1.38, burst=15, in_flight=4)
-            if token
-            else PoolLimits(per_s=0.55, burst=25, in_flight=4),
-            "zenodo_search": PoolLimits(per_s=0.45, burst=3, in_flight=2),
-            "doi": PoolLimits(per_s=10, burst=10, in_flight=5),
-        }
-        base = defaults[pool]
+        base = published_limits(pool, polite=bool(self.crossref.mailto), token=self.zenodo.token is not None)
         over: PoolSettings = getattr(self.budget, pool)
         return PoolLimits(
             per_s=over.per_s if over.per_s is not None else base.per_s,
@@ -481,9 +400,7 @@ class Settings(BaseSettings):
         ``crossref``: ``budget.crossref_in_flight``, default 5 in the polite pool (``mailto`` set), else 1.
         """
         configured = self.budget.crossref_in_flight
-        if configured is not None:
-            return configured
-        return 5 if self.crossref.mailto else 1
+        return configured if configured is not None else published_group_in_flight(bool(self.crossref.mailto))
 
 
 def config_file_candidates(explicit: str | os.PathLike[str] | None = None) -> list[Path]:

@@ -19,7 +19,6 @@ from syncd.cli.common import (
     EXIT_NOT_FOUND,
     EXIT_USAGE,
     ProgressBar,
-    announced_text,
     emit,
     entry_dict,
     fail,
@@ -31,6 +30,7 @@ from syncd.cli.common import (
     parse_duration,
     parse_size,
     pool_rows,
+    print_budget,
     print_rows,
     resolve_id,
     session,
@@ -576,33 +576,4 @@ def cache_budget(ctx: click.Context, pool: str | None, reset: bool, as_json: boo
             click.echo(f"reset: {', '.join(budget.reset(pool))}", err=True)
         now = time.time()
         pools = pool_rows(budget, now)
-    emit(pools, as_json, lambda: _print_budget(pools))
-
-
-def _print_budget(pools: list[dict[str, Any]]) -> None:
-    """The budget table, then where each announced limit came from and the shared in-flight counts."""
-    rows = [
-        {
-            **p,
-            "in_flight": f"{p['in_flight']}/{p['in_flight_limit']}",
-            "announced": announced_text(p),
-            "blocked_until": f"{p['blocked_until']} ({p['block_reason']})" if p["blocked_until"] else None,
-        }
-        for p in pools
-    ]
-    print_rows(
-        rows,
-        ["pool", "tokens", "burst", "per_s", "in_flight", "announced", "blocked_until", "offline_until"],
-        "Request budget",
-    )
-    for p in pools:
-        said = p["announced"]
-        if said:
-            click.echo(
-                f"{p['pool']}: announced by its answer at {said['at']} ({said['age_s']:g} s ago, rules until "
-                f"{said['expires_at']}): {said['headers'] or '-'}"
-            )
-    groups = {p["group"]["name"]: p["group"] for p in pools if p["group"]}
-    for name, group in groups.items():
-        members = " + ".join(group["pools"])
-        click.echo(f"{name} in flight ({members} together): {group['in_flight']} of {group['limit']}")
+    emit(pools, as_json, lambda: print_budget(pools))

@@ -47,6 +47,7 @@ __all__ = [
     "parse_duration",
     "parse_size",
     "pool_rows",
+    "print_budget",
     "print_rows",
     "resolve_id",
     "session",
@@ -261,6 +262,35 @@ def announced_text(row: dict[str, Any]) -> str:
     if said["api_pool"]:
         parts.append(said["api_pool"])
     return ", ".join(parts) or "-"
+
+
+def print_budget(pools: list[dict[str, Any]]) -> None:
+    """``syncd cache budget``: the :func:`pool_rows` table, each announced limit's source, shared counts."""
+    rows = [
+        {
+            **p,
+            "in_flight": f"{p['in_flight']}/{p['in_flight_limit']}",
+            "announced": announced_text(p),
+            "blocked_until": f"{p['blocked_until']} ({p['block_reason']})" if p["blocked_until"] else None,
+        }
+        for p in pools
+    ]
+    print_rows(
+        rows,
+        ["pool", "tokens", "burst", "per_s", "in_flight", "announced", "blocked_until", "offline_until"],
+        "Request budget",
+    )
+    for p in pools:
+        said = p["announced"]
+        if said:
+            click.echo(
+                f"{p['pool']}: announced by its answer at {said['at']} ({said['age_s']:g} s ago, rules until "
+                f"{said['expires_at']}): {said['headers'] or '-'}"
+            )
+    groups = {p["group"]["name"]: p["group"] for p in pools if p["group"]}
+    for name, group in groups.items():
+        members = " + ".join(group["pools"])
+        click.echo(f"{name} in flight ({members} together): {group['in_flight']} of {group['limit']}")
 
 
 # --- helpers of the maintenance commands ----------------------------------------------------------
