@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from syncd.config import CONCURRENCY_GROUPS, PoolLimits
+from syncd.pools import CONCURRENCY_GROUPS, POOL_SERVICES, PoolLimits
 
 __all__ = [
     "BREAKER_COOLDOWN_S",
@@ -351,8 +351,10 @@ def refusal_message(pool: str, grant: Grant, state: PoolState) -> str:
     if grant.why == "in_flight":
         return f"all {state.limits.in_flight} in-flight request slots of {pool} are taken"
     if grant.why == "group_in_flight":
-        members = " and ".join(CONCURRENCY_GROUPS[state.group])  # type: ignore[index]
-        return f"all {state.group_limit} in-flight request slots of {members} together are taken"
+        service = POOL_SERVICES.get(CONCURRENCY_GROUPS[state.group][0], state.group)  # type: ignore[index]
+        return (
+            f"all {state.group_limit} in-flight {service} request slots are taken (its pools count together)"
+        )
     if grant.why == "window":
         said = state.announced
         per = f"{said.limit} per {said.interval_s:g} s" if said and said.interval_s else "its limit"

@@ -232,7 +232,7 @@ def test_crossref_single_and_list_requests_share_one_in_flight_limit(db_url: str
         for pool in ("crossref_single", "crossref_list"):
             refused = budget.try_acquire(pool)
             assert refused.lease is None and refused.why == "group_in_flight"
-        with pytest.raises(BudgetExhausted, match="crossref_single and crossref_list together"):
+        with pytest.raises(BudgetExhausted, match=r"all 5 in-flight Crossref request slots are taken"):
             budget.acquire("crossref_list", max_wait_s=0.01)
         state = budget.state("crossref_list")
         assert (state.group, state.group_in_flight, state.group_limit, state.in_flight) == (
