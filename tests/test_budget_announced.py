@@ -9,6 +9,7 @@ that enforces Crossref's 2026 rules without one 429.
 from __future__ import annotations
 
 import json
+import logging
 import multiprocessing
 import threading
 import time
@@ -470,3 +471,36 @@ def test_processes_at_load_never_get_a_429_from_crossrefs_2026_rules(
     lowered = [at for at, kind, ok in rules.log if ok and kind == "single" and at >= enforced_from]
     assert lowered  # single-record requests went on under the lowered limit, within it:
     assert max(sum(1 for b in lowered if a - 1.0 < b <= a) for a in lowered) <= 5
+
+
+def test_an_answer_from_the_public_pool_despite_a_mailto_is_warned_once(
+    store: Store, caplog: pytest.LogCaptureFixture
+) -> None:
+    """With crossref.mailto set, answers saying ``x-api-pool: public-single`` (Crossref did not take the
+    address) log one warning naming the pool and the setting to check, not one per answer; the new
+    limits are logged when they change (event=limits_announced), not on every answer.
+    """
+    settings = Settings(database_url=str(store.engine.url), crossref={"mailto": "ci@example.org"})
+    body = corpus_json("crossref/work/10.1101_598821.json")
+    headers = {"x-rate-limit-limit": "5", "x-rate-limit-interval": "1s", "x-concurrency-limit": "1"}
+    transport = httpx.MockTransport(
+        lambda request: httpx.Response(200, json=body, headers={**headers, "x-api-pool": "public-single"})
+    )
+    client = CrossrefClient(settings, Budget(store, settings), transport=transport)
+    try:
+        with caplog.at_level(logging.INFO, logger="syncd.upstream"):
+            for _ in range(3):
+                assert client.get_work("10.1101/598821", Deadline(3.0)).status == "ok"
+    finally:
+        client.close()
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert (
+        len(warned) == 1
+        and "expected=polite got=public-single" in warned[0]
+        and "crossref.mailto" in warned[0]
+    )
+    changes = [r.getMessage() for r in caplog.records if "event=limits_announced" in r.getMessage()]
+    assert changes == [
+        "event=limits_announced service=crossref pool=crossref_single limit=5 interval_s=1 in_flight=1 "
+        "api_pool=public-single"
+    ]
