@@ -168,7 +168,8 @@ class UpstreamHTTP:
             when Crossref's ``mailto`` is set); another one is logged once as a warning.
 
     Raises:
-        InvalidInput: the proxy or the CA certificates cannot be used (reason ``invalid_config``).
+        InvalidInput: the proxy cannot be used (reason ``invalid_config``; the CA certificates are read
+            with the first request, :attr:`client`).
     """
 
     def __init__(
@@ -210,18 +211,16 @@ class UpstreamHTTP:
         """
         with self._client_lock:
             if self._client is None:
-                options: dict[str, Any] = (
-                    {"transport": self._transport}
-                    if self._transport is not None
-                    else {"proxy": self.proxy, "verify": ssl_verify(self._network), "trust_env": False}
+                transport = self._transport or httpx.HTTPTransport(
+                    retries=0, proxy=self.proxy, verify=ssl_verify(self._network), trust_env=False
                 )
                 self._client = httpx.Client(
                     base_url=self._base_url,
                     headers=self._headers,
+                    transport=transport,
                     follow_redirects=True,
                     max_redirects=MAX_REDIRECTS,
                     timeout=httpx.Timeout(10.0),
-                    **options,
                 )
             return self._client
 
