@@ -22,6 +22,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import ssl
+import traceback
 import urllib.request
 from typing import Any
 from urllib.parse import urlsplit
@@ -180,15 +181,14 @@ def certificate_failure(exc: BaseException) -> str | None:
     Returns OpenSSL's words (``unable to get local issuer certificate``, ``certificate has expired``,
     ``Hostname mismatch``...), or None when the failure is not a certificate's.
     """
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if isinstance(current, ssl.SSLCertVerificationError):
-            return str(current.verify_message or current.reason or "certificate verify failed")
-        text = str(current)
-        if "CERTIFICATE_VERIFY_FAILED" in text or "certificate verify failed" in text.lower():
-            detail = text.split("certificate verify failed:", 1)[-1].strip(" ()_")
+    chain = "".join(traceback.format_exception(exc))  # the exception and those it was raised from
+    for line in chain.splitlines():
+        lowered = line.lower()
+        if "certificate_verify_failed" not in lowered and "certificate verify failed" not in lowered:
+            continue
+        if "certificate verify failed:" in lowered:
+            detail = line[lowered.index("certificate verify failed:") + len("certificate verify failed:") :]
+            detail = detail.split("(_ssl.c", 1)[0].strip(" ()_")
             return detail or "certificate verify failed"
-        current = current.__cause__ or current.__context__
+        return "certificate verify failed"
     return None
