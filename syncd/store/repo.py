@@ -61,7 +61,6 @@ __all__ = [
     "EntryContent",
     "Store",
     "StoredEntry",
-    "file_identity",
     "write_cause",
 ]
 
@@ -101,17 +100,6 @@ def _expected_but_missing(database_url: str) -> str | None:
         if companion.exists():
             return companion.name
     return None
-
-
-def file_identity(engine: Engine) -> tuple[int, int] | None:
-    """``(st_dev, st_ino)`` of an SQLite engine's database file; None when it has none or it is gone."""
-    if engine.dialect.name != "sqlite" or not engine.url.database or engine.url.database == ":memory:":
-        return None
-    try:
-        st = os.stat(Path(engine.url.database).expanduser())
-    except OSError:
-        return None
-    return st.st_dev, st.st_ino
 
 
 def write_cause(exc: BaseException) -> str:
