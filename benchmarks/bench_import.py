@@ -72,7 +72,7 @@ def shard(n: int, log: Callable[[str], None]) -> Path:
 
 def _content(line: str):
     """The stored form of one generated line through the fetch path's builder (used by profiles.py)."""
-    from syncd.lookups.crossref import work_content
+    from syncd.crossref.lookups import work_content
 
     m = json.loads(line)
     return work_content(m["DOI"].lower(), m, ENVELOPE + line.rstrip("\n") + "}")

@@ -30,7 +30,7 @@ from pathlib import Path
 from benchmarks import bigstore
 from benchmarks.corpusgen import works
 from benchmarks.harness import Context, Row, bench, median
-from syncd.lookups.crossref import work_content
+from syncd.crossref.lookups import work_content
 from syncd.store.maintenance import vacuum
 from syncd.store.repo import Store
 

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 
 from benchmarks.harness import Context, Row, bench, ms
-from syncd.normalize.crossref_lists import citation_text
+from syncd.crossref.views_lists import citation_text
 from syncd.normalize.html_text import html_to_text
 from syncd.normalize.text import jats_to_text
 

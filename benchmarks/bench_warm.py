@@ -100,7 +100,7 @@ def warm_get_work(ctx: Context) -> list[Row]:
     from mcp import Client
     from pydantic import TypeAdapter
 
-    from syncd.lookups import crossref as lk_crossref
+    from syncd.crossref import lookups as lk_crossref
     from syncd.normalize.doi import parse_doi
     from syncd.store.content import document
     from syncd.tools.fit import answer_size, fit_answer

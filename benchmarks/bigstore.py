@@ -2,7 +2,7 @@
 
 ``ensure(n)`` returns the path of ``benchmarks/.cache/store-<n>-g<GENERATOR_VERSION>.db``, building it
 first when missing: ``n`` synthetic works (:mod:`benchmarks.corpusgen`) turned into their stored form by
-the store's own :func:`syncd.lookups.crossref.work_content` in two worker processes, then written by the
+the store's own :func:`syncd.crossref.lookups.work_content` in two worker processes, then written by the
 main process with raw ``executemany`` (10,000 works per transaction, ``synchronous=OFF`` while building)
 into a schema made by the store's migrations, so its search-index triggers fill the index as for any
 write. The build goes to a ``.part`` file renamed at the end, so an interrupted build is never taken for a
@@ -51,7 +51,7 @@ def meta_for(n: int) -> dict[str, Any]:
 def _rows(args: tuple[int, int]) -> tuple[list[tuple[Any, ...]], int]:
     """Worker: the stored form of works ``start .. start+count-1`` as row tuples, and their raw bytes."""
     from benchmarks.corpusgen import works
-    from syncd.lookups.crossref import work_content
+    from syncd.crossref.lookups import work_content
 
     start, count = args
     out = []

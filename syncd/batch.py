@@ -22,12 +22,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
+from syncd.crossref.client import CrossrefClient
 from syncd.crossref.names import CROSSREF_WORK
 from syncd.errors import InvalidInput
 from syncd.normalize.doi import parse_doi
 from syncd.policy import Tally
 from syncd.store.repo import StoredEntry
-from syncd.upstream.crossref import CrossrefClient
 from syncd.upstream.http import Deadline
 
 __all__ = [

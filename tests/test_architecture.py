@@ -297,36 +297,71 @@ def test_exactly_one_place_claims_a_plan() -> None:
     assert list(callers) == ["syncd.cache"] and len(callers["syncd.cache"]) == 1
 
 
+SLICE_ROLES = (
+    "__init__",
+    "names",
+    "rules",
+    "kinds",
+    "client",
+    "params",
+    "views",
+    "contracts",
+    "lookups",
+    "queries",
+    "tools",
+)
+"""The files every upstream slice holds, each for one job; ``<role>_<topic>.py`` splits a big role."""
+PENDING_ROLES = {
+    "zenodo": {"queries": "the record and file answers are still assembled in the tools modules"},
+}
+"""Roles a full slice does not hold yet, with what removes each (kept failing when it is done)."""
+
+
+def _roles(slice_name: str) -> set[str]:
+    names = {p.stem for p in (ROOT / slice_name).glob("*.py")}
+    return {"__init__" if n == "__init__" else n.split("_")[0] for n in names}
+
+
 def test_the_slices_hold_files_of_the_same_names_and_only_the_registry_imports_every_slice() -> None:
-    """``crossref/``, ``zenodo/`` and ``doiorg/`` each hold ``names``, ``rules``, ``kinds``; the registry
-    is the only module importing more than one slice package.
+    """``crossref/`` and ``zenodo/`` hold a file (or ``<role>_<topic>`` files) of every role in
+    :data:`SLICE_ROLES`, and nothing else; ``doiorg/`` holds a subset; the registry is the only module
+    importing more than one slice package.
     """
-    files = {s: sorted(p.name for p in (ROOT / s).glob("*.py")) for s in ("crossref", "zenodo", "doiorg")}
-    assert (
-        files["crossref"]
-        == files["zenodo"]
-        == files["doiorg"]
-        == [
-            "__init__.py",
-            "kinds.py",
-            "names.py",
-            "rules.py",
-        ]
-    )
+    for name in ("crossref", "zenodo"):
+        expected = set(SLICE_ROLES) - set(PENDING_ROLES.get(name, {}))
+        assert _roles(name) == expected, name
+    for name, pending in PENDING_ROLES.items():
+        assert not set(pending) & _roles(name), f"{name} holds {pending}: drop it from PENDING_ROLES"
+    assert _roles("doiorg") <= set(SLICE_ROLES)
     graph = _graph()
-    slices = ("syncd.crossref", "syncd.zenodo", "syncd.doiorg")
-    several = [
+    both = sorted(
         m
         for m, deps in graph.items()
-        if not m.startswith(slices) and len({s for s in slices for d in deps if d.startswith(s + ".")}) > 1
-    ]
-    # the lookups and the tools above them still import their own slice's names; only these see two
-    assert sorted(several) == sorted({"syncd.registry", *PENDING_TWO_SLICES})
+        if {"syncd.crossref", "syncd.zenodo"}
+        <= {d.split(".")[0] + "." + d.split(".")[1] for d in deps if d.count(".")}
+    )
+    assert both == sorted({"syncd.registry", *PENDING_TWO_SLICES})
+    across = sorted(
+        f"{m} -> {d}"
+        for m, deps in graph.items()
+        for d in deps
+        for a, b in (("syncd.crossref.", "syncd.zenodo."), ("syncd.zenodo.", "syncd.crossref."))
+        if m.startswith(a) and d.startswith(b)
+    )
+    assert across == sorted(PENDING_ACROSS)
 
 
 PENDING_TWO_SLICES = {
-    "syncd.lookups.crossref": "declares doi.org's RA kind beside the RA fetch it calls (moves to doiorg/)",
+    "syncd.cli.cache_commands": "branches on the upstream (commands call one registry-driven function)",
+    "syncd.cli.common": "branches on the upstream (the registry answers which slice holds a kind)",
+    "syncd.services": "opens each upstream's client (the registry hands over the client factories)",
+    "syncd.normalize.changes": "the change summaries of each kind (move to each slice's rules)",
     "syncd.sync": "the walkers of both upstreams (move into the slices)",
+    "syncd.tools.fit": "the size-budget cuts of each tool (move onto each tool's ToolSpec)",
+    "syncd.tools.server": "lists each slice's tools (the registry hands them over)",
+}
+PENDING_ACROSS = {
+    "syncd.zenodo.tools_records -> syncd.crossref.lookups": "asks doi.org's RA lookup (moves to doiorg/)",
 }
 """Modules that import two slices' names besides the registry, each with what removes it."""
 
@@ -334,9 +369,9 @@ PENDING_TWO_SLICES = {
 MAX_MODULE_LINES = 600
 MAX_FUNCTION_LINES = 80
 OVERSIZED = {
-    "syncd.contracts.crossref",
-    "syncd.contracts.zenodo",
-    "syncd.lookups.zenodo",
+    "syncd.crossref.contracts",
+    "syncd.zenodo.contracts",
+    "syncd.zenodo.lookups",
     "syncd.normalize.text",
     "syncd.store.repo",
     "syncd.sync",
@@ -346,8 +381,8 @@ OVERSIZED = {
 """Modules over 600 lines today (the contract models may stay; the others are to be split)."""
 LONG_FUNCTIONS = {
     "syncd.daemon._serve",
-    "syncd.normalize.crossref.work_view",
-    "syncd.normalize.crossref_params.search_works_request",
+    "syncd.crossref.views.work_view",
+    "syncd.crossref.params.search_works_request",
     "syncd.store.maintenance.prune",
     "syncd.store.maintenance.verify",
     "syncd.store.repo.put_content",

@@ -18,12 +18,10 @@ from alembic.config import Config
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, select, text
 
+from syncd.crossref import views as crossref_norm
+from syncd.crossref.lookups import work_content
 from syncd.crossref.names import CROSSREF_SEARCH, CROSSREF_WORK
 from syncd.dbcopy import copy_store
-from syncd.lookups.crossref import work_content
-from syncd.lookups.zenodo import record_content
-from syncd.normalize import crossref as crossref_norm
-from syncd.normalize import zenodo as zenodo_norm
 from syncd.registry import STORE_RULES
 from syncd.store import codec
 from syncd.store.content import content_hash
@@ -31,6 +29,8 @@ from syncd.store.engine import current_revision, head_revision, make_engine, upg
 from syncd.store.maintenance import compress_bodies, vacuum, verify
 from syncd.store.models import BodyDictionary, Entry, PreviousBody
 from syncd.store.repo import EntryContent, Store
+from syncd.zenodo import views as zenodo_norm
+from syncd.zenodo.lookups import record_content
 from syncd.zenodo.names import ZENODO_RECORD
 from tests.corpus_path import CORPUS
 

@@ -24,9 +24,9 @@ from click.testing import CliRunner
 from syncd.budget import Announcement, Budget, Outcome
 from syncd.cli import cli
 from syncd.config import Settings
+from syncd.crossref.client import CrossrefClient
 from syncd.errors import BudgetExhausted, SyncdError, UpstreamRateLimited
 from syncd.store.repo import Store
-from syncd.upstream.crossref import CrossrefClient
 from syncd.upstream.http import Deadline, UpstreamHTTP
 from syncd.upstream.limits import read_announcement
 from tests.conftest import corpus_json, make_settings

@@ -21,9 +21,8 @@ from sqlalchemy import delete
 
 from syncd.cli import cli
 from syncd.config import Settings
+from syncd.crossref.lookups import work_content
 from syncd.daemon import _alerts_pass, _sweep_pass
-from syncd.lookups.crossref import work_content
-from syncd.lookups.zenodo import record_content
 from syncd.normalize.changes import describe, new_version, since_epoch, since_stored_notice
 from syncd.registry import KINDS
 from syncd.services import Services
@@ -32,6 +31,7 @@ from syncd.store.models import Entry
 from syncd.store.repo import EntryContent, Store
 from syncd.store.rules import ChangeSummary, Side
 from syncd.store.watches import add_watch
+from syncd.zenodo.lookups import record_content
 from tests.conftest import corpus_json, make_settings
 from tests.fakeupstream import FakeUpstream
 from tests.test_cli import env  # noqa: F401  (fixture: SYNCD_* pointing at the fake and a temp DB)

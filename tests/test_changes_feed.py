@@ -27,8 +27,7 @@ from mcp import Client
 
 from syncd import alerts, refresh
 from syncd.config import Settings
-from syncd.lookups.crossref import work_content
-from syncd.lookups.zenodo import record_content
+from syncd.crossref.lookups import work_content
 from syncd.services import Services
 from syncd.store.changes import list_changes
 from syncd.store.repo import Store
@@ -36,6 +35,7 @@ from syncd.store.watches import add_watch
 from syncd.tools.changes import CHANGES_URI
 from syncd.tools.fit import answer_size
 from syncd.tools.server import build_server
+from syncd.zenodo.lookups import record_content
 from tests.conftest import corpus_json, make_settings
 from tests.fakeupstream import FakeUpstream
 

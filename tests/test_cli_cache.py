@@ -338,7 +338,7 @@ def test_importing_a_data_file_shard_gives_the_rows_fetching_gives(
     """A Crossref data-file shard of 12 corpus works, imported offline, yields the same rows (key, status,
     content hash, title, DOI, indexed stamp) as fetching those DOIs from the (fake) upstream.
     """
-    from syncd.lookups.crossref import get_work
+    from syncd.crossref.lookups import get_work
     from syncd.normalize.doi import parse_doi
     from syncd.services import Services
     from syncd.store.repo import Store

@@ -20,8 +20,8 @@ from freezegun import freeze_time
 from syncd.budget import BREAKER_COOLDOWN_S, BREAKER_THRESHOLD, Announcement, Budget, Outcome
 from syncd.cli import cli
 from syncd.config import Settings
+from syncd.crossref import lookups as crossref
 from syncd.crossref.names import CROSSREF_WORK
-from syncd.lookups import crossref
 from syncd.normalize.doi import parse_doi
 from syncd.refresh import sweep
 from syncd.services import Services

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from syncd.crossref.lookups import get_work
 from syncd.errors import SyncdError
-from syncd.lookups.crossref import get_work
 from syncd.normalize.doi import parse_doi
 from syncd.services import Services
 from syncd.store.repo import Store

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
-from syncd.lookups.crossref import work_content
+from syncd.crossref.lookups import work_content
 from syncd.store.repo import Store
 from tests.conftest import corpus_json
 

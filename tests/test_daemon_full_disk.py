@@ -106,7 +106,7 @@ def _can_mount_tmpfs(tmp_path: Path) -> bool:
 
 PREPARE = """
 import json, sys
-from syncd.lookups.crossref import work_content
+from syncd.crossref.lookups import work_content
 from syncd.store.repo import Store
 url, body_file, doi = sys.argv[1:4]
 body = json.loads(open(body_file, encoding="utf-8").read())

@@ -78,7 +78,7 @@ import pytest
 from mcp import Client
 from sqlalchemy import select
 
-from syncd.lookups.crossref import work_content
+from syncd.crossref.lookups import work_content
 from syncd.services import Services
 from syncd.store.codec import decode_body
 from syncd.store.models import Blob, Entry

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from syncd.normalize.crossref_lists import citation_text
+from syncd.crossref.views_lists import citation_text
 from syncd.normalize.text import jats_to_text
 from syncd.services import Services
 from syncd.tools.server import build_server

@@ -19,13 +19,13 @@ from hypothesis import strategies as st
 from mcp import Client, MCPError
 
 from syncd.batch import filter_safe
-from syncd.contracts.crossref import WorksCounts, WorksItem
+from syncd.crossref.contracts import WorksCounts, WorksItem
+from syncd.crossref.lookups_batch import get_works
 from syncd.crossref.rules import WORK_RULES
-from syncd.lookups.crossref_batch import get_works
+from syncd.crossref.tools_batch import counts_of, item_data
 from syncd.services import Services
 from syncd.store.content import document
 from syncd.store.repo import Store
-from syncd.tools.crossref_batch import counts_of, item_data
 from syncd.tools.server import build_server
 from tests.conftest import examples, make_settings
 from tests.corpus_path import CORPUS

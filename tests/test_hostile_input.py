@@ -13,10 +13,10 @@ from mcp import Client, MCPError
 
 from syncd.errors import InvalidInput
 from syncd.normalize.doi import parse_doi
-from syncd.normalize.zenodo_id import parse_record_ref
 from syncd.services import Services
 from syncd.store.repo import Store
 from syncd.tools.server import build_server
+from syncd.zenodo.params_id import parse_record_ref
 from tests.conftest import examples, make_settings
 from tests.fakeupstream import FakeUpstream
 

@@ -20,16 +20,17 @@ from hypothesis import strategies as st
 
 from syncd.budget import Budget
 from syncd.config import Settings
+from syncd.crossref import lookups as crossref
 from syncd.crossref.names import CROSSREF_WORK
 from syncd.errors import SyncdError
-from syncd.lookups import crossref, zenodo
 from syncd.normalize.doi import parse_doi
-from syncd.normalize.zenodo_id import parse_record_ref
 from syncd.refresh import sweep
 from syncd.services import Services
 from syncd.store.repo import Store
 from syncd.upstream.http import MAX_ATTEMPTS, MAX_REDIRECTS, Deadline, UpstreamHTTP
+from syncd.zenodo import lookups as zenodo
 from syncd.zenodo.names import ZENODO_RECORD
+from syncd.zenodo.params_id import parse_record_ref
 from tests.conftest import make_settings
 from tests.fakeupstream import FakeUpstream
 

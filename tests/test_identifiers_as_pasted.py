@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from mcp import Client
 
+from syncd.crossref.params import issn_check_digit, issn_key
 from syncd.errors import InvalidInput
-from syncd.normalize.crossref_params import issn_check_digit, issn_key
 from syncd.normalize.doi import doi_path_segment, parse_doi
 from syncd.services import Services
 from syncd.tools.server import build_server

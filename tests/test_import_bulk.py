@@ -22,8 +22,8 @@ from sqlalchemy import select, text
 
 from syncd.cli import cli
 from syncd.config import Settings
+from syncd.crossref.lookups import get_work, work_content
 from syncd.errors import InvalidInput
-from syncd.lookups.crossref import get_work, work_content
 from syncd.normalize.doi import parse_doi
 from syncd.services import Services
 from syncd.store.bulk import BulkItem

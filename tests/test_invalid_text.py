@@ -11,11 +11,11 @@ from mcp import Client
 
 from syncd.budget import Budget
 from syncd.config import Settings
+from syncd.crossref.client import CrossrefClient
 from syncd.services import Services
 from syncd.store.maintenance import verify
 from syncd.store.repo import Store
 from syncd.tools.server import build_server
-from syncd.upstream.crossref import CrossrefClient
 from syncd.upstream.http import Deadline
 from syncd.upstream.valid_text import REPLACEMENT, has_escaped_surrogate, valid_unicode
 from tests.corpus_path import CORPUS

@@ -22,12 +22,12 @@ import pytest
 from sqlalchemy import event
 
 from syncd.config import Settings
+from syncd.crossref import lookups as crossref
 from syncd.errors import InvalidInput, StoreError
-from syncd.lookups import crossref
-from syncd.normalize import zenodo_cursor
 from syncd.services import Services
 from syncd.store.repo import EntryContent, Store
 from syncd.tools.errors import error_result
+from syncd.zenodo import params_cursor as zenodo_cursor
 
 pytestmark = pytest.mark.xdist_group("issue17_search")  # the 2,000-work store is built once per module
 

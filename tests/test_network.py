@@ -17,11 +17,11 @@ from mcp import Client
 
 from syncd.budget import Budget
 from syncd.config import NetworkSettings, Settings
+from syncd.crossref.client import CrossrefClient
 from syncd.errors import InvalidInput, UpstreamUnavailable
 from syncd.services import Services
 from syncd.store.repo import Store
 from syncd.tools.server import build_server
-from syncd.upstream.crossref import CrossrefClient
 from syncd.upstream.http import Deadline
 from syncd.upstream.network import bypasses_proxy, client_options, masked
 from tests.conftest import CORPUS, make_settings

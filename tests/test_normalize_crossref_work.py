@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from syncd.contracts.crossref import WorkView
+from syncd.crossref.contracts import WorkView
+from syncd.crossref.views import VOLATILE_FIELDS, content_hash_projection, work_view
 from syncd.errors import InvalidInput, MalformedResponse
-from syncd.normalize.crossref import VOLATILE_FIELDS, content_hash_projection, work_view
 from tests.corpus_path import CORPUS
 
 WORK_DIR = CORPUS / "crossref" / "work"
@@ -459,7 +459,7 @@ def test_deposit_dependent_fields_from_the_corpus() -> None:
     """event, institutions/subtype/groupTitle, degree/approved, clinical trials, assertions, memberId,
     containerTitles come through as deposited (seed README), and are absent when not deposited.
     """
-    from syncd.normalize.crossref import work_view
+    from syncd.crossref.views import work_view
 
     def view(name: str) -> Any:
         return work_view(json.loads((WORK_DIR / name).read_text())["message"])

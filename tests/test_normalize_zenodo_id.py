@@ -1,4 +1,4 @@
-"""Tests for syncd.normalize.zenodo_id.parse_record_ref: the anchors' identifier table."""
+"""Tests for syncd.zenodo.params_id.parse_record_ref: the anchors' identifier table."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from syncd.errors import InvalidInput
-from syncd.normalize.zenodo_id import RecordRef, parse_record_ref
+from syncd.zenodo.params_id import RecordRef, parse_record_ref
 from tests.corpus_path import CORPUS
 
 ZENODO = CORPUS / "zenodo"

@@ -1,4 +1,4 @@
-"""Tests for syncd.normalize.zenodo (record view, keys, tombstones, change hashing) and its contract."""
+"""Tests for syncd.zenodo.views (record view, keys, tombstones, change hashing) and its contract."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from syncd.contracts.zenodo import GetRecordView, Tombstone, ZenodoRecord
 from syncd.errors import MalformedResponse
-from syncd.normalize.zenodo import (
+from syncd.zenodo.contracts import GetRecordView, Tombstone, ZenodoRecord
+from syncd.zenodo.views import (
     content_hash_projection,
     detect_shape,
     miss_guidance,

@@ -17,16 +17,17 @@ import pytest
 from freezegun import freeze_time
 
 from syncd.config import Settings
+from syncd.crossref import lookups as crossref
 from syncd.crossref.names import CROSSREF_WORK
 from syncd.crossref.rules import WORK_RULES
 from syncd.errors import MalformedResponse
-from syncd.lookups import crossref, zenodo
 from syncd.normalize.doi import parse_doi
-from syncd.normalize.zenodo_id import parse_record_ref
 from syncd.services import Services
 from syncd.store import guard
 from syncd.store.repo import EntryContent, Store
+from syncd.zenodo import lookups as zenodo
 from syncd.zenodo.names import ZENODO_RECORD
+from syncd.zenodo.params_id import parse_record_ref
 from syncd.zenodo.rules import RECORD_RULES
 from tests.corpus_path import CORPUS
 

@@ -17,9 +17,9 @@ from sqlalchemy import text
 
 from syncd.budget import Budget
 from syncd.config import Settings
+from syncd.crossref.lookups import work_content
 from syncd.dbcopy import PROGRESS_PREFIX, copy_store
 from syncd.errors import InvalidInput
-from syncd.lookups.crossref import work_content
 from syncd.store.engine import current_revision, head_revision, make_engine, upgrade_to_head
 from syncd.store.leader import DaemonLock, lock_holder
 from syncd.store.maintenance import iter_entries, verify

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from syncd.normalize.crossref_lists import citation_text, references_view
+from syncd.crossref.views_lists import citation_text, references_view
 from tests.corpus_path import CORPUS
 
 PLOS_LIST = "crossref/work-list/journals-1932-6203-works_rows-30_cursor-star_with-retraction-notices.json"

@@ -19,14 +19,14 @@ from alembic.config import Config
 from mcp import Client
 from sqlalchemy import Connection, text
 
+from syncd.crossref.lookups import work_content
 from syncd.crossref.names import CROSSREF_WORK
-from syncd.lookups.crossref import work_content
-from syncd.lookups.zenodo import record_content
 from syncd.services import Services
 from syncd.store import search
 from syncd.store.engine import make_engine, upgrade_to_head
 from syncd.store.repo import SEARCH_COUNT_CAP, EntryContent, Store
 from syncd.tools.server import build_server
+from syncd.zenodo.lookups import record_content
 from syncd.zenodo.names import ZENODO_RECORD
 from tests.corpus_path import CORPUS
 from tests.fakeupstream import FakeUpstream

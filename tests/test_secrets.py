@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from syncd.lookups.zenodo import get_record
-from syncd.normalize.zenodo_id import parse_record_ref
 from syncd.services import Services
 from syncd.store.repo import Store
+from syncd.zenodo.lookups import get_record
+from syncd.zenodo.params_id import parse_record_ref
 from tests.conftest import make_settings
 from tests.fakeupstream import FakeUpstream
 

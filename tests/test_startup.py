@@ -20,7 +20,7 @@ import pytest
 from sqlalchemy import text
 
 from syncd.config import Settings
-from syncd.lookups import crossref as lookups_crossref
+from syncd.crossref import lookups as lookups_crossref
 from syncd.normalize.doi import parse_doi
 from syncd.services import Services
 from syncd.store.engine import head_revision, make_engine, shipped_head, upgrade_to_head

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from syncd.crossref.lookups import work_content
 from syncd.errors import StoreError
-from syncd.lookups.crossref import work_content
 from syncd.store import fileguard
 from syncd.store.engine import point_reader
 from syncd.store.fileguard import file_guard
@@ -219,7 +219,7 @@ def test_a_file_replaced_by_something_else_refuses_writes_then_takes_a_good_one(
 
 CONCURRENT_WRITER = """
 import json, sqlite3, sys
-from syncd.lookups.crossref import work_content
+from syncd.crossref.lookups import work_content
 from syncd.store.repo import Store
 db, body_file, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 body = json.loads(open(body_file, encoding="utf-8").read())

@@ -26,9 +26,9 @@ import pytest
 from sqlalchemy import event
 
 from syncd.config import Settings
+from syncd.crossref import lookups as crossref
 from syncd.crossref.names import CROSSREF_WORK
 from syncd.errors import StoreError
-from syncd.lookups import crossref
 from syncd.normalize.doi import parse_doi
 from syncd.services import Services
 from syncd.store.engine import BUSY_TIMEOUT_MS

@@ -27,7 +27,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import LoggingMessageNotificationParams, ResourceUpdatedNotification
 
 from syncd.config import Settings
-from syncd.lookups.crossref import work_content
+from syncd.crossref.lookups import work_content
 from syncd.services import Services
 from syncd.store.repo import Store
 from syncd.tools.changes import CHANGES_URI

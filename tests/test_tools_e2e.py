@@ -238,7 +238,7 @@ def test_concurrent_case_variants_make_one_request(cache: Services, fake: FakeUp
     """Two concurrent lookups of one DOI in different case: one upstream request, one row (BC-05)."""
     import threading
 
-    from syncd.lookups.crossref import get_work
+    from syncd.crossref.lookups import get_work
     from syncd.normalize.doi import parse_doi
 
     fake.fault("latency", delay_s=0.3, times=1)

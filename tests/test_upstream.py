@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from syncd.lookups.crossref import get_work
+from syncd.crossref.lookups import get_work
 from syncd.normalize.doi import parse_doi
 from syncd.services import Services
 from tests.conftest import Clock

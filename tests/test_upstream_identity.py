@@ -9,12 +9,12 @@ import pytest
 
 from syncd.budget import Budget
 from syncd.config import Settings
+from syncd.crossref.client import CrossrefClient
 from syncd.errors import UpstreamUnavailable
 from syncd.store.repo import Store
-from syncd.upstream.crossref import CrossrefClient
 from syncd.upstream.http import Deadline
 from syncd.upstream.identity import is_crossref_not_found, is_zenodo_not_found
-from syncd.upstream.zenodo import ZenodoClient
+from syncd.zenodo.client import ZenodoClient
 from tests.corpus_path import CORPUS
 from tests.fakeupstream import FakeUpstream
 

@@ -1,4 +1,4 @@
-"""Zenodo search parameters are validated before any request (syncd.normalize.zenodo_params, pure)."""
+"""Zenodo search parameters are validated before any request (syncd.zenodo.params, pure)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from syncd.errors import InvalidInput
-from syncd.normalize import zenodo_params as zp
+from syncd.zenodo import params as zp
 
 BASE: dict[str, Any] = {
     "query": None,

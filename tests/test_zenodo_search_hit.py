@@ -18,12 +18,12 @@ import pytest
 from mcp import Client
 
 from syncd.config import Settings
-from syncd.lookups.zenodo import record_content
-from syncd.normalize.zenodo import record_view
 from syncd.services import Services
 from syncd.store.content import document
 from syncd.tools.server import build_server
+from syncd.zenodo.lookups import record_content
 from syncd.zenodo.names import ZENODO_RECORD
+from syncd.zenodo.views import record_view
 from tests.conftest import corpus_json, make_settings
 from tests.fakeupstream import FakeUpstream
 

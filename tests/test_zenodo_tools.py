@@ -11,10 +11,10 @@ import pytest
 from mcp import Client
 
 from syncd.config import Settings
-from syncd.normalize.zenodo_cursor import CursorState, encode_cursor
 from syncd.services import Services
 from syncd.store.blobs import blob_usage
 from syncd.tools.server import build_server
+from syncd.zenodo.params_cursor import CursorState, encode_cursor
 from tests.conftest import Clock, corpus_json, make_settings
 from tests.fakeupstream import FakeUpstream
 

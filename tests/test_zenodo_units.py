@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from syncd.errors import InvalidInput
-from syncd.normalize.zenodo_citation import resolve_style
-from syncd.normalize.zenodo_cursor import CursorState, decode_cursor, encode_cursor
-from syncd.normalize.zenodo_lists import decode_excerpt, expand_date, preview_mode, sniff_is_text
 from syncd.store.blobs import blob_usage, get_blob, put_blob
 from syncd.store.repo import Store
+from syncd.zenodo.params_cursor import CursorState, decode_cursor, encode_cursor
+from syncd.zenodo.views_citation import resolve_style
+from syncd.zenodo.views_lists import decode_excerpt, expand_date, preview_mode, sniff_is_text
 
 
 def test_excerpt_cut_after_last_newline_and_bom_dropped() -> None:
@@ -79,7 +79,7 @@ def test_kept_previews_lru_eviction(store: Store) -> None:
 
 def test_search_facets_from_rdm_and_legacy_aggregations() -> None:
     """Facets come from Zenodo's aggregations in both shapes, capped as the anchor (10 types x 5 subtypes)."""
-    from syncd.normalize.zenodo_lists import search_facets
+    from syncd.zenodo.views_lists import search_facets
     from tests.conftest import corpus_json
 
     rdm = search_facets(corpus_json("zenodo/search/records_q-climate_size-2_sort-bestmatch_new-api.json"))

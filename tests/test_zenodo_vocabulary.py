@@ -16,9 +16,9 @@ import pytest
 from mcp import Client
 
 from syncd.config import Settings
-from syncd.normalize.zenodo_lists import RESOURCE_TYPE_IDS, RESOURCE_TYPES
 from syncd.services import Services
 from syncd.tools.server import build_server
+from syncd.zenodo.views_lists import RESOURCE_TYPE_IDS, RESOURCE_TYPES
 from tests.conftest import corpus_json, make_settings
 from tests.fakeupstream import FakeUpstream
 

@@ -38,19 +38,19 @@ from syncd.cli.common import (
     stored_entry,
 )
 from syncd.config import POOLS
+from syncd.crossref import lookups as lookups_crossref
+from syncd.crossref.lookups_batch import update_flags
 from syncd.crossref.rules import WORK_RULES
+from syncd.crossref.views import work_view
 from syncd.errors import InvalidInput, NotFound, SyncdError
-from syncd.lookups import crossref as lookups_crossref
-from syncd.lookups import zenodo as lookups_zenodo
-from syncd.lookups.crossref_batch import update_flags
-from syncd.normalize.crossref import work_view
-from syncd.normalize.zenodo import record_view
 from syncd.refresh import sweep
 from syncd.registry import KINDS, STORE_RULES, WATCHED_DOI_KIND
 from syncd.store.content import document
 from syncd.store.maintenance import count_entries, delete_entries, list_entries, prune, vacuum, verify
 from syncd.store.watches import list_watches
 from syncd.transfer import WORKERS_MAX, default_workers, export_entries, import_paths, open_text
+from syncd.zenodo import lookups as lookups_zenodo
+from syncd.zenodo.views import record_view
 
 
 @click.group()

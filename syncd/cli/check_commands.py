@@ -1,7 +1,7 @@
 """``syncd check FILE``: which references of a bibliography are retracted, corrected or do not resolve.
 
 The file is BibTeX, RIS, CSL-JSON or a plain list of DOIs (:mod:`syncd.bibliography`). Every DOI is
-resolved by :func:`syncd.lookups.crossref_batch.get_works`, the lookup behind the
+resolved by :func:`syncd.crossref.lookups_batch.get_works`, the lookup behind the
 ``crossref_get_works`` tool: stored works from the store, the rest 50 per Crossref list request.
 Each entry with a DOI gets one status:
 
@@ -33,8 +33,8 @@ import click
 from syncd import watch as watch_mod
 from syncd.bibliography import FORMATS, Bibliography, Reference, read_bibliography
 from syncd.cli.common import EXIT_FAILURE, emit, handle_errors, json_option, print_rows, session
-from syncd.lookups.crossref_batch import get_works
-from syncd.tools.crossref_batch import item_data
+from syncd.crossref.lookups_batch import get_works
+from syncd.crossref.tools_batch import item_data
 
 __all__ = ["EXIT_RETRACTED", "REPORTED", "check", "entry_status"]
 

@@ -18,16 +18,16 @@ from rich.table import Table
 from syncd import policy
 from syncd.budget import Budget
 from syncd.config import CONCURRENCY_GROUPS, Settings, load_settings
+from syncd.crossref import lookups as lookups_crossref
 from syncd.errors import InvalidInput, NotFound, SyncdError
 from syncd.logsetup import setup_logging
-from syncd.lookups import crossref as lookups_crossref
-from syncd.lookups import zenodo as lookups_zenodo
 from syncd.normalize.doi import ParsedDOI, parse_doi
-from syncd.normalize.zenodo_id import RecordRef, parse_record_ref
 from syncd.policy import iso
 from syncd.registry import RECORD_KINDS, kind_of
 from syncd.services import Services
 from syncd.store.repo import Store, StoredEntry
+from syncd.zenodo import lookups as lookups_zenodo
+from syncd.zenodo.params_id import RecordRef, parse_record_ref
 
 __all__ = [
     "EXIT_FAILURE",

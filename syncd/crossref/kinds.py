@@ -2,13 +2,13 @@
 
 Each :class:`~syncd.kinds.Kind` carries its ``ttl.*`` setting, budget pool, store rules
 (:mod:`syncd.crossref.rules`) and hooks; they are declared beside the fetches their hooks call
-(:mod:`syncd.lookups.crossref`) and listed here for the registry.
+(:mod:`syncd.crossref.lookups`) and listed here for the registry.
 """
 
 from __future__ import annotations
 
+from syncd.crossref.lookups import ENTITY_KINDS, LIST, WORK
 from syncd.kinds import Kind
-from syncd.lookups.crossref import ENTITY_KINDS, LIST, WORK
 
 __all__ = ["KINDS"]
 

@@ -5,9 +5,9 @@ summaries the kinds supply as their store rules) when it replaces a stored body 
 walk, fetch, import) and :func:`new_version` when a Zenodo record joins a series it already holds; the summary
 becomes one row of the change feed (``changes`` table, ``syncd changes``, ``syncd_list_changes``).
 Bodies are compared through the views the tools answer with, never as raw JSON: Crossref works
-through :func:`syncd.normalize.crossref.work_view`, Zenodo records through
-:func:`syncd.normalize.zenodo.record_view`, :func:`~syncd.normalize.zenodo.record_keys` and
-:func:`~syncd.normalize.zenodo.tombstone_view`.
+through :func:`syncd.crossref.views.work_view`, Zenodo records through
+:func:`syncd.zenodo.views.record_view`, :func:`~syncd.zenodo.views.record_keys` and
+:func:`~syncd.zenodo.views.tombstone_view`.
 
 Change types (``ChangeSummary.types``, in this order; each has one item in ``items``):
 
@@ -42,10 +42,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from syncd.crossref import views as crossref_norm
 from syncd.errors import InvalidInput, MalformedResponse
-from syncd.normalize import crossref as crossref_norm
-from syncd.normalize import zenodo as zenodo_norm
 from syncd.store.rules import ChangeSummary, Side
+from syncd.zenodo import views as zenodo_norm
 
 __all__ = [
     "ALERT_TYPES",
@@ -222,9 +222,9 @@ class _ViewFields:
 
 
 _WORK_FIELDS = _ViewFields("authors", "authorCount", "published", _date)
-"""Crossref work view (:func:`syncd.normalize.crossref.work_view`)."""
+"""Crossref work view (:func:`syncd.crossref.views.work_view`)."""
 _RECORD_FIELDS = _ViewFields("creators", "creator_count", "publication_date", lambda v: v)
-"""Zenodo record view (:func:`syncd.normalize.zenodo.record_view`)."""
+"""Zenodo record view (:func:`syncd.zenodo.views.record_view`)."""
 
 
 def _described_items(

@@ -22,7 +22,10 @@ from typing import Any
 
 from mcp.types import CallToolResult, TextContent
 
-from syncd.tools import changes, crossref, crossref_batch, zenodo_render
+from syncd.crossref import tools as crossref
+from syncd.crossref import tools_batch as crossref_batch
+from syncd.tools import changes
+from syncd.zenodo import tools_render as zenodo_render
 
 __all__ = ["CLAMPS", "FITS", "Cut", "Fit", "answer_size", "clamp_arguments", "fit_answer"]
 

@@ -38,9 +38,9 @@ from pydantic import (
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
 
-from syncd.contracts.crossref import SELECT_FIELDS, SORT_FIELDS
+from syncd.crossref.contracts import SELECT_FIELDS, SORT_FIELDS
+from syncd.crossref.params import ISSN_RE
 from syncd.errors import InvalidInput
-from syncd.normalize.crossref_params import ISSN_RE
 from syncd.normalize.doi import parse_doi
 from syncd.tools.errors import invalid_arguments
 

@@ -66,15 +66,18 @@ from pydantic import TypeAdapter, ValidationError
 from syncd import __version__
 from syncd.config import Settings
 from syncd.contracts.common import wire_schema
+from syncd.crossref import tools as crossref
+from syncd.crossref import tools_batch as crossref_batch
 from syncd.errors import NotFound, SyncdError
 from syncd.store.repo import Store
-from syncd.tools import changes, crossref, crossref_batch, zenodo
+from syncd.tools import changes
 from syncd.tools.errors import error_result, to_error_info
 from syncd.tools.fit import clamp_arguments, fit_answer
 from syncd.tools.notify import SessionNotifier
 from syncd.tools.params import ToolArgs, ToolSpec
 from syncd.tools.resource import ResourceSpec
 from syncd.upstream.http import call_deadline
+from syncd.zenodo import tools as zenodo
 
 __all__ = ["EVERY_TOOL_ERRORS", "INSTRUCTIONS", "RESOURCES", "TOOLS", "Deps", "build_server", "catalogue"]
 

@@ -2,13 +2,13 @@
 
 Each :class:`~syncd.kinds.Kind` carries its ``ttl.*`` setting, budget pool, store rules
 (:mod:`syncd.zenodo.rules`) and hooks; they are declared beside the fetches their hooks call
-(:mod:`syncd.lookups.zenodo`) and listed here for the registry.
+(:mod:`syncd.zenodo.lookups`) and listed here for the registry.
 """
 
 from __future__ import annotations
 
 from syncd.kinds import Kind
-from syncd.lookups.zenodo import PAGE_KINDS, RECORD, TERM_KINDS
+from syncd.zenodo.lookups import PAGE_KINDS, RECORD, TERM_KINDS
 
 __all__ = ["KINDS"]
 

@@ -6,15 +6,15 @@ and an agent's list resolve alike). For each input, in order:
 1. The input is parsed as a DOI (:func:`syncd.normalize.doi.parse_doi`: URLs, ``doi:`` prefixes,
    pasted forms, any case); one that is not a DOI is an item with reason ``invalid_parameter``.
    Inputs naming the same DOI share one lookup.
-2. The runner's policy decides per DOI, as for :func:`syncd.lookups.crossref.get_work`: a fresh
+2. The runner's policy decides per DOI, as for :func:`syncd.crossref.lookups.get_work`: a fresh
    stored work (or stored miss) is answered from the store; with upstream unusable a stored copy is
    answered stale and a DOI with nothing stored gets the declared error as its item reason.
 3. DOIs to fetch that fit in a ``doi:`` filter (:func:`syncd.batch.filter_safe`) go
    :data:`~syncd.batch.GROUP` (50; fewer when long, :data:`MAX_FILTER_CHARS`) at a time into one
    ``/works?filter=doi:A,doi:B,...&rows=N`` list request of the list pool (no ``select``: each item
    is the whole work, reference list included, so it is stored exactly as a single fetch stores it,
-   :func:`~syncd.lookups.crossref.work_content`). A group of one, a DOI no filter can carry, and a
-   Zenodo DOI take the single path (:func:`~syncd.lookups.crossref.get_work`). A partial copy from
+   :func:`~syncd.crossref.lookups.work_content`). A group of one, a DOI no filter can carry, and a
+   Zenodo DOI take the single path (:func:`~syncd.crossref.lookups.get_work`). A partial copy from
    a search page is refetched like a stale one; as on the single path, ``Store.put_content`` keeps
    its body (only revalidated) when the whole work has the same content hash.
 4. A DOI the list leaves out is a miss: Crossref's filter answer omits only DOIs its index does not
@@ -55,10 +55,10 @@ from typing import Any
 from syncd import policy
 from syncd.batch import GROUP, filter_safe
 from syncd.cache import Lookup, Plan
-from syncd.contracts.crossref import Update
+from syncd.crossref import lookups as lookups_crossref
+from syncd.crossref.contracts import Update
 from syncd.crossref.names import CROSSREF_WORK
 from syncd.errors import BudgetExhausted, InvalidInput, NotFound, StoreError, SyncdError, UpstreamError
-from syncd.lookups import crossref as lookups_crossref
 from syncd.normalize.doi import ParsedDOI, is_zenodo_doi, parse_doi
 from syncd.policy import Action, Provenance
 from syncd.services import Services
@@ -80,7 +80,7 @@ __all__ = [
     "update_flags",
 ]
 
-log = logging.getLogger("syncd.lookups.crossref_batch")
+log = logging.getLogger("syncd.crossref.lookups_batch")
 
 MAX_DOIS = 100
 """Most DOIs one ``crossref_get_works`` call takes (``syncd check`` passes any number)."""

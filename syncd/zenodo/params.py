@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from syncd.errors import InvalidInput
-from syncd.normalize import zenodo_lists as lists
-from syncd.normalize.zenodo_id import parse_record_ref
+from syncd.zenodo import views_lists as lists
+from syncd.zenodo.params_id import parse_record_ref
 
 __all__ = [
     "EC_ROR",
@@ -155,7 +155,7 @@ def resource_type(raw: str, table: lists.ResourceTypeTable | None = None) -> str
     """A resource type id (``dataset``, ``publication-article``; label or ``type::id`` accepted).
 
     Checked against ``table`` (Zenodo's stored resource-type vocabulary), else the built-in table
-    :data:`~syncd.normalize.zenodo_lists.RESOURCE_TYPE_IDS`.
+    :data:`~syncd.zenodo.views_lists.RESOURCE_TYPE_IDS`.
 
     Raises:
         InvalidInput: ``invalid_parameter``, an id or label the table does not hold (or a label
@@ -205,7 +205,7 @@ class SearchRequest:
 
     ``types`` resource type ids, ``file_types`` extensions, ``license`` id, ``access`` status,
     ``published_from``/``published_to`` expanded dates, ``orcid``, ``sort`` (one of
-    :data:`~syncd.normalize.zenodo_lists.SORTS`), ``award`` as given (stripped).
+    :data:`~syncd.zenodo.views_lists.SORTS`), ``award`` as given (stripped).
     """
 
     query: str | None

@@ -1,8 +1,8 @@
 """Crossref tool-level lookups: each returns ``(contract view as a dict, provenance)``.
 
-They take the :class:`~syncd.services.Services` bundle, validate with :mod:`syncd.normalize.crossref_params`,
-read entries through :mod:`syncd.lookups.crossref` (local-first) and build the contract views with
-:mod:`syncd.normalize.crossref_lists`. Journals and funders share one entity-search skeleton
+They take the :class:`~syncd.services.Services` bundle, validate with :mod:`syncd.crossref.params`,
+read entries through :mod:`syncd.crossref.lookups` (local-first) and build the contract views with
+:mod:`syncd.crossref.views_lists`. Journals and funders share one entity-search skeleton
 (:class:`EntitySearch`): an id lookup or a list search, optionally with a works page of the match.
 """
 
@@ -13,9 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from syncd import policy
-from syncd.crossref.names import CROSSREF_FUNDER, CROSSREF_JOURNAL, CROSSREF_MEMBER, CROSSREF_PREFIX
-from syncd.errors import BudgetExhausted, InvalidInput, NotFound, UpstreamError, UpstreamRejected
-from syncd.lookups.crossref import (
+from syncd.crossref.lookups import (
     get_entity,
     get_work,
     list_page,
@@ -23,7 +21,15 @@ from syncd.lookups.crossref import (
     mirror_search,
     registration_agency,
 )
-from syncd.normalize.crossref_lists import (
+from syncd.crossref.names import CROSSREF_FUNDER, CROSSREF_JOURNAL, CROSSREF_MEMBER, CROSSREF_PREFIX
+from syncd.crossref.params import (
+    ISSN_RE,
+    funder_id,
+    issn_key,
+    journal_works_params,
+    search_works_request,
+)
+from syncd.crossref.views_lists import (
     funder_record,
     journal_record,
     list_work,
@@ -33,13 +39,7 @@ from syncd.normalize.crossref_lists import (
     search_view,
     work_summary,
 )
-from syncd.normalize.crossref_params import (
-    ISSN_RE,
-    funder_id,
-    issn_key,
-    journal_works_params,
-    search_works_request,
-)
+from syncd.errors import BudgetExhausted, InvalidInput, NotFound, UpstreamError, UpstreamRejected
 from syncd.normalize.doi import ParsedDOI
 from syncd.policy import Provenance
 from syncd.services import Services

@@ -19,25 +19,25 @@ from syncd.errors import (
     UpstreamError,
     UpstreamUnavailable,
 )
-from syncd.lookups import zenodo as lookups_zenodo
-from syncd.lookups import zenodo_files as lookups_files
-from syncd.normalize import zenodo_files as views
-from syncd.normalize import zenodo_lists as lists
-from syncd.normalize.zenodo import (
-    download_url,
-    record_parts,
-)
-from syncd.normalize.zenodo_id import RecordRef, parse_record_ref
-from syncd.normalize.zenodo_params import blank
 from syncd.policy import Provenance
 from syncd.services import Services
 from syncd.store.content import document
 from syncd.store.repo import StoredEntry
 from syncd.tools.errors import error_result
-from syncd.tools.zenodo_records import doi_elsewhere
-from syncd.tools.zenodo_render import FILE_RENAME, tool_result
-from syncd.upstream.zenodo import LEGACY_JSON
+from syncd.zenodo import lookups as lookups_zenodo
+from syncd.zenodo import lookups_files
+from syncd.zenodo import views_files as views
+from syncd.zenodo import views_lists as lists
+from syncd.zenodo.client import LEGACY_JSON
 from syncd.zenodo.names import ZENODO_CONTAINER
+from syncd.zenodo.params import blank
+from syncd.zenodo.params_id import RecordRef, parse_record_ref
+from syncd.zenodo.tools_records import doi_elsewhere
+from syncd.zenodo.tools_render import FILE_RENAME, tool_result
+from syncd.zenodo.views import (
+    download_url,
+    record_parts,
+)
 
 # ------------------------------------------------------------------------------ the record and its files
 

@@ -1,6 +1,6 @@
 """Pure views of the Zenodo file tools: ``zenodo_list_files`` pages and ``zenodo_read_file`` parts.
 
-Inputs are the record's :class:`~syncd.normalize.zenodo.RecordParts` (``parts``), its file entries and
+Inputs are the record's :class:`~syncd.zenodo.views.RecordParts` (``parts``), its file entries and
 Zenodo's container listing (``{"entries": [...], "truncated": bool, "directories": [...]}``, the legacy
 ``/files/<key>/container`` answer). No I/O: the tools fetch, these functions build the contract dicts
 (``../shared/spec/anchors.md`` §1b) and raise the declared errors.
@@ -13,8 +13,8 @@ from typing import Any
 from urllib.parse import quote
 
 from syncd.errors import InvalidInput, NotFound
-from syncd.normalize import zenodo_lists as lists
-from syncd.normalize.zenodo import download_url, record_url
+from syncd.zenodo import views_lists as lists
+from syncd.zenodo.views import download_url, record_url
 
 __all__ = [
     "Excerpt",

@@ -36,15 +36,14 @@ from syncd import policy
 from syncd.cache import Lookup, local_first
 from syncd.errors import BudgetExhausted, MalformedResponse, NotFound, UpstreamError, UpstreamUnavailable
 from syncd.kinds import ALL_STATUSES, Kind
-from syncd.normalize import zenodo as zenodo_norm
-from syncd.normalize.zenodo_id import RecordRef
 from syncd.policy import Provenance
 from syncd.services import Services
 from syncd.store.content import content_hash, document, volatile_json
 from syncd.store.models import Entry, PreviousBody, Validation
 from syncd.store.repo import EntryContent, Store, StoredEntry
 from syncd.upstream.http import Deadline, current_deadline
-from syncd.upstream.zenodo import LEGACY_JSON, RDM_JSON, ZenodoClient
+from syncd.zenodo import views as zenodo_norm
+from syncd.zenodo.client import LEGACY_JSON, RDM_JSON, ZenodoClient
 from syncd.zenodo.names import (
     ZENODO_AWARD,
     ZENODO_CONTAINER,
@@ -55,6 +54,7 @@ from syncd.zenodo.names import (
     ZENODO_VERSIONS,
     ZENODO_VOCAB,
 )
+from syncd.zenodo.params_id import RecordRef
 from syncd.zenodo.rules import CONTAINER_RULES, ENTITY_RULES, PAGE_RULES, RECORD_RULES, TERM_RULES
 
 __all__ = [
@@ -91,7 +91,7 @@ __all__ = [
     "term_content",
 ]
 
-log = logging.getLogger("syncd.lookups.zenodo")
+log = logging.getLogger("syncd.zenodo.lookups")
 
 # --------------------------------------------------------------------------------------------------
 # the kinds of this slice (their hooks call the fetches below)

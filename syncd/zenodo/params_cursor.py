@@ -20,9 +20,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from syncd.contracts.zenodo import Continuation, RecordWindow
 from syncd.errors import InvalidInput
-from syncd.normalize.zenodo import (
+from syncd.zenodo.contracts import Continuation, RecordWindow
+from syncd.zenodo.views import (
     ADDITIONAL_DESCRIPTION_TEXT_CAP,
     ADDITIONAL_DESCRIPTIONS_CAP,
     COMMUNITIES_CAP,
@@ -169,7 +169,7 @@ def continuations_for_record(parts: RecordParts, description: str, binding: str)
     """Every field a full record answer cut, in record order, each with its cursor.
 
     Args:
-        parts: the uncapped record pieces (:func:`syncd.normalize.zenodo.record_parts`).
+        parts: the uncapped record pieces (:func:`syncd.zenodo.views.record_parts`).
         description: the full plain-text description.
         binding: the content binding the cursors carry (see the module docstring).
     """

@@ -13,12 +13,12 @@ previews read once are kept in the ``blobs`` table and serve offline; citations 
 locally from the stored record.
 
 This module declares the six tools once (result models and :data:`TOOLS`); the bodies live by
-concern: :mod:`~syncd.tools.zenodo_records` (get_record, list_versions),
-:mod:`~syncd.tools.zenodo_files` (list_files, read_file), :mod:`~syncd.tools.zenodo_search`
+concern: :mod:`~syncd.zenodo.tools_records` (get_record, list_versions),
+:mod:`~syncd.zenodo.tools_files` (list_files, read_file), :mod:`~syncd.zenodo.tools_search`
 (search_records, lookup_vocabulary), with the shared answer text in
-:mod:`~syncd.tools.zenodo_render`. The bodies fetch through :mod:`syncd.lookups.zenodo` and
-:mod:`syncd.lookups.zenodo_files` and build their answers with the pure views of
-:mod:`syncd.normalize.zenodo_files` and :mod:`syncd.normalize.zenodo_pages`.
+:mod:`~syncd.zenodo.tools_render`. The bodies fetch through :mod:`syncd.zenodo.lookups` and
+:mod:`syncd.zenodo.lookups_files` and build their answers with the pure views of
+:mod:`syncd.zenodo.views_files` and :mod:`syncd.zenodo.views_pages`.
 """
 
 from __future__ import annotations
@@ -26,14 +26,6 @@ from __future__ import annotations
 from mcp.types import ToolAnnotations
 
 from syncd.contracts.common import WithCache
-from syncd.contracts.zenodo import (
-    GetRecordView,
-    ListFilesView,
-    ListVersionsView,
-    LookupVocabularyView,
-    ReadFileView,
-    SearchRecordsView,
-)
 from syncd.tools.params import (
     GetRecordArgs,
     ListFilesArgs,
@@ -43,9 +35,17 @@ from syncd.tools.params import (
     SearchRecordsArgs,
     ToolSpec,
 )
-from syncd.tools.zenodo_files import list_files, read_file
-from syncd.tools.zenodo_records import get_record, list_versions
-from syncd.tools.zenodo_search import lookup_vocabulary, search_records
+from syncd.zenodo.contracts import (
+    GetRecordView,
+    ListFilesView,
+    ListVersionsView,
+    LookupVocabularyView,
+    ReadFileView,
+    SearchRecordsView,
+)
+from syncd.zenodo.tools_files import list_files, read_file
+from syncd.zenodo.tools_records import get_record, list_versions
+from syncd.zenodo.tools_search import lookup_vocabulary, search_records
 
 __all__ = [
     "TOOLS",

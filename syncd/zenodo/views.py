@@ -1,7 +1,7 @@
 """Zenodo record bodies → the ``zenodo_get_record`` view, store keys, tombstones, change hashing.
 
-The tolerant JSON readers live in :mod:`syncd.normalize.zenodo_fields`, the per-shape readers that
-build the uncapped :class:`RecordParts` in :mod:`syncd.normalize.zenodo_parts`; this module caps
+The tolerant JSON readers live in :mod:`syncd.zenodo.views_fields`, the per-shape readers that
+build the uncapped :class:`RecordParts` in :mod:`syncd.zenodo.views_parts`; this module caps
 them into the view and keeps the public names.
 
 Zenodo answers a record GET in two JSON shapes (DESIGN.md, "Upstream paths"); every function here
@@ -35,16 +35,16 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
-from syncd.contracts.zenodo import (
+from syncd.errors import MalformedResponse
+from syncd.normalize.html_text import html_to_text
+from syncd.zenodo.contracts import (
     AccessInfo,
     FilesInfo,
     Tombstone,
     VersionsInfo,
     ZenodoRecord,
 )
-from syncd.errors import MalformedResponse
-from syncd.normalize.html_text import html_to_text
-from syncd.normalize.zenodo_fields import (
+from syncd.zenodo.views_fields import (
     _b,
     _d,
     _i,
@@ -57,7 +57,7 @@ from syncd.normalize.zenodo_fields import (
     identifier_of,
     record_url,
 )
-from syncd.normalize.zenodo_parts import (
+from syncd.zenodo.views_parts import (
     ADDITIONAL_DESCRIPTION_TEXT_CAP,
     RecordParts,
     _legacy_parts,
@@ -174,7 +174,7 @@ def record_view(body: dict[str, Any]) -> ZenodoRecord:
         body: the decoded JSON of ``GET /api/records/{id}`` (RDM or legacy shape).
 
     Returns:
-        The capped :class:`~syncd.contracts.zenodo.ZenodoRecord`.
+        The capped :class:`~syncd.zenodo.contracts.ZenodoRecord`.
 
     Raises:
         MalformedResponse: the body is not an object or has no record id.
@@ -300,7 +300,7 @@ def tombstone_view(body: dict[str, Any] | None) -> Tombstone:
 
     Returns:
         ``{removal_date?, removal_reason? (the reason id), note? (omitted when empty),
-        citation_text?}``; an empty :class:`~syncd.contracts.zenodo.Tombstone` for an unreadable body.
+        citation_text?}``; an empty :class:`~syncd.zenodo.contracts.Tombstone` for an unreadable body.
     """
     data = _d(body)
     tomb = _d(data.get("tombstone")) if "tombstone" in data else data

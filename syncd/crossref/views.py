@@ -1,4 +1,4 @@
-"""Build the ``crossref_get_work`` contract (:class:`~syncd.contracts.crossref.WorkView`) from a message.
+"""Build the ``crossref_get_work`` contract (:class:`~syncd.crossref.contracts.WorkView`) from a message.
 
 Input is the ``message`` object of a Crossref ``GET /works/{doi}`` body
 (``{"status": "ok", "message-type": "work", "message-version": ..., "message": {...}}``). Pure: no I/O.
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from syncd.contracts.crossref import (
+from syncd.crossref.contracts import (
     Affiliation,
     Assertion,
     ClinicalTrial,
@@ -565,7 +565,7 @@ def _first_line(values: Any) -> str | None:
 def work_search_fields(message: dict[str, Any]) -> tuple[str | None, str | None]:
     """``(title, search_text)`` of a Crossref work ``message``, as every path stores them.
 
-    A fetch, a search page and a data-file import store these (``syncd.lookups.crossref.work_content``,
+    A fetch, a search page and a data-file import store these (``syncd.crossref.lookups.work_content``,
     ``syncd.transfer``), built from the few fields they come from without the full work view: title
     and container title (first element, markup to one line), author names, abstract (JATS to text),
     publisher.

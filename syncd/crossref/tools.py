@@ -19,7 +19,9 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from syncd.cache import Lookup
 from syncd.contracts.common import WithCache
-from syncd.contracts.crossref import (
+from syncd.crossref import lookups as lookups_crossref
+from syncd.crossref import queries as crossref_queries
+from syncd.crossref.contracts import (
     MemberView,
     PrefixView,
     ReferencesView,
@@ -29,11 +31,9 @@ from syncd.contracts.crossref import (
     WorkView,
 )
 from syncd.crossref.rules import WORK_RULES
+from syncd.crossref.views import work_view
 from syncd.errors import NotFound, StoreError
-from syncd.lookups import crossref as lookups_crossref
-from syncd.lookups import crossref_queries
 from syncd.normalize.changes import NOTICE_TYPES, since_stored_notice
-from syncd.normalize.crossref import work_view
 from syncd.normalize.doi import parse_doi
 from syncd.policy import Provenance, iso
 from syncd.services import Services

@@ -2,7 +2,7 @@
 
 The files endpoint (``/records/{id}/files``, paged by ``links.next``) completes a record body that
 lists fewer files than it counts; previews (byte ranges of a file or of a ZIP member) are kept in the
-``blobs`` table (kind ``zenodo_preview``) and serve offline. Records and pages: :mod:`syncd.lookups.zenodo`.
+``blobs`` table (kind ``zenodo_preview``) and serve offline. Records and pages: :mod:`syncd.zenodo.lookups`.
 """
 
 from __future__ import annotations
@@ -14,15 +14,15 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from syncd import policy
-from syncd.contracts.zenodo import FileEntry
 from syncd.errors import BudgetExhausted, InvalidInput, NotFound, UpstreamError
-from syncd.lookups.zenodo import get_page
-from syncd.normalize import zenodo as zenodo_norm
 from syncd.policy import Provenance
 from syncd.services import Services
 from syncd.store import blobs
 from syncd.upstream.http import Deadline, current_deadline
-from syncd.upstream.zenodo import LEGACY_JSON
+from syncd.zenodo import views as zenodo_norm
+from syncd.zenodo.client import LEGACY_JSON
+from syncd.zenodo.contracts import FileEntry
+from syncd.zenodo.lookups import get_page
 from syncd.zenodo.names import ZENODO_CONTAINER, ZENODO_PREVIEW
 
 log = logging.getLogger(__name__)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from syncd.contracts.crossref import (
+from syncd.crossref.contracts import (
     CountsInfo,
     CoverageEntry,
     FacetCounts,
@@ -35,7 +35,7 @@ from syncd.contracts.crossref import (
     WorkSummary,
     YearCount,
 )
-from syncd.normalize.crossref import (
+from syncd.crossref.views import (
     _dict,
     _first_markup,
     _int,

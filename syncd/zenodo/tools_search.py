@@ -21,21 +21,21 @@ from syncd.errors import (
     UpstreamError,
     UpstreamRejected,
 )
-from syncd.lookups import zenodo as lookups_zenodo
-from syncd.normalize import zenodo_lists as lists
-from syncd.normalize import zenodo_pages as pages
-from syncd.normalize import zenodo_params
-from syncd.normalize.zenodo import record_parts
-from syncd.normalize.zenodo_params import blank, window_check
 from syncd.services import Services
 from syncd.store.content import document
 from syncd.store.repo import StoredEntry
 from syncd.tools.errors import error_result
-from syncd.tools.zenodo_render import RENAME, VOCAB_RENAME, tool_result
-from syncd.upstream.zenodo import LEGACY_JSON
+from syncd.zenodo import lookups as lookups_zenodo
+from syncd.zenodo import params as zenodo_params
+from syncd.zenodo import views_lists as lists
+from syncd.zenodo import views_pages as pages
+from syncd.zenodo.client import LEGACY_JSON
 from syncd.zenodo.names import ZENODO_AWARD, ZENODO_ENTITY, ZENODO_FUNDER, ZENODO_SEARCH, ZENODO_VOCAB
+from syncd.zenodo.params import blank, window_check
+from syncd.zenodo.tools_render import RENAME, VOCAB_RENAME, tool_result
+from syncd.zenodo.views import record_parts
 
-log = logging.getLogger("syncd.tools.zenodo_search")
+log = logging.getLogger("syncd.zenodo.tools_search")
 
 # ------------------------------------------------------------------------------------ search_records
 
@@ -367,7 +367,7 @@ def _resource_types(services: Services) -> tuple[lists.ResourceTypeTable, dict[s
     ``GET /vocabularies/resourcetypes?page=N&size=25`` pages are stored ``zenodo_vocab`` entries
     (``ttl.entity``), so the table is refreshed from Zenodo about weekly and asked nothing in between.
     When no complete listing can be had (Zenodo unreachable, nothing stored, an unreadable page), the
-    static table of :data:`~syncd.normalize.zenodo_lists.RESOURCE_TYPES` answers (``source`` store).
+    static table of :data:`~syncd.zenodo.views_lists.RESOURCE_TYPES` answers (``source`` store).
     """
     entries: list[tuple[str, str, str | None]] = []
     provenance: dict[str, Any] | None = None

@@ -24,7 +24,7 @@ from functools import lru_cache
 from typing import Any
 
 from syncd.errors import InvalidInput
-from syncd.normalize.zenodo import detect_shape, record_parts
+from syncd.zenodo.views import detect_shape, record_parts
 
 __all__ = ["STYLES", "TEXT_STYLES", "csl_item", "render_citation", "resolve_style", "to_bibtex"]
 

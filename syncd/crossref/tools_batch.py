@@ -1,6 +1,6 @@
 """``crossref_get_works``: up to 100 DOIs in one call, each answered local-first with its update flags.
 
-The lookup is :func:`syncd.lookups.crossref_batch.get_works` (stored works answered from the store,
+The lookup is :func:`syncd.crossref.lookups_batch.get_works` (stored works answered from the store,
 the rest fetched 50 per ``filter=doi:`` list request); this module shapes its items
 (:func:`item_data`, shared with ``syncd check``), tallies them and renders the compact text block.
 Each item carries its own ``cache`` block; a miss or an input that is not a DOI is that item's
@@ -16,10 +16,10 @@ from typing import Any
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from syncd.contracts.common import WithCache
-from syncd.contracts.crossref import GetWorksView, SummaryAuthor
+from syncd.crossref.contracts import GetWorksView, SummaryAuthor
+from syncd.crossref.lookups_batch import WorkItem, get_works, update_flags
 from syncd.crossref.rules import WORK_RULES
-from syncd.lookups.crossref_batch import WorkItem, get_works, update_flags
-from syncd.normalize.crossref import work_view
+from syncd.crossref.views import work_view
 from syncd.services import Services
 from syncd.store.content import document
 from syncd.tools.errors import client_message, error_result

@@ -232,7 +232,7 @@ class Institution(_Model):
 class WorkView(_Model):
     """``structuredContent`` of ``crossref_get_work``: one Crossref work, authors paged.
 
-    Built from a ``GET /works/{doi}`` ``message`` by :func:`syncd.normalize.crossref.work_view`.
+    Built from a ``GET /works/{doi}`` ``message`` by :func:`syncd.crossref.views.work_view`.
     """
 
     model_config = ConfigDict(

@@ -2,7 +2,7 @@
 
 Null or wrongly typed values anywhere read as None/empty; ``detect_shape`` tells an RDM body from a
 legacy one; ``record_url`` and ``download_url`` build zenodo.org links. Used by
-:mod:`syncd.normalize.zenodo_parts` and :mod:`syncd.normalize.zenodo`.
+:mod:`syncd.zenodo.views_parts` and :mod:`syncd.zenodo.views`.
 """
 
 from __future__ import annotations

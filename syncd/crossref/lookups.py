@@ -33,6 +33,8 @@ from typing import Any
 
 from syncd import policy
 from syncd.cache import Lookup, local_first
+from syncd.crossref import views as crossref_norm
+from syncd.crossref.client import CrossrefClient, EntityAnswer
 from syncd.crossref.names import (
     CROSSREF_FUNDER,
     CROSSREF_JOURNAL,
@@ -42,18 +44,16 @@ from syncd.crossref.names import (
     CROSSREF_WORK,
 )
 from syncd.crossref.rules import ENTITY_RULES, LIST_RULES, WORK_RULES
+from syncd.doiorg.client import DoiClient
 from syncd.doiorg.names import DOI_RA
 from syncd.doiorg.rules import RA_RULES
 from syncd.errors import BudgetExhausted, MalformedResponse, NotFound, UpstreamError, UpstreamUnavailable
 from syncd.kinds import Kind
-from syncd.normalize import crossref as crossref_norm
 from syncd.normalize.doi import ParsedDOI, is_zenodo_doi, parse_doi
 from syncd.policy import Provenance
 from syncd.services import Services
 from syncd.store.content import content_hash, volatile_json
 from syncd.store.repo import EntryContent, Store, StoredEntry
-from syncd.upstream.crossref import CrossrefClient, EntityAnswer
-from syncd.upstream.doi import DoiClient
 from syncd.upstream.http import Deadline, current_deadline
 
 __all__ = [
@@ -77,7 +77,7 @@ __all__ = [
     "work_content",
 ]
 
-log = logging.getLogger("syncd.lookups.crossref")
+log = logging.getLogger("syncd.crossref.lookups")
 
 PARTIAL_MESSAGE_TYPE = "work-list-item"
 """``message-type`` of a stored work that came from a search page (no reference list; refetched whole)."""

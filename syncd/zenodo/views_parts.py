@@ -1,7 +1,7 @@
 """The uncapped pieces of a Zenodo record body, read from either shape (RDM or legacy).
 
 :func:`_rdm_parts` and :func:`_legacy_parts` build one :class:`RecordParts` from a body; the shapes
-and their fields are described in :mod:`syncd.normalize.zenodo`, which caps them into the view.
+and their fields are described in :mod:`syncd.zenodo.views`, which caps them into the view.
 """
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from syncd.contracts.zenodo import (
+from syncd.normalize.html_text import html_to_text
+from syncd.zenodo.contracts import (
     AccessInfo,
     AdditionalDescription,
     Affiliation,
@@ -25,8 +26,7 @@ from syncd.contracts.zenodo import (
     UsageCounts,
     VersionsInfo,
 )
-from syncd.normalize.html_text import html_to_text
-from syncd.normalize.zenodo_fields import _b, _d, _i, _l, _line, _recid, _s, download_url, i18n, identifier_of
+from syncd.zenodo.views_fields import _b, _d, _i, _l, _line, _recid, _s, download_url, i18n, identifier_of
 
 ADDITIONAL_DESCRIPTION_TEXT_CAP = 1_000
 """Characters of each additional description's text shown."""

@@ -267,7 +267,7 @@ class FilesInfo(_Contract):
 class ZenodoRecord(_Contract):
     """The deposit's metadata as ``zenodo_get_record`` shows it, display caps applied.
 
-    Built by :func:`syncd.normalize.zenodo.record_view` from either upstream JSON shape.
+    Built by :func:`syncd.zenodo.views.record_view` from either upstream JSON shape.
     """
 
     model_config = ConfigDict(json_schema_extra={"description": "The deposit’s metadata."})

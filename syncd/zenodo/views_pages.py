@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from syncd.normalize import zenodo_lists as lists
-from syncd.normalize.zenodo_params import WINDOW_LIMIT, SearchRequest, blank
+from syncd.zenodo import views_lists as lists
+from syncd.zenodo.params import WINDOW_LIMIT, SearchRequest, blank
 
 __all__ = [
     "VOCABS",

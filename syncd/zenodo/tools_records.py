@@ -14,28 +14,28 @@ from typing import Any
 from mcp.types import CallToolResult, TextContent
 
 from syncd.cache import Lookup
+from syncd.crossref import lookups as lookups_crossref
 from syncd.errors import SyncdError
-from syncd.lookups import crossref as lookups_crossref
-from syncd.lookups import zenodo as lookups_zenodo
-from syncd.lookups.zenodo import PageLookup
-from syncd.normalize import zenodo_lists as lists
-from syncd.normalize import zenodo_pages as pages
-from syncd.normalize.zenodo import (
+from syncd.services import Services
+from syncd.store.content import document
+from syncd.store.repo import StoredEntry
+from syncd.tools.errors import error_result
+from syncd.zenodo import lookups as lookups_zenodo
+from syncd.zenodo import views_lists as lists
+from syncd.zenodo import views_pages as pages
+from syncd.zenodo.lookups import PageLookup
+from syncd.zenodo.names import ZENODO_VERSIONS
+from syncd.zenodo.params import blank, window_check
+from syncd.zenodo.params_cursor import CursorState, continuations_for_record, decode_cursor, window_for
+from syncd.zenodo.params_id import RecordRef, parse_record_ref
+from syncd.zenodo.tools_render import RENAME, render_record, tool_result
+from syncd.zenodo.views import (
     miss_guidance,
     record_parts,
     record_view,
     tombstone_view,
 )
-from syncd.normalize.zenodo_citation import render_citation, resolve_style
-from syncd.normalize.zenodo_cursor import CursorState, continuations_for_record, decode_cursor, window_for
-from syncd.normalize.zenodo_id import RecordRef, parse_record_ref
-from syncd.normalize.zenodo_params import blank, window_check
-from syncd.services import Services
-from syncd.store.content import document
-from syncd.store.repo import StoredEntry
-from syncd.tools.errors import error_result
-from syncd.tools.zenodo_render import RENAME, render_record, tool_result
-from syncd.zenodo.names import ZENODO_VERSIONS
+from syncd.zenodo.views_citation import render_citation, resolve_style
 
 FILE_CAP = 25
 

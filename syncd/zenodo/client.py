@@ -1,6 +1,6 @@
 """Zenodo REST API client: ``GET {base}/records/{id}`` (RDM JSON), any JSON route, file bytes.
 
-An external DOI is found through a stored search page (:func:`syncd.lookups.zenodo.find_doi`), not
+An external DOI is found through a stored search page (:func:`syncd.zenodo.lookups.find_doi`), not
 here, so the hit it answers with is kept as the record.
 
 A concept record id answers with a redirect to its latest version, which is followed; the caller

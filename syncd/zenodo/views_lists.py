@@ -11,7 +11,8 @@ import calendar
 import re
 from typing import Any
 
-from syncd.contracts.zenodo import (
+from syncd.errors import InvalidInput
+from syncd.zenodo.contracts import (
     FacetBucket,
     FileListEntry,
     HitAccess,
@@ -21,8 +22,7 @@ from syncd.contracts.zenodo import (
     VersionEntry,
     YearBucket,
 )
-from syncd.errors import InvalidInput
-from syncd.normalize.zenodo import i18n, identifier_of, record_parts, record_url
+from syncd.zenodo.views import i18n, identifier_of, record_parts, record_url
 
 __all__ = [
     "RESOURCE_TYPES",
