@@ -337,7 +337,8 @@ def test_the_slices_hold_files_of_the_same_names_and_only_the_registry_imports_e
     both = sorted(
         m
         for m, deps in graph.items()
-        if {"syncd.crossref", "syncd.zenodo"}
+        if not m.startswith(("syncd.crossref.", "syncd.zenodo."))
+        and {"syncd.crossref", "syncd.zenodo"}
         <= {d.split(".")[0] + "." + d.split(".")[1] for d in deps if d.count(".")}
     )
     assert both == sorted({"syncd.registry", *PENDING_TWO_SLICES})
