@@ -92,3 +92,33 @@ def test_zenodo_404_from_a_wrong_base_url_is_upstream_unavailable(
         assert "zenodo.base_url may be wrong" in err.value.hint
     finally:
         client.close()
+
+
+def test_trimmed_zenodo_404_is_zenodo_own() -> None:
+    """Issue 25 item 5: ``{"status": 404}`` (message trimmed) is Zenodo's own miss; HTML, text, a list,
+    a boolean or another status are not.
+    """
+    assert is_zenodo_not_found('{"status": 404}')
+    assert is_zenodo_not_found('{"status":404,"message":"PID does not exist."}')
+    assert not is_zenodo_not_found('{"status": 500}')
+    assert not is_zenodo_not_found('{"status": "404"}')
+    assert not is_zenodo_not_found('{"status": 404, "message": 7}')
+    assert not is_zenodo_not_found("[404]")
+    assert not is_zenodo_not_found(NGINX_404)
+
+
+def test_zenodo_record_with_a_trimmed_404_is_not_found(fake: FakeUpstream, tmp_path: Path) -> None:
+    """Record 68358988 answered 404 with the trimmed body ``{"status": 404}``: the not_found outcome,
+    not upstream_unavailable.
+    """
+    settings = Settings(
+        database_url=f"sqlite:///{tmp_path / 'syncd.db'}", zenodo={"base_url": fake.zenodo_url}
+    )
+    fake.set_body("zenodo", "/records/68358988", {"status": 404}, status=404)
+    store = Store.open(settings.database_url)
+    client = ZenodoClient(settings, Budget(store, settings))
+    try:
+        assert client.get_record("68358988", Deadline(5)).status == "not_found"
+    finally:
+        client.close()
+        store.close()

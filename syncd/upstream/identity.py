@@ -6,7 +6,9 @@ stored as a miss and answered as fresh. Each service's own 404 has a known shape
 
 - Crossref: the plain text ``Resource not found.`` (sometimes labelled ``application/json``), or a
   JSON ``{"status": "failed", "message-type": ...}`` object (a bad cursor).
-- Zenodo (InvenioRDM): a JSON object ``{"status": 404, "message": "..."}``.
+- Zenodo (InvenioRDM): a JSON object ``{"status": 404, "message": "..."}``, or trimmed by a proxy or a
+  recording to ``{"status": 404}``: a JSON object whose ``status`` equals the HTTP status (issue 25
+  item 5). An HTML or plain-text 404 is never Zenodo's own.
 
 Anything else is :class:`~syncd.errors.UpstreamUnavailable` with a hint naming the base-URL setting,
 and nothing is stored.
@@ -40,9 +42,15 @@ def is_crossref_not_found(text: str) -> bool:
 
 
 def is_zenodo_not_found(text: str) -> bool:
-    """True when a 404 body is Zenodo's own JSON ``{"status": 404, "message": "..."}``."""
+    """True when a 404 body is Zenodo's own: a JSON object whose ``status`` is 404.
+
+    ``{"status": 404, "message": "PID does not exist."}`` and the trimmed ``{"status": 404}`` are;
+    an HTML page, plain text, a JSON list or a ``message`` that is not a string are not.
+    """
     body = _json(text)
-    return isinstance(body, dict) and body.get("status") == 404 and isinstance(body.get("message"), str)
+    if not isinstance(body, dict) or body.get("status") != 404 or isinstance(body.get("status"), bool):
+        return False
+    return isinstance(body.get("message", ""), str)
 
 
 def foreign_not_found(service: str, setting: str, base_url: str, text: str) -> UpstreamUnavailable:
