@@ -95,9 +95,15 @@ async def test_pasted_doi_reaches_the_stored_work_through_the_tool(
 async def test_issn_with_a_wrong_check_digit_is_refused_by_the_tool_without_request(
     cache: Services, fake: FakeUpstream
 ) -> None:
-    """crossref_search_journals issn=1932-6204 (PLOS ONE's ISSN mistyped) is refused; no request is made."""
+    """crossref_search_journals issn=1932-6204 (PLOS ONE's ISSN mistyped) is refused before any request,
+    with the contract's reason for an ISSN no journal has (issn_not_found, issue 25 item 4) and the
+    right check digit in the message.
+    """
     async with Client(build_server(cache)) as client:
         res = await client.call_tool("crossref_search_journals", {"issn": "1932-6204"})
     assert res.is_error
-    assert res.structured_content["error"]["data"]["reason"] in ("invalid_parameter", "invalid_arguments")
+    error = res.structured_content["error"]
+    assert error["data"]["reason"] == "issn_not_found"
+    assert error["data"]["expectedCheckDigit"] == "3"
+    assert "1932-6204" in error["message"] and "check digit should be 3" in error["message"]
     assert fake.count(service="crossref") == 0

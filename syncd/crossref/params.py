@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from syncd.crossref.contracts import SELECT_FIELDS, SORT_FIELDS, SearchWorksInput
-from syncd.errors import InvalidInput
+from syncd.errors import InvalidInput, NotFound
 
 __all__ = [
     "FUNDER_LIST_CEILING",
@@ -23,6 +23,7 @@ __all__ = [
     "funder_id",
     "issn_check_digit",
     "issn_key",
+    "journal_issn",
     "journal_works_params",
     "search_works_request",
 ]
@@ -80,9 +81,40 @@ def issn_key(value: str) -> str:
     if v[7] != expected:
         raise _bad(
             f"{value!r} is not a valid ISSN: its check digit should be {expected}",
-            hint="Check the ISSN for a typo; the last character is a check digit over the first seven.",
+            hint=_CHECK_DIGIT_HINT,
+            expectedCheckDigit=expected,
         )
     return f"{v[:4]}-{v[4:]}"
+
+
+_CHECK_DIGIT_HINT = "Check the ISSN for a typo; the last character is a check digit over the first seven."
+
+
+def journal_issn(value: str) -> str:
+    """The ``issn`` of ``crossref_search_journals`` as :func:`issn_key`, a wrong check digit a miss.
+
+    No journal can hold an ISSN whose check digit is wrong, so it is refused before any request, with
+    the contract's reason for that input (``issn_not_found``: ``/journals/{issn}`` would answer 404)
+    and the right check digit in the message.
+
+    Raises:
+        InvalidInput: ``invalid_parameter`` when ``value`` does not have an ISSN's shape.
+        NotFound: ``issn_not_found`` when its check digit is wrong (``expectedCheckDigit`` in data).
+    """
+    try:
+        return issn_key(value)
+    except InvalidInput as err:
+        expected = err.data.get("expectedCheckDigit")
+        if expected is None:
+            raise
+        shaped = value.strip().replace("-", "").upper()
+        raise NotFound(
+            f"no Crossref journal with ISSN {shaped[:4]}-{shaped[4:]}: its check digit should be {expected}",
+            reason="issn_not_found",
+            hint=_CHECK_DIGIT_HINT,
+            issn=f"{shaped[:4]}-{shaped[4:]}",
+            expectedCheckDigit=expected,
+        ) from None
 
 
 def funder_id(value: str) -> str:

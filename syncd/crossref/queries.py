@@ -25,7 +25,7 @@ from syncd.crossref.names import CROSSREF_FUNDER, CROSSREF_JOURNAL, CROSSREF_MEM
 from syncd.crossref.params import (
     ISSN_RE,
     funder_id,
-    issn_key,
+    journal_issn,
     journal_works_params,
     search_works_request,
 )
@@ -406,7 +406,7 @@ JOURNALS = EntitySearch(
     route="/journals",
     id_arg="issn",
     id_hint="ISSN",
-    key_of=issn_key,
+    key_of=journal_issn,
     not_found=lambda key, prov: NotFound(
         f"no Crossref journal with ISSN {key}",
         reason="issn_not_found",
