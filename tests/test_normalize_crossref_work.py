@@ -85,7 +85,9 @@ def test_raptor_preprint_fields() -> None:
     ]
     assert v["published"] == {"year": 2019, "month": 4, "day": 5}  # only `issued` is deposited
     assert v["publisher"] == "Cold Spring Harbor Laboratory"
-    assert v["abstract"].startswith("Background\n\nBirds of prey (raptors)")
+    # the anchor keeps the section titles and joins sections with single spaces (issue 25 item 1)
+    assert v["abstract"].startswith("Abstract Background Birds of prey (raptors) are dominant apex predators")
+    assert "\n" not in v["abstract"] and "Results" in v["abstract"]
     assert "nextOffset" not in v and "notice" not in v
 
 

@@ -500,7 +500,7 @@ def work_view(message: dict[str, Any], *, offset: int = 0, limit: int = AUTHOR_L
         updatedBy=updated_by,
         updateTo=_updates(message.get("update-to")),
         relations=_relations(message.get("relation")),
-        abstract=(jats_to_text(abstract) or None) if abstract else None,
+        abstract=(jats_to_text(abstract, paragraphs=False) or None) if abstract else None,
         isReferencedByCount=_int(message.get("is-referenced-by-count")),
         referencesCount=_int(references),
         containerTitle=_first_markup(message.get("container-title")),

@@ -202,7 +202,7 @@ def work_summary(item: dict[str, Any], author_limit: int) -> tuple[WorkSummary |
         publisher=_text(item.get("publisher")),
         isReferencedByCount=_int(item.get("is-referenced-by-count")),
         score=_float(item.get("score")),
-        abstract=(jats_to_text(abstract) or None) if abstract else None,
+        abstract=(jats_to_text(abstract, paragraphs=False) or None) if abstract else None,
         updatedBy=_updates(item.get("updated-by")),
         updateTo=_updates(item.get("update-to")),
     )
