@@ -273,7 +273,8 @@ class WorkView(_Model):
     )
     abstract: str | None = Field(
         None,
-        description="Abstract as plain text (JATS markup removed, paragraphs separated by a blank line). "
+        description="Abstract as plain text on one line (JATS markup removed, section titles kept, sections "
+        "joined by single spaces). "
         "Many records have none.",
     )
     isReferencedByCount: int | None = Field(
