@@ -17,6 +17,8 @@ The hooks (every one optional; a kind supplies what it has):
 ``load``            the content to store for one exported item of the kind (``syncd cache import``;
                     without it, the line is stored as exported: :meth:`Kind.load_line`)
 ``arrived``         what the store learns after an item of the kind was stored (a concept's latest)
+``revalidate_many`` revalidate many stored entries of the kind at once (Crossref works: their
+                    ``indexed`` stamps through ``filter=doi:`` list requests; :class:`RevalidateMany`)
 =================== ================================================================================
 
 A kind's stored content is built with :meth:`Kind.content`, which puts the kind's rules on it.
@@ -24,7 +26,7 @@ A kind's stored content is built with :meth:`Kind.content`, which puts the kind'
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -35,7 +37,18 @@ from syncd.store.repo import EntryContent, Store, StoredEntry
 from syncd.store.rules import PLAIN, StoreRules
 from syncd.upstream.http import Deadline
 
-__all__ = ["ALL_STATUSES", "MISS_STATUSES", "Arrived", "Kind", "Load", "Refetch", "TtlSetting"]
+__all__ = [
+    "ALL_STATUSES",
+    "MISS_STATUSES",
+    "Arrived",
+    "Kind",
+    "Load",
+    "OnEntry",
+    "Refetch",
+    "RevalidateMany",
+    "RevalidateOne",
+    "TtlSetting",
+]
 
 TtlSetting = Literal["crossref_work", "zenodo_record", "search", "entity"]
 """Name of the ``ttl.*`` setting that gives an ``ok`` entry its lifetime."""
@@ -61,6 +74,28 @@ Raises :class:`~syncd.errors.MalformedResponse` when the line cannot be stored."
 Arrived = Callable[[Store, dict[str, Any], float], None]
 """``(store, exported line, when)``: what the store learns after an exported line was stored."""
 
+RevalidateOne = Callable[[Any, StoredEntry, Deadline], Any]
+"""``(services, entry, deadline) -> outcome``: revalidate one stored entry now, its failure recorded
+beside it (:func:`syncd.refresh.revalidate`, answering a :class:`syncd.policy.Outcome`)."""
+
+OnEntry = Callable[[StoredEntry, Any], None]
+"""``(entry, outcome)``: told the outcome of each entry a revalidation went through (progress lines)."""
+
+
+@dataclass(frozen=True)
+class RevalidateMany:
+    """How a kind revalidates many stored entries at once (the ``revalidate_many`` hook).
+
+    ``eligible(entry)``: whether a stored entry of the kind can be revalidated this way (e.g. it
+    carries the stamp a list request answers). ``run(services, entries, single, on_entry)``:
+    revalidate ``entries`` (each eligible), falling back on ``single`` (:data:`RevalidateOne`) for
+    those it cannot settle at once, telling ``on_entry`` each outcome; returns a
+    :class:`syncd.batch.BatchReport` (its ``stopped`` set when upstream could not be used any more).
+    """
+
+    eligible: Callable[[StoredEntry], bool]
+    run: Callable[[Any, Sequence[StoredEntry], RevalidateOne, OnEntry | None], Any]
+
 
 @dataclass(frozen=True)
 class Kind:
@@ -74,6 +109,7 @@ class Kind:
     refetch: Refetch | None = None
     load: Load | None = None
     arrived: Arrived | None = None
+    revalidate_many: RevalidateMany | None = None
 
     @property
     def on_demand(self) -> bool:

@@ -1,10 +1,10 @@
 """Revalidation: one stored entry, or a sweep of stale entries (oldest ``validated_at`` first) in budget.
 
 Used by the daemon's scheduled job and by ``syncd cache refresh``. Each stored kind's ``refetch`` hook
-(:class:`syncd.kinds.Kind`, from :data:`syncd.registry.KINDS`) asks upstream again. Stale Crossref
-works that carry an ``indexed`` stamp are confirmed in groups through one list request each
-(:mod:`syncd.batch`) when there are at least :data:`BATCH_MIN` of them; everything else is
-revalidated one by one.
+(:class:`syncd.kinds.Kind`, from :data:`syncd.registry.KINDS`) asks upstream again. A kind that
+supplies the ``revalidate_many`` hook (Crossref works: their ``indexed`` stamps confirmed in groups
+through one list request each) gets its stale entries that hook accepts when there are at least
+:data:`BATCH_MIN` of them (:mod:`syncd.batch`); everything else is revalidated one by one.
 """
 
 from __future__ import annotations
@@ -15,17 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
 from syncd import policy
-from syncd.batch import GROUP, BatchReport, confirmed, eligible, fetch_stamps, filter_safe, halves
 from syncd.budget import Budget
-from syncd.errors import (
-    BudgetExhausted,
-    MalformedResponse,
-    SyncdError,
-    UpstreamError,
-    UpstreamOffline,
-    UpstreamRejected,
-    UpstreamUnavailable,
-)
+from syncd.errors import BudgetExhausted, SyncdError, UpstreamError
 from syncd.policy import Outcome, Result, Tally
 from syncd.registry import KINDS
 from syncd.services import Services
@@ -38,7 +29,6 @@ __all__ = [
     "UPSTREAM_REASONS",
     "SweepReport",
     "revalidate",
-    "revalidate_crossref",
     "sweep",
 ]
 
@@ -68,109 +58,6 @@ def revalidate(svc: Services, entry: StoredEntry, deadline: Deadline | None = No
     return policy.outcome_of(entry, stored)
 
 
-def _splittable(exc: SyncdError) -> bool:
-    """Whether a failed list request may be the batch's fault (split it) rather than upstream's (stop).
-
-    HTTP 400 (a DOI Crossref's filter parser refused), a 5xx answer, or a body that is not a work
-    list: yes. A 429, a spent budget, an open breaker or a timeout: no, the rest waits.
-    """
-    if isinstance(exc, UpstreamRejected | MalformedResponse):
-        return True
-    status = exc.data.get("status")
-    return (
-        isinstance(exc, UpstreamUnavailable)
-        and not isinstance(exc, UpstreamOffline)
-        and isinstance(status, int)
-        and status >= 500
-    )
-
-
-def revalidate_crossref(
-    svc: Services,
-    entries: Sequence[StoredEntry],
-    *,
-    group: int = GROUP,
-    deadline_s: float = 60.0,
-    on_entry: Callable[[StoredEntry, Outcome], None] | None = None,
-) -> BatchReport:
-    """Revalidate stored Crossref works in groups of ``group`` (see :mod:`syncd.batch`).
-
-    DOIs that cannot go into a ``doi:`` filter (:func:`syncd.batch.filter_safe`) are revalidated
-    alone. A list request upstream rejects (400, 5xx, unreadable body) is split in halves, down to
-    single lookups (``GET /works/{doi}``): the good works are confirmed, the bad one is revalidated
-    alone or counted failed with its reason, so every sweep makes progress. Stops early
-    (``stopped``) when the budget is spent, a pool is rate limited or the list pool is offline; the
-    rest waits for the next sweep.
-    """
-    report = BatchReport()
-    todo = [e for e in entries if eligible(e)]
-    alone = [e for e in todo if not filter_safe(e.doi or e.key)]
-    for entry in alone:
-        log.info("event=batch_single doi=%s reason=filter_unsafe", entry.doi or entry.key)
-    pending: list[Sequence[StoredEntry]] = [[e] for e in alone]
-    safe = [e for e in todo if filter_safe(e.doi or e.key)]
-    pending += [safe[i : i + group] for i in range(0, len(safe), group)]
-    while pending and not report.stopped:
-        chunk = pending.pop(0)
-        if len(chunk) == 1:
-            _single(svc, chunk[0], report, deadline_s, on_entry)
-            continue
-        report.list_requests += 1
-        try:
-            stamps = fetch_stamps(svc.upstreams.crossref, chunk, Deadline(deadline_s))
-        except (UpstreamError, BudgetExhausted) as exc:
-            if isinstance(exc, UpstreamError) and _splittable(exc):
-                log.info("event=batch_split size=%d reason=%s", len(chunk), exc.reason)
-                pending[:0] = halves(chunk)
-                continue
-            report.stopped = exc.reason
-            log.info("event=batch_stopped reason=%s", exc.reason)
-            break
-        for entry in chunk:
-            if confirmed(entry, stamps):
-                svc.store.mark_validated(entry.id)
-                _count(report, entry, policy.UNCHANGED, on_entry)
-            elif _single(svc, entry, report, deadline_s, on_entry):
-                break
-    log.info(
-        "event=batch_revalidate checked=%d unchanged=%d changed=%d failed=%d list_requests=%d "
-        "single_requests=%d stopped=%s",
-        report.checked, report.unchanged, report.changed, report.failed, report.list_requests,
-        report.single_requests, report.stopped or "-",
-    )  # fmt: skip
-    return report
-
-
-def _count(
-    report: BatchReport,
-    entry: StoredEntry,
-    outcome: Outcome,
-    on_entry: Callable[[StoredEntry, Outcome], None] | None,
-) -> None:
-    report.add(outcome)
-    if on_entry is not None:
-        on_entry(entry, outcome)
-
-
-def _single(
-    svc: Services,
-    entry: StoredEntry,
-    report: BatchReport,
-    deadline_s: float,
-    on_entry: Callable[[StoredEntry, Outcome], None] | None,
-) -> bool:
-    """Revalidate ``entry`` alone (``GET /works/{doi}``), count it; True when that ends the batch (429)."""
-    outcome = revalidate(svc, entry, Deadline(deadline_s))
-    report.single_requests += 1
-    _count(report, entry, outcome, on_entry)
-    if outcome.result is Result.FAILED and outcome.reason == "rate_limited":
-        report.stopped = "rate_limited"
-        return True
-    if outcome.result is Result.FAILED:
-        log.info("event=batch_failed doi=%s reason=%s", entry.doi or entry.key, outcome.reason)
-    return False
-
-
 @dataclass
 class SweepReport(Tally):
     """Counts of one sweep: entries ``checked`` and how each ended; ``stopped`` names why it ended early."""
@@ -191,7 +78,8 @@ UPSTREAM_REASONS = frozenset(
 """Failure reasons that make a sweep's ``event=sweep`` line a WARNING (``journalctl -p warning``): upstream
 could not be used, or an entry failed on a bug."""
 BATCH_MIN = 3
-"""Fewest stale Crossref works worth one list request instead of single revalidations."""
+"""Fewest stale entries of a kind worth its ``revalidate_many`` hook (e.g. one Crossref list request)
+instead of single revalidations."""
 
 
 def sweep(
@@ -215,15 +103,7 @@ def sweep(
     else:
         ttls = policy.ttls(svc.settings.ttl, KINDS.values(), background=True)
         todo = svc.store.stale(ttls, now, limit, ahead_s=policy.CLOCK_SKEW_S)
-    batchable = [e for e in todo if eligible(e)]
-    if len(batchable) >= BATCH_MIN:
-        batch = revalidate_crossref(svc, batchable, on_entry=on_entry)
-        report.merge(batch)
-        report.requests += batch.requests
-        if batch.stopped:
-            report.stopped = batch.stopped
-        done = {e.id for e in batchable}
-        todo = [e for e in todo if e.id not in done]
+    todo = _in_batches(svc, todo, report, on_entry)
     for entry in todo if report.stopped != "rate_limited" else []:
         outcome = revalidate(svc, entry)
         report.requests += 1
@@ -249,6 +129,34 @@ def sweep(
         report.elapsed_s,
     )
     return report
+
+
+def _in_batches(
+    svc: Services,
+    todo: list[StoredEntry],
+    report: SweepReport,
+    on_entry: Callable[[StoredEntry, Outcome], None] | None,
+) -> list[StoredEntry]:
+    """Revalidate the entries of ``todo`` each kind's ``revalidate_many`` hook accepts; returns the rest.
+
+    A kind's hook runs when it accepts at least :data:`BATCH_MIN` entries; its counts go to ``report``
+    (and its ``stopped``, which ends the batches); the entries left are revalidated singly.
+    """
+    for kind in KINDS.values():
+        many = kind.revalidate_many
+        if many is None or report.stopped:
+            continue
+        batchable = [e for e in todo if e.kind == kind.name and many.eligible(e)]
+        if len(batchable) < BATCH_MIN:
+            continue
+        batch = many.run(svc, batchable, revalidate, on_entry)
+        report.merge(batch)
+        report.requests += batch.requests
+        if batch.stopped:
+            report.stopped = batch.stopped
+        done = {e.id for e in batchable}
+        todo = [e for e in todo if e.id not in done]
+    return todo
 
 
 def stops(budget: Budget, kind: str, reason: str | None) -> bool:

@@ -3,7 +3,9 @@
 Adding an upstream is one folder (``syncd/<slice>/`` with its ``names.py``, ``rules.py`` and
 ``kinds.py``) plus one entry in :data:`SLICES`. Everything else reads the kinds from here:
 the road (:func:`syncd.cache.local_first`) and the store receive a :class:`~syncd.kinds.Kind`, the
-refresh, import, verify and change-feed code look a kind up by name in :data:`KINDS`.
+refresh, import, verify and change-feed code look a kind up by name in :data:`KINDS`; the passes over
+the watch lists (:mod:`syncd.sync`) find each watch kind's walker in :data:`WALKERS` and who fetches a
+watched DOI in :data:`DOI_WALKERS` (each slice declares its own in its ``walk.py``).
 """
 
 from __future__ import annotations
@@ -11,21 +13,26 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from syncd.crossref import kinds as crossref_kinds
+from syncd.crossref import walk as crossref_walk
 from syncd.crossref.names import CROSSREF_WORK
 from syncd.doiorg import kinds as doiorg_kinds
 from syncd.doiorg.names import DOI_RA
 from syncd.kinds import Kind
 from syncd.store.rules import StoreRules
+from syncd.watchwalk import DoiWalker, Walker
 from syncd.zenodo import kinds as zenodo_kinds
+from syncd.zenodo import walk as zenodo_walk
 from syncd.zenodo.names import CONCEPT_DOI_PREFIX, ZENODO_RECORD
 
 __all__ = [
     "CHANGE_SOURCES",
+    "DOI_WALKERS",
     "KINDS",
     "RECORD_KINDS",
     "SERIES_DOI_PREFIXES",
     "SLICES",
     "STORE_RULES",
+    "WALKERS",
     "WATCHED_DOI_KIND",
     "kind_of",
 ]
@@ -60,6 +67,14 @@ WATCHED_DOI_KIND = CROSSREF_WORK
 
 SERIES_DOI_PREFIXES: tuple[str, ...] = (CONCEPT_DOI_PREFIX,)
 """DOI prefixes that make a series id a concept DOI (the change feed's watch match)."""
+
+
+WALKERS: dict[str, Walker] = {**crossref_walk.WALKERS, **zenodo_walk.WALKERS}
+"""The walker of each watch kind but ``doi`` (:mod:`syncd.sync` walks a watch through its kind's)."""
+
+DOI_WALKERS: tuple[DoiWalker, ...] = (crossref_walk.DOIS, zenodo_walk.DOIS)
+"""Who fetches watched DOIs, in fetch order: a DOI goes to the walker that claims it, else to the one
+claiming every DOI no other does (Crossref's)."""
 
 
 def kind_of(name: str) -> Kind:

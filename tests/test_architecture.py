@@ -233,26 +233,35 @@ def _kind_mentions(module: str) -> list[str]:
     return found
 
 
-KIND_FREE = ("syncd.store", "syncd.cache", "syncd.policy", "syncd.kinds", "syncd.services", "syncd.refresh")
+KIND_FREE = (
+    "syncd.store",
+    "syncd.cache",
+    "syncd.policy",
+    "syncd.kinds",
+    "syncd.services",
+    "syncd.refresh",
+    "syncd.batch",
+    "syncd.sync",
+    "syncd.watchwalk",
+)
 """Modules (and packages) that must name no kind: the store, the road, the policy, the hook spec,
-the services bundle, revalidation."""
+the services bundle, revalidation and its batches, the watch passes and what walkers share."""
 
-PENDING_KIND_NAMES = {
-    "syncd.sync": "the Crossref and Zenodo walkers still live in one module (they move into the slices)",
-    "syncd.batch": "the Crossref list revalidation (moves into the Crossref slice with its hook)",
-}
+PENDING_KIND_NAMES: dict[str, str] = {}
 """Core modules that still name a kind, each with what removes it (kept failing if it grows)."""
 
 
 def test_the_store_and_the_core_name_no_kind() -> None:
-    """No kind name or kind constant in the store, the road, the policy, the hook spec or refresh."""
+    """No kind name or kind constant in the store, the road, the policy, the hook spec, refresh, the
+    batch revalidation or the watch passes.
+    """
     core = [m for m in MODULES if m.startswith(KIND_FREE)]
     assert len(core) > 15
     assert [f for m in core for f in _kind_mentions(m)] == []
 
 
 def test_the_pending_core_modules_name_kinds_only_where_listed() -> None:
-    """sync/batch still name kinds (listed with why); transfer, cli and the MCP machinery name none."""
+    """Transfer, cli and the MCP machinery name no kind; a pending core module is listed with why."""
     others = [
         m
         for m in MODULES
@@ -309,6 +318,7 @@ SLICE_ROLES = (
     "lookups",
     "queries",
     "tools",
+    "walk",
 )
 """The files every upstream slice holds, each for one job; ``<role>_<topic>.py`` splits a big role."""
 PENDING_ROLES = {
@@ -352,12 +362,25 @@ def test_the_slices_hold_files_of_the_same_names_and_only_the_registry_imports_e
     assert across == sorted(PENDING_ACROSS)
 
 
+WALK_MACHINERY = ("syncd.sync", "syncd.watchwalk", "syncd.cursorwalk", "syncd.batch", "syncd.refresh")
+
+
+def test_the_walk_and_batch_machinery_import_no_slice() -> None:
+    """The watch passes, what walkers share and the batch revalidation import no slice module: they read
+    each watch kind's walker and each kind's ``revalidate_many`` hook from the registry.
+    """
+    graph = _graph()
+    slices = ("syncd.crossref", "syncd.zenodo", "syncd.doiorg")
+    found = {m: sorted(d for d in graph[m] if d.startswith(slices)) for m in WALK_MACHINERY}
+    assert {m: d for m, d in found.items() if d} == {}
+    assert "syncd.registry" in graph["syncd.sync"] and "syncd.registry" in graph["syncd.refresh"]
+
+
 PENDING_TWO_SLICES = {
     "syncd.cli.cache_commands": "branches on the upstream (commands call one registry-driven function)",
     "syncd.cli.common": "branches on the upstream (the registry answers which slice holds a kind)",
     "syncd.services": "opens each upstream's client (the registry hands over the client factories)",
     "syncd.normalize.changes": "the change summaries of each kind (move to each slice's rules)",
-    "syncd.sync": "the walkers of both upstreams (move into the slices)",
     "syncd.tools.fit": "the size-budget cuts of each tool (move onto each tool's ToolSpec)",
     "syncd.tools.server": "lists each slice's tools (the registry hands them over)",
 }
@@ -375,7 +398,6 @@ OVERSIZED = {
     "syncd.zenodo.lookups",
     "syncd.normalize.text",
     "syncd.store.repo",
-    "syncd.sync",
     "syncd.tools.params",
     "syncd.transfer",
 }
@@ -387,7 +409,6 @@ LONG_FUNCTIONS = {
     "syncd.store.maintenance.prune",
     "syncd.store.maintenance.verify",
     "syncd.store.repo.put_content",
-    "syncd.sync.sync_crossref_query",
 }
 """Functions over 80 lines today (to be split)."""
 

@@ -18,10 +18,10 @@ from typing import Any
 
 from click.testing import CliRunner, Result
 
-from syncd.batch import filter_safe
 from syncd.bibliography import parse_text, read_bibliography
 from syncd.cli import cli
 from syncd.config import Settings
+from syncd.crossref.params_filter import filter_safe
 from syncd.store.repo import Store
 from syncd.store.watches import list_watches
 from tests.corpus_path import CORPUS

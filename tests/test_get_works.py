@@ -18,9 +18,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp import Client, MCPError
 
-from syncd.batch import filter_safe
 from syncd.crossref.contracts import WorksCounts, WorksItem
 from syncd.crossref.lookups_batch import get_works
+from syncd.crossref.params_filter import filter_safe
 from syncd.crossref.rules import WORK_RULES
 from syncd.crossref.tools_batch import counts_of, item_data
 from syncd.services import Services

@@ -6,16 +6,19 @@ answered local-first (fetched once, then from the store, revalidated past its TT
 of it is refused and the stored copy served stale, its replaced body writes a change-feed row with
 its own summary, and ``cache verify --hashes`` re-hashes it with its own projection. The upstream is
 a recorded Zenodo community (``tests/corpus/zenodo/community/communities-lexibank.json``) whose
-title changes between two answers.
+title changes between two answers. A toy watch kind is walked by the walker the registry names for
+it, and a toy kind's ``revalidate_many`` hook takes its stale entries in the sweep.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import sys
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,17 +27,24 @@ import pytest
 from freezegun import freeze_time
 from mcp import Client
 
+from syncd import policy, registry
+from syncd import watch as watch_mod
+from syncd.batch import BatchReport, count_outcome
 from syncd.cache import local_first
 from syncd.config import Settings
-from syncd.kinds import Kind
+from syncd.kinds import Kind, OnEntry, RevalidateMany, RevalidateOne
+from syncd.refresh import sweep
 from syncd.services import Services
 from syncd.store.changes import list_changes
 from syncd.store.content import content_hash
 from syncd.store.maintenance import verify
 from syncd.store.repo import Store, StoredEntry
 from syncd.store.rules import ChangeSummary, Side, StoreRules
+from syncd.store.watches import StoredWatch, add_watch
+from syncd.sync import DOI_WATCH, sync_all
 from syncd.tools.server import build_server
 from syncd.upstream.http import Deadline
+from syncd.watchwalk import PageHook, SyncReport
 from tests.corpus_path import CORPUS
 
 COMMUNITY = json.loads((CORPUS / "zenodo/community/communities-lexibank.json").read_text(encoding="utf-8"))
@@ -172,3 +182,83 @@ async def test_a_crossref_get_work_walk_names_no_zenodo_module(cache: Services) 
     modules = set(entered)
     assert {"syncd.crossref.lookups", "syncd.cache", "syncd.policy", "syncd.store.repo"} <= modules
     assert sorted(m for m in modules if "zenodo" in m) == []
+
+
+# --- the walkers and the batch revalidation read the registry --------------------------------------
+
+
+def test_every_watch_kind_has_a_walker_in_the_registry() -> None:
+    """Each watch kind ``syncd watch add`` accepts is walked: ``doi`` by the DOI walkers, the others by
+    the walker :data:`syncd.registry.WALKERS` names; exactly one DOI walker takes unclaimed DOIs.
+    """
+    assert set(watch_mod.KINDS) == {DOI_WATCH, *registry.WALKERS}
+    assert [w.claims is None for w in registry.DOI_WALKERS].count(True) == 1
+
+
+def test_a_toy_watch_kind_is_walked_by_the_walker_the_registry_names(
+    svc: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pass walks a watch of a kind known only to a test through the walker put in ``WALKERS``:
+    the walker's counts come back as the watch's report, and what it stored is in the store.
+    """
+    walked: list[str] = []
+
+    def toy_walk(
+        svc: Services, watch: StoredWatch, *, now: float | None = None, on_page: PageHook | None = None,
+        full: bool = False, report: SyncReport | None = None,
+    ) -> SyncReport:  # fmt: skip
+        assert report is not None  # the pass hands its report over, to keep the counts of a walk that raises
+        before = svc.store.get(TOY.name, watch.spec["slug"])
+        stored = Upstream([COMMUNITY]).fetch(svc.store)
+        report.requests += 1
+        report.count_stored(before is None, False)
+        report.complete = True
+        walked.append(stored.key)
+        return report
+
+    monkeypatch.setitem(registry.WALKERS, "toy_watch", toy_walk)
+    add_watch(svc.store, "toy_watch", {"slug": "lexibank"})
+    [report] = sync_all(svc)
+    assert walked == ["lexibank"]
+    counts = (report.kind, report.requests, report.stored, report.new, report.complete)
+    assert counts == ("toy_watch", 1, 1, 1, True)
+    entry = svc.store.get(TOY.name, "lexibank")
+    assert entry is not None and entry.title == COMMUNITY["metadata"]["title"]
+
+
+def test_a_toy_kind_revalidate_many_hook_takes_its_stale_entries_in_the_sweep(
+    svc: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sweep hands a kind's ``revalidate_many`` hook the stale entries it accepts (at least
+    ``BATCH_MIN``) and revalidates the one it refuses singly; both counts end up in the sweep's report.
+    """
+    batches: list[list[str]] = []
+
+    def run(
+        services: Services, entries: Sequence[StoredEntry], single: RevalidateOne, on_entry: OnEntry | None
+    ) -> BatchReport:
+        batches.append(sorted(e.key for e in entries))
+        report = BatchReport(list_requests=1)
+        for entry in entries:
+            services.store.mark_validated(entry.id)
+            count_outcome(report, entry, policy.UNCHANGED, on_entry)
+        return report
+
+    many = RevalidateMany(eligible=lambda e: e.key != "odd", run=run)
+    kind = dataclasses.replace(TOY, revalidate_many=many)
+    monkeypatch.setitem(registry.KINDS, kind.name, kind)
+    text = json.dumps(COMMUNITY)
+    for key in ("a", "b", "c", "odd"):
+        svc.store.put_content(kind.content(key, "ok", text, content_hash(_projection(COMMUNITY)), title="x"))
+    told: list[tuple[str, str]] = []
+    report = sweep(svc, 100, now=time.time() + 8 * 86_400, on_entry=lambda e, o: told.append((e.key, str(o))))
+    assert batches == [["a", "b", "c"]]
+    # the refused one goes the single road: the toy kind has no refetch hook
+    assert (report.checked, report.unchanged, report.failed, report.requests) == (4, 3, 1, 2)
+    assert report.failures == {"unsupported_kind": 1}
+    assert sorted(told) == [
+        ("a", "unchanged"),
+        ("b", "unchanged"),
+        ("c", "unchanged"),
+        ("odd", "failed:unsupported_kind"),
+    ]

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from syncd.batch import filter_safe
 from syncd.cli import cli
 from syncd.config import Settings
 from syncd.crossref.lookups import get_work
+from syncd.crossref.params_filter import filter_safe
 from syncd.normalize.doi import parse_doi
 from syncd.refresh import sweep
 from syncd.services import Services

@@ -15,10 +15,11 @@ from click.testing import CliRunner, Result
 from syncd import watch as watch_mod
 from syncd.cli import cli
 from syncd.config import Settings
+from syncd.crossref.walk import crossref_params
 from syncd.cursorwalk import STUCK_PAGES
 from syncd.services import Services
 from syncd.store.watches import get_sync_state, save_sync_state
-from syncd.sync import crossref_params, sync_watch
+from syncd.sync import sync_watch
 from tests.conftest import corpus_json
 from tests.fakeupstream import FakeUpstream
 from tests.test_cli import env  # noqa: F401  (fixture: SYNCD_* pointing at the fake and a temp DB)

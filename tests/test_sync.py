@@ -13,14 +13,17 @@ from urllib.parse import urlencode
 import pytest
 
 from syncd import watch as watch_mod
-from syncd.batch import batch_params
 from syncd.config import Settings
+from syncd.crossref.lookups_revalidate import revalidate_works
+from syncd.crossref.params_filter import batch_params
+from syncd.crossref.walk import crossref_params
 from syncd.cursorwalk import SORT
-from syncd.refresh import revalidate_crossref, sweep
+from syncd.refresh import revalidate, sweep
 from syncd.services import Services
 from syncd.store.repo import Store
 from syncd.store.watches import get_sync_state, list_watches
-from syncd.sync import ZENODO_FLOOR, crossref_params, sync_all, sync_watch, zenodo_params
+from syncd.sync import sync_all, sync_watch
+from syncd.zenodo.walk import ZENODO_FLOOR, zenodo_params
 from tests.conftest import corpus_json, make_settings
 from tests.fakeupstream import FakeUpstream
 
@@ -306,7 +309,7 @@ def test_batch_falls_back_to_single_fetch_for_works_the_list_omits(
         _work_list([{"DOI": e.key, "indexed": {"date-time": e.upstream_version}} for e in entries[:2]], None),  # type: ignore[union-attr]
     )
     fake.reset_log()
-    report = revalidate_crossref(daemon_cache, entries)  # type: ignore[arg-type]
+    report = revalidate_works(daemon_cache, entries, revalidate)  # type: ignore[arg-type]
     assert (report.list_requests, report.single_requests, report.unchanged) == (1, 1, 2)
     # the fake has no /works/{doi} for this PRC work: a 404 keeps the stored body (BC-09), counted as failed
     assert report.failed == 1 and report.failures == {"not_found": 1}

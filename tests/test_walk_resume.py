@@ -24,10 +24,11 @@ from syncd import watch as watch_mod
 from syncd.cli import cli
 from syncd.cli.watch_commands import _outcome
 from syncd.config import Settings
+from syncd.crossref.walk import MAX_RESUMES
 from syncd.cursorwalk import CURSOR_TTL_S
 from syncd.services import Services
 from syncd.store.watches import StoredWatch, get_sync_state, save_sync_state
-from syncd.sync import MAX_RESUMES, sync_watch
+from syncd.sync import sync_watch
 from tests.conftest import corpus_json
 from tests.fakeupstream import FakeUpstream
 from tests.test_cli import env  # noqa: F401  (fixture: SYNCD_* pointing at the fake and a temp DB)

@@ -35,6 +35,7 @@ from syncd import policy
 from syncd.cache import Lookup, local_first
 from syncd.crossref import views as crossref_norm
 from syncd.crossref.client import CrossrefClient, EntityAnswer
+from syncd.crossref.lookups_revalidate import REVALIDATE_MANY
 from syncd.crossref.names import (
     CROSSREF_FUNDER,
     CROSSREF_JOURNAL,
@@ -141,9 +142,11 @@ def load_work(rec: dict[str, Any], raw: str | None) -> EntryContent:
 
 
 WORK = Kind(
-    CROSSREF_WORK, "crossref_work", "crossref_single", rules=WORK_RULES, refetch=_refetch_work, load=load_work
-)
-"""``crossref_work``: a work, ``GET /works/{doi}`` (``ttl.crossref_work``, pool ``crossref_single``)."""
+    CROSSREF_WORK, "crossref_work", "crossref_single", rules=WORK_RULES, refetch=_refetch_work,
+    load=load_work, revalidate_many=REVALIDATE_MANY,
+)  # fmt: skip
+"""``crossref_work``: a work, ``GET /works/{doi}`` (``ttl.crossref_work``, pool ``crossref_single``);
+stale works confirmed in groups by their ``indexed`` stamps (:mod:`syncd.crossref.lookups_revalidate`)."""
 
 LIST = Kind(CROSSREF_SEARCH, "search", "crossref_list", rules=LIST_RULES, refetch=_refetch_list)
 """``crossref_search``: a list page (``ttl.search``, pool ``crossref_list``; refetched only when asked)."""

@@ -9,9 +9,9 @@ and an agent's list resolve alike). For each input, in order:
 2. The runner's policy decides per DOI, as for :func:`syncd.crossref.lookups.get_work`: a fresh
    stored work (or stored miss) is answered from the store; with upstream unusable a stored copy is
    answered stale and a DOI with nothing stored gets the declared error as its item reason.
-3. DOIs to fetch that fit in a ``doi:`` filter (:func:`syncd.batch.filter_safe`) go
-   :data:`~syncd.batch.GROUP` (50; fewer when long, :data:`MAX_FILTER_CHARS`) at a time into one
-   ``/works?filter=doi:A,doi:B,...&rows=N`` list request of the list pool (no ``select``: each item
+3. DOIs to fetch that fit in a ``doi:`` filter (:func:`syncd.crossref.params_filter.filter_safe`) go
+   :data:`~syncd.crossref.params_filter.GROUP` (50; fewer when long, :data:`MAX_FILTER_CHARS`) at a time
+   into one ``/works?filter=doi:A,doi:B,...&rows=N`` list request of the list pool (no ``select``: each item
    is the whole work, reference list included, so it is stored exactly as a single fetch stores it,
    :func:`~syncd.crossref.lookups.work_content`). A group of one, a DOI no filter can carry, and a
    Zenodo DOI take the single path (:func:`~syncd.crossref.lookups.get_work`). A partial copy from
@@ -53,11 +53,11 @@ from functools import partial
 from typing import Any
 
 from syncd import policy
-from syncd.batch import GROUP, filter_safe
 from syncd.cache import Lookup, Plan
 from syncd.crossref import lookups as lookups_crossref
 from syncd.crossref.contracts import Update
 from syncd.crossref.names import CROSSREF_WORK
+from syncd.crossref.params_filter import GROUP, filter_safe
 from syncd.errors import BudgetExhausted, InvalidInput, NotFound, StoreError, SyncdError, UpstreamError
 from syncd.normalize.doi import ParsedDOI, is_zenodo_doi, parse_doi
 from syncd.policy import Action, Provenance
