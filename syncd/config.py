@@ -341,7 +341,7 @@ class Settings(BaseSettings):
         description="Daemon start and `syncd cache stats`: one cheap request per upstream (inside the "
         "budget) to tell a wrong base URL; false skips it.",
     )
-    # daemon: watch lists and their sync (syncd/watch.py, syncd/sync.py)
+    # daemon: watch lists and their sync (syncd/watch.py, syncd/sync.py, each slice's walk.py)
     watch: WatchSettings = Field(default_factory=WatchSettings)
     sync_interval_s: float = Field(3600.0, gt=0, description="Daemon: seconds between watch-list syncs.")
 
