@@ -32,10 +32,10 @@ from syncd.config import TtlSettings
 from syncd.errors import BudgetExhausted, StoreError, UpstreamError
 from syncd.kinds import Kind
 from syncd.policy import Action, Decision, EntryFacts, Provenance, UpstreamFacts
-from syncd.store.repo import Store, StoredEntry
+from syncd.store.repo import EntryContent, Store, StoredEntry
 from syncd.upstream.http import Deadline
 
-__all__ = ["Answer", "Claim", "Lookup", "Plan", "Runner", "local_first"]
+__all__ = ["Answer", "Claim", "Lookup", "Plan", "Runner", "local_first", "unstored_entry"]
 
 log = logging.getLogger("syncd.cache")
 
@@ -234,6 +234,40 @@ class Runner:
                 self._decide(plan.kind, plan.entry, plan.deadline, plan.force),
             )
             yield Claim(self._store, redo, self._settled(redo))
+
+
+UNSTORED_ID = 0
+"""The ``id`` of an entry built from an upstream answer that was not stored (stored ids start at 1)."""
+
+
+def unstored_entry(content: EntryContent, now: float) -> StoredEntry:
+    """``content`` (what upstream answered now) in the shape of a stored entry, without storing it.
+
+    For an answer the store could not keep (a write lock not had in time, a full disk, the database
+    unreachable): fetched and validated ``now`` (epoch seconds), ``id`` :data:`UNSTORED_ID`; its
+    provenance is :func:`syncd.policy.unstored`.
+    """
+    return StoredEntry(
+        id=UNSTORED_ID,
+        kind=content.kind,
+        key=content.key,
+        status=content.status,
+        body=content.body,
+        content_hash=content.content_hash,
+        upstream_version=content.upstream_version,
+        doi=content.doi,
+        concept_key=content.concept_key,
+        title=content.title,
+        fetched_at=now,
+        validated_at=now,
+        etag=content.etag,
+        last_modified=content.last_modified,
+        checks=0,
+        changes=0,
+        last_error=None,
+        last_error_at=None,
+        volatile=content.volatile,
+    )
 
 
 class _Read(enum.Enum):

@@ -76,6 +76,7 @@ __all__ = [
     "stale",
     "ttl_s",
     "ttls",
+    "unstored",
 ]
 
 CLOCK_SKEW_S = 5.0
@@ -292,7 +293,9 @@ class Provenance:
     this call) or ``store-stale`` (past its lifetime and upstream could not be used).
     ``upstream_error``: the reason code of the failure that made the answer stale. ``etag``: syncd's
     own validator for the content (the content hash), the same for every upstream, so a client can
-    tell whether an answer changed since an earlier one.
+    tell whether an answer changed since an earlier one. ``store_error``: the answer came from
+    upstream but could not be stored (the reason code, ``store_unavailable``): the next call asks
+    upstream again.
     """
 
     source: str
@@ -301,6 +304,7 @@ class Provenance:
     stale: bool
     upstream_error: str | None = None
     etag: str | None = None
+    store_error: str | None = None
 
     def as_dict(self, now: float | None = None) -> dict[str, Any]:
         """The ``cache`` block of a tool answer (times ISO 8601 UTC, ``age_s`` in seconds)."""
@@ -316,6 +320,9 @@ class Provenance:
             out["upstream_error"] = self.upstream_error
         if self.etag:
             out["etag"] = f'"{self.etag[:32]}"'
+        if self.store_error:
+            out["stored"] = False
+            out["store_error"] = self.store_error
         return out
 
 
@@ -339,6 +346,22 @@ def stale(entry: StoredEntry, reason: str | None, *, is_stale: bool = True) -> P
 def from_upstream(entry: StoredEntry) -> Provenance:
     """An entry fetched or confirmed by upstream in this call."""
     return Provenance("upstream", entry.fetched_at, entry.validated_at, stale=False, etag=entry.content_hash)
+
+
+def unstored(entry: StoredEntry, reason: str) -> Provenance:
+    """An answer upstream gave in this call that could not be stored (``reason``: why, a reason code).
+
+    ``entry`` is the answer in stored form (:func:`syncd.cache.unstored_entry`); the ``cache`` block
+    says ``source: upstream``, ``stored: false`` and ``store_error``.
+    """
+    return Provenance(
+        "upstream",
+        entry.fetched_at,
+        entry.validated_at,
+        stale=False,
+        etag=entry.content_hash,
+        store_error=reason,
+    )
 
 
 def answered(decision: Decision, entry: StoredEntry) -> Provenance | None:

@@ -26,6 +26,13 @@ class CacheInfo(BaseModel):
     etag: str | None = Field(
         None, description="syncd's validator for this content (a content hash): unchanged content, same etag."
     )
+    stored: bool | None = Field(
+        None,
+        description="false when this upstream answer could not be kept in the local store (absent: stored).",
+    )
+    store_error: str | None = Field(
+        None, description="Reason code of the store failure that kept this answer out of the store."
+    )
 
 
 class Recovery(BaseModel):

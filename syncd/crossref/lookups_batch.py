@@ -25,6 +25,16 @@ and an agent's list resolve alike). For each input, in order:
    per new prefix among the misses (``registrationAgency: DataCite`` for a DataCite DOI).
 5. A failed list request (HTTP 400/5xx, unreadable body, 429, spent budget, breaker open) fails its
    group only: held works are answered stale with the reason, the others carry it as their reason.
+6. The store must be writable for a fetch (the request budget lives in it): before the first request
+   the write lock is probed once, for at most :data:`~syncd.cache.PROBE_SHARE` of the call's deadline
+   (:meth:`~syncd.store.repo.Store.can_write`; a full disk or read-only file is known at once). When
+   it cannot be had (another process holds SQLite's write lock, the disk is full), no request is
+   sent: held works are answered stale (``store_unavailable``) and the others carry
+   ``store_unavailable`` as their reason. Every later write of the call waits at most what is left
+   of its deadline (:meth:`~syncd.store.repo.Store.waits_within`), the works of one list answer are
+   stored in one transaction (one lock wait per group, not per DOI), and once a write of the call
+   failed no other is tried: works already read from upstream are answered unstored (their ``cache``
+   block says ``stored: false``), the rest carry ``store_unavailable``.
 
 Requests for ``n`` DOIs to fetch: ``ceil(n / 50)`` list requests (two at a time), one
 ``/works/{doi}`` per DOI that cannot go in a filter, one doi.org request per new prefix among the
@@ -46,6 +56,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -53,7 +64,7 @@ from functools import partial
 from typing import Any
 
 from syncd import policy
-from syncd.cache import Lookup, Plan
+from syncd.cache import PROBE_SHARE, Lookup, Plan, unstored_entry
 from syncd.crossref import lookups as lookups_crossref
 from syncd.crossref.contracts import Update
 from syncd.crossref.names import CROSSREF_WORK
@@ -62,7 +73,7 @@ from syncd.errors import BudgetExhausted, InvalidInput, NotFound, StoreError, Sy
 from syncd.normalize.doi import ParsedDOI, is_zenodo_doi, parse_doi
 from syncd.policy import Action, Provenance
 from syncd.services import Services
-from syncd.store.repo import EntryContent
+from syncd.store.repo import EntryContent, StoredEntry, write_cause
 from syncd.upstream.http import Deadline, current_deadline
 
 __all__ = [
@@ -181,6 +192,29 @@ class _Pending:
     result: WorkItem | None = None
 
 
+class _Writes:
+    """The store writes of one batch call: probed once, and none tried after one failed.
+
+    ``failed``: the cause (``locked``, ``disk_full``, ``read_only``, ``error``) of the first write of
+    the call that could not be done, or None.
+    """
+
+    def __init__(self, svc: Services) -> None:
+        self._store = svc.store
+        self.failed: str | None = None
+
+    def probe(self, deadline: Deadline) -> None:
+        """Take (and release) the write lock once, waiting at most a share of ``deadline``'s time left."""
+        self.failed = self._store.can_write(deadline.remaining() * PROBE_SHARE)
+        if self.failed is not None:
+            log.info("event=works_store_unwritable cause=%s", self.failed)
+
+    def note(self, error: SyncdError | None) -> None:
+        """Remember a write that failed in a lookup (``store_unavailable``): no later write is tried."""
+        if self.failed is None and error is not None and error.reason == "store_unavailable":
+            self.failed = str(error.data.get("cause") or write_cause(error))
+
+
 def get_works(svc: Services, inputs: Sequence[str]) -> WorksAnswer:
     """Resolve every input to its Crossref work, local-first, fetching the rest in list requests.
 
@@ -201,10 +235,14 @@ def get_works(svc: Services, inputs: Sequence[str]) -> WorksAnswer:
             continue
         parsed.append(doi)
         pending.setdefault(doi.key, _Pending(doi))
-    batch: list[_Pending] = []
-    for p in pending.values():
-        if _planned(svc, p):
-            batch.append(p)
+    batch = [p for p in pending.values() if _planned(svc, p)]
+    writes = _Writes(svc)
+    if batch:
+        writes.probe(current_deadline(svc.settings.deadline_s))
+    if writes.failed is not None:
+        for p in batch:
+            p.result = _unwritten(svc, p, writes.failed)
+        batch = []
     singles = [p for p in batch if not filter_safe(p.parsed.key)]
     listed = [p for p in batch if filter_safe(p.parsed.key)]
     groups = _groups(listed)
@@ -214,16 +252,23 @@ def get_works(svc: Services, inputs: Sequence[str]) -> WorksAnswer:
         wave = groups[i : i + LIST_PARALLEL]
         answer.list_requests += len(wave)
         deadline = current_deadline(svc.settings.deadline_s)
-        if len(wave) == 1:
-            answers = [_ask(svc, wave[0], deadline)]
-        else:  # the request threads get the deadline passed in (a ContextVar does not cross threads)
-            with ThreadPoolExecutor(max_workers=len(wave), thread_name_prefix="syncd-works") as pool:
-                answers = list(pool.map(partial(_ask, svc, deadline=deadline), wave))
-        for group, listed_answer in zip(wave, answers, strict=True):
-            _settle(svc, group, listed_answer)
+        with svc.store.waits_within(deadline.remaining):
+            if len(wave) == 1:
+                answers = [_ask(svc, wave[0], deadline)]
+            else:  # the request threads get the deadline passed in (a ContextVar does not cross threads)
+                with ThreadPoolExecutor(max_workers=len(wave), thread_name_prefix="syncd-works") as pool:
+                    answers = list(pool.map(partial(_ask, svc, deadline=deadline), wave))
+            for group, listed_answer in zip(wave, answers, strict=True):
+                _settle(svc, group, listed_answer, writes)
     for p in singles:
+        if writes.failed is not None:
+            p.result = _unwritten(svc, p, writes.failed)
+            continue
         answer.single_fetches += 1
-        p.result = _single(svc, p.parsed)
+        deadline = current_deadline(svc.settings.deadline_s)
+        with svc.store.waits_within(deadline.remaining):
+            p.result = _single(svc, p.parsed)
+        writes.note(p.result.error)
     for raw, doi in zip(inputs, parsed, strict=True):
         if isinstance(doi, InvalidInput):
             answer.items.append(WorkItem(raw, None, error=doi))
@@ -287,12 +332,27 @@ def _ask(svc: Services, group: list[_Pending], deadline: Deadline) -> dict[str, 
         return exc
 
 
-def _settle(svc: Services, group: list[_Pending], message: dict[str, Any] | SyncdError) -> None:
-    """Store what one list request answered for ``group``: each work, a miss for each DOI left out."""
+def _settle(
+    svc: Services, group: list[_Pending], message: dict[str, Any] | SyncdError, writes: _Writes
+) -> None:
+    """Store what one list request answered for ``group`` in one transaction, then answer each DOI.
+
+    The works it holds and a miss for each DOI it leaves out are written together
+    (:meth:`~syncd.store.repo.Store.batch`: one lock wait for the group); the misses then name their
+    registration agency (after the commit: no request is sent inside the transaction). When the
+    transaction cannot be had, the works are answered from the list answer unstored.
+    """
     if isinstance(message, SyncdError):
         log.info("event=works_list_failed size=%d reason=%s", len(group), message.reason)
+        writes.note(message)
+        held = [p.plan.entry for p in group if p.plan is not None and p.plan.entry is not None]
+        if writes.failed is None and held and svc.store.write_problem() is None:
+            with contextlib.suppress(StoreError), svc.store.batch():  # bookkeeping only, one transaction
+                for entry in held:
+                    if entry.status == "ok":
+                        svc.store.mark_error(entry.id, message.reason)
         for p in group:
-            p.result = _failed(svc, p, message)
+            p.result = _failed(p, message)
         return
     items: dict[str, dict[str, Any]] = {}
     for item in message["items"]:
@@ -300,43 +360,110 @@ def _settle(svc: Services, group: list[_Pending], message: dict[str, Any] | Sync
             with contextlib.suppress(InvalidInput):
                 items.setdefault(parse_doi(item["DOI"]).key, item)
     log.info("event=works_list size=%d found=%d", len(group), sum(p.parsed.key in items for p in group))
+    contents: dict[str, EntryContent | SyncdError] = {}
     for p in group:
         try:
-            p.result = _stored(svc, p, items.get(p.parsed.key))
-        except SyncdError as exc:  # hollow body refused, store failure: this DOI only
-            p.result = _failed(svc, p, exc)
+            contents[p.parsed.key] = _content_of(p, items.get(p.parsed.key))
+        except SyncdError as exc:  # an item the work view cannot read: this DOI only
+            contents[p.parsed.key] = exc
+    stored: dict[str, StoredEntry | SyncdError] = {}
+    if writes.failed is None:
+        try:
+            with svc.store.batch():
+                for p in group:
+                    content = contents[p.parsed.key]
+                    if isinstance(content, EntryContent):
+                        stored[p.parsed.key] = _put(svc, content)
+        except StoreError as exc:  # the lock was not had in time, the disk filled: nothing of it stored
+            writes.note(exc)
+            stored = {}
+    for p in group:
+        done = stored.get(p.parsed.key) or contents[p.parsed.key]
+        if isinstance(done, SyncdError):
+            p.result = _failed(p, done)
+        elif isinstance(done, EntryContent):
+            p.result = _unstored(p, done, writes.failed or "error")
+        else:
+            p.result = _answered(svc, p, done, writes)
 
 
-def _stored(svc: Services, p: _Pending, item: dict[str, Any] | None) -> WorkItem:
-    """Store what the list said of ``p`` (the work, or a miss) and answer it."""
-    assert p.plan is not None
-    key, held = p.parsed.key, p.plan.entry
+def _content_of(p: _Pending, item: dict[str, Any] | None) -> EntryContent:
+    """The stored form of what the list said of ``p``: its whole work, or a ``not_found`` miss.
+
+    Raises:
+        MalformedResponse: the work view cannot read the item.
+    """
+    key = p.parsed.key
     if item is None:
-        fresh, _ = svc.store.put_content(lookups_crossref.WORK.content(key, "not_found", None, None, doi=key))
-        if fresh.status != "ok":  # nothing was held: the miss names its agency (single path, stored)
-            missed = _single(svc, p.parsed)
-            prov = policy.after_fetch(held, fresh)
-            return WorkItem(p.parsed.doi, p.parsed, missed.lookup, missed.error, prov)
-    else:
-        content = lookups_crossref.work_content(key, item, None)
-        body = json.dumps({"status": "ok", "message-type": "work", "message": item})
-        fresh, changed = svc.store.put_content(EntryContent(**{**content.__dict__, "body": body}))
-        log.debug("event=stored kind=crossref_work key=%s changed=%s via=list", key, changed)
+        return lookups_crossref.WORK.content(key, "not_found", None, None, doi=key)
+    content = lookups_crossref.work_content(key, item, None)
+    body = json.dumps({"status": "ok", "message-type": "work", "message": item})
+    return EntryContent(**{**content.__dict__, "body": body})
+
+
+def _put(svc: Services, content: EntryContent) -> StoredEntry | SyncdError:
+    """``content`` stored (inside the group's transaction), or why it was refused (hollow, shrunk)."""
+    try:
+        fresh, changed = svc.store.put_content(content)
+    except StoreError:
+        raise
+    except SyncdError as exc:  # refused before writing, or the suspect set aside (kept): this DOI only
+        return exc
+    log.debug("event=stored kind=crossref_work key=%s changed=%s via=list", content.key, changed)
+    return fresh
+
+
+def _answered(svc: Services, p: _Pending, fresh: StoredEntry, writes: _Writes) -> WorkItem:
+    """The answer for ``p`` once the list's word on it is stored (``fresh``: the work, or the miss)."""
+    assert p.plan is not None
+    held = p.plan.entry
+    if fresh.status != "ok":  # nothing was held: the miss names its agency (single path, stored)
+        if writes.failed is not None:
+            return WorkItem(p.parsed.doi, p.parsed, error=_store_error(p, writes.failed))
+        missed = _single(svc, p.parsed)
+        writes.note(missed.error)
+        return WorkItem(p.parsed.doi, p.parsed, missed.lookup, missed.error, policy.after_fetch(held, fresh))
     prov = policy.after_fetch(held, fresh)
     if lookups_crossref.is_partial(fresh) and not prov.stale:
         prov = policy.flagged_stale(prov)
     return WorkItem(p.parsed.doi, p.parsed, Lookup(fresh, prov))
 
 
-def _failed(svc: Services, p: _Pending, exc: SyncdError) -> WorkItem:
+def _unstored(p: _Pending, content: EntryContent, cause: str) -> WorkItem:
+    """What the list said of ``p``, answered although it could not be stored (``cause``)."""
+    if content.status != "ok":
+        return WorkItem(p.parsed.doi, p.parsed, error=_store_error(p, cause))
+    entry = unstored_entry(content, time.time())
+    return WorkItem(p.parsed.doi, p.parsed, Lookup(entry, policy.unstored(entry, "store_unavailable")))
+
+
+def _store_error(p: _Pending, cause: str) -> StoreError:
+    """``store_unavailable`` for a DOI this call could not look up because the store cannot be written."""
+    return StoreError(
+        f"{p.parsed.doi} could not be looked up now: the local store cannot be written ({cause}), and "
+        "the request budget and the answer are kept there",
+        hint="Retry in a moment (another process may hold the store's write lock); the stored DOIs "
+        "were answered from the store.",
+        cause=cause,
+    )
+
+
+def _unwritten(svc: Services, p: _Pending, cause: str) -> WorkItem:
+    """``p`` answered without any request because the store cannot be written (``cause``)."""
+    assert p.plan is not None
+    held = p.plan.entry
+    if held is None or held.status != "ok":
+        return WorkItem(p.parsed.doi, p.parsed, error=_store_error(p, cause))
+    prov = policy.after_failure(held, p.plan.decision, "store_unavailable")
+    return WorkItem(p.parsed.doi, p.parsed, Lookup(held, prov))
+
+
+def _failed(p: _Pending, exc: SyncdError) -> WorkItem:
     """Stale-if-error for ``p`` (as :meth:`syncd.cache.Claim.failed`), else ``exc`` as its reason."""
     assert p.plan is not None
     held = p.plan.entry
     if held is None or held.status != "ok":  # a held miss is not re-answered: the failure is the reason
         return WorkItem(p.parsed.doi, p.parsed, error=exc)
-    if svc.store.write_problem() is None:
-        with contextlib.suppress(StoreError):
-            svc.store.mark_error(held.id, exc.reason)
     return WorkItem(
         p.parsed.doi, p.parsed, Lookup(held, policy.after_failure(held, p.plan.decision, exc.reason))
     )

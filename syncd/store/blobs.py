@@ -10,11 +10,13 @@ fails.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass
 
 from sqlalchemy import delete, func, select, update
 
+from syncd.errors import StoreError
 from syncd.store.dialect import upsert
 from syncd.store.engine import is_read_only
 from syncd.store.models import Blob
@@ -37,20 +39,26 @@ class StoredBlob:
 
 
 def get_blob(store: Store, kind: str, key: str, now: float | None = None) -> StoredBlob | None:
-    """The blob ``(kind, key)`` or None; a hit bumps its ``accessed_at`` (LRU; not on a read-only store)."""
+    """The blob ``(kind, key)`` or None, read without the write lock.
+
+    A hit bumps its ``accessed_at`` (LRU) when the store can be written: bookkeeping only, skipped on
+    a read-only store or a full disk (:meth:`~syncd.store.repo.Store.write_problem`), and given up
+    (the blob still answered) when another writer holds the lock past the shortest bounded wait
+    (:meth:`~syncd.store.repo.Store.waits_within`, the write floor).
+    """
     now = time.time() if now is None else now
-    read_only = is_read_only(store.engine)
-    with store.read() if read_only else store.write() as conn:
+    with store.read() as conn:
         row = conn.execute(
             select(Blob.data, Blob.size, Blob.content_type, Blob.fetched_at).where(
                 Blob.kind == kind, Blob.key == key
             )
         ).first()
-        if row is None:
-            return None
-        if not read_only:
+    if row is None:
+        return None
+    if not is_read_only(store.engine) and store.write_problem() is None:
+        with contextlib.suppress(StoreError), store.waits_within(lambda: 0.0), store.write() as conn:
             conn.execute(update(Blob).where(Blob.kind == kind, Blob.key == key).values(accessed_at=now))
-        return StoredBlob(kind, key, bytes(row.data), row.size, row.content_type, row.fetched_at, now)
+    return StoredBlob(kind, key, bytes(row.data), row.size, row.content_type, row.fetched_at, now)
 
 
 def put_blob(

@@ -7,6 +7,7 @@ lists fewer files than it counts; previews (byte ranges of a file or of a ZIP me
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 from dataclasses import dataclass
@@ -14,7 +15,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from syncd import policy
-from syncd.errors import BudgetExhausted, InvalidInput, NotFound, UpstreamError
+from syncd.errors import BudgetExhausted, InvalidInput, NotFound, StoreError, UpstreamError
 from syncd.policy import Provenance
 from syncd.services import Services
 from syncd.store import blobs
@@ -136,8 +137,10 @@ def read_preview(
 
     Returns ``(data, total_size, source, upstream_error)`` with ``source`` ``store`` or ``upstream``.
     A read from offset 0 keeps its first ``zenodo.preview_bytes_per_file`` bytes as the preview
-    (LRU-bounded by ``zenodo.preview_total_bytes``). When upstream fails, whatever part of the range
-    the kept preview holds is answered (``store`` with the reason).
+    (LRU-bounded by ``zenodo.preview_total_bytes``; not kept when the store cannot be written, the
+    bytes are answered all the same). When upstream fails, whatever part of the range the kept
+    preview holds is answered (``store`` with the reason). A kept preview is read without the write
+    lock, so it serves under another process's write lock and on a full disk.
 
     Raises:
         NotFound: ``file_not_found`` (404) or ``restricted`` is signalled by the status in data (see
@@ -166,13 +169,15 @@ def read_preview(
     per_file = svc.settings.zenodo.preview_bytes_per_file
     if offset == 0 and per_file > 0 and answer.data:
         keep = answer.data[:per_file]
-        if kept is None or len(keep) > kept.size:
-            blobs.put_blob(
-                svc.store,
-                ZENODO_PREVIEW,
-                blob_key,
-                keep,
-                answer.content_type,
-                svc.settings.zenodo.preview_total_bytes,
-            )
+        if (kept is None or len(keep) > kept.size) and svc.store.write_problem() is None:
+            # keeping the preview is a bonus: the bytes read are answered whether or not it is kept
+            with svc.store.waits_within(deadline.remaining), contextlib.suppress(StoreError):
+                blobs.put_blob(
+                    svc.store,
+                    ZENODO_PREVIEW,
+                    blob_key,
+                    keep,
+                    answer.content_type,
+                    svc.settings.zenodo.preview_total_bytes,
+                )
     return answer.data, total, "upstream", None
