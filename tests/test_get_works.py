@@ -72,15 +72,16 @@ def client_of(cache: Services) -> Iterator[Any]:
 
 async def test_hundred_dois_cost_two_list_requests_then_none(client_of: Any, fake: FakeUpstream) -> None:
     """100 DOIs (91 filter-safe corpus works + 9 the corpus lacks, prefix 10.1371), nothing stored: 2 list
-    requests of 50 (no select, rows=50), in flight together (each held 0.3 s by the fake), no
-    /works/{doi}, 1 doi.org request for the misses' prefix; 91 found, 9 doi_not_found. The same call
-    again sends no request and answers every item from the store.
+    requests of 50 (no select, rows=50), in flight together (each held 0.3 s by the fake), one
+    /works/{doi} per DOI the lists left out (its 404 confirms the miss), 1 doi.org request for the
+    misses' prefix; 91 found, 9 doi_not_found. The same call again sends no request and answers every
+    item from the store.
     """
     works = [d for d in corpus_dois() if filter_safe(d)]
     unknown = [f"10.1371/journal.pone.999999{n}" for n in range(100 - len(works))]
     dois = works + unknown
     assert (len(works), len(dois)) == (91, 100)
-    fake.fault("latency", delay_s=0.3, service="crossref")
+    fake.fault("latency", delay_s=0.3, service="crossref", path_prefix="/works?")
     res = await client_of("crossref_get_works", {"dois": dois})
     sc = res.structured_content
     assert res.is_error is False and fake.max_in_flight == 2
@@ -88,8 +89,10 @@ async def test_hundred_dois_cost_two_list_requests_then_none(client_of: Any, fak
     queries = list_requests(fake)
     assert [q["rows"] for q in queries] == ["50", "50"] and not any("select" in q for q in queries)
     assert sorted(f[4:] for q in queries for f in q["filter"].split(",")) == sorted(dois)
-    assert fake.count(service="crossref") == 2 and fake.count("/ra/10.1371", service="doi") == 1
-    assert fake.count() == 3
+    singles = [r.service_path for r in fake.requests if r.service_path.startswith("/works/")]
+    assert sorted(singles) == sorted(f"/works/{d}" for d in unknown)
+    assert fake.count(service="crossref") == 11 and fake.count("/ra/10.1371", service="doi") == 1
+    assert fake.count() == 12
     fake.reset_log()
     again = (await client_of("crossref_get_works", {"dois": dois})).structured_content
     assert fake.count() == 0 and again["listRequests"] == 0
@@ -135,7 +138,7 @@ async def test_misses_and_bad_inputs_are_item_reasons(client_of: Any, fake: Fake
     bad, missing, zenodo, arxiv, paper, notice = res.structured_content["items"]
     assert (bad["found"], bad["reason"], "doi" in bad) == (False, "invalid_parameter", False)
     assert (missing["reason"], missing["registrationAgency"]) == ("doi_not_found", "Crossref")
-    assert missing["cache"]["source"] == "upstream"  # the stored miss, from this call's list answer
+    assert missing["cache"]["source"] == "upstream"  # the miss /works/{doi} confirmed in this call
     assert (zenodo["reason"], zenodo["registrationAgency"], zenodo["zenodoRecordId"]) == (
         "doi_not_found",
         "DataCite",
@@ -243,7 +246,8 @@ def test_a_listed_work_is_stored_as_a_single_fetch_stores_it(fake: FakeUpstream,
 
 def test_long_dois_make_smaller_groups(cache: Services, fake: FakeUpstream) -> None:
     """60 unknown DOIs of 158 characters: each list filter stays within 4,000 characters (24 DOIs), so 3
-    list requests instead of 2; every DOI is asked exactly once and answered doi_not_found.
+    list requests instead of 2; every DOI is in exactly one filter, and answered doi_not_found once its
+    own /works/{doi} said 404 (else doi_unconfirmed, nothing stored: the deadline may end first).
     """
     dois = [f"10.1371/journal.{n:03d}." + "x" * 138 for n in range(60)]
     assert {len(d) for d in dois} == {158}
@@ -253,7 +257,15 @@ def test_long_dois_make_smaller_groups(cache: Services, fake: FakeUpstream) -> N
     assert [len(q["filter"].split(",")) for q in queries] == [24, 24, 12]
     assert all(len(q["filter"]) <= 4000 for q in queries)
     assert sorted(f[4:] for q in queries for f in q["filter"].split(",")) == sorted(dois)
-    assert {i.error.reason for i in answer.items if i.error} == {"doi_not_found"}
+    asked = {r.service_path[len("/works/") :] for r in fake.requests if r.service_path.startswith("/works/")}
+    for item in answer.items:
+        assert item.error is not None and item.parsed is not None
+        if item.error.reason == "doi_not_found":
+            assert item.parsed.doi in asked
+        else:
+            assert item.error.reason == "doi_unconfirmed"
+            assert cache.store.get("crossref_work", item.parsed.key) is None
+    assert any(i.error is not None and i.error.reason == "doi_not_found" for i in answer.items)
 
 
 PASTED = st.sampled_from(

@@ -720,8 +720,10 @@ class WorksItem(_Model):
     notice: str | None = Field(None, description="The update notice, as crossref_get_work gives it.")
     reason: str | None = Field(
         None,
-        description="Why nothing is answered: doi_not_found, invalid_parameter (not a DOI), "
-        "upstream_unavailable, rate_limited, request_timeout, malformed_response.",
+        description="Why nothing is answered: doi_not_found (Crossref said so for this DOI alone), "
+        "doi_unconfirmed (left out of a list answer, not yet confirmed missing: ask again), "
+        "invalid_parameter (not a DOI), upstream_unavailable, rate_limited, request_timeout, "
+        "malformed_response, store_unavailable.",
     )
     message: str | None = Field(None, description="What went wrong, in words (with reason).")
     hint: str | None = Field(None, description="What to do about it (with reason).")

@@ -17,12 +17,17 @@ and an agent's list resolve alike). For each input, in order:
    Zenodo DOI take the single path (:func:`~syncd.crossref.lookups.get_work`). A partial copy from
    a search page is refetched like a stale one; as on the single path, ``Store.put_content`` keeps
    its body (only revalidated) when the whole work has the same content hash.
-4. A DOI the list leaves out is a miss: Crossref's filter answer omits only DOIs its index does not
-   hold, exactly what a ``/works/{doi}`` 404 says, so no second request per DOI is sent. The miss is
-   stored (``ttl.miss``; never over a stored body, which is answered flagged stale instead, BC-09)
-   and reported as ``doi_not_found`` through the single path, which names the registration agency
-   from doi.org's ``/ra/{prefix}``, cached per prefix (``ttl.entity``): at most one doi.org request
-   per new prefix among the misses (``registrationAgency: DataCite`` for a DataCite DOI).
+4. A DOI the list leaves out is not yet a miss: a list answer can leave a DOI out for other reasons
+   than absence (aliases, characters the filter syntax mangles, index lag between routes), and a
+   false "not found" in a retraction check is the worst answer. It is looked up on its own through
+   the single path (``/works/{doi}``, within the call's budget and deadline): a 404 there stores the
+   miss (``ttl.miss``; never over a stored body, which is answered flagged stale instead, BC-09) and
+   reports ``doi_not_found`` naming the registration agency from doi.org's ``/ra/{prefix}``, cached
+   per prefix (``ttl.entity``; ``registrationAgency: DataCite`` for a DataCite DOI); a 200 stores
+   and answers the work. When that request cannot be made or fails (deadline spent, budget, 5xx),
+   the DOI is reported ``doi_unconfirmed`` (the failure in ``data["cause"]``; a held copy is
+   answered stale instead) and nothing is stored for it, so ``crossref_get_work`` and the next call
+   ask Crossref again: no ``doi_not_found`` without a single-DOI request having said so.
 5. A failed list request (HTTP 400/5xx, unreadable body, 429, spent budget, breaker open) fails its
    group only: held works are answered stale with the reason, the others carry it as their reason.
 6. The store must be writable for a fetch (the request budget lives in it): before the first request
@@ -37,8 +42,8 @@ and an agent's list resolve alike). For each input, in order:
    block says ``stored: false``), the rest carry ``store_unavailable``.
 
 Requests for ``n`` DOIs to fetch: ``ceil(n / 50)`` list requests (two at a time), one
-``/works/{doi}`` per DOI that cannot go in a filter, one doi.org request per new prefix among the
-misses.
+``/works/{doi}`` per DOI that cannot go in a filter and per DOI a list answer left out (while the
+deadline lasts), one doi.org request per new prefix among the confirmed misses.
 
 Update flags (:func:`update_flags`) read the normalized ``updatedBy`` list: ``retracted``
 (retraction, withdrawal, removal, partial retraction), ``corrected`` (correction, erratum,
@@ -69,7 +74,15 @@ from syncd.crossref import lookups as lookups_crossref
 from syncd.crossref.contracts import Update
 from syncd.crossref.names import CROSSREF_WORK
 from syncd.crossref.params_filter import GROUP, filter_safe
-from syncd.errors import BudgetExhausted, InvalidInput, NotFound, StoreError, SyncdError, UpstreamError
+from syncd.errors import (
+    BudgetExhausted,
+    InvalidInput,
+    NotFound,
+    StoreError,
+    SyncdError,
+    UpstreamError,
+    UpstreamUnavailable,
+)
 from syncd.normalize.doi import ParsedDOI, is_zenodo_doi, parse_doi
 from syncd.policy import Action, Provenance
 from syncd.services import Services
@@ -77,6 +90,7 @@ from syncd.store.repo import EntryContent, StoredEntry, write_cause
 from syncd.upstream.http import Deadline, current_deadline
 
 __all__ = [
+    "CONFIRM_PARALLEL",
     "CORRECTION_TYPES",
     "EOC_TYPES",
     "LIST_PARALLEL",
@@ -102,6 +116,10 @@ LIST_PARALLEL = 2
 """List requests sent at once (their answers are stored one after the other): a call's 100 DOIs
 cost one round trip. The budget's ``crossref_list`` pool still decides how many are in flight
 (3 in the polite pool, else 1: the second then waits for the first, within the deadline)."""
+
+CONFIRM_PARALLEL = 4
+"""Single-DOI requests sent at once to confirm the DOIs a list answer left out (step 4 of the module
+docstring): within Crossref's 5 concurrent requests, the budget still deciding how many are in flight."""
 
 RETRACTION_TYPES = frozenset({"retraction", "withdrawal", "removal", "partial_retraction"})
 """``updatedBy`` types that flag a work ``retracted``."""
@@ -190,6 +208,8 @@ class _Pending:
     parsed: ParsedDOI
     plan: Plan | None = None
     result: WorkItem | None = None
+    left_out: bool = False
+    """A list answer left this DOI out: it is confirmed on its own (``/works/{doi}``) before it is a miss."""
 
 
 class _Writes:
@@ -222,7 +242,8 @@ def get_works(svc: Services, inputs: Sequence[str]) -> WorksAnswer:
     input: each item carries its lookup or its error. Each stage takes its time from the running
     call's deadline (:func:`~syncd.upstream.http.current_deadline`; a fresh ``deadline_s`` per
     stage outside a tool call, e.g. ``syncd check``). List requests go :data:`LIST_PARALLEL` at a
-    time; every store write happens on the calling thread.
+    time and their answers are stored on the calling thread; the DOIs they left out are confirmed
+    :data:`CONFIRM_PARALLEL` at a time, each through the single path on its request thread.
     """
     answer = WorksAnswer()
     parsed: list[ParsedDOI | InvalidInput] = []
@@ -269,6 +290,7 @@ def get_works(svc: Services, inputs: Sequence[str]) -> WorksAnswer:
         with svc.store.waits_within(deadline.remaining):
             p.result = _single(svc, p.parsed)
         writes.note(p.result.error)
+    _confirm(svc, [p for g in groups for p in g if p.left_out], writes, answer)
     for raw, doi in zip(inputs, parsed, strict=True):
         if isinstance(doi, InvalidInput):
             answer.items.append(WorkItem(raw, None, error=doi))
@@ -314,10 +336,10 @@ def _planned(svc: Services, p: _Pending) -> bool:
     return False
 
 
-def _single(svc: Services, doi: ParsedDOI) -> WorkItem:
+def _single(svc: Services, doi: ParsedDOI, deadline: Deadline | None = None) -> WorkItem:
     """``doi`` through the single-work path (store first, ``/works/{doi}``, agency on a miss)."""
     try:
-        return WorkItem(doi.doi, doi, lookups_crossref.get_work(svc, doi))
+        return WorkItem(doi.doi, doi, lookups_crossref.get_work(svc, doi, deadline))
     except SyncdError as exc:
         entry = svc.store.get(CROSSREF_WORK, doi.key) if isinstance(exc, NotFound) else None
         prov = policy.from_store(entry) if entry is not None and entry.status != "ok" else None
@@ -337,10 +359,10 @@ def _settle(
 ) -> None:
     """Store what one list request answered for ``group`` in one transaction, then answer each DOI.
 
-    The works it holds and a miss for each DOI it leaves out are written together
-    (:meth:`~syncd.store.repo.Store.batch`: one lock wait for the group); the misses then name their
-    registration agency (after the commit: no request is sent inside the transaction). When the
-    transaction cannot be had, the works are answered from the list answer unstored.
+    The works it holds are written together (:meth:`~syncd.store.repo.Store.batch`: one lock wait
+    for the group); a DOI it leaves out is marked ``left_out`` (confirmed later on its own, nothing
+    stored now). When the transaction cannot be had, the works are answered from the list answer
+    unstored.
     """
     if isinstance(message, SyncdError):
         log.info("event=works_list_failed size=%d reason=%s", len(group), message.reason)
@@ -362,40 +384,42 @@ def _settle(
     log.info("event=works_list size=%d found=%d", len(group), sum(p.parsed.key in items for p in group))
     contents: dict[str, EntryContent | SyncdError] = {}
     for p in group:
+        item = items.get(p.parsed.key)
+        if item is None:  # looked up on its own later (step 4), nothing stored from the list's silence
+            p.left_out = True
+            continue
         try:
-            contents[p.parsed.key] = _content_of(p, items.get(p.parsed.key))
+            contents[p.parsed.key] = _content_of(item, p.parsed.key)
         except SyncdError as exc:  # an item the work view cannot read: this DOI only
             contents[p.parsed.key] = exc
     stored: dict[str, StoredEntry | SyncdError] = {}
     if writes.failed is None:
         try:
             with svc.store.batch():
-                for p in group:
-                    content = contents[p.parsed.key]
+                for key, content in contents.items():
                     if isinstance(content, EntryContent):
-                        stored[p.parsed.key] = _put(svc, content)
+                        stored[key] = _put(svc, content)
         except StoreError as exc:  # the lock was not had in time, the disk filled: nothing of it stored
             writes.note(exc)
             stored = {}
     for p in group:
+        if p.left_out:
+            continue
         done = stored.get(p.parsed.key) or contents[p.parsed.key]
         if isinstance(done, SyncdError):
             p.result = _failed(p, done)
         elif isinstance(done, EntryContent):
             p.result = _unstored(p, done, writes.failed or "error")
         else:
-            p.result = _answered(svc, p, done, writes)
+            p.result = _answered(p, done)
 
 
-def _content_of(p: _Pending, item: dict[str, Any] | None) -> EntryContent:
-    """The stored form of what the list said of ``p``: its whole work, or a ``not_found`` miss.
+def _content_of(item: dict[str, Any], key: str) -> EntryContent:
+    """The stored form of the whole work a list answered for ``key``.
 
     Raises:
         MalformedResponse: the work view cannot read the item.
     """
-    key = p.parsed.key
-    if item is None:
-        return lookups_crossref.WORK.content(key, "not_found", None, None, doi=key)
     content = lookups_crossref.work_content(key, item, None)
     body = json.dumps({"status": "ok", "message-type": "work", "message": item})
     return EntryContent(**{**content.__dict__, "body": body})
@@ -413,20 +437,76 @@ def _put(svc: Services, content: EntryContent) -> StoredEntry | SyncdError:
     return fresh
 
 
-def _answered(svc: Services, p: _Pending, fresh: StoredEntry, writes: _Writes) -> WorkItem:
-    """The answer for ``p`` once the list's word on it is stored (``fresh``: the work, or the miss)."""
+def _answered(p: _Pending, fresh: StoredEntry) -> WorkItem:
+    """The answer for ``p`` once the work the list answered is stored (``fresh``)."""
     assert p.plan is not None
-    held = p.plan.entry
-    if fresh.status != "ok":  # nothing was held: the miss names its agency (single path, stored)
-        if writes.failed is not None:
-            return WorkItem(p.parsed.doi, p.parsed, error=_store_error(p, writes.failed))
-        missed = _single(svc, p.parsed)
-        writes.note(missed.error)
-        return WorkItem(p.parsed.doi, p.parsed, missed.lookup, missed.error, policy.after_fetch(held, fresh))
-    prov = policy.after_fetch(held, fresh)
+    prov = policy.after_fetch(p.plan.entry, fresh)
     if lookups_crossref.is_partial(fresh) and not prov.stale:
         prov = policy.flagged_stale(prov)
     return WorkItem(p.parsed.doi, p.parsed, Lookup(fresh, prov))
+
+
+def _confirm(svc: Services, left_out: list[_Pending], writes: _Writes, answer: WorksAnswer) -> None:
+    """Ask Crossref for each DOI the list answers left out on its own, :data:`CONFIRM_PARALLEL` at a time.
+
+    Within the call's deadline (passed to each request thread; the budget's ``crossref_single`` pool
+    and the Crossref concurrency limit decide how many are in flight); once it is spent, or once a
+    store write of the call failed, the rest are answered without a request.
+    """
+    if not left_out:
+        return
+    deadline = current_deadline(svc.settings.deadline_s)
+
+    def confirm(p: _Pending) -> WorkItem:
+        if writes.failed is not None:
+            return _unwritten(svc, p, writes.failed)
+        if deadline.expired():
+            return _unconfirmed(p, "request_timeout")
+        with svc.store.waits_within(deadline.remaining):
+            done = _confirmed(svc, p, deadline)
+        writes.note(done.error)
+        return done
+
+    answer.single_fetches += len(left_out)
+    workers = min(CONFIRM_PARALLEL, len(left_out))
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="syncd-confirm") as pool:
+        for p, done in zip(left_out, pool.map(confirm, left_out), strict=True):
+            p.result = done
+
+
+def _confirmed(svc: Services, p: _Pending, deadline: Deadline) -> WorkItem:
+    """A DOI a list answer left out, asked on its own (``/works/{doi}``): the work, the miss, or unconfirmed.
+
+    Only a single-DOI answer makes it ``doi_not_found``; a held copy the single path answers stale
+    is kept; any other failure leaves it ``doi_unconfirmed`` with nothing stored.
+    """
+    done = _single(svc, p.parsed, deadline)
+    if isinstance(done.error, NotFound):  # said by /works/{doi} in this call: its cache block says so
+        return WorkItem(done.input, done.parsed, error=done.error)
+    if done.error is None or done.error.reason == "store_unavailable":
+        return done
+    return _unconfirmed(p, done.error.reason)
+
+
+def _unconfirmed(p: _Pending, cause: str) -> WorkItem:
+    """``doi_unconfirmed`` for ``p`` (left out of a list answer, not confirmed because of ``cause``)."""
+    assert p.plan is not None
+    held = p.plan.entry
+    if held is not None and held.status == "ok":
+        prov = policy.after_failure(held, p.plan.decision, cause)
+        return WorkItem(p.parsed.doi, p.parsed, Lookup(held, prov))
+    return WorkItem(
+        p.parsed.doi,
+        p.parsed,
+        error=UpstreamUnavailable(
+            f"Crossref's list answer left out {p.parsed.doi} and the single-DOI lookup that would confirm "
+            f"a miss could not be made now ({cause}); it is not known to be missing",
+            reason="doi_unconfirmed",
+            hint="Call crossref_get_work with this DOI (or this call again later): it asks Crossref for it.",
+            doi=p.parsed.doi,
+            cause=cause,
+        ),
+    )
 
 
 def _unstored(p: _Pending, content: EntryContent, cause: str) -> WorkItem:

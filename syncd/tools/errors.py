@@ -55,6 +55,7 @@ log = logging.getLogger("syncd.tools")
 
 CODES: dict[str, int] = {
     "doi_not_found": -32001,
+    "doi_unconfirmed": -32000,
     "not_found": -32001,
     "not_on_zenodo": -32001,
     "upstream_unavailable": -32000,
@@ -70,6 +71,7 @@ CODES: dict[str, int] = {
     "internal_error": -32603,
 }
 RETRYABLE = {
+    "doi_unconfirmed",
     "upstream_unavailable",
     "archive_unavailable",
     "record_unavailable",
