@@ -25,6 +25,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import overload
 
 from syncd import policy
 from syncd.budget import Budget
@@ -35,7 +36,7 @@ from syncd.policy import Action, Decision, EntryFacts, Provenance, UpstreamFacts
 from syncd.store.repo import EntryContent, Store, StoredEntry
 from syncd.upstream.http import Deadline
 
-__all__ = ["Answer", "Claim", "Lookup", "Plan", "Runner", "local_first", "unstored_entry"]
+__all__ = ["Answer", "Claim", "Lookup", "Plan", "Runner", "facts_of", "local_first", "unstored_entry"]
 
 log = logging.getLogger("syncd.cache")
 
@@ -45,6 +46,33 @@ answers the held entry stale (``store_unavailable``) instead."""
 
 Answer = tuple[StoredEntry, Provenance]
 """A stored entry and where it came from."""
+
+
+@overload
+def facts_of(entry: StoredEntry, ttl_s: float | None = None, *, refetch: bool = False) -> EntryFacts: ...
+@overload
+def facts_of(entry: None, ttl_s: float | None = None, *, refetch: bool = False) -> None: ...
+def facts_of(
+    entry: StoredEntry | None, ttl_s: float | None = None, *, refetch: bool = False
+) -> EntryFacts | None:
+    """The policy's plain facts of a stored ``entry`` (None stays None): the one row -> facts mapping.
+
+    ``ttl_s``: the entry's lifetime in seconds (:func:`syncd.policy.ttl_s`), needed only to decide
+    freshness; ``refetch``: the held copy must be fetched again whatever its age.
+    """
+    if entry is None:
+        return None
+    return EntryFacts(
+        entry.validated_at,
+        ttl_s,
+        refetch,
+        status=entry.status,
+        fetched_at=entry.fetched_at,
+        content_hash=entry.content_hash,
+        etag=entry.etag,
+        last_modified=entry.last_modified,
+        last_error=entry.last_error,
+    )
 
 
 @dataclass(frozen=True)
@@ -96,7 +124,7 @@ class Claim:
 
     def fetched(self, fresh: StoredEntry) -> Answer:
         """The answer after the fetch stored ``fresh`` (a miss never hides a stored body)."""
-        return fresh, policy.after_fetch(self.plan.entry, fresh)
+        return fresh, policy.after_fetch(facts_of(self.plan.entry), facts_of(fresh))
 
     def failed(self, exc: UpstreamError | BudgetExhausted) -> Answer:
         """Stale-if-error: the held entry flagged with ``exc.reason`` (recorded beside it).
@@ -113,7 +141,7 @@ class Claim:
             # store that cannot be written logs its cause once)
             with contextlib.suppress(StoreError):
                 self._store.mark_error(entry.id, exc.reason)
-        return entry, policy.after_failure(entry, self.plan.decision, exc.reason)
+        return entry, policy.after_failure(facts_of(entry), self.plan.decision, exc.reason)
 
 
 class Runner:
@@ -150,7 +178,7 @@ class Runner:
 
     def _decide(self, kind: Kind, entry: StoredEntry | None, deadline: Deadline, force: bool) -> Decision:
         now = self._budget.clock()
-        facts = EntryFacts(entry.validated_at, policy.ttl_s(self._ttl, kind, entry.status)) if entry else None
+        facts = facts_of(entry, policy.ttl_s(self._ttl, kind, entry.status)) if entry else None
         if facts is not None and facts.fresh(now) and not force:
             return Decision(Action.SERVE)  # the warm path reads no budget state
         state = self._budget.state(kind.pool)
@@ -185,7 +213,7 @@ class Runner:
             raise policy.error_for(plan.decision, plan.pool, plan.key)
         if plan.entry is None:
             return None
-        prov = policy.answered(plan.decision, plan.entry)
+        prov = policy.answered(plan.decision, facts_of(plan.entry))
         return (plan.entry, prov) if prov is not None else None
 
     @contextmanager
@@ -212,7 +240,7 @@ class Runner:
                     plan.key,
                     cause,
                 )
-                prov = policy.after_failure(plan.entry, plan.decision, "store_unavailable")
+                prov = policy.after_failure(facts_of(plan.entry), plan.decision, "store_unavailable")
                 yield Claim(self._store, plan, (plan.entry, prov))
                 return
         with (
@@ -220,9 +248,9 @@ class Runner:
             self._lock(plan.kind.name, lock_key or plan.key),
         ):
             again = self._store.get(plan.kind.name, plan.key)
-            if policy.coalesced(plan.entry, again, self._budget.clock(), plan.deadline.seconds):
-                assert again is not None
-                yield Claim(self._store, plan, (again, policy.from_upstream(again)))
+            before, now = facts_of(plan.entry), self._budget.clock()
+            if again is not None and policy.coalesced(before, facts_of(again), now, plan.deadline.seconds):
+                yield Claim(self._store, plan, (again, policy.from_upstream(facts_of(again))))
                 return
             redo = Plan(
                 plan.kind,

@@ -1,11 +1,15 @@
 """Every freshness decision and the provenance of every answer, as pure functions.
 
 Like requests-cache's ``CacheActions``, this module does no I/O: the lookups ask for a decision
-(through :class:`syncd.cache.Runner`) and act on it. Inputs are plain values so every rule is tested
-without a database or a network. The rules:
+(through :class:`syncd.cache.Runner`) and act on it. Inputs are plain values (:class:`EntryFacts`,
+built by the caller from the stored row: :func:`syncd.cache.facts_of`; :class:`UpstreamFacts`), so
+every rule is tested without a database or a network. The rules, with the RFC sections they implement:
 
 * the lifetime of an entry per kind and status (:func:`ttl_s`, :func:`ttls`; each kind's ``ttl`` setting
   in its :class:`~syncd.kinds.Kind`);
+* the one staleness rule (RFC 9111 §4.2 freshness, clock skew included): :func:`fresh_bounds`, used
+  by :meth:`EntryFacts.fresh`, by the CLI's rows and, as :func:`staleness`, by every store query that
+  selects or counts stale entries (:class:`syncd.store.staleness.Staleness`);
 * serve / revalidate / serve-stale / fetch / error (:func:`decide`), where a held copy that must be
   refetched whatever its age (a partial work, a ``cursor=*`` page past :data:`CURSOR_LIFETIME_S`)
   counts as forced;
@@ -17,16 +21,22 @@ without a database or a network. The rules:
 * the provenance builders (:func:`from_store`, :func:`stale`, :func:`from_upstream`, :func:`merged`)
   and the typed revalidation :class:`Outcome` with its :class:`Tally`.
 
-Actions:
-    SERVE       the stored entry is fresh: answer from the store, no request.
-    REVALIDATE  the stored entry is past its lifetime: ask upstream (conditionally) within the
-                call's deadline; on failure answer the stored entry flagged stale (stale-if-error).
+Actions (and the RFC sections they implement):
+    SERVE       the stored entry is fresh (RFC 9111 §4.2, :func:`fresh_bounds`): answer from the
+                store, no request.
+    REVALIDATE  the stored entry is past its lifetime, or a refetch is forced: ask upstream within
+                the call's deadline (RFC 9111 §4.3: a conditional request where upstream gave
+                validators, else the content hash decides "unchanged"); on failure answer the
+                stored entry flagged stale (stale-if-error, RFC 5861 §4: :func:`after_failure`).
     SERVE_STALE the stored entry is past its lifetime and upstream cannot be used now (breaker open,
-                pool blocked by a 429 however short the block, no time left): answer it at once,
-                flagged stale with ``upstream_error`` (and ``retry_after_s`` when blocked); no
-                request, no retry loop.
+                pool blocked by a 429 however short the block, no time left, read-only store):
+                answer it at once, flagged stale with ``upstream_error`` (and ``retry_after_s`` when
+                blocked); no request, no retry loop. Upstream failing: stale-if-error (RFC 5861 §4);
+                upstream only busy: the stale answer now and the revalidation left to the daemon's
+                sweep, syncd's stale-while-revalidate (RFC 5861 §3, revalidated in the background).
     FETCH       nothing stored: fetch from upstream within the budget and the deadline.
-    ERROR       nothing stored and upstream cannot be used: a declared error (``reason``).
+    ERROR       nothing stored and upstream cannot be used: a declared error (``reason``), since
+                RFC 5861 §4 has nothing to serve.
 """
 
 from __future__ import annotations
@@ -34,7 +44,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -42,7 +52,7 @@ from syncd.config import TtlSettings
 from syncd.errors import BudgetExhausted, UpstreamError, UpstreamOffline, UpstreamRateLimited, UpstreamTimeout
 from syncd.kinds import Kind
 from syncd.store.engine import READ_ONLY_HINT
-from syncd.store.repo import StoredEntry
+from syncd.store.staleness import Staleness
 
 __all__ = [
     "CHANGED",
@@ -65,6 +75,7 @@ __all__ = [
     "decide",
     "error_for",
     "failed",
+    "fresh_bounds",
     "from_store",
     "from_upstream",
     "iso",
@@ -74,6 +85,7 @@ __all__ = [
     "preview_covers",
     "preview_rescues",
     "stale",
+    "staleness",
     "ttl_s",
     "ttls",
     "unstored",
@@ -81,7 +93,8 @@ __all__ = [
 
 CLOCK_SKEW_S = 5.0
 """A ``validated_at`` more than this many seconds after "now" means the clock stepped back (or another
-host's clock runs ahead): the entry's age is unknown, so it is not fresh (:meth:`EntryFacts.fresh`)."""
+host's clock runs ahead): the entry's age is unknown, so it is not fresh (:func:`fresh_bounds`, issue 27:
+a timestamp written in the future is stale now)."""
 
 CURSOR_LIFETIME_S = 240.0
 """A stored ``cursor=*`` page older than this is refetched: its ``next-cursor`` may have expired upstream
@@ -137,30 +150,81 @@ class Action(enum.Enum):
     ERROR = "error"
 
 
+def fresh_bounds(ttl_s: float, now: float) -> tuple[float, float]:
+    """The one staleness rule: an entry is fresh at ``now`` while ``before < validated_at <= after``.
+
+    Freshness (RFC 9111 §4.2): the entry's age (``now - validated_at``, seconds) is below its lifetime
+    ``ttl_s``; a lifetime of 0 or less is never fresh. Clock skew (issue 27, clocks that jump): a
+    ``validated_at`` more than :data:`CLOCK_SKEW_S` after ``now`` was written by a clock that ran
+    ahead (or stepped back since), so its age is unknown and the entry is stale now, never fresh
+    "until the clock catches up". Returns ``(before, after)`` in epoch seconds; ``before == after``
+    when nothing is fresh. :meth:`EntryFacts.fresh`, the CLI's entry rows and the store's stale
+    queries (:func:`staleness`) all derive from this function.
+    """
+    after = now + CLOCK_SKEW_S
+    return (now - ttl_s if ttl_s > 0 else after), after
+
+
+def staleness(ttls: Mapping[tuple[str, str], float], now: float) -> Staleness:
+    """The bounds of :func:`fresh_bounds` at ``now`` for each ``(kind, status)`` lifetime in ``ttls``.
+
+    Handed to the store's stale queries (:meth:`syncd.store.repo.Store.stale`,
+    :meth:`~syncd.store.repo.Store.counts`, :func:`syncd.store.maintenance.list_entries`), which turn
+    them into SQL (:meth:`syncd.store.staleness.Staleness.clause`); pairs not in ``ttls`` are never stale.
+    """
+    _, after = fresh_bounds(0.0, now)
+    return Staleness({pair: fresh_bounds(ttl, now)[0] for pair, ttl in ttls.items()}, after)
+
+
 @dataclass(frozen=True)
 class EntryFacts:
-    """What the policy needs to know about a stored entry (epoch seconds; ``ttl_s`` in seconds)."""
+    """The facts of one stored entry the policy decides on (epoch seconds; ``ttl_s`` in seconds).
+
+    Built by the caller from the stored row (:func:`syncd.cache.facts_of`); the policy never sees the
+    store's row type. ``validated_at``: when upstream last confirmed the content (the age's origin,
+    RFC 9111 §4.2.3); ``ttl_s``: its lifetime for its kind and status (:func:`ttl_s`; None when the
+    caller only wants a provenance, then :meth:`fresh` cannot be asked); ``fetched_at``: when the
+    body was stored (None: same as ``validated_at``); ``content_hash``: syncd's own validator of the
+    content (the ``etag`` of every answer); ``etag`` / ``last_modified``: upstream's validators
+    (RFC 9111 §4.3.1 conditional request); ``last_error``: the reason code of the last failed
+    revalidation or kept miss (None after a success).
+    """
 
     validated_at: float
-    ttl_s: float
+    ttl_s: float | None = None
     refetch: bool = False
     """The held copy must be fetched again whatever its age (a partial work, an expired cursor page)."""
+    status: str = "ok"
+    fetched_at: float | None = None
+    content_hash: str | None = None
+    etag: str | None = None
+    last_modified: str | None = None
+    last_error: str | None = None
+
+    @property
+    def stored_at(self) -> float:
+        """When the held body was stored (``fetched_at``, else ``validated_at``), epoch seconds."""
+        return self.validated_at if self.fetched_at is None else self.fetched_at
 
     def age_s(self, now: float) -> float:
         """Seconds since upstream last confirmed the entry (never negative)."""
         return max(0.0, now - self.validated_at)
 
     def fresh(self, now: float) -> bool:
-        """True while the entry is within its lifetime.
+        """True while the entry is within its lifetime (:func:`fresh_bounds`, RFC 9111 §4.2).
 
         A ``validated_at`` more than :data:`CLOCK_SKEW_S` ahead of ``now`` is a clock that stepped
         back: the age is unknown, so the entry is not fresh (revalidated, or answered stale), never
         fresh "until the clock catches up". (The runner's ``now`` never moves backwards either:
         :class:`syncd.cache.Runner`.)
+
+        Raises:
+            ValueError: the facts carry no lifetime (``ttl_s`` None).
         """
-        if self.validated_at > now + CLOCK_SKEW_S:
-            return False
-        return self.age_s(now) < self.ttl_s
+        if self.ttl_s is None:
+            raise ValueError("EntryFacts without ttl_s: freshness cannot be decided")
+        before, after = fresh_bounds(self.ttl_s, now)
+        return before < self.validated_at <= after
 
 
 @dataclass(frozen=True)
@@ -262,7 +326,7 @@ def error_for(decision: Decision, pool: str, key: str = "") -> UpstreamError | B
     return UpstreamOffline(f"upstream ({pool}) is offline and nothing is stored", pool=pool)
 
 
-def coalesced(before: StoredEntry | None, again: StoredEntry | None, now: float, window_s: float) -> bool:
+def coalesced(before: EntryFacts | None, again: EntryFacts | None, now: float, window_s: float) -> bool:
     """Whether another caller fetched the entry while this one waited: answer ``again`` without a request.
 
     True when the entry re-read under the fetch lock (``again``) was confirmed after the one read
@@ -326,16 +390,20 @@ class Provenance:
         return out
 
 
-def from_store(entry: StoredEntry) -> Provenance:
-    """A fresh stored entry answered without a request."""
-    return Provenance("store", entry.fetched_at, entry.validated_at, stale=False, etag=entry.content_hash)
+def from_store(entry: EntryFacts) -> Provenance:
+    """A fresh stored entry answered without a request (RFC 9111 §4.2)."""
+    return Provenance("store", entry.stored_at, entry.validated_at, stale=False, etag=entry.content_hash)
 
 
-def stale(entry: StoredEntry, reason: str | None, *, is_stale: bool = True) -> Provenance:
-    """A stored entry answered because upstream could not be used (``reason``: the failure's code)."""
+def stale(entry: EntryFacts, reason: str | None, *, is_stale: bool = True) -> Provenance:
+    """A stored entry answered because upstream could not be used (``reason``: the failure's code).
+
+    Stale-if-error (RFC 5861 §4), or served stale while the revalidation waits for the sweep (RFC
+    5861 §3); ``is_stale`` False for a fresh entry answered so (a forced refresh that could not be made).
+    """
     return Provenance(
         "store-stale",
-        entry.fetched_at,
+        entry.stored_at,
         entry.validated_at,
         stale=is_stale,
         upstream_error=reason,
@@ -343,20 +411,20 @@ def stale(entry: StoredEntry, reason: str | None, *, is_stale: bool = True) -> P
     )
 
 
-def from_upstream(entry: StoredEntry) -> Provenance:
-    """An entry fetched or confirmed by upstream in this call."""
-    return Provenance("upstream", entry.fetched_at, entry.validated_at, stale=False, etag=entry.content_hash)
+def from_upstream(entry: EntryFacts) -> Provenance:
+    """An entry fetched or confirmed by upstream in this call (RFC 9111 §4.3.3/§4.3.4: a 304 or a 200)."""
+    return Provenance("upstream", entry.stored_at, entry.validated_at, stale=False, etag=entry.content_hash)
 
 
-def unstored(entry: StoredEntry, reason: str) -> Provenance:
+def unstored(entry: EntryFacts, reason: str) -> Provenance:
     """An answer upstream gave in this call that could not be stored (``reason``: why, a reason code).
 
-    ``entry`` is the answer in stored form (:func:`syncd.cache.unstored_entry`); the ``cache`` block
-    says ``source: upstream``, ``stored: false`` and ``store_error``.
+    ``entry`` is the facts of the answer in stored form (:func:`syncd.cache.unstored_entry`); the
+    ``cache`` block says ``source: upstream``, ``stored: false`` and ``store_error``.
     """
     return Provenance(
         "upstream",
-        entry.fetched_at,
+        entry.stored_at,
         entry.validated_at,
         stale=False,
         etag=entry.content_hash,
@@ -364,7 +432,7 @@ def unstored(entry: StoredEntry, reason: str) -> Provenance:
     )
 
 
-def answered(decision: Decision, entry: StoredEntry) -> Provenance | None:
+def answered(decision: Decision, entry: EntryFacts) -> Provenance | None:
     """The provenance of a decision answered from the store (SERVE, SERVE_STALE), else None."""
     if decision.action is Action.SERVE:
         return from_store(entry)
@@ -373,7 +441,7 @@ def answered(decision: Decision, entry: StoredEntry) -> Provenance | None:
     return None
 
 
-def after_fetch(before: StoredEntry | None, fresh: StoredEntry) -> Provenance:
+def after_fetch(before: EntryFacts | None, fresh: EntryFacts) -> Provenance:
     """The provenance of what a fetch stored; a miss never hides a stored body.
 
     When upstream said 404 for a body we hold, the store kept the body and recorded the error
@@ -389,8 +457,8 @@ def after_fetch(before: StoredEntry | None, fresh: StoredEntry) -> Provenance:
     return from_upstream(fresh)
 
 
-def after_failure(entry: StoredEntry, decision: Decision, reason: str) -> Provenance:
-    """Stale-if-error: the held ``entry`` answered after upstream failed with ``reason``."""
+def after_failure(entry: EntryFacts, decision: Decision, reason: str) -> Provenance:
+    """Stale-if-error (RFC 5861 §4): the held ``entry`` answered after upstream failed with ``reason``."""
     return stale(entry, reason, is_stale=decision.stale)
 
 
@@ -510,8 +578,8 @@ def failed(reason: str) -> Outcome:
     return Outcome(Result.FAILED, reason)
 
 
-def outcome_of(before: StoredEntry, stored: StoredEntry) -> Outcome:
-    """The outcome of a refetch of ``before`` that stored ``stored``.
+def outcome_of(before: EntryFacts, stored: EntryFacts) -> Outcome:
+    """The outcome of a refetch (validation, RFC 9111 §4.3) of ``before`` that stored ``stored``.
 
     A recorded error with ``validated_at`` unchanged is a failure (the body was kept); otherwise
     changed when the content hash or the status moved.

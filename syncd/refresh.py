@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 
 from syncd import policy
 from syncd.budget import Budget
+from syncd.cache import facts_of
 from syncd.errors import BudgetExhausted, SyncdError, UpstreamError
 from syncd.policy import Outcome, Result, Tally
 from syncd.registry import KINDS
@@ -55,7 +56,7 @@ def revalidate(svc: Services, entry: StoredEntry, deadline: Deadline | None = No
     except Exception:  # a bug on one entry never ends the sweep: it fails alone, logged with its traceback
         log.exception("event=revalidate_failed kind=%s key=%s reason=internal_error", entry.kind, entry.key)
         return policy.failed("internal_error")
-    return policy.outcome_of(entry, stored)
+    return policy.outcome_of(facts_of(entry), facts_of(stored))
 
 
 @dataclass
@@ -102,7 +103,7 @@ def sweep(
         todo = list(entries)
     else:
         ttls = policy.ttls(svc.settings.ttl, KINDS.values(), background=True)
-        todo = svc.store.stale(ttls, now, limit, ahead_s=policy.CLOCK_SKEW_S)
+        todo = svc.store.stale(policy.staleness(ttls, now), limit)
     todo = _in_batches(svc, todo, report, on_entry)
     for entry in todo if report.stopped != "rate_limited" else []:
         outcome = revalidate(svc, entry)

@@ -292,6 +292,25 @@ def test_the_store_imports_neither_normalize_nor_the_kinds() -> None:
     assert {m: d for m, d in found.items() if d} == {}
 
 
+def test_the_policy_takes_plain_facts_and_the_store_points_up_to_nothing() -> None:
+    """``policy`` never sees the store's row type (it takes :class:`EntryFacts`); ``store/`` imports no
+    policy, road or kind (the staleness bounds reach it as plain values).
+    """
+    graph = _graph()
+    policy_tree = _tree("syncd.policy")
+    names = {n.id for n in ast.walk(policy_tree) if isinstance(n, ast.Name)} | {
+        a.name for n in ast.walk(policy_tree) if isinstance(n, ast.ImportFrom) for a in n.names
+    }
+    assert "StoredEntry" not in names
+    assert not {d for d in graph["syncd.policy"] if d.startswith("syncd.store.repo")}
+    up = ("syncd.policy", "syncd.cache", "syncd.kinds", "syncd.services", "syncd.refresh")
+    assert {
+        m: sorted(d for d in deps if d.startswith(up))
+        for m, deps in graph.items()
+        if m.startswith("syncd.store") and deps & set(up)
+    } == {}
+
+
 def _calls(module: str, attr: str) -> list[int]:
     return [
         node.lineno

@@ -12,6 +12,7 @@ from dataclasses import replace
 import pytest
 
 from syncd import policy
+from syncd.cache import facts_of
 from syncd.config import TtlSettings
 from syncd.kinds import ALL_STATUSES
 from syncd.policy import Action, Decision, EntryFacts, Outcome, Result, Tally, UpstreamFacts
@@ -24,7 +25,7 @@ DAY = 86_400.0
 TTL = TtlSettings(crossref_work=7 * DAY, zenodo_record=DAY, search=2 * DAY, entity=30 * DAY, miss=3600.0)
 
 
-def entry(**over: object) -> StoredEntry:
+def row(**over: object) -> StoredEntry:
     """A stored ``ok`` work validated an hour before NOW (fields overridable)."""
     base = StoredEntry(
         id=1, kind="crossref_work", key="10.1/x", status="ok", body="{}", content_hash="h1",
@@ -33,6 +34,11 @@ def entry(**over: object) -> StoredEntry:
         last_error_at=None, volatile=None,
     )  # fmt: skip
     return replace(base, **over)  # type: ignore[arg-type]
+
+
+def entry(**over: object) -> EntryFacts:
+    """The policy's facts of :func:`row` (built as the road builds them, :func:`syncd.cache.facts_of`)."""
+    return facts_of(row(**over))
 
 
 POOLS = {

@@ -122,7 +122,7 @@ def test_stale_listing_is_oldest_first(store: Store) -> None:
     """stale() lists entries past their TTL ordered by validated_at, and only those."""
     for i, key in enumerate(["10.1/a", "10.1/b", "10.1/c"]):
         store.put_content(EntryContent("crossref_work", key, "not_found", None, None), now=100.0 * (3 - i))
-    rows = store.stale({("crossref_work", "not_found"): 50.0}, now=320.0, limit=10)
+    rows = store.stale(policy.staleness({("crossref_work", "not_found"): 50.0}, 320.0), limit=10)
     assert [r.key for r in rows] == ["10.1/c", "10.1/b"]
 
 

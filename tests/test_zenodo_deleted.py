@@ -79,8 +79,8 @@ def test_cache_show_keeps_title_and_deleted_ids_are_rechecked_weekly(deleted: Se
     assert shown["ttl_s"] == 7 * DAY
     ttls = policy.ttls(deleted.settings.ttl, KINDS.values(), background=True)
     now = time.time()
-    assert [e.key for e in deleted.store.stale(ttls, now + 2 * 3600, 10)] == []
-    assert [e.key for e in deleted.store.stale(ttls, now + 8 * DAY, 10)] == [RECID]
+    assert [e.key for e in deleted.store.stale(policy.staleness(ttls, now + 2 * 3600), 10)] == []
+    assert [e.key for e in deleted.store.stale(policy.staleness(ttls, now + 8 * DAY), 10)] == [RECID]
     assert json.loads(run("cache", "verify", "--json").stdout)["ok"] is True
 
 

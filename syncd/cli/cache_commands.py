@@ -73,7 +73,7 @@ def cache_stats(ctx: click.Context, as_json: bool) -> None:
         if svc.settings.check_upstreams_at_start:
             checks = [c.as_dict() for c in svc.upstreams.check(svc.settings, read_only=svc.read_only)]
         now = time.time()
-        counts = store.counts(policy.ttls(svc.settings.ttl, KINDS.values()), now)
+        counts = store.counts(policy.staleness(policy.ttls(svc.settings.ttl, KINDS.values()), now))
         pools = pool_rows(svc.budget, now)
         data = {
             "database_size_bytes": store.size_bytes(),
@@ -238,7 +238,7 @@ def cache_ls(
             store,
             kind=kind_filter(store_kind),
             status=status,
-            stale=(policy.ttls(svc.settings.ttl, KINDS.values()), now) if stale else None,
+            stale=policy.staleness(policy.ttls(svc.settings.ttl, KINDS.values()), now) if stale else None,
             query=query,
             sort=sort,
             descending=desc,
@@ -305,7 +305,8 @@ def cache_refresh(
         if everything:
             entries = list_entries(store, limit=limit or None)
         elif stale_only:
-            entries = store.stale(policy.ttls(svc.settings.ttl, KINDS.values()), now, limit or 1_000_000)
+            ttls = policy.ttls(svc.settings.ttl, KINDS.values())
+            entries = store.stale(policy.staleness(ttls, now), limit or 1_000_000)
         else:
             entries = []
             for ident, which, ref in parsed:

@@ -17,6 +17,7 @@ from rich.table import Table
 
 from syncd import policy
 from syncd.budget import Budget
+from syncd.cache import facts_of
 from syncd.config import CONCURRENCY_GROUPS, Settings, load_settings
 from syncd.crossref import lookups as lookups_crossref
 from syncd.errors import InvalidInput, NotFound, SyncdError
@@ -140,9 +141,14 @@ def session(ctx: click.Context) -> Iterator[Services]:
 
 
 def entry_dict(entry: StoredEntry, settings: Settings, now: float) -> dict[str, Any]:
-    """One stored entry as a JSON-ready row: key, status, validators, ages, TTL and staleness."""
+    """One stored entry as a JSON-ready row: key, status, validators, ages, TTL and staleness.
+
+    ``stale`` is the policy's one rule (:func:`syncd.policy.fresh_bounds`: past the lifetime, or
+    validated more than :data:`syncd.policy.CLOCK_SKEW_S` after ``now``); ``age_s`` never negative.
+    """
     ttl = policy.ttl_s(settings.ttl, kind_of(entry.kind), entry.status)
-    age = max(0.0, now - entry.validated_at)
+    facts = facts_of(entry, ttl)
+    age = facts.age_s(now)
     return {
         "kind": entry.kind,
         "key": entry.key,
@@ -158,7 +164,7 @@ def entry_dict(entry: StoredEntry, settings: Settings, now: float) -> dict[str, 
         "validated_at": iso(entry.validated_at),
         "age_s": round(age, 1),
         "ttl_s": ttl,
-        "stale": age >= ttl,
+        "stale": not facts.fresh(now),
         "checks": entry.checks,
         "changes": entry.changes,
         "last_error": entry.last_error,

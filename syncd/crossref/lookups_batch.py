@@ -69,7 +69,7 @@ from functools import partial
 from typing import Any
 
 from syncd import policy
-from syncd.cache import PROBE_SHARE, Lookup, Plan, unstored_entry
+from syncd.cache import PROBE_SHARE, Lookup, Plan, facts_of, unstored_entry
 from syncd.crossref import lookups as lookups_crossref
 from syncd.crossref.contracts import Update
 from syncd.crossref.names import CROSSREF_WORK
@@ -342,7 +342,7 @@ def _single(svc: Services, doi: ParsedDOI, deadline: Deadline | None = None) -> 
         return WorkItem(doi.doi, doi, lookups_crossref.get_work(svc, doi, deadline))
     except SyncdError as exc:
         entry = svc.store.get(CROSSREF_WORK, doi.key) if isinstance(exc, NotFound) else None
-        prov = policy.from_store(entry) if entry is not None and entry.status != "ok" else None
+        prov = policy.from_store(facts_of(entry)) if entry is not None and entry.status != "ok" else None
         return WorkItem(doi.doi, doi, error=exc, miss_provenance=prov)
 
 
@@ -440,7 +440,7 @@ def _put(svc: Services, content: EntryContent) -> StoredEntry | SyncdError:
 def _answered(p: _Pending, fresh: StoredEntry) -> WorkItem:
     """The answer for ``p`` once the work the list answered is stored (``fresh``)."""
     assert p.plan is not None
-    prov = policy.after_fetch(p.plan.entry, fresh)
+    prov = policy.after_fetch(facts_of(p.plan.entry), facts_of(fresh))
     if lookups_crossref.is_partial(fresh) and not prov.stale:
         prov = policy.flagged_stale(prov)
     return WorkItem(p.parsed.doi, p.parsed, Lookup(fresh, prov))
@@ -493,7 +493,7 @@ def _unconfirmed(p: _Pending, cause: str) -> WorkItem:
     assert p.plan is not None
     held = p.plan.entry
     if held is not None and held.status == "ok":
-        prov = policy.after_failure(held, p.plan.decision, cause)
+        prov = policy.after_failure(facts_of(held), p.plan.decision, cause)
         return WorkItem(p.parsed.doi, p.parsed, Lookup(held, prov))
     return WorkItem(
         p.parsed.doi,
@@ -514,7 +514,9 @@ def _unstored(p: _Pending, content: EntryContent, cause: str) -> WorkItem:
     if content.status != "ok":
         return WorkItem(p.parsed.doi, p.parsed, error=_store_error(p, cause))
     entry = unstored_entry(content, time.time())
-    return WorkItem(p.parsed.doi, p.parsed, Lookup(entry, policy.unstored(entry, "store_unavailable")))
+    return WorkItem(
+        p.parsed.doi, p.parsed, Lookup(entry, policy.unstored(facts_of(entry), "store_unavailable"))
+    )
 
 
 def _store_error(p: _Pending, cause: str) -> StoreError:
@@ -534,7 +536,7 @@ def _unwritten(svc: Services, p: _Pending, cause: str) -> WorkItem:
     held = p.plan.entry
     if held is None or held.status != "ok":
         return WorkItem(p.parsed.doi, p.parsed, error=_store_error(p, cause))
-    prov = policy.after_failure(held, p.plan.decision, "store_unavailable")
+    prov = policy.after_failure(facts_of(held), p.plan.decision, "store_unavailable")
     return WorkItem(p.parsed.doi, p.parsed, Lookup(held, prov))
 
 
@@ -545,5 +547,7 @@ def _failed(p: _Pending, exc: SyncdError) -> WorkItem:
     if held is None or held.status != "ok":  # a held miss is not re-answered: the failure is the reason
         return WorkItem(p.parsed.doi, p.parsed, error=exc)
     return WorkItem(
-        p.parsed.doi, p.parsed, Lookup(held, policy.after_failure(held, p.plan.decision, exc.reason))
+        p.parsed.doi,
+        p.parsed,
+        Lookup(held, policy.after_failure(facts_of(held), p.plan.decision, exc.reason)),
     )

@@ -17,7 +17,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import and_, delete, false, func, or_, select, text
+from sqlalchemy import delete, func, or_, select, text
 from sqlalchemy.exc import SQLAlchemyError
 
 from syncd.errors import StoreError
@@ -34,6 +34,7 @@ from syncd.store.content import content_hash
 from syncd.store.models import Blob, Concept, Entry, PreviousBody, Validation
 from syncd.store.repo import Store, StoredEntry, _row_to_entry, _select_entries
 from syncd.store.rules import StoreRules, rules_of
+from syncd.store.staleness import Staleness
 
 __all__ = [
     "SORTS",
@@ -58,20 +59,12 @@ SORTS: dict[str, Any] = {
 """Sort keys of :func:`list_entries`."""
 
 
-def _stale_clause(ttls: Mapping[tuple[str, str], float], now: float) -> Any:
-    clauses = [
-        and_(Entry.kind == kind, Entry.status == status, Validation.validated_at < now - ttl)
-        for (kind, status), ttl in ttls.items()
-    ]
-    return or_(*clauses) if clauses else false()
-
-
 def list_entries(
     store: Store,
     *,
     kind: str | None = None,
     status: str | None = None,
-    stale: tuple[Mapping[tuple[str, str], float], float] | None = None,
+    stale: Staleness | None = None,
     query: str | None = None,
     sort: str = "validated",
     descending: bool = False,
@@ -80,8 +73,9 @@ def list_entries(
 ) -> list[StoredEntry]:
     """Stored entries, filtered and sorted.
 
-    Filters: ``kind``, ``status``, staleness (``(ttls, now)``) and a substring ``query`` of the
-    key/title/DOI; ``sort`` is one of :data:`SORTS`.
+    Filters: ``kind``, ``status``, ``stale`` (only the entries stale under the policy's bounds,
+    :func:`syncd.policy.staleness`) and a substring ``query`` of the key/title/DOI; ``sort`` is one
+    of :data:`SORTS`.
     """
     q = _select_entries()
     if kind:
@@ -89,7 +83,7 @@ def list_entries(
     if status:
         q = q.where(Entry.status == status)
     if stale is not None:
-        q = q.where(_stale_clause(*stale))
+        q = q.where(stale.clause())
     if query:
         like = f"%{query.lower()}%"
         q = q.where(

@@ -19,7 +19,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -51,6 +51,7 @@ from syncd.store.engine import (
 from syncd.store.models import Concept, Entry, PreviousBody, Validation
 from syncd.store.rules import PLAIN, Side, StoreRules
 from syncd.store.search import SEARCH_COUNT_CAP
+from syncd.store.staleness import Staleness
 
 __all__ = [
     "KEEP_PREVIOUS_S",
@@ -489,59 +490,44 @@ class Store:
             ).first()
         return (row[0], row[1]) if row else None
 
-    def stale(
-        self,
-        ttls: Mapping[tuple[str, str], float],
-        now: float,
-        limit: int,
-        *,
-        ahead_s: float | None = None,
-    ) -> list[StoredEntry]:
-        """Entries past their lifetime, oldest ``validated_at`` first.
+    def stale(self, staleness: Staleness, limit: int) -> list[StoredEntry]:
+        """Entries past their lifetime at the bounds' moment, oldest ``validated_at`` first.
 
         Args:
-            ttls: lifetime in seconds per ``(kind, status)``; pairs not listed are never stale.
-            now: the current time (epoch seconds).
+            staleness: the bounds of the policy's one staleness rule (:func:`syncd.policy.staleness`):
+                per ``(kind, status)`` the lifetime's start, and the clock-skew bound after which an
+                entry (validated "in the future" by a clock that ran ahead) is stale too; those last.
             limit: most entries returned.
-            ahead_s: when set, an entry validated more than this many seconds after ``now`` (by a
-                clock that ran ahead and was corrected since) is stale too; such entries come last.
         """
-        if not ttls:
+        if not staleness.before:
             return []
-        clauses = [
-            and_(
-                Entry.kind == kind,
-                Entry.status == status,
-                Validation.validated_at < now - ttl
-                if ahead_s is None
-                else or_(Validation.validated_at < now - ttl, Validation.validated_at > now + ahead_s),
-            )
-            for (kind, status), ttl in ttls.items()
-        ]
-        query = _select_entries().where(or_(*clauses)).order_by(Validation.validated_at).limit(limit)
+        query = _select_entries().where(staleness.clause()).order_by(Validation.validated_at).limit(limit)
         with self.read() as conn:
             return [_row_to_entry(r) for r in conn.execute(query)]
 
-    def counts(self, ttls: Mapping[tuple[str, str], float], now: float) -> list[dict[str, Any]]:
-        """Per ``(kind, status)``: number of entries and how many are stale at ``now``."""
+    def counts(self, staleness: Staleness) -> list[dict[str, Any]]:
+        """Per ``(kind, status)``: number of entries and how many are stale under ``staleness``.
+
+        ``staleness``: the policy's bounds (:func:`syncd.policy.staleness`); pairs it does not list
+        count no stale entry.
+        """
         result: list[dict[str, Any]] = []
         with self.read() as conn:
             rows = conn.execute(
-                select(Entry.kind, Entry.status, func.count(), func.min(Validation.validated_at))
+                select(Entry.kind, Entry.status, func.count())
                 .join(Validation, Validation.entry_id == Entry.id)
                 .group_by(Entry.kind, Entry.status)
                 .order_by(Entry.kind, Entry.status)
             ).all()
-            for kind, status, count, _oldest in rows:
-                ttl = ttls.get((kind, status))
+            for kind, status, count in rows:
                 stale = 0
-                if ttl is not None:
+                if (kind, status) in staleness.before:
                     stale = conn.execute(
                         select(func.count())
                         .select_from(Entry)
                         .join(Validation, Validation.entry_id == Entry.id)
                         .where(
-                            Entry.kind == kind, Entry.status == status, Validation.validated_at < now - ttl
+                            Entry.kind == kind, Entry.status == status, staleness.pair_clause(kind, status)
                         )
                     ).scalar_one()
                 result.append(
