@@ -180,7 +180,7 @@ async def test_a_crossref_get_work_walk_names_no_zenodo_module(cache: Services) 
         threading.setprofile(None)  # type: ignore[arg-type]
     assert result.structured_content["title"].startswith("Growth hormone secretagogue")
     modules = set(entered)
-    assert {"syncd.crossref.lookups", "syncd.cache", "syncd.policy", "syncd.store.repo"} <= modules
+    assert {"syncd.crossref.lookups", "syncd.cache", "syncd.policy", "syncd.store.entries"} <= modules
     assert sorted(m for m in modules if "zenodo" in m) == []
 
 

@@ -13,7 +13,7 @@ index exists and is valid, and :func:`vacuum` runs ``VACUUM ANALYZE``.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,7 +32,8 @@ from syncd.store.codec import (
 )
 from syncd.store.content import content_hash
 from syncd.store.models import Blob, Concept, Entry, PreviousBody, Validation
-from syncd.store.repo import Store, StoredEntry, _row_to_entry, _select_entries
+from syncd.store.repo import Store
+from syncd.store.rows import StoredEntry, row_to_entry, select_entries
 from syncd.store.rules import StoreRules, rules_of
 from syncd.store.staleness import Staleness
 
@@ -77,7 +78,7 @@ def list_entries(
     :func:`syncd.policy.staleness`) and a substring ``query`` of the key/title/DOI; ``sort`` is one
     of :data:`SORTS`.
     """
-    q = _select_entries()
+    q = select_entries()
     if kind:
         q = q.where(Entry.kind == kind)
     if status:
@@ -94,18 +95,18 @@ def list_entries(
     if limit is not None:
         q = q.limit(limit)
     with store.read() as conn:
-        return [_row_to_entry(r) for r in conn.execute(q)]
+        return [row_to_entry(r) for r in conn.execute(q)]
 
 
 def iter_entries(store: Store, kind: str | None = None, batch: int = 500) -> Iterator[StoredEntry]:
     """Every stored entry (optionally of one ``kind``) in id order, read ``batch`` rows at a time."""
     last = 0
     while True:
-        q = _select_entries().where(Entry.id > last).order_by(Entry.id).limit(batch)
+        q = select_entries().where(Entry.id > last).order_by(Entry.id).limit(batch)
         if kind:
             q = q.where(Entry.kind == kind)
         with store.read() as conn:
-            rows = [_row_to_entry(r) for r in conn.execute(q)]
+            rows = [row_to_entry(r) for r in conn.execute(q)]
         if not rows:
             return
         yield from rows
@@ -161,59 +162,75 @@ def prune(
     """
     protect = protect or set()
     result = PruneResult(dry_run=dry_run)
-    doomed: dict[int, tuple[str, int]] = {}
     base = select(Entry.id, Entry.kind, Entry.key, func.coalesce(func.length(Entry.body), 0)).join(
         Validation, Validation.entry_id == Entry.id
     )
     if kind:
         base = base.where(Entry.kind == kind)
+    doomed: dict[int, tuple[str, int]] = {}
     with store.read() as conn:
         if older_than_s is not None:
-            for eid, k, key, size in conn.execute(base.where(Validation.validated_at < now - older_than_s)):
-                if (k, key) not in protect:
-                    doomed[eid] = (f"{k}:{key}", int(size))
+            _doom(doomed, conn.execute(base.where(Validation.validated_at < now - older_than_s)), protect)
         if misses_older_than_s is not None:
             q = base.where(Entry.status != "ok", Validation.validated_at < now - misses_older_than_s)
-            for eid, k, key, size in conn.execute(q):
-                if (k, key) not in protect:
-                    doomed[eid] = (f"{k}:{key}", int(size))
-        blobs_to_drop: list[tuple[str, str, int]] = []
-        if max_bytes is not None:
-            total = int(
-                conn.execute(select(func.coalesce(func.sum(func.length(Entry.body)), 0))).scalar_one()
-            )
-            total -= sum(size for _, size in doomed.values())
-            blob_total = int(conn.execute(select(func.coalesce(func.sum(Blob.size), 0))).scalar_one())
-            for bkind, bkey, bsize in conn.execute(
-                select(Blob.kind, Blob.key, Blob.size).order_by(Blob.accessed_at)
-            ):
-                if total + blob_total <= max_bytes:
-                    break
-                blobs_to_drop.append((bkind, bkey, int(bsize)))
-                blob_total -= int(bsize)
-            if total + blob_total > max_bytes:
-                for eid, k, key, size in conn.execute(base.order_by(Validation.validated_at, Entry.id)):
-                    if total + blob_total <= max_bytes:
-                        break
-                    if eid in doomed or (k, key) in protect:
-                        continue
-                    doomed[eid] = (f"{k}:{key}", int(size))
-                    total -= int(size)
+            _doom(doomed, conn.execute(q), protect)
+        blobs_to_drop = _fit_under(conn, base, doomed, max_bytes, protect) if max_bytes is not None else []
     result.entries = len(doomed)
     result.entry_bytes = sum(size for _, size in doomed.values())
     result.keys = [name for name, _ in doomed.values()]
     result.blobs = len(blobs_to_drop)
     result.blob_bytes = sum(b[2] for b in blobs_to_drop)
-    if dry_run:
-        return result
+    if not dry_run:
+        result.concepts = _remove(store, list(doomed), blobs_to_drop)
+    return result
+
+
+def _doom(doomed: dict[int, tuple[str, int]], rows: Iterable[Any], protect: set[tuple[str, str]]) -> None:
+    """Add each ``(id, kind, key, body size)`` row not in ``protect`` to ``doomed`` (id -> name, bytes)."""
+    for eid, k, key, size in rows:
+        if (k, key) not in protect:
+            doomed[eid] = (f"{k}:{key}", int(size))
+
+
+def _fit_under(
+    conn: Any, base: Any, doomed: dict[int, tuple[str, int]], max_bytes: int, protect: set[tuple[str, str]]
+) -> list[tuple[str, str, int]]:
+    """Doom what brings bodies + blobs under ``max_bytes``; returns the blobs to drop ``(kind, key, size)``.
+
+    The least recently used blobs go first, then the entries upstream confirmed longest ago (those
+    already doomed and the protected ones skipped); ``doomed`` grows in place.
+    """
+    total = int(conn.execute(select(func.coalesce(func.sum(func.length(Entry.body)), 0))).scalar_one())
+    total -= sum(size for _, size in doomed.values())
+    blob_total = int(conn.execute(select(func.coalesce(func.sum(Blob.size), 0))).scalar_one())
+    blobs_to_drop: list[tuple[str, str, int]] = []
+    for bkind, bkey, bsize in conn.execute(select(Blob.kind, Blob.key, Blob.size).order_by(Blob.accessed_at)):
+        if total + blob_total <= max_bytes:
+            break
+        blobs_to_drop.append((bkind, bkey, int(bsize)))
+        blob_total -= int(bsize)
+    if total + blob_total > max_bytes:
+        for eid, k, key, size in conn.execute(base.order_by(Validation.validated_at, Entry.id)):
+            if total + blob_total <= max_bytes:
+                break
+            if eid in doomed or (k, key) in protect:
+                continue
+            doomed[eid] = (f"{k}:{key}", int(size))
+            total -= int(size)
+    return blobs_to_drop
+
+
+def _remove(store: Store, ids: list[int], blobs: list[tuple[str, str, int]]) -> int:
+    """Delete the entries ``ids`` and the ``blobs`` in one transaction; returns the concepts dropped.
+
+    A concept whose latest version is no longer stored is dropped too (re-resolved on the next lookup).
+    """
     with store.write() as conn:
-        ids = list(doomed)
         for i in range(0, len(ids), 500):
             conn.execute(delete(Entry).where(Entry.id.in_(ids[i : i + 500])))
-        for bkind, bkey, _ in blobs_to_drop:
+        for bkind, bkey, _ in blobs:
             conn.execute(delete(Blob).where(Blob.kind == bkind, Blob.key == bkey))
-        # a concept whose latest version is no longer stored is re-resolved on the next lookup
-        result.concepts = int(
+        return int(
             conn.execute(
                 delete(Concept).where(
                     ~select(Entry.id)
@@ -222,7 +239,6 @@ def prune(
                 )
             ).rowcount
         )
-    return result
 
 
 @dataclass
@@ -280,49 +296,11 @@ def verify(
     sqlite = store.engine.dialect.name == "sqlite"
     with store.read() as conn:
         if sqlite:
-            rows = [r[0] for r in conn.exec_driver_sql("PRAGMA integrity_check")]
-            res.integrity = "ok" if rows == ["ok"] else "; ".join(rows[:5])
-            if res.integrity != "ok":
-                res.problems.append(f"integrity_check: {res.integrity}")
-            fk = conn.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
-            if fk:
-                res.problems.append(f"foreign_key_check: {len(fk)} rows violate foreign keys")
+            _check_sqlite(conn, res)
         res.entries = int(conn.execute(select(func.count()).select_from(Entry)).scalar_one())
         _check_bodies(conn, res, rules if check_hashes else None)
-        no_validation = (
-            conn.execute(
-                select(Entry.id).where(
-                    ~select(Validation.entry_id).where(Validation.entry_id == Entry.id).exists()
-                )
-            )
-            .scalars()
-            .all()
-        )
-        orphans = (
-            conn.execute(
-                select(Validation.entry_id).where(
-                    ~select(Entry.id).where(Entry.id == Validation.entry_id).exists()
-                )
-            )
-            .scalars()
-            .all()
-        )
-        no_body = conn.execute(
-            select(func.count())
-            .select_from(Entry)
-            .where(Entry.status == "ok", or_(Entry.body.is_(None), Entry.content_hash.is_(None)))
-        ).scalar_one()
-        fts_problem = None
-        if not sqlite:
-            res.fts_rows, fts_problem = _pg_search_index(conn)
-        else:
-            res.fts_rows = int(conn.execute(text("SELECT count(*) FROM entries_fts_docsize")).scalar_one())
-            try:
-                conn.execute(text("INSERT INTO entries_fts(entries_fts, rank) VALUES ('integrity-check', 1)"))
-            except Exception as exc:  # sqlite3.DatabaseError: the index does not match the entries
-                fts_problem = f"fts: {exc.__class__.__name__}: {str(exc).splitlines()[0]}"
-            if fts_problem is None and res.fts_rows != res.entries:
-                fts_problem = f"fts: {res.fts_rows} index rows for {res.entries} entries"
+        no_validation, orphans, no_body = _unpaired(conn)
+        fts_problem = _check_index(conn, res, sqlite)
     if res.bad_bodies:
         res.problems.append(
             f"bodies that do not decode: {_named(res.bad_bodies)}; "
@@ -339,29 +317,89 @@ def verify(
     if fts_problem:
         res.problems.append(fts_problem)
     if repair and res.problems:
-        with store.write() as conn:
-            if no_validation:
-                for eid in no_validation:
-                    conn.execute(
-                        Validation.__table__.insert().values(
-                            entry_id=eid, validated_at=0.0, checks=0, changes=0
-                        )
-                    )
-                res.repaired.append(f"added {len(no_validation)} validation rows (stale, revalidated next)")
-            if orphans:
-                conn.execute(delete(Validation).where(Validation.entry_id.in_(orphans)))
-                res.repaired.append(f"deleted {len(orphans)} orphan validation rows")
-            if fts_problem and sqlite:
-                conn.execute(text("INSERT INTO entries_fts(entries_fts) VALUES ('rebuild')"))
-                res.repaired.append("rebuilt the FTS index")
-            elif fts_problem and res.fts_rows >= 0:  # PostgreSQL: the column exists, the index is bad
-                conn.execute(text(f"DROP INDEX IF EXISTS {PG_SEARCH_INDEX}"))
-                conn.execute(text(f"CREATE INDEX {PG_SEARCH_INDEX} ON entries USING gin (search_tsv)"))
-                res.repaired.append("rebuilt the search index")
+        repaired = _repair(store, res, no_validation, orphans, fts_problem, sqlite)
         again = verify(store, repair=False, check_hashes=check_hashes, rules=rules)
-        again.repaired = res.repaired
+        again.repaired = repaired
         return again
     return res
+
+
+def _check_sqlite(conn: Any, res: VerifyResult) -> None:
+    """SQLite's ``PRAGMA integrity_check`` and ``foreign_key_check`` into ``res``."""
+    rows = [r[0] for r in conn.exec_driver_sql("PRAGMA integrity_check")]
+    res.integrity = "ok" if rows == ["ok"] else "; ".join(rows[:5])
+    if res.integrity != "ok":
+        res.problems.append(f"integrity_check: {res.integrity}")
+    fk = conn.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
+    if fk:
+        res.problems.append(f"foreign_key_check: {len(fk)} rows violate foreign keys")
+
+
+def _unpaired(conn: Any) -> tuple[list[int], list[int], int]:
+    """Rows that lack their pair: ``(entry ids, orphan validation ids, ok entries without body or hash)``.
+
+    The entries without a validation row, the validation rows' entry ids without an entry, and the
+    number of ``ok`` entries without a body or content hash.
+    """
+    validated = select(Validation.entry_id).where(Validation.entry_id == Entry.id).exists()
+    no_validation = list(conn.execute(select(Entry.id).where(~validated)).scalars().all())
+    stored = select(Entry.id).where(Entry.id == Validation.entry_id).exists()
+    orphans = list(conn.execute(select(Validation.entry_id).where(~stored)).scalars().all())
+    no_body = conn.execute(
+        select(func.count())
+        .select_from(Entry)
+        .where(Entry.status == "ok", or_(Entry.body.is_(None), Entry.content_hash.is_(None)))
+    ).scalar_one()
+    return no_validation, orphans, int(no_body)
+
+
+def _check_index(conn: Any, res: VerifyResult, sqlite: bool) -> str | None:
+    """The search index's problem (sets ``res.fts_rows``), or None.
+
+    SQLite: FTS5 ``integrity-check`` and one index row per entry; PostgreSQL: the search column and
+    its GIN index exist and are valid (:func:`_pg_search_index`).
+    """
+    if not sqlite:
+        res.fts_rows, problem = _pg_search_index(conn)
+        return problem
+    res.fts_rows = int(conn.execute(text("SELECT count(*) FROM entries_fts_docsize")).scalar_one())
+    try:
+        conn.execute(text("INSERT INTO entries_fts(entries_fts, rank) VALUES ('integrity-check', 1)"))
+    except Exception as exc:  # sqlite3.DatabaseError: the index does not match the entries
+        return f"fts: {exc.__class__.__name__}: {str(exc).splitlines()[0]}"
+    if res.fts_rows != res.entries:
+        return f"fts: {res.fts_rows} index rows for {res.entries} entries"
+    return None
+
+
+def _repair(
+    store: Store,
+    res: VerifyResult,
+    no_validation: list[int],
+    orphans: list[int],
+    fts_problem: str | None,
+    sqlite: bool,
+) -> list[str]:
+    """Fix what :func:`verify` found and can be fixed, in one transaction; what was fixed."""
+    repaired: list[str] = []
+    with store.write() as conn:
+        if no_validation:
+            for eid in no_validation:
+                conn.execute(
+                    Validation.__table__.insert().values(entry_id=eid, validated_at=0.0, checks=0, changes=0)
+                )
+            repaired.append(f"added {len(no_validation)} validation rows (stale, revalidated next)")
+        if orphans:
+            conn.execute(delete(Validation).where(Validation.entry_id.in_(orphans)))
+            repaired.append(f"deleted {len(orphans)} orphan validation rows")
+        if fts_problem and sqlite:
+            conn.execute(text("INSERT INTO entries_fts(entries_fts) VALUES ('rebuild')"))
+            repaired.append("rebuilt the FTS index")
+        elif fts_problem and res.fts_rows >= 0:  # PostgreSQL: the column exists, the index is bad
+            conn.execute(text(f"DROP INDEX IF EXISTS {PG_SEARCH_INDEX}"))
+            conn.execute(text(f"CREATE INDEX {PG_SEARCH_INDEX} ON entries USING gin (search_tsv)"))
+            repaired.append("rebuilt the search index")
+    return repaired
 
 
 PG_SEARCH_INDEX = "ix_entries_search_tsv"

@@ -25,12 +25,9 @@ from __future__ import annotations
 import json
 import logging
 import re
-import time
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
-
-from sqlalchemy import delete, insert, select, update
 
 from syncd import policy
 from syncd.cache import Lookup, local_first
@@ -39,7 +36,6 @@ from syncd.kinds import ALL_STATUSES, Kind
 from syncd.policy import Provenance
 from syncd.services import Services
 from syncd.store.content import content_hash, document, volatile_json
-from syncd.store.models import Entry, PreviousBody, Validation
 from syncd.store.repo import EntryContent, Store, StoredEntry
 from syncd.upstream.http import Deadline, current_deadline
 from syncd.zenodo import views as zenodo_norm
@@ -502,20 +498,8 @@ def supersede_older(store: Store, concept_recid: str, latest_recid: str) -> int:
     volatile fields (read by :func:`syncd.store.content.document`) and the stored ETag is dropped so
     the next revalidation is unconditional. Returns how many versions were corrected.
     """
-    with store.read() as conn:
-        ids = [
-            r[0]
-            for r in conn.execute(
-                select(Entry.id).where(
-                    Entry.kind == ZENODO_RECORD,
-                    Entry.concept_key == concept_recid,
-                    Entry.key != latest_recid,
-                    Entry.status == "ok",
-                )
-            )
-        ]
     corrected = 0
-    for entry_id in ids:
+    for entry_id in store.series_ids(ZENODO_RECORD, concept_recid, besides=latest_recid):
         entry = store.get_by_id(entry_id)
         if entry is None:
             continue
@@ -528,12 +512,7 @@ def supersede_older(store: Store, concept_recid: str, latest_recid: str) -> int:
         if not overlay:
             continue
         volatile = {**json.loads(entry.volatile or "{}"), **overlay}
-        with store.write() as conn:
-            conn.execute(
-                update(Validation)
-                .where(Validation.entry_id == entry_id)
-                .values(volatile=volatile_json(volatile), etag=None)
-            )
+        store.overlay_volatile(entry_id, volatile_json(volatile))
         corrected += 1
         log.info("event=superseded recid=%s concept=%s latest=%s", entry.key, concept_recid, latest_recid)
     return corrected
@@ -554,22 +533,7 @@ class LastKnown:
 
 def keep_last_known(store: Store, held: StoredEntry) -> None:
     """Keep ``held``'s good body beside the tombstone about to replace it (role :data:`LAST_KNOWN`)."""
-    table = PreviousBody.__table__
-    now = time.time()
-    with store.write() as conn:
-        conn.execute(delete(table).where(table.c.entry_id == held.id, table.c.role == LAST_KNOWN))
-        conn.execute(
-            insert(table).values(
-                entry_id=held.id,
-                role=LAST_KNOWN,
-                status=held.status,
-                body=held.body,
-                content_hash=held.content_hash,
-                fetched_at=held.fetched_at,
-                kept_at=now,
-                reason="gone",
-            )
-        )
+    store.keep_body(held, LAST_KNOWN, "gone")
     log.info("event=last_known_kept recid=%s title=%r", held.key, held.title)
 
 
@@ -958,14 +922,4 @@ def local_search(store: Store, query: str, limit: int = 200) -> list[StoredEntry
                     seen.setdefault(e.id, e)
             found = list(seen.values())[:limit]
         return [e for e in found if e.status == "ok"]
-    with store.read() as conn:
-        ids = [
-            r[0]
-            for r in conn.execute(
-                select(Entry.id)
-                .where(Entry.kind == ZENODO_RECORD, Entry.status == "ok")
-                .order_by(Entry.fetched_at.desc())
-                .limit(limit)
-            )
-        ]
-    return [e for e in (store.get_by_id(i) for i in ids) if e is not None]
+    return store.newest(ZENODO_RECORD, limit)
