@@ -50,7 +50,7 @@ def test_newest_lists_ok_entries_of_one_kind_most_recently_stored_first(store: S
 
 
 def test_series_ids_name_the_other_members_of_a_concept(store: Store) -> None:
-    """``series_ids`` gives the ids sharing a ``concept_key`` except the key named (and only ``ok`` ones)."""
+    """``series_ids`` gives the ids sharing a ``concept_key`` except the key named."""
     body, raw = _record("2024-01-14")
     content = record_content(body, raw)
     held, _ = store.put_content(content, now=1000.0)
