@@ -45,12 +45,13 @@ import dataclasses
 import enum
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from syncd.config import TtlSettings
 from syncd.errors import BudgetExhausted, UpstreamError, UpstreamOffline, UpstreamRateLimited, UpstreamTimeout
 from syncd.kinds import Kind
+from syncd.outcomes import CHANGED, UNCHANGED, Outcome, Result, Tally, failed
 from syncd.store.engine import READ_ONLY_HINT
 from syncd.store.staleness import Staleness
 
@@ -546,36 +547,7 @@ def of_bytes(record: Provenance, source: str, upstream_error: str | None, now: f
 
 
 # --------------------------------------------------------------------------------------------------
-# revalidation outcomes
-
-
-class Result(enum.Enum):
-    """How one revalidation ended."""
-
-    UNCHANGED = "unchanged"
-    CHANGED = "changed"
-    FAILED = "failed"
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """One revalidation: ``result`` and, for FAILED, the ``reason`` code."""
-
-    result: Result
-    reason: str | None = None
-
-    def __str__(self) -> str:
-        """``unchanged``, ``changed`` or ``failed:<reason>`` (log and progress text)."""
-        return f"failed:{self.reason}" if self.result is Result.FAILED else self.result.value
-
-
-UNCHANGED = Outcome(Result.UNCHANGED)
-CHANGED = Outcome(Result.CHANGED)
-
-
-def failed(reason: str) -> Outcome:
-    """A failed revalidation with ``reason``."""
-    return Outcome(Result.FAILED, reason)
+# revalidation outcomes (the types: :mod:`syncd.outcomes`)
 
 
 def outcome_of(before: EntryFacts, stored: EntryFacts) -> Outcome:
@@ -588,35 +560,3 @@ def outcome_of(before: EntryFacts, stored: EntryFacts) -> Outcome:
         return failed(stored.last_error)
     same = (stored.content_hash, stored.status) == (before.content_hash, before.status)
     return UNCHANGED if same else CHANGED
-
-
-@dataclass
-class Tally:
-    """Counts of revalidation outcomes: ``checked`` and how each ended (failures by reason)."""
-
-    checked: int = 0
-    unchanged: int = 0
-    changed: int = 0
-    failed: int = 0
-    failures: dict[str, int] = field(default_factory=dict)
-
-    def add(self, outcome: Outcome) -> None:
-        """Count one outcome."""
-        self.checked += 1
-        if outcome.result is Result.UNCHANGED:
-            self.unchanged += 1
-        elif outcome.result is Result.CHANGED:
-            self.changed += 1
-        else:
-            self.failed += 1
-            reason = outcome.reason or "unknown"
-            self.failures[reason] = self.failures.get(reason, 0) + 1
-
-    def merge(self, other: Tally) -> None:
-        """Add the counts of ``other``."""
-        self.checked += other.checked
-        self.unchanged += other.unchanged
-        self.changed += other.changed
-        self.failed += other.failed
-        for reason, n in other.failures.items():
-            self.failures[reason] = self.failures.get(reason, 0) + n
