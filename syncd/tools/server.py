@@ -151,10 +151,10 @@ def _answer(spec: ToolSpec, deps: Deps, args: ToolArgs) -> CallToolResult:
     """
     budget = deps.settings.answer_max_chars
     try:
-        values, note = clamp_arguments(spec.name, args.arguments(), budget, args.model_fields_set)
+        values, note = clamp_arguments(spec.clamps, args.arguments(), budget, args.model_fields_set)
         if values != args.arguments():
             args = args.model_copy(update=values)
-        result = fit_answer(spec.name, spec.run(deps, args), args.arguments(), budget, note)
+        result = fit_answer(spec.fit, spec.run(deps, args), args.arguments(), budget, note)
     except MCPError:
         raise
     except Exception as exc:
