@@ -20,7 +20,8 @@ import pytest
 
 from syncd.cli import COMMANDS
 from syncd.lazy import LAZY, load
-from syncd.registry import KINDS
+from syncd.registry import KINDS, TOOL_MODULES, tool_specs
+from syncd.tools import changes, server
 
 ROOT = Path(__file__).resolve().parent.parent / "syncd"
 
@@ -377,12 +378,24 @@ def test_the_walk_and_batch_machinery_import_no_slice() -> None:
     assert "syncd.registry" in graph["syncd.sync"] and "syncd.registry" in graph["syncd.refresh"]
 
 
+def test_the_mcp_machinery_imports_no_slice_and_serves_the_registrys_tools() -> None:
+    """``syncd.tools`` (spec, fit, errors, server, stdio, the change feed) imports no slice module; the
+    server's tools are the registry's (each slice's ``TOOLS``) plus the change feed's, in that order.
+    """
+    graph = _graph()
+    slices = ("syncd.crossref", "syncd.zenodo", "syncd.doiorg")
+    found = {m: sorted(d for d in deps if d.startswith(slices)) for m, deps in graph.items()}
+    assert {m: d for m, d in found.items() if m.startswith("syncd.tools") and d} == {}
+    assert (*tool_specs(), *changes.TOOLS) == server.TOOLS
+    assert {m for mods in TOOL_MODULES.values() for m in mods} == LAZY["syncd.registry"]
+    assert len({s.name for s in server.TOOLS}) == len(server.TOOLS) == 15
+
+
 PENDING_TWO_SLICES = {
     "syncd.cli.cache_commands": "branches on the upstream (commands call one registry-driven function)",
     "syncd.cli.common": "branches on the upstream (the registry answers which slice holds a kind)",
     "syncd.services": "opens each upstream's client (the registry hands over the client factories)",
     "syncd.normalize.changes": "the change summaries of each kind (move to each slice's rules)",
-    "syncd.tools.server": "lists each slice's tools (the registry hands them over)",
 }
 PENDING_ACROSS = {
     "syncd.zenodo.tools_records -> syncd.crossref.lookups": "asks doi.org's RA lookup (moves to doiorg/)",
