@@ -323,9 +323,7 @@ SLICE_ROLES = (
     "walk",
 )
 """The files every upstream slice holds, each for one job; ``<role>_<topic>.py`` splits a big role."""
-PENDING_ROLES = {
-    "zenodo": {"queries": "the record and file answers are still assembled in the tools modules"},
-}
+PENDING_ROLES: dict[str, dict[str, str]] = {}
 """Roles a full slice does not hold yet, with what removes each (kept failing when it is done)."""
 
 
@@ -398,7 +396,7 @@ PENDING_TWO_SLICES = {
     "syncd.normalize.changes": "the change summaries of each kind (move to each slice's rules)",
 }
 PENDING_ACROSS = {
-    "syncd.zenodo.tools_records -> syncd.crossref.lookups": "asks doi.org's RA lookup (moves to doiorg/)",
+    "syncd.zenodo.queries -> syncd.crossref.lookups": "asks doi.org's RA lookup (moves to doiorg/)",
 }
 """Modules that import two slices' names besides the registry, each with what removes it."""
 
