@@ -389,6 +389,37 @@ def test_the_mcp_machinery_imports_no_slice_and_serves_the_registrys_tools() -> 
     assert len({s.name for s in server.TOOLS}) == len(server.TOOLS) == 15
 
 
+def store_uses(source: str) -> list[int]:
+    """Lines of ``source`` that use a ``.store`` attribute (``services.store``, ``deps.store``, ...)."""
+    return sorted(
+        {n.lineno for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Attribute) and n.attr == "store"}
+    )
+
+
+TOOL_MODULES_CHECKED = ("syncd.crossref.tools", "syncd.zenodo.tools", "syncd.doiorg.tools", "syncd.tools.")
+STORE_TOOL = "syncd.tools.changes"
+"""The change-feed tool: the one tool module that reads the store itself (the feed is the store's)."""
+
+
+def test_tools_never_use_the_store_directly_except_the_change_feed_tool() -> None:
+    """No tool module of a slice (``tools*.py``) nor of the MCP machinery (``syncd/tools/``) uses a
+    ``.store`` attribute, except the change-feed tool: lookups return what they learnt (resolved-from,
+    notes, last known, since-stored) and the queries assemble the answers.
+    """
+    checked = [m for m in MODULES if m.startswith(TOOL_MODULES_CHECKED) and m != STORE_TOOL]
+    assert len(checked) > 12
+    found = {m: lines for m in checked if (lines := store_uses(MODULES[m].read_text(encoding="utf-8")))}
+    assert found == {}
+    assert store_uses(MODULES[STORE_TOOL].read_text(encoding="utf-8"))  # the exception is real
+
+
+def test_the_store_use_finder_finds_a_planted_use() -> None:
+    """The checker itself reports a planted ``services.store`` use (so the test above can fail)."""
+    source = "def tool(services):\n    x = 1\n    return services.store.get('k', 'v')\n"
+    assert store_uses(source) == [3]
+    assert store_uses("def tool(services):\n    return services.settings\n") == []
+
+
 PENDING_TWO_SLICES = {
     "syncd.cli.cache_commands": "branches on the upstream (commands call one registry-driven function)",
     "syncd.cli.common": "branches on the upstream (the registry answers which slice holds a kind)",

@@ -10,17 +10,14 @@ Contract: ``../shared/spec/anchors.md`` §1a (same name, parameters, bounds, out
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from importlib import resources
-from threading import Lock
 from typing import Any
 
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
-from syncd.cache import Lookup
 from syncd.contracts.common import WithCache
-from syncd.crossref import lookups as lookups_crossref
 from syncd.crossref import queries as crossref_queries
+from syncd.crossref import queries_work
 from syncd.crossref import tools_fit as fits
 from syncd.crossref.args import (
     GetMemberArgs,
@@ -40,7 +37,6 @@ from syncd.crossref.contracts import (
     SearchWorksView,
     WorkView,
 )
-from syncd.crossref.rules import WORK_RULES
 from syncd.crossref.tools_render import (
     render_funders,
     render_journals,
@@ -50,15 +46,10 @@ from syncd.crossref.tools_render import (
     render_search_works,
     render_work,
 )
-from syncd.crossref.views import work_view
-from syncd.errors import NotFound, StoreError
-from syncd.normalize.changes import NOTICE_TYPES, since_stored_notice
+from syncd.errors import NotFound
 from syncd.normalize.doi import parse_doi
-from syncd.policy import Provenance, iso
+from syncd.policy import Provenance
 from syncd.services import Services
-from syncd.store.changes import changes_of_entry
-from syncd.store.content import document
-from syncd.store.repo import Store
 from syncd.tools.errors import error_result
 from syncd.tools.params import ToolSpec
 from syncd.tools.resource import ResourceSpec
@@ -106,39 +97,6 @@ class PrefixResult(PrefixView, WithCache):
     """``crossref_get_prefix`` output plus ``cache`` provenance."""
 
 
-_VIEWS: OrderedDict[tuple[str, str, str | None, int, int], dict[str, Any]] = OrderedDict()
-"""Recent work answers without ``cache``, by (DOI key, content hash, volatile fields, offset, limit)."""
-_VIEWS_MAX = 256
-_VIEWS_LOCK = Lock()
-
-
-def _work_data(lookup: Lookup, offset: int, limit: int) -> dict[str, Any]:
-    """The work answer of ``lookup``: its contract view plus this call's ``cache`` block.
-
-    The view is built once per stored content and author page and kept for the last
-    :data:`_VIEWS_MAX` (a warm hit skips ``json.loads`` of the body, ``work_view`` and the dump).
-    The answer is a new top-level dict; its nested values are shared with the kept view, so no
-    caller may change them in place (``fit_answer`` copies before it cuts).
-    """
-    entry = lookup.entry
-    key = (entry.key, entry.content_hash, entry.volatile, offset, limit) if entry.content_hash else None
-    with _VIEWS_LOCK:
-        view = _VIEWS.get(key) if key else None
-        if view is not None:
-            _VIEWS.move_to_end(key)
-    if view is None:
-        built = work_view(document(entry, WORK_RULES), offset=offset, limit=limit)
-        view = built.model_dump(mode="json", exclude_none=True)
-        if key:
-            with _VIEWS_LOCK:
-                _VIEWS[key] = view
-                if len(_VIEWS) > _VIEWS_MAX:
-                    _VIEWS.popitem(last=False)
-    data = dict(view)
-    data["cache"] = lookup.provenance.as_dict()
-    return data
-
-
 def get_work(
     services: Services,
     doi: str,
@@ -156,29 +114,10 @@ def get_work(
     malformed_response, request_timeout.
     """
     try:
-        parsed = parse_doi(doi)
-        lookup = lookups_crossref.get_work(services, parsed)
-        data = _work_data(lookup, offset, limit)
-        if data.get("updatedBy"):
-            _add_since_stored(services.store, lookup.entry.id, data)
+        data = queries_work.work_answer(services, parse_doi(doi), offset, limit)
     except Exception as exc:
         return error_result(exc)
     return CallToolResult(content=[TextContent(type="text", text=render_work(data))], structured_content=data)
-
-
-def _add_since_stored(store: Store, entry_id: int, data: dict[str, Any]) -> None:
-    """Put the "retracted or corrected since first stored" notice first in ``data['notice']``.
-
-    From the change feed of the entry (:func:`syncd.store.changes.changes_of_entry`); a store that
-    cannot be read leaves the answer as it is.
-    """
-    try:
-        found = changes_of_entry(store, entry_id, NOTICE_TYPES)
-    except StoreError:
-        return
-    notice = since_stored_notice([(iso(c.detected_at), c.summary) for c in found])
-    if notice:
-        data["notice"] = "\n".join(filter(None, (notice, data.get("notice"))))
 
 
 # --------------------------------------------------------------------------------------------------

@@ -266,6 +266,11 @@ class ChangeNotifier:
         bus: the server's subscription bus (given to ``MCPServer(subscriptions=...)``).
     """
 
+    @classmethod
+    def of(cls, deps: Any, bus: SubscriptionBus) -> ChangeNotifier:
+        """The notifier over the store of ``deps`` (the server's dependency object, its ``store``)."""
+        return cls(deps.store, bus)
+
     def __init__(self, store: Store, bus: SubscriptionBus) -> None:
         self.store = store
         self.bus = bus

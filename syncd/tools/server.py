@@ -336,7 +336,7 @@ def build_server(deps: Deps, *, close_on_exit: bool = False) -> Server[Deps]:
         close_on_exit: call ``deps.close()`` when the server's lifespan ends.
     """
     bus = InMemorySubscriptionBus()
-    notifier = changes.ChangeNotifier(deps.store, bus)
+    notifier = changes.ChangeNotifier.of(deps, bus)
     sessions = SessionNotifier(bus)
     handlers = _Handlers(deps.settings.deadline_s, notifier, sessions)
 

@@ -12,12 +12,10 @@ import json
 import time
 from typing import Any
 
-from syncd.cache import Lookup
 from syncd.crossref import lookups as lookups_crossref
 from syncd.errors import SyncdError
 from syncd.services import Services
 from syncd.store.content import document
-from syncd.store.repo import StoredEntry
 from syncd.zenodo import lookups as lookups_zenodo
 from syncd.zenodo import views_lists as lists
 from syncd.zenodo import views_pages as pages
@@ -102,7 +100,7 @@ def _last_known(known: lookups_zenodo.LastKnown) -> dict[str, Any]:
 
 
 def _found(
-    services: Services, ref: RecordRef, lookup: Lookup, state: CursorState | None, style: str | None
+    ref: RecordRef, lookup: lookups_zenodo.RecordLookup, state: CursorState | None, style: str | None
 ) -> dict[str, Any]:
     """The answer for a readable record: the record (or the cursor's window), notices, citation."""
     entry = lookup.entry
@@ -122,24 +120,23 @@ def _found(
             data["continuations"] = [c.model_dump(mode="json", exclude_none=True) for c in conts]
     else:
         _record_answer(data, body, parts, description, binding)
-    fallback = lookups_zenodo.concept_fallback_note(services.store, ref, entry)
-    if fallback is not None:  # the concept route missed: the latest live version, said so
-        data["notice"] = " ".join(filter(None, [data.get("notice"), fallback]))
+    if lookup.notes:  # the concept route missed: the latest live version, said so
+        data["notice"] = " ".join(filter(None, [data.get("notice"), *lookup.notes]))
     if style is not None:
         data["citation"] = render_citation(body, style)
         data["citation_style"] = style
     return data
 
 
-def _not_readable(services: Services, ref: RecordRef, entry: StoredEntry) -> dict[str, Any]:
+def _not_readable(services: Services, ref: RecordRef, lookup: lookups_zenodo.RecordLookup) -> dict[str, Any]:
     """The miss answer for a stored deleted, unknown or restricted record (with its last good copy)."""
+    entry = lookup.entry
     kind = {"gone": "deleted", "not_found": "not_found", "restricted": "restricted"}[entry.status]
     data = _miss(
         kind, ref.input_kind, entry.key, entry.body, token=services.settings.zenodo.token is not None
     )
-    known = lookups_zenodo.last_known(services.store, entry) if entry.status == "gone" else None
-    if known is not None:
-        data["last_known"] = _last_known(known)
+    if lookup.last_known is not None:
+        data["last_known"] = _last_known(lookup.last_known)
     return data
 
 
@@ -249,9 +246,9 @@ def record_answer(
         data["cache"] = exc.provenance.as_dict()
     else:
         if lookup.entry.status == "ok":
-            data = _found(services, ref, lookup, state, style)
+            data = _found(ref, lookup, state, style)
         else:
-            data = _not_readable(services, ref, lookup.entry)
+            data = _not_readable(services, ref, lookup)
         data["cache"] = lookup.provenance.as_dict()
     return data
 
