@@ -16,9 +16,12 @@ This module declares the six tools once (result models and :data:`TOOLS`); the b
 concern: :mod:`~syncd.zenodo.tools_records` (get_record, list_versions),
 :mod:`~syncd.zenodo.tools_files` (list_files, read_file), :mod:`~syncd.zenodo.tools_search`
 (search_records, lookup_vocabulary), with the shared answer text in
-:mod:`~syncd.zenodo.tools_render`. The bodies fetch through :mod:`syncd.zenodo.lookups` and
-:mod:`syncd.zenodo.lookups_files` and build their answers with the pure views of
-:mod:`syncd.zenodo.views_files` and :mod:`syncd.zenodo.views_pages`.
+:mod:`~syncd.zenodo.tools_render`. Each body parses its arguments, calls one answer of
+:mod:`syncd.zenodo.queries`, :mod:`~syncd.zenodo.queries_files` or :mod:`~syncd.zenodo.queries_search`
+(which fetch through :mod:`syncd.zenodo.lookups` and :mod:`syncd.zenodo.lookups_files` and assemble
+the contracts with the pure views of :mod:`syncd.zenodo.views_files` and
+:mod:`syncd.zenodo.views_pages`) and renders it. Each tool's input model is in
+:mod:`syncd.zenodo.args`, its size-budget cuts on its spec.
 """
 
 from __future__ import annotations
