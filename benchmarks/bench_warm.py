@@ -158,7 +158,7 @@ def warm_get_work(ctx: Context) -> list[Row]:
 
     def fitted() -> None:
         i = next(it) % len(results)
-        fit_answer(spec.name, results[i], args[i].arguments(), svc.settings.answer_max_chars)
+        fit_answer(spec.fit, results[i], args[i].arguments(), svc.settings.answer_max_chars)
 
     fit = timed(fitted, micro, 50)
     parsed = [parse_doi(d) for d in ok]

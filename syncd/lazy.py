@@ -32,6 +32,10 @@ LAZY: Final[Mapping[str, frozenset[str]]] = MappingProxyType(
                 "syncd.cli.watch_commands",
             }
         ),
+        # the slices' MCP tool modules, loaded when the MCP server is built (syncd.registry.TOOL_MODULES)
+        "syncd.registry": frozenset(
+            {"syncd.crossref.tools", "syncd.crossref.tools_batch", "syncd.zenodo.tools"}
+        ),
         # Alembic, only to migrate (a store already at the shipped head is opened without it)
         "syncd.store.engine": frozenset(
             {"alembic", "alembic.config", "alembic.runtime.migration", "alembic.script"}

@@ -1,4 +1,4 @@
-"""The composition root of the stored kinds: the one module that names every slice.
+"""The composition root: the one module that names every slice (its kinds and its MCP tools).
 
 Adding an upstream is one folder (``syncd/<slice>/`` with its ``names.py``, ``rules.py`` and
 ``kinds.py``) plus one entry in :data:`SLICES`. Everything else reads the kinds from here:
@@ -6,11 +6,25 @@ the road (:func:`syncd.cache.local_first`) and the store receive a :class:`~sync
 refresh, import, verify and change-feed code look a kind up by name in :data:`KINDS`; the passes over
 the watch lists (:mod:`syncd.sync`) find each watch kind's walker in :data:`WALKERS` and who fetches a
 watched DOI in :data:`DOI_WALKERS` (each slice declares its own in its ``walk.py``).
+
+A slice with MCP tools adds one entry to :data:`TOOL_MODULES`: the names of its tool modules, each
+holding ``TOOLS``, a tuple of :class:`~syncd.tools.params.ToolSpec` (one row per tool: name, title,
+input model from the slice's ``args.py``, output model, body, annotations and its size-budget
+``fit``), and optionally ``RESOURCES``, a tuple of :class:`~syncd.tools.resource.ResourceSpec`.
+The MCP server (:mod:`syncd.tools.server`) serves :func:`tool_specs` and :func:`resource_specs`
+and names no slice itself. The tool modules are loaded on the first call (:mod:`syncd.lazy`), so
+importing the registry costs no MCP SDK. For a slice ``datacite``::
+
+    TOOL_MODULES = {..., "datacite": ("syncd.datacite.tools",)}
+
+plus the module in ``syncd.lazy.LAZY["syncd.registry"]``.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from syncd.crossref import kinds as crossref_kinds
 from syncd.crossref import walk as crossref_walk
@@ -18,11 +32,16 @@ from syncd.crossref.names import CROSSREF_WORK
 from syncd.doiorg import kinds as doiorg_kinds
 from syncd.doiorg.names import DOI_RA
 from syncd.kinds import Kind
+from syncd.lazy import load
 from syncd.store.rules import StoreRules
 from syncd.watchwalk import DoiWalker, Walker
 from syncd.zenodo import kinds as zenodo_kinds
 from syncd.zenodo import walk as zenodo_walk
 from syncd.zenodo.names import CONCEPT_DOI_PREFIX, ZENODO_RECORD
+
+if TYPE_CHECKING:
+    from syncd.tools.params import ToolSpec
+    from syncd.tools.resource import ResourceSpec
 
 __all__ = [
     "CHANGE_SOURCES",
@@ -32,9 +51,12 @@ __all__ = [
     "SERIES_DOI_PREFIXES",
     "SLICES",
     "STORE_RULES",
+    "TOOL_MODULES",
     "WALKERS",
     "WATCHED_DOI_KIND",
     "kind_of",
+    "resource_specs",
+    "tool_specs",
 ]
 
 SLICES: dict[str, tuple[Kind, ...]] = {
@@ -84,3 +106,34 @@ def kind_of(name: str) -> Kind:
         KeyError: ``name`` is not a stored kind.
     """
     return KINDS[name]
+
+
+TOOL_MODULES: dict[str, tuple[str, ...]] = {
+    "crossref": ("syncd.crossref.tools", "syncd.crossref.tools_batch"),
+    "zenodo": ("syncd.zenodo.tools",),
+}
+"""Each slice's MCP tool modules by slice name, in the order ``tools/list`` gives their tools: each
+holds ``TOOLS`` (and may hold ``RESOURCES``)."""
+
+
+@functools.cache
+def tool_specs() -> tuple[ToolSpec, ...]:
+    """Every slice's tools (each module's ``TOOLS``, in :data:`TOOL_MODULES` order), loaded once.
+
+    Raises:
+        ImportError: a tool module cannot be imported.
+    """
+    return tuple(
+        spec for modules in TOOL_MODULES.values() for name in modules for spec in load(__name__, name).TOOLS
+    )
+
+
+@functools.cache
+def resource_specs() -> tuple[ResourceSpec, ...]:
+    """Every slice's resources and resource templates (each tool module's ``RESOURCES``, if any)."""
+    return tuple(
+        spec
+        for modules in TOOL_MODULES.values()
+        for name in modules
+        for spec in getattr(load(__name__, name), "RESOURCES", ())
+    )

@@ -20,7 +20,8 @@ import pytest
 
 from syncd.cli import COMMANDS
 from syncd.lazy import LAZY, load
-from syncd.registry import KINDS
+from syncd.registry import KINDS, TOOL_MODULES, tool_specs
+from syncd.tools import changes, server
 
 ROOT = Path(__file__).resolve().parent.parent / "syncd"
 
@@ -335,15 +336,14 @@ SLICE_ROLES = (
     "params",
     "views",
     "contracts",
+    "args",
     "lookups",
     "queries",
     "tools",
     "walk",
 )
 """The files every upstream slice holds, each for one job; ``<role>_<topic>.py`` splits a big role."""
-PENDING_ROLES = {
-    "zenodo": {"queries": "the record and file answers are still assembled in the tools modules"},
-}
+PENDING_ROLES: dict[str, dict[str, str]] = {}
 """Roles a full slice does not hold yet, with what removes each (kept failing when it is done)."""
 
 
@@ -396,16 +396,58 @@ def test_the_walk_and_batch_machinery_import_no_slice() -> None:
     assert "syncd.registry" in graph["syncd.sync"] and "syncd.registry" in graph["syncd.refresh"]
 
 
+def test_the_mcp_machinery_imports_no_slice_and_serves_the_registrys_tools() -> None:
+    """``syncd.tools`` (spec, fit, errors, server, stdio, the change feed) imports no slice module; the
+    server's tools are the registry's (each slice's ``TOOLS``) plus the change feed's, in that order.
+    """
+    graph = _graph()
+    slices = ("syncd.crossref", "syncd.zenodo", "syncd.doiorg")
+    found = {m: sorted(d for d in deps if d.startswith(slices)) for m, deps in graph.items()}
+    assert {m: d for m, d in found.items() if m.startswith("syncd.tools") and d} == {}
+    assert (*tool_specs(), *changes.TOOLS) == server.TOOLS
+    assert {m for mods in TOOL_MODULES.values() for m in mods} == LAZY["syncd.registry"]
+    assert len({s.name for s in server.TOOLS}) == len(server.TOOLS) == 15
+
+
+def store_uses(source: str) -> list[int]:
+    """Lines of ``source`` that use a ``.store`` attribute (``services.store``, ``deps.store``, ...)."""
+    return sorted(
+        {n.lineno for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Attribute) and n.attr == "store"}
+    )
+
+
+TOOL_MODULES_CHECKED = ("syncd.crossref.tools", "syncd.zenodo.tools", "syncd.doiorg.tools", "syncd.tools.")
+STORE_TOOL = "syncd.tools.changes"
+"""The change-feed tool: the one tool module that reads the store itself (the feed is the store's)."""
+
+
+def test_tools_never_use_the_store_directly_except_the_change_feed_tool() -> None:
+    """No tool module of a slice (``tools*.py``) nor of the MCP machinery (``syncd/tools/``) uses a
+    ``.store`` attribute, except the change-feed tool: lookups return what they learnt (resolved-from,
+    notes, last known, since-stored) and the queries assemble the answers.
+    """
+    checked = [m for m in MODULES if m.startswith(TOOL_MODULES_CHECKED) and m != STORE_TOOL]
+    assert len(checked) > 12
+    found = {m: lines for m in checked if (lines := store_uses(MODULES[m].read_text(encoding="utf-8")))}
+    assert found == {}
+    assert store_uses(MODULES[STORE_TOOL].read_text(encoding="utf-8"))  # the exception is real
+
+
+def test_the_store_use_finder_finds_a_planted_use() -> None:
+    """The checker itself reports a planted ``services.store`` use (so the test above can fail)."""
+    source = "def tool(services):\n    x = 1\n    return services.store.get('k', 'v')\n"
+    assert store_uses(source) == [3]
+    assert store_uses("def tool(services):\n    return services.settings\n") == []
+
+
 PENDING_TWO_SLICES = {
     "syncd.cli.cache_commands": "branches on the upstream (commands call one registry-driven function)",
     "syncd.cli.common": "branches on the upstream (the registry answers which slice holds a kind)",
     "syncd.services": "opens each upstream's client (the registry hands over the client factories)",
     "syncd.normalize.changes": "the change summaries of each kind (move to each slice's rules)",
-    "syncd.tools.fit": "the size-budget cuts of each tool (move onto each tool's ToolSpec)",
-    "syncd.tools.server": "lists each slice's tools (the registry hands them over)",
 }
 PENDING_ACROSS = {
-    "syncd.zenodo.tools_records -> syncd.crossref.lookups": "asks doi.org's RA lookup (moves to doiorg/)",
+    "syncd.zenodo.queries -> syncd.crossref.lookups": "asks doi.org's RA lookup (moves to doiorg/)",
 }
 """Modules that import two slices' names besides the registry, each with what removes it."""
 
@@ -417,7 +459,6 @@ OVERSIZED = {
     "syncd.zenodo.contracts",
     "syncd.zenodo.lookups",
     "syncd.normalize.text",
-    "syncd.tools.params",
     "syncd.transfer",
 }
 """Modules over 600 lines today (the contract models may stay; the others are to be split)."""

@@ -10,17 +10,24 @@ Contract: ``../shared/spec/anchors.md`` §1a (same name, parameters, bounds, out
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from importlib import resources
-from threading import Lock
 from typing import Any
 
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
-from syncd.cache import Lookup
 from syncd.contracts.common import WithCache
-from syncd.crossref import lookups as lookups_crossref
 from syncd.crossref import queries as crossref_queries
+from syncd.crossref import queries_work
+from syncd.crossref import tools_fit as fits
+from syncd.crossref.args import (
+    GetMemberArgs,
+    GetPrefixArgs,
+    GetReferencesArgs,
+    GetWorkArgs,
+    SearchFundersArgs,
+    SearchJournalsArgs,
+    SearchWorksArgs,
+)
 from syncd.crossref.contracts import (
     MemberView,
     PrefixView,
@@ -30,27 +37,21 @@ from syncd.crossref.contracts import (
     SearchWorksView,
     WorkView,
 )
-from syncd.crossref.rules import WORK_RULES
-from syncd.crossref.views import work_view
-from syncd.errors import NotFound, StoreError
-from syncd.normalize.changes import NOTICE_TYPES, since_stored_notice
-from syncd.normalize.doi import parse_doi
-from syncd.policy import Provenance, iso
-from syncd.services import Services
-from syncd.store.changes import changes_of_entry
-from syncd.store.content import document
-from syncd.store.repo import Store
-from syncd.tools.errors import error_result
-from syncd.tools.params import (
-    GetMemberArgs,
-    GetPrefixArgs,
-    GetReferencesArgs,
-    GetWorkArgs,
-    SearchFundersArgs,
-    SearchJournalsArgs,
-    SearchWorksArgs,
-    ToolSpec,
+from syncd.crossref.tools_render import (
+    render_funders,
+    render_journals,
+    render_member,
+    render_prefix,
+    render_references,
+    render_search_works,
+    render_work,
 )
+from syncd.errors import NotFound
+from syncd.normalize.doi import parse_doi
+from syncd.policy import Provenance
+from syncd.services import Services
+from syncd.tools.errors import error_result
+from syncd.tools.params import ToolSpec
 from syncd.tools.resource import ResourceSpec
 
 __all__ = [
@@ -58,18 +59,10 @@ __all__ = [
     "RESOURCES",
     "TOOLS",
     "GetWorkResult",
-    "cache_line",
     "get_member",
     "get_prefix",
     "get_references",
     "get_work",
-    "render_funders",
-    "render_journals",
-    "render_member",
-    "render_prefix",
-    "render_references",
-    "render_search_works",
-    "render_work",
     "search_funders",
     "search_journals",
     "search_works",
@@ -104,93 +97,6 @@ class PrefixResult(PrefixView, WithCache):
     """``crossref_get_prefix`` output plus ``cache`` provenance."""
 
 
-def render_work(data: dict[str, Any]) -> str:
-    """Compact Markdown for a work answer (never the structured JSON again).
-
-    Title, DOI, type, container, date, notice, this page of authors, editors, updates, counts,
-    abstract and the cache line.
-    """
-    lines = [f"# {data.get('title') or '(untitled)'}", f"DOI: {data['doi']}"]
-    for label, key in (("Type", "type"), ("Container", "containerTitle"), ("Publisher", "publisher")):
-        if data.get(key):
-            lines.append(f"{label}: {data[key]}")
-    if data.get("published"):
-        p = data["published"]
-        parts = [f"{p['year']:04d}"] + [f"{p[k]:02d}" for k in ("month", "day") if p.get(k)]
-        lines.append("Published: " + "-".join(parts))
-    if data.get("notice"):
-        lines.append(f"Notice: {data['notice']}")
-    authors = data.get("authors") or []
-    if authors:
-        names = [_name(a) for a in authors]
-        lines.append(f"Authors ({data.get('authorCount', len(authors))}): " + "; ".join(names))
-    for label, key in (("Editors", "editors"),):
-        if data.get(key):
-            lines.append(f"{label}: " + "; ".join(_name(a) for a in data[key]))
-    for u in data.get("updatedBy") or []:
-        lines.append(f"Updated by: {u.get('type')} doi:{u.get('doi')} ({u.get('source')})")
-    for u in data.get("updateTo") or []:
-        lines.append(f"Update to: {u.get('type')} doi:{u.get('doi')} ({u.get('source')})")
-    counts = [
-        f"{label} {data[key]}"
-        for label, key in (("cited by", "isReferencedByCount"), ("references", "referencesCount"))
-        if data.get(key) is not None
-    ]
-    if counts:
-        lines.append("Counts: " + ", ".join(counts))
-    if data.get("abstract"):
-        lines.append("")
-        lines.append(data["abstract"])
-    lines += ["", cache_line(data)]
-    return "\n".join(line for line in lines if line is not None)
-
-
-def _name(a: dict[str, Any]) -> str:
-    return " ".join(filter(None, (a.get("given"), a.get("family")))) or a.get("name") or "?"
-
-
-def cache_line(data: dict[str, Any]) -> str | None:
-    """The one-line provenance summary of an answer's ``cache`` block (None without one)."""
-    c = data.get("cache") or {}
-    if not c:
-        return None
-    flag = f", upstream_error={c['upstream_error']}" if c.get("upstream_error") else ""
-    return f"[cache: {c['source']}, validated {c['validated_at']}, stale={c['stale']}{flag}]"
-
-
-_VIEWS: OrderedDict[tuple[str, str, str | None, int, int], dict[str, Any]] = OrderedDict()
-"""Recent work answers without ``cache``, by (DOI key, content hash, volatile fields, offset, limit)."""
-_VIEWS_MAX = 256
-_VIEWS_LOCK = Lock()
-
-
-def _work_data(lookup: Lookup, offset: int, limit: int) -> dict[str, Any]:
-    """The work answer of ``lookup``: its contract view plus this call's ``cache`` block.
-
-    The view is built once per stored content and author page and kept for the last
-    :data:`_VIEWS_MAX` (a warm hit skips ``json.loads`` of the body, ``work_view`` and the dump).
-    The answer is a new top-level dict; its nested values are shared with the kept view, so no
-    caller may change them in place (``fit_answer`` copies before it cuts).
-    """
-    entry = lookup.entry
-    key = (entry.key, entry.content_hash, entry.volatile, offset, limit) if entry.content_hash else None
-    with _VIEWS_LOCK:
-        view = _VIEWS.get(key) if key else None
-        if view is not None:
-            _VIEWS.move_to_end(key)
-    if view is None:
-        built = work_view(document(entry, WORK_RULES), offset=offset, limit=limit)
-        view = built.model_dump(mode="json", exclude_none=True)
-        if key:
-            with _VIEWS_LOCK:
-                _VIEWS[key] = view
-                if len(_VIEWS) > _VIEWS_MAX:
-                    _VIEWS.popitem(last=False)
-    data = dict(view)
-    data["cache"] = lookup.provenance.as_dict()
-    return data
-
-
 def get_work(
     services: Services,
     doi: str,
@@ -208,29 +114,10 @@ def get_work(
     malformed_response, request_timeout.
     """
     try:
-        parsed = parse_doi(doi)
-        lookup = lookups_crossref.get_work(services, parsed)
-        data = _work_data(lookup, offset, limit)
-        if data.get("updatedBy"):
-            _add_since_stored(services.store, lookup.entry.id, data)
+        data = queries_work.work_answer(services, parse_doi(doi), offset, limit)
     except Exception as exc:
         return error_result(exc)
     return CallToolResult(content=[TextContent(type="text", text=render_work(data))], structured_content=data)
-
-
-def _add_since_stored(store: Store, entry_id: int, data: dict[str, Any]) -> None:
-    """Put the "retracted or corrected since first stored" notice first in ``data['notice']``.
-
-    From the change feed of the entry (:func:`syncd.store.changes.changes_of_entry`); a store that
-    cannot be read leaves the answer as it is.
-    """
-    try:
-        found = changes_of_entry(store, entry_id, NOTICE_TYPES)
-    except StoreError:
-        return
-    notice = since_stored_notice([(iso(c.detected_at), c.summary) for c in found])
-    if notice:
-        data["notice"] = "\n".join(filter(None, (notice, data.get("notice"))))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -245,113 +132,6 @@ def _answer(data: dict[str, Any], prov: Provenance, render: Any) -> CallToolResu
     """Success result: ``data`` plus the ``cache`` block, with ``render(data)`` as the text block."""
     data["cache"] = prov.as_dict()
     return CallToolResult(content=[TextContent(type="text", text=render(data))], structured_content=data)
-
-
-def _text(title: str, lines: list[str], data: dict[str, Any]) -> str:
-    """A compact text block: heading, one line per item, the notice, the cache line (no JSON)."""
-    text = [f"# {title}", *lines]
-    if data.get("notice"):
-        text.append(f"Notice: {data['notice']}")
-    line = cache_line(data)
-    if line:
-        text += ["", line]
-    return "\n".join(text)
-
-
-def render_search_works(data: dict[str, Any]) -> str:
-    """Text of a crossref_search_works answer: counts, one line per work, continuation, notice."""
-    lines = [f"{data['returned']} of {data['totalResults']} results"]
-    lines += [_work_line(w) for w in data["works"]]
-    if data.get("nextOffset") is not None:
-        lines.append(f"nextOffset: {data['nextOffset']}")
-    if data.get("nextCursor"):
-        lines.append(f"nextCursor: {data['nextCursor']}")
-    return _text("Crossref works", lines, data)
-
-
-def render_references(data: dict[str, Any]) -> str:
-    """Text of a crossref_get_references answer: range, one line per reference, notice."""
-    lines = [
-        f"DOI: {data['doi']}",
-        f"References {data['offset'] + 1}-{data['offset'] + len(data['references'])} "
-        f"of {data['referenceCount']}",
-    ]
-    for r in data["references"]:
-        lines.append(
-            "- "
-            + (r.get("unstructured") or r.get("articleTitle") or r.get("volumeTitle") or "")
-            + (f" doi:{r['doi']}" if r.get("doi") else "")
-        )
-    if data.get("nextOffset") is not None:
-        lines.append(f"nextOffset: {data['nextOffset']}")
-    return _text("Crossref references", lines, data)
-
-
-def _works_lines(data: dict[str, Any], key: str) -> list[str]:
-    lines = [_work_line(w) for w in data.get(key) or []]
-    for label in ("nextWorksOffset", "nextWorksCursor"):
-        if data.get(label) is not None:
-            lines.append(f"{label}: {data[label]}")
-    return lines
-
-
-def render_journals(data: dict[str, Any]) -> str:
-    """Text of a crossref_search_journals answer: one line per journal, then its works."""
-    lines = [f"{data['journalCount']} of {data['journalsTotal']} journals"]
-    for j in data["journals"]:
-        lines.append(
-            f"- {j.get('title')} | ISSN {', '.join(j.get('issn') or [])} | {j.get('publisher') or ''}"
-        )
-    if data.get("nextOffset") is not None:
-        lines.append(f"nextOffset: {data['nextOffset']}")
-    return _text("Crossref journals", lines + _works_lines(data, "recentWorks"), data)
-
-
-def render_funders(data: dict[str, Any]) -> str:
-    """Text of a crossref_search_funders answer: one line per funder, then its funded works."""
-    lines = [f"{data['funderCount']} of {data['fundersTotal']} funders"]
-    for f in data["funders"]:
-        lines.append(f"- {f.get('name')} | id {f.get('id')} | {f.get('country') or ''}")
-    if data.get("nextOffset") is not None:
-        lines.append(f"nextOffset: {data['nextOffset']}")
-    return _text("Crossref funders", lines + _works_lines(data, "fundedWorks"), data)
-
-
-def render_member(data: dict[str, Any]) -> str:
-    """Text of a crossref_get_member answer: names, prefixes, coverage per category."""
-    lines = [
-        f"Member {data['id']}: {data.get('primaryName')}",
-        f"Prefixes: {', '.join(data.get('prefixes') or [])}",
-    ]
-    for cov in data.get("coverage") or []:
-        lines.append(
-            f"- {cov['category']}: current {_pct(cov.get('current'))}, backfile {_pct(cov.get('backfile'))}"
-        )
-    return _text("Crossref member", lines, data)
-
-
-def render_prefix(data: dict[str, Any]) -> str:
-    """Text of a crossref_get_prefix answer."""
-    return _text(
-        f"Prefix {data['prefix']}", [f"Owner: {data.get('ownerName')} (member {data.get('memberId')})"], data
-    )
-
-
-def _work_line(w: dict[str, Any]) -> str:
-    year = (w.get("published") or {}).get("year")
-    bits = [w.get("title") or "(untitled)", f"doi:{w['doi']}"]
-    authors = w.get("authors") or []
-    if authors:
-        names = "; ".join(_name(a) for a in authors[:3])
-        more = max(w.get("authorCount") or len(authors), len(authors)) - min(3, len(authors))
-        bits.append(names + (f" +{more} more" if more > 0 else ""))
-    if year:
-        bits.append(str(year))
-    if w.get("containerTitle"):
-        bits.append(w["containerTitle"])
-    if w.get("updatedBy"):
-        bits.append("UPDATED: " + ", ".join(u["type"] for u in w["updatedBy"]))
-    return "- " + " | ".join(bits)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -450,17 +230,6 @@ def search_funders(services: Services, args: dict[str, Any]) -> CallToolResult:
     return _answer(data, prov, render_funders)
 
 
-def _pct(value: float | None) -> str:
-    if value is None:
-        return "-"
-    pct = value * 100
-    if pct == 0 or pct >= 10:
-        return f"{pct:.0f}%"
-    if pct >= 1:
-        return f"{pct:.1f}%"
-    return f"{pct:.2g}%"
-
-
 def get_member(services: Services, member_id: int) -> CallToolResult:
     """Resolve a Crossref member id to its publisher record, from the local store first.
 
@@ -501,7 +270,7 @@ def guide_text() -> str:
 
 
 # --------------------------------------------------------------------------------------------------
-# the tools, each declared once (input models in syncd.tools.params)
+# the tools, each declared once (input models in syncd.crossref.args, cuts in syncd.crossref.tools_fit)
 # --------------------------------------------------------------------------------------------------
 
 # openWorldHint: a work, member or prefix not stored (or stale) is asked of Crossref (api.crossref.org)
@@ -509,7 +278,15 @@ _GET = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hin
 _SEARCH = ToolAnnotations(read_only_hint=True, idempotent_hint=False, open_world_hint=True)
 
 TOOLS: tuple[ToolSpec, ...] = (
-    ToolSpec("crossref_get_work", "Get a Crossref work by DOI", GetWorkArgs, GetWorkResult, get_work, _GET),
+    ToolSpec(
+        "crossref_get_work",
+        "Get a Crossref work by DOI",
+        GetWorkArgs,
+        GetWorkResult,
+        get_work,
+        _GET,
+        fit=fits.GET_WORK,
+    ),
     ToolSpec(
         "crossref_search_works",
         "Search Crossref works",
@@ -517,6 +294,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         SearchWorksResult,
         search_works,
         _SEARCH,
+        fit=fits.SEARCH_WORKS,
         pass_dict=True,
     ),
     ToolSpec(
@@ -526,6 +304,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         ReferencesResult,
         get_references,
         _GET,
+        fit=fits.GET_REFERENCES,
     ),
     ToolSpec(
         "crossref_search_journals",
@@ -534,6 +313,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         SearchJournalsResult,
         search_journals,
         _SEARCH,
+        fit=fits.SEARCH_JOURNALS,
         pass_dict=True,
     ),
     ToolSpec(
@@ -543,6 +323,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         SearchFundersResult,
         search_funders,
         _SEARCH,
+        fit=fits.SEARCH_FUNDERS,
         pass_dict=True,
     ),
     ToolSpec(
@@ -552,6 +333,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         MemberResult,
         get_member,
         _GET,
+        fit=fits.GET_MEMBER,
     ),
     ToolSpec(
         "crossref_get_prefix",
@@ -560,6 +342,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         PrefixResult,
         get_prefix,
         _GET,
+        fit=fits.GET_PREFIX,
     ),
 )
 """The seven Crossref tools. Annotations follow the anchor: read-only everywhere; idempotent on the

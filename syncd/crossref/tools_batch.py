@@ -16,6 +16,7 @@ from typing import Any
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from syncd.contracts.common import WithCache
+from syncd.crossref.args import GetWorksArgs
 from syncd.crossref.contracts import GetWorksView, SummaryAuthor
 from syncd.crossref.lookups_batch import WorkItem, get_works, update_flags
 from syncd.crossref.rules import WORK_RULES
@@ -23,7 +24,8 @@ from syncd.crossref.views import work_view
 from syncd.services import Services
 from syncd.store.content import document
 from syncd.tools.errors import client_message, error_result
-from syncd.tools.params import GetWorksArgs, ToolSpec
+from syncd.tools.fit import Cut, Fit, plain
+from syncd.tools.params import ToolSpec
 
 __all__ = [
     "SHOWN_AUTHORS",
@@ -219,6 +221,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         GetWorksResult,
         get_works_tool,
         _GET,
+        fit=Fit((Cut("items", resume_items),), plain(render_works)),
     ),
 )
 """The batch tool (read-only, idempotent, like crossref_get_work)."""

@@ -17,12 +17,13 @@ import json
 import logging
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import anyio
 import anyio.to_thread
 from mcp.server.subscriptions import ResourceUpdated, SubscriptionBus
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BeforeValidator, Field
 
 from syncd.contracts.changes import ChangeEntry, ChangesView
 from syncd.errors import InvalidInput, StoreError
@@ -33,7 +34,8 @@ from syncd.services import Services
 from syncd.store.changes import StoredChange, latest_change_id, list_changes, watched_ids
 from syncd.store.repo import Store
 from syncd.tools.errors import error_result
-from syncd.tools.params import ListChangesArgs, ToolSpec
+from syncd.tools.fit import Cut, Fit, plain
+from syncd.tools.params import ToolArgs, ToolSpec, split_names
 from syncd.tools.resource import ResourceSpec
 
 __all__ = [
@@ -42,6 +44,7 @@ __all__ = [
     "RESOURCE_PAGE",
     "TOOLS",
     "ChangeNotifier",
+    "ListChangesArgs",
     "change_entries",
     "list_changes_tool",
     "render_changes",
@@ -190,6 +193,36 @@ def resume_changes(data: dict[str, Any], args: Mapping[str, Any], kept: int, tot
     )
 
 
+class ListChangesArgs(ToolArgs):
+    """``syncd_list_changes`` input."""
+
+    since: str = Field(
+        "7d",
+        min_length=1,
+        max_length=40,
+        description="Window start: a duration back from now (7d, 12h, 30m, 2w) or an ISO date/time in UTC "
+        "(2026-11-01). Default 7d.",
+    )
+    types: Annotated[
+        list[Annotated[str, Field(min_length=1, max_length=40)]] | None, BeforeValidator(split_names)
+    ] = Field(
+        None,
+        max_length=20,
+        description='Only changes of these types, e.g. ["retraction", "expression_of_concern"] or '
+        '"retraction,correction" (update types: retraction, correction, erratum, withdrawal, '
+        "expression_of_concern, ...; also title, authors, date, superseded, new_version, deleted, "
+        "restricted, agency_changed, metadata).",
+    )
+    kind: Literal["crossref", "zenodo", "agency", "all"] = Field(
+        "all", description="Only Crossref works, Zenodo records or registration agencies (DOI prefixes)."
+    )
+    watched_only: bool = Field(False, description="Only entries on the DOI watch list.")
+    limit: int = Field(50, ge=1, le=200, description="Changes per page (1-200).")
+    cursor: str | None = Field(
+        None, max_length=40, description="The nextCursor of the previous page (same filters)."
+    )
+
+
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "syncd_list_changes",
@@ -198,6 +231,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         ChangesView,
         list_changes_tool,
         ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False),
+        fit=Fit((Cut("changes", resume_changes),), plain(render_changes)),
     ),
 )
 """The change-feed tool."""
@@ -231,6 +265,11 @@ class ChangeNotifier:
         store: the store the server's tools write.
         bus: the server's subscription bus (given to ``MCPServer(subscriptions=...)``).
     """
+
+    @classmethod
+    def of(cls, deps: Any, bus: SubscriptionBus) -> ChangeNotifier:
+        """The notifier over the store of ``deps`` (the server's dependency object, its ``store``)."""
+        return cls(deps.store, bus)
 
     def __init__(self, store: Store, bus: SubscriptionBus) -> None:
         self.store = store

@@ -3,13 +3,19 @@
 An MCP client keeps only so much of a tool result (Claude Code cuts at about 25,000 tokens). Every
 successful answer goes through :func:`fit_answer` (called once, by the server, for every tool): when
 the answer's size — the text block plus the structured JSON, in characters — passes
-``answer_max_chars``, the tool's declared lists (:data:`FITS`) are cut, in the declared order, to
+``answer_max_chars``, the tool's declared lists (its :class:`Fit`, on its
+:class:`~syncd.tools.params.ToolSpec`) are cut, in the declared order, to
 the longest prefix that fits; the continuation fields (``nextOffset``, ``next_offset``,
 ``truncated``/``shown``/``cap``) are set so the next call returns the next part, a sentence naming
 that call is added to ``notice``, and the text block is rendered again from what remains. A budget
 of 0 turns this off, so large ``rows``/``limit``/``authorLimit`` answers stay possible when the
-setting allows them. ``zenodo_read_file``'s ``max_bytes`` is lowered before the call instead (a
-byte range continues by ``next_offset``; see :data:`CLAMPS`).
+setting allows them. An argument a tool declares in its ``clamps`` (``zenodo_read_file``'s
+``max_bytes``: a byte range continues by ``next_offset``) is lowered before the call instead
+(:func:`clamp_arguments`).
+
+This module is the machinery only: each slice declares its tools' cuts beside their specs, with the
+generic continuations here (:func:`offset_pages`, :func:`page_items`, :func:`dropped`) or its own
+:data:`Resume` functions.
 """
 
 from __future__ import annotations
@@ -22,12 +28,19 @@ from typing import Any
 
 from mcp.types import CallToolResult, TextContent
 
-from syncd.crossref import tools as crossref
-from syncd.crossref import tools_batch as crossref_batch
-from syncd.tools import changes
-from syncd.zenodo import tools_render as zenodo_render
-
-__all__ = ["CLAMPS", "FITS", "Cut", "Fit", "answer_size", "clamp_arguments", "fit_answer"]
+__all__ = [
+    "Clamps",
+    "Cut",
+    "Fit",
+    "Resume",
+    "answer_size",
+    "clamp_arguments",
+    "dropped",
+    "fit_answer",
+    "offset_pages",
+    "page_items",
+    "plain",
+]
 
 Resume = Callable[[dict[str, Any], Mapping[str, Any], int, int], str]
 """``resume(data, args, kept, total)``: set the continuation fields on ``data`` and return the
@@ -109,18 +122,17 @@ def _notice(data: dict[str, Any], sentence: str, supersedes: tuple[str, ...]) ->
 
 
 def fit_answer(
-    tool: str, result: CallToolResult, args: Mapping[str, Any], budget: int, note: str | None = None
+    fit: Fit, result: CallToolResult, args: Mapping[str, Any], budget: int, note: str | None = None
 ) -> CallToolResult:
-    """``result`` cut to ``budget`` characters (text + structured JSON) with continuations.
+    """``result`` cut to ``budget`` characters (text + structured JSON) with continuations, by ``fit``.
 
     Errors and answers within the budget are returned unchanged (``note``, a sentence from
     :func:`clamp_arguments`, is added to the notice first); a budget of 0 means none. After a cut
     the text block is rendered again from what remains. An answer whose uncut parts alone pass
     the budget keeps what the cuts left, with their notices.
     """
-    fit = FITS.get(tool)
     structured = result.structured_content
-    if budget <= 0 or result.is_error or fit is None or not isinstance(structured, dict):
+    if budget <= 0 or result.is_error or not isinstance(structured, dict):
         return result
     text = "".join(c.text for c in result.content if isinstance(c, TextContent))
     if note is None and answer_size(text, structured) <= budget:
@@ -166,11 +178,11 @@ def fit_answer(
     )
 
 
-# ------------------------------------------------------------------------------------- per tool
+# ------------------------------------------------------------------------------- generic continuations
 
 
-def _offset_pages(next_key: str, offset_arg: str, count_key: str | None, noun: str) -> Resume:
-    """A list continued by an offset argument: ``next_key`` = offset + kept."""
+def offset_pages(next_key: str, offset_arg: str, count_key: str | None, noun: str) -> Resume:
+    """A list continued by an offset argument: ``next_key`` = offset + kept (``count_key``: kept)."""
 
     def resume(data: dict[str, Any], args: Mapping[str, Any], kept: int, total: int) -> str:
         start = int(args.get(offset_arg) or 0)
@@ -185,82 +197,9 @@ def _offset_pages(next_key: str, offset_arg: str, count_key: str | None, noun: s
     return resume
 
 
-def _authors(data: dict[str, Any], args: Mapping[str, Any], kept: int, total: int) -> str:
-    start = int(args.get("offset") or 0)
-    data.update(nextOffset=start + kept, truncated=True, shown=kept)
-    data["cap"] = int(args.get("limit") or kept)
-    count = data.get("authorCount", total)
-    return (
-        f"Showing authors {start + 1}-{start + kept} of {count}; call again with offset={start + kept} "
-        f"(limit={max(kept, 1)} fits) for the next authors"
-    )
+def page_items(noun: str) -> Resume:
+    """A list of a ``page``/``size`` page: sets ``truncated``/``shown``, names the page that continues."""
 
-
-def _work_authors(data: dict[str, Any], args: Mapping[str, Any], kept: int, total: int) -> str:
-    data.update(truncated=True, cap=kept)
-    return (
-        f"Author lists cut to {kept} per work (authorCount gives each total); "
-        f"crossref_get_work with offset={kept} returns a work's remaining authors"
-    )
-
-
-def _works(data: dict[str, Any], args: Mapping[str, Any], kept: int, total: int) -> str:
-    data["returned"] = kept
-    if args.get("cursor"):
-        return (
-            f"Showing {kept} of this cursor page's {total} works; nextCursor continues after all {total}, "
-            f'so walk with rows={max(kept, 1)} (restart with cursor="*") to see every work'
-        )
-    start = int(args.get("offset") or 0)
-    data["nextOffset"] = start + kept
-    return (
-        f"Showing works {start + 1}-{start + kept} of this page's {total}; "
-        f"call again with offset={start + kept} for the rest"
-    )
-
-
-def _list_works(next_key: str, cursor_key: str, count_key: str | None) -> Resume:
-    """The works page of journals/funders (works_offset, or a works_cursor walk)."""
-
-    def resume(data: dict[str, Any], args: Mapping[str, Any], kept: int, total: int) -> str:
-        if args.get("works_cursor"):
-            return (
-                f"Showing {kept} of this works page's {total}; {cursor_key} continues after all {total}, "
-                f"so walk with rows={max(kept, 1)} to see every work"
-            )
-        start = int(args.get("works_offset") or 0)
-        data[next_key] = start + kept
-        return (
-            f"Showing works {start + 1}-{start + kept} of this page's {total}; "
-            f"call again with works_offset={start + kept} for the rest"
-        )
-
-    return resume
-
-
-def _references(data: dict[str, Any], args: Mapping[str, Any], kept: int, total: int) -> str:
-    start = int(args.get("offset") or 0)
-    data.update(nextOffset=start + kept, truncated=True, shown=kept, cap=int(args.get("limit") or kept))
-    return (
-        f"Showing references {start + 1}-{start + kept} of {data.get('referenceCount', total)}; "
-        f"call again with offset={start + kept} (limit={max(kept, 1)} fits)"
-    )
-
-
-def _files(data: dict[str, Any], args: Mapping[str, Any], kept: int, total: int) -> str:
-    start = int(args.get("offset") or 0)
-    data.update(next_offset=start + kept, has_more=True, truncated=True, shown=kept)
-    return f"Showing {kept} of {data.get('matched', total)}; call again with offset {start + kept}"
-
-
-def _record_files(data: dict[str, Any], args: Mapping[str, Any], kept: int, total: int) -> str:
-    files = (data.get("record") or {}).get("files") or {}
-    files["shown"] = kept
-    data.update(truncated=True, shown=kept)
-    return f"Showing {kept} of {files.get('count', total)} files; page the rest with zenodo_list_files"
-
-
-def _page_items(noun: str) -> Resume:
     def resume(data: dict[str, Any], args: Mapping[str, Any], kept: int, total: int) -> str:
         data.update(truncated=True, shown=kept)
         start = (int(args.get("page") or 1) - 1) * int(args.get("size") or total)
@@ -277,70 +216,30 @@ def _page_items(noun: str) -> Resume:
     return resume
 
 
-def _dropped(noun: str) -> Resume:
+def dropped(noun: str) -> Resume:
+    """A list cut with no continuation (the sentence says how many of how many stay)."""
+
     def resume(data: dict[str, Any], args: Mapping[str, Any], kept: int, total: int) -> str:
         return f"{noun} cut to {kept} of {total}"
 
     return resume
 
 
-def _plain(render: Callable[[dict[str, Any]], str]) -> Callable[[dict[str, Any], str], str]:
+def plain(render: Callable[[dict[str, Any]], str]) -> Callable[[dict[str, Any], str], str]:
+    """A :attr:`Fit.render` from a renderer that ignores the heading: ``render(data)``."""
     return lambda data, _heading: render(data)
 
 
-def _record(data: dict[str, Any], _heading: str) -> str:
-    return zenodo_render.render_record(data)
+# ------------------------------------------------------------------------------------ argument clamps
 
-
-FITS: dict[str, Fit] = {
-    "crossref_get_work": Fit((Cut("authors", _authors),), _plain(crossref.render_work)),
-    "crossref_search_works": Fit(
-        (Cut("works[].authors", _work_authors, floor=10), Cut("works", _works)),
-        _plain(crossref.render_search_works),
-    ),
-    "crossref_get_references": Fit((Cut("references", _references),), _plain(crossref.render_references)),
-    "crossref_search_journals": Fit(
-        (
-            Cut("recentWorks", _list_works("nextWorksOffset", "nextWorksCursor", None)),
-            Cut("journals", _offset_pages("nextOffset", "offset", "journalCount", "journals")),
-        ),
-        _plain(crossref.render_journals),
-    ),
-    "crossref_search_funders": Fit(
-        (
-            Cut("funders[].descendants", _dropped("Descendant id lists")),
-            Cut("fundedWorks", _list_works("nextWorksOffset", "nextWorksCursor", None)),
-            Cut("funders", _offset_pages("nextOffset", "offset", "funderCount", "funders")),
-        ),
-        _plain(crossref.render_funders),
-    ),
-    "crossref_get_member": Fit((Cut("prefixes", _dropped("Prefixes")),), _plain(crossref.render_member)),
-    "crossref_get_prefix": Fit((), _plain(crossref.render_prefix)),
-    "crossref_get_works": Fit(
-        (Cut("items", crossref_batch.resume_items),),
-        _plain(crossref_batch.render_works),
-    ),
-    "zenodo_get_record": Fit((Cut("record.files.entries", _record_files),), _record),
-    "zenodo_search_records": Fit((Cut("hits", _page_items("hits")),), zenodo_render.render_page),
-    "zenodo_list_versions": Fit((Cut("versions", _page_items("versions")),), zenodo_render.render_page),
-    "zenodo_list_files": Fit((Cut("entries", _files), Cut("members", _files)), zenodo_render.render_page),
-    "zenodo_read_file": Fit((), zenodo_render.render_page),
-    "zenodo_lookup_vocabulary": Fit((Cut("entries", _page_items("entries")),), zenodo_render.render_page),
-    "syncd_list_changes": Fit((Cut("changes", changes.resume_changes),), _plain(changes.render_changes)),
-}
-"""Every tool's cuts, in the order tried, and its text renderer."""
-
-CLAMPS: dict[str, dict[str, Callable[[int], int]]] = {
-    "zenodo_read_file": {"max_bytes": lambda budget: max(256, budget // 4)},
-}
-"""Arguments lowered before the call to fit the budget: ``zenodo_read_file`` shows its excerpt in
-the text block and in ``text`` (JSON escaping can double it), so at most a quarter of the budget."""
+Clamps = Mapping[str, Callable[[int], int]]
+"""Arguments a tool lowers before the call to fit the budget: ``name -> limit(budget)``."""
 
 
 def clamp_arguments(
-    tool: str, args: dict[str, Any], budget: int, sent: Collection[str] | None = None
+    clamps: Clamps, args: dict[str, Any], budget: int, sent: Collection[str] | None = None
 ) -> tuple[dict[str, Any], str | None]:
-    """``args`` with the tool's clamped arguments lowered to fit ``budget``, and the sentence saying so.
+    """``args`` with the tool's ``clamps`` lowered to fit ``budget``, and the sentence saying so.
 
     ``sent``: the argument names the client gave (None: all). A default above the limit (e.g.
     ``zenodo_read_file``'s ``max_bytes`` 16,384 under the default budget) is lowered without a
@@ -350,7 +249,7 @@ def clamp_arguments(
         return args, None
     notes = []
     out = dict(args)
-    for name, limit in CLAMPS.get(tool, {}).items():
+    for name, limit in clamps.items():
         value = out.get(name)
         if isinstance(value, int) and value > limit(budget):
             out[name] = limit(budget)

@@ -59,6 +59,7 @@ __all__ = [
     "LastKnown",
     "NotOnZenodo",
     "PageLookup",
+    "RecordLookup",
     "concept_fallback_note",
     "conditional_etag",
     "fetch_page",
@@ -177,12 +178,37 @@ def _content(
     return OWN_KINDS[kind].content(key, status, body, content_hash, **fields)
 
 
+@dataclass(frozen=True)
+class RecordLookup(Lookup):
+    """A record lookup and what it learnt on the way, so no caller goes back to the store.
+
+    ``notes``: sentences the answer says (the concept route of the asked id is a stored 404/410
+    and the newest live version answers, :func:`concept_fallback_note`); ``last_known``: a deleted
+    record's last good metadata (:func:`last_known`; None for any other status or when syncd never
+    held it).
+    """
+
+    notes: tuple[str, ...] = ()
+    last_known: LastKnown | None = None
+
+
+def _learnt(svc: Services, ref: RecordRef, found: Lookup) -> RecordLookup:
+    """``found`` with the notes and the last known copy its entry calls for (stored reads only)."""
+    entry = found.entry
+    note = concept_fallback_note(svc.store, ref, entry) if entry.status == "ok" else None
+    known = last_known(svc.store, entry) if entry.status == "gone" else None
+    return RecordLookup(
+        entry, found.provenance, found.resolved_from, notes=(note,) if note else (), last_known=known
+    )
+
+
 def get_record(
     svc: Services, ref: RecordRef, deadline: Deadline | None = None, *, force: bool = False
-) -> Lookup:
+) -> RecordLookup:
     """The Zenodo record for ``ref`` (record id, concept id, Zenodo DOI or another DOI).
 
-    Misses (404, 410 tombstone, 403) are answered as stored entries whose ``status`` says so.
+    Misses (404, 410 tombstone, 403) are answered as stored entries whose ``status`` says so; the
+    answer carries what was learnt on the way (:class:`RecordLookup`).
 
     Raises:
         NotOnZenodo: ``ref`` is a DOI that no Zenodo record holds (reason ``not_on_zenodo``), with the
@@ -233,8 +259,8 @@ def get_record(
     if stored.status in ("not_found", "gone") and stored.key == recid and latest is None and never_held:
         live = latest_live_version(svc, recid, deadline)
         if live is not None:
-            return live
-    return Lookup(stored, prov, resolved_from=resolved_from)
+            return _learnt(svc, ref, live)
+    return _learnt(svc, ref, Lookup(stored, prov, resolved_from=resolved_from))
 
 
 class NotOnZenodo(NotFound):

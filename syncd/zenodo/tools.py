@@ -16,24 +16,31 @@ This module declares the six tools once (result models and :data:`TOOLS`); the b
 concern: :mod:`~syncd.zenodo.tools_records` (get_record, list_versions),
 :mod:`~syncd.zenodo.tools_files` (list_files, read_file), :mod:`~syncd.zenodo.tools_search`
 (search_records, lookup_vocabulary), with the shared answer text in
-:mod:`~syncd.zenodo.tools_render`. The bodies fetch through :mod:`syncd.zenodo.lookups` and
-:mod:`syncd.zenodo.lookups_files` and build their answers with the pure views of
-:mod:`syncd.zenodo.views_files` and :mod:`syncd.zenodo.views_pages`.
+:mod:`~syncd.zenodo.tools_render`. Each body parses its arguments, calls one answer of
+:mod:`syncd.zenodo.queries`, :mod:`~syncd.zenodo.queries_files` or :mod:`~syncd.zenodo.queries_search`
+(which fetch through :mod:`syncd.zenodo.lookups` and :mod:`syncd.zenodo.lookups_files` and assemble
+the contracts with the pure views of :mod:`syncd.zenodo.views_files` and
+:mod:`syncd.zenodo.views_pages`) and renders it. Each tool's input model is in
+:mod:`syncd.zenodo.args`, its size-budget cuts on its spec.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from mcp.types import ToolAnnotations
 
 from syncd.contracts.common import WithCache
-from syncd.tools.params import (
+from syncd.tools.fit import Cut, Fit, page_items
+from syncd.tools.params import ToolSpec
+from syncd.zenodo.args import (
     GetRecordArgs,
     ListFilesArgs,
     ListVersionsArgs,
     LookupVocabularyArgs,
     ReadFileArgs,
     SearchRecordsArgs,
-    ToolSpec,
 )
 from syncd.zenodo.contracts import (
     GetRecordView,
@@ -45,6 +52,7 @@ from syncd.zenodo.contracts import (
 )
 from syncd.zenodo.tools_files import list_files, read_file
 from syncd.zenodo.tools_records import get_record, list_versions
+from syncd.zenodo.tools_render import render_page, render_record
 from syncd.zenodo.tools_search import lookup_vocabulary, search_records
 
 __all__ = [
@@ -88,13 +96,48 @@ class LookupVocabularyResult(LookupVocabularyView, WithCache):
     """``zenodo_lookup_vocabulary`` output plus ``cache`` provenance."""
 
 
+# -------------------------------------------------------------------------------- size-budget cuts
+
+
+def _files(data: dict[str, Any], args: Mapping[str, Any], kept: int, total: int) -> str:
+    start = int(args.get("offset") or 0)
+    data.update(next_offset=start + kept, has_more=True, truncated=True, shown=kept)
+    return f"Showing {kept} of {data.get('matched', total)}; call again with offset {start + kept}"
+
+
+def _record_files(data: dict[str, Any], args: Mapping[str, Any], kept: int, total: int) -> str:
+    files = (data.get("record") or {}).get("files") or {}
+    files["shown"] = kept
+    data.update(truncated=True, shown=kept)
+    return f"Showing {kept} of {files.get('count', total)} files; page the rest with zenodo_list_files"
+
+
+def _record(data: dict[str, Any], _heading: str) -> str:
+    return render_record(data)
+
+
+def _read_file_max_bytes(budget: int) -> int:
+    """The most ``max_bytes`` under ``budget``: at most a quarter of it (256 at least).
+
+    ``zenodo_read_file`` shows its excerpt in the text block and in ``text`` (JSON escaping can
+    double it).
+    """
+    return max(256, budget // 4)
+
+
 # ------------------------------------------------------------------------------- the tools, declared once
 
 _ANNOTATIONS = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=True)
 
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
-        "zenodo_get_record", "Get a Zenodo record", GetRecordArgs, GetRecordResult, get_record, _ANNOTATIONS
+        "zenodo_get_record",
+        "Get a Zenodo record",
+        GetRecordArgs,
+        GetRecordResult,
+        get_record,
+        _ANNOTATIONS,
+        fit=Fit((Cut("record.files.entries", _record_files),), _record),
     ),
     ToolSpec(
         "zenodo_search_records",
@@ -103,6 +146,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         SearchRecordsResult,
         search_records,
         _ANNOTATIONS,
+        fit=Fit((Cut("hits", page_items("hits")),), render_page),
     ),
     ToolSpec(
         "zenodo_list_versions",
@@ -111,6 +155,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         ListVersionsResult,
         list_versions,
         _ANNOTATIONS,
+        fit=Fit((Cut("versions", page_items("versions")),), render_page),
     ),
     ToolSpec(
         "zenodo_list_files",
@@ -119,6 +164,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         ListFilesResult,
         list_files,
         _ANNOTATIONS,
+        fit=Fit((Cut("entries", _files), Cut("members", _files)), render_page),
     ),
     ToolSpec(
         "zenodo_read_file",
@@ -127,6 +173,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         ReadFileResult,
         read_file,
         _ANNOTATIONS,
+        fit=Fit((), render_page),
+        clamps={"max_bytes": _read_file_max_bytes},
     ),
     ToolSpec(
         "zenodo_lookup_vocabulary",
@@ -135,6 +183,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         LookupVocabularyResult,
         lookup_vocabulary,
         _ANNOTATIONS,
+        fit=Fit((Cut("entries", page_items("entries")),), render_page),
     ),
 )
-"""The six Zenodo tools (input models in :mod:`syncd.tools.params`)."""
+"""The six Zenodo tools (input models in :mod:`syncd.zenodo.args`)."""
