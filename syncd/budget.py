@@ -506,7 +506,8 @@ class Budget:
     ) -> bool:
         """Write ``outcome``, ``block_s`` and ``announced`` into the locked ``row``; True: breaker opened.
 
-        Timestamps a clock that ran ahead left on ``row`` are healed first.
+        Timestamps a clock that ran ahead left on ``row`` are healed first. An outcome other than
+        ``NOT_SENT`` adds one to the pool's ``requests_total``, a 429 one to ``rate_limited_total``.
         """
         now = self.clock()
         row = self._heal(conn, row, now)
@@ -519,6 +520,10 @@ class Budget:
             if row.failures + 1 >= BREAKER_THRESHOLD:
                 values["offline_until"] = now + BREAKER_COOLDOWN_S
                 opened = True
+        if outcome is not Outcome.NOT_SENT:  # it reached upstream: counted for /metrics (migration 0011)
+            values["requests_total"] = BudgetPool.requests_total + 1
+            if outcome is Outcome.ANSWERED and block_s > 0:  # a 429 (only a 429 answer carries a block)
+                values["rate_limited_total"] = BudgetPool.rate_limited_total + 1
         cap = self.settings.budget.max_block_s
         current = blocked_until(row, now, cap)
         if announced is not None and not announced.empty:

@@ -38,6 +38,7 @@ from typing import Any
 import h11
 import uvicorn
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from apscheduler.schedulers.base import STATE_RUNNING
 from sqlalchemy.engine import make_url
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
@@ -46,6 +47,8 @@ from syncd.config import Settings
 from syncd.errors import StoreError
 from syncd.httpauth import BearerAuth, RequestGuard, check_bind, transport_security
 from syncd.logsetup import mask_email
+from syncd.ops.activity import SCHEDULER_BEAT_S, Activity
+from syncd.ops.routes import ops_routes
 from syncd.refresh import SweepReport, sweep
 from syncd.sdnotify import notify, watchdog_interval_s
 from syncd.services import Services
@@ -56,7 +59,7 @@ from syncd.store.leader import POLL_S, DaemonLock
 from syncd.store.repo import MIN_FREE_BYTES, Store
 from syncd.store.watches import list_sync_states, list_watches
 from syncd.sync import STOP as sync_stop
-from syncd.sync import sync_all
+from syncd.sync import SyncReport, sync_all
 from syncd.tools.server import build_server
 from syncd.watch import apply_config
 
@@ -68,6 +71,7 @@ __all__ = [
     "open_store",
     "plan_jobs",
     "run_daemon",
+    "web_app",
     "web_config",
     "web_server",
 ]
@@ -164,26 +168,39 @@ def web_config(settings: Settings, app: Any) -> uvicorn.Config:
     )
 
 
-def web_server(settings: Settings, services: Services) -> uvicorn.Server:
-    """The uvicorn server of the MCP app over ``services`` (bearer auth when a token is set).
+def web_app(settings: Settings, services: Services, activity: Activity) -> Any:
+    """The daemon's ASGI app: ``/mcp`` and the operator routes (``/healthz``, ``/metrics``, ``/status``).
+
+    Every route sits behind the request guard and, when a token is set, the bearer auth; the operator
+    routes follow ``/mcp``'s Host/Origin rules too (:mod:`syncd.ops.routes`). Each tool answer is
+    counted by source in ``activity``.
 
     Raises:
         SyncdError: a non-loopback bind without a bearer token (:func:`syncd.httpauth.check_bind`).
     """
     server = build_server(services)
+    server.middleware.append(activity.answers_middleware)
     token = settings.http.bearer_token()
     check_bind(settings.http.host, token)
+    security = transport_security(settings.http.host, settings.http.port, settings.http.allowed_hosts)
     app: Any = server.streamable_http_app(
         host=settings.http.host,
-        transport_security=transport_security(
-            settings.http.host, settings.http.port, settings.http.allowed_hosts
-        ),
+        transport_security=security,
         max_request_body_size=settings.http.max_request_bytes,
+        custom_starlette_routes=ops_routes(services, activity, security),
     )
     if token:
         app = BearerAuth(app, token)
-    app = RequestGuard(app, settings.http.body_timeout_s, settings.http.max_request_bytes)
-    return _Server(web_config(settings, app))
+    return RequestGuard(app, settings.http.body_timeout_s, settings.http.max_request_bytes)
+
+
+def web_server(settings: Settings, services: Services, activity: Activity | None = None) -> uvicorn.Server:
+    """The uvicorn server of :func:`web_app` (a fresh :class:`~syncd.ops.activity.Activity` when none given).
+
+    Raises:
+        SyncdError: a non-loopback bind without a bearer token (:func:`syncd.httpauth.check_bind`).
+    """
+    return _Server(web_config(settings, web_app(settings, services, activity or Activity())))
 
 
 def _schedule(
@@ -217,7 +234,8 @@ def _schedule(
 async def _serve(settings: Settings, store: Store) -> None:
     tools_services = Services.open(settings, store, interactive=True)
     sweep_services = Services.open(settings, store, interactive=False)
-    web = web_server(settings, tools_services)
+    activity = Activity()
+    web = web_server(settings, tools_services, activity)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, _request_exit, web, sig)
@@ -226,7 +244,8 @@ async def _serve(settings: Settings, store: Store) -> None:
 
     lock = DaemonLock(store.engine)
     scheduler = AsyncIOScheduler(timezone=dt.UTC, job_defaults=JOB_DEFAULTS)
-    leader_job = _leader_hook(lock, scheduler, settings, store)
+    activity.scheduler_running = lambda: scheduler.state == STATE_RUNNING
+    leader_job = _leader_hook(lock, scheduler, settings, store, activity)
     await leader_job()
     if settings.check_upstreams_at_start:  # one request per upstream, logged (event=upstream_check)
         running.add(loop.run_in_executor(None, lambda: tools_services.upstreams.check(settings)))
@@ -235,14 +254,20 @@ async def _serve(settings: Settings, store: Store) -> None:
         if not lock.held:  # a standby daemon serves only
             return
         async with turn:
+            activity.sweep_started()
             fut = loop.run_in_executor(None, _sweep_pass, sweep_services, settings.revalidate_batch)
             running.add(fut)
             try:
                 report = await fut
-                counts = f"{report.checked} checked, {report.changed} changed, {report.failed} failed"
-                notify(f"STATUS=last sweep: {counts}")
+            except Exception:  # a bug: logged with its traceback, counted; the next sweep runs as planned
+                log.exception("event=sweep_failed reason=internal_error")
+                activity.sweep_ended_without_report()
+                return
             finally:
                 running.discard(fut)
+            activity.record_sweep(report)
+            counts = f"{report.checked} checked, {report.changed} changed, {report.failed} failed"
+            notify(f"STATUS=last sweep: {counts}")
 
     async def sync_job() -> None:
         if not lock.held:
@@ -251,10 +276,12 @@ async def _serve(settings: Settings, store: Store) -> None:
             fut = loop.run_in_executor(None, _sync_pass, sweep_services, settings)
             running.add(fut)
             try:
-                stored, failed = await fut
-                notify(f"STATUS=last sync: {stored} items stored, {failed} walks failed")
+                reports = await fut
             finally:
                 running.discard(fut)
+            activity.record_walks(reports)
+            stored, failed = sum(r.stored for r in reports), sum(1 for r in reports if r.error)
+            notify(f"STATUS=last sync: {stored} items stored, {failed} walks failed")
 
     guard = file_guard(store.engine)
 
@@ -265,10 +292,17 @@ async def _serve(settings: Settings, store: Store) -> None:
 
     _schedule(scheduler, settings, store, {"revalidate": sweep_job, "sync": sync_job, "leader": leader_job})
     scheduler.add_job(file_job, "interval", seconds=FILE_CHECK_S, id="file_watch")
+    scheduler.add_job(
+        activity.beat,
+        "interval",
+        seconds=SCHEDULER_BEAT_S,
+        id="heartbeat",
+        next_run_time=dt.datetime.now(dt.UTC),
+    )
 
     async def alerts_job() -> None:
         if lock.held:  # one daemon of the lab alerts
-            await loop.run_in_executor(None, _alerts_pass, sweep_services)
+            activity.record_alerts(await loop.run_in_executor(None, _alerts_pass, sweep_services))
 
     scheduler.add_job(
         alerts_job,
@@ -315,9 +349,9 @@ async def _serve(settings: Settings, store: Store) -> None:
 
 
 def _leader_hook(
-    lock: DaemonLock, scheduler: AsyncIOScheduler, settings: Settings, store: Store
+    lock: DaemonLock, scheduler: AsyncIOScheduler, settings: Settings, store: Store, activity: Activity
 ) -> Callable[[], Awaitable[None]]:
-    """The scheduler job that polls ``lock`` (in a worker thread) and logs role changes.
+    """The scheduler job that polls ``lock`` (in a worker thread) and logs role changes (``activity.role``).
 
     A daemon that becomes the holder brings the sweep and an overdue sync forward (as after a start),
     so a takeover does not wait one full interval. Always the holder on SQLite.
@@ -329,6 +363,7 @@ def _leader_hook(
         held = await loop.run_in_executor(None, lock.poll)
         if held == was:
             return
+        activity.role = "active" if held else "standby"
         log.info("event=leader role=%s lock=%s", "active" if held else "standby", lock.name)
         notify(f"STATUS={'refreshing daemon' if held else 'standby: another daemon refreshes'}")
         if held and scheduler.running:
@@ -358,6 +393,7 @@ def _sweep_pass(svc: Services, batch: int) -> SweepReport:
     """
     problem = svc.store.write_problem()
     if problem is not None:
+        log.warning("event=sweep_skipped reason=store_unwritable cause=%s", problem)
         return SweepReport(stopped=f"store:{problem}")
     try:
         pruned = svc.store.prune_previous()
@@ -368,7 +404,9 @@ def _sweep_pass(svc: Services, batch: int) -> SweepReport:
             log.info("event=changes_pruned changes=%d", dropped)
         return sweep(svc, batch)
     except StoreError as exc:
-        return SweepReport(stopped=f"store:{svc.store.write_problem() or exc.reason}")
+        cause = svc.store.write_problem() or exc.reason
+        log.warning("event=sweep_stopped reason=store_unwritable cause=%s", cause)
+        return SweepReport(stopped=f"store:{cause}")
 
 
 def _alerts_pass(svc: Services) -> int:
@@ -382,14 +420,29 @@ def _alerts_pass(svc: Services) -> int:
         return 0
 
 
-def _sync_pass(svc: Services, settings: Settings) -> tuple[int, int]:
-    """One watch-list pass (config watches added first); returns ``(items stored, walks failed)``."""
+def _sync_pass(svc: Services, settings: Settings) -> list[SyncReport]:
+    """One watch-list pass (config watches added first); returns one report per walk.
+
+    A pass with a failed walk, or walks left for the next pass, ends with ``event=sync_pass`` at
+    WARNING (each failed walk has its own ``event=sync_failed`` line too).
+    """
     try:
         apply_config(svc.store, settings.watch)
     except Exception as exc:  # a bad DOI file must not stop the pass over the other watches
         log.warning("event=watch_config_failed error=%s", getattr(exc, "reason", exc.__class__.__name__))
     reports = sync_all(svc)
-    return sum(r.stored for r in reports), sum(1 for r in reports if r.error)
+    failed = [r for r in reports if r.error]
+    not_run = [r for r in reports if r.not_run]
+    log.log(
+        logging.WARNING if failed or not_run else logging.INFO,
+        "event=sync_pass walks=%d failed=%d not_run=%d stored=%d reasons=%s",
+        len(reports),
+        len(failed),
+        len(not_run),
+        sum(r.stored for r in reports),
+        ",".join(sorted({str(r.error or r.not_run) for r in failed + not_run})) or "-",
+    )
+    return reports
 
 
 def _request_exit(web: uvicorn.Server, sig: int) -> None:

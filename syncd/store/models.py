@@ -10,7 +10,7 @@ Tables:
     concepts      Zenodo concept record id -> latest version record id.
     budget_pools  the shared request budget: one token bucket per pool, 429 block and breaker state
                   (one row per pool, created by migration 0003), the limit upstream last announced in
-                  its headers (migration 0010).
+                  its headers (migration 0010), the requests sent and the 429s answered (migration 0011).
     budget_leases in-flight requests per pool (expiring leases naming their process and host, so a
                   crashed holder frees its slot).
     budget_sends  when each granted request left, per pool (sliding window of an announced limit;
@@ -183,6 +183,11 @@ class BudgetPool(Base):
     announced_remaining: Mapped[int | None] = mapped_column(Integer, nullable=True)
     announced_reset_at: Mapped[float | None] = mapped_column(Float, nullable=True)
     announced_headers: Mapped[str | None] = mapped_column(String(512), nullable=True)
+    requests_total: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    """Requests of this pool that reached upstream (answered, failed or timed out), every process
+    together (migration 0011)."""
+    rate_limited_total: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    """Of those, the ones upstream answered 429 (migration 0011)."""
 
 
 class BudgetLease(Base):
