@@ -67,8 +67,10 @@ in sync (NTP).
 
 from __future__ import annotations
 
+import collections
 import os
 import socket
+import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -172,6 +174,10 @@ class Budget:
             the daemon, which leaves ``settings.budget.daemon_reserve`` of each unused.
         clock: wall clock in epoch seconds (default ``time.time``, looked up per call).
         sleep: how to wait (default ``time.sleep``).
+
+    Attributes:
+        sent: requests this budget (this process) let reach upstream, per pool (answered, failed or
+            timed out; not those given back unsent): what a command reports as "N requests".
     """
 
     def __init__(
@@ -190,6 +196,13 @@ class Budget:
         self._clock = clock
         self._sleep = sleep
         self._takes = 0
+        self.sent: collections.Counter[str] = collections.Counter()
+        self._sent_lock = threading.Lock()
+
+    def sent_total(self) -> int:
+        """Requests this budget let reach upstream, every pool together (see :attr:`sent`)."""
+        with self._sent_lock:
+            return sum(self.sent.values())
 
     def clock(self) -> float:
         """Current wall-clock time in epoch seconds (looked up per call, so freezegun applies)."""
@@ -488,6 +501,9 @@ class Budget:
         Raises:
             StoreError: the store cannot be written.
         """
+        if outcome is not Outcome.NOT_SENT:  # sent, whether or not the bookkeeping below is written
+            with self._sent_lock:
+                self.sent[lease.pool] += 1
         with self.store.write() as conn:
             row = self._locked_row(conn, lease.pool)  # one row only, so never a lock cycle with a take
             if outcome is not Outcome.TIMED_OUT:

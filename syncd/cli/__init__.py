@@ -32,8 +32,9 @@ Exit codes: 0 success; 1 not found (nothing stored / upstream says it does not e
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 import click
 
@@ -114,6 +115,30 @@ class LazyGroup(click.Group):
         if not isinstance(command, click.Command):
             raise TypeError(f"{spec.module}.{spec.attribute} is not a click command")
         return command
+
+    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+        """Run the command line; a usage error (an unknown option, a bad value) is one stderr line.
+
+        ``error: invalid_parameter: <click's message>``, then ``Try '<command> --help'.``, exit 2:
+        the form of every other syncd error (click's own ``Usage:`` block otherwise). Outside
+        standalone mode (tests, embedding) click's behaviour is unchanged.
+        """
+        if not standalone_mode:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        try:
+            code = super().main(*args, standalone_mode=False, **kwargs)
+        except click.UsageError as exc:
+            click.echo(f"error: invalid_parameter: {exc.format_message()}", err=True)
+            if exc.ctx is not None:
+                click.echo(f"Try '{exc.ctx.command_path} --help'.", err=True)
+            sys.exit(exc.exit_code)
+        except click.ClickException as exc:
+            exc.show()
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The commands section of ``--help`` from the summaries, without importing a command."""

@@ -14,6 +14,7 @@ from rich.table import Table
 
 from syncd import policy
 from syncd.budget import Budget
+from syncd.cli.choices import NearChoice
 from syncd.cli.common import (
     EXIT_FAILURE,
     EXIT_NOT_FOUND,
@@ -203,13 +204,13 @@ def cache_get(ctx: click.Context, ident: str, kind: str, as_json: bool, refresh:
 @cache.command("ls")
 @store_kind_option
 @click.option(
-    "--status", type=click.Choice(["ok", "not_found", "gone", "restricted"]), help="Only this status."
+    "--status", type=NearChoice(["ok", "not_found", "gone", "restricted"], "status"), help="Only this status."
 )
 @click.option("--stale", is_flag=True, help="Only entries past their lifetime.")
 @click.option("--query", "-q", default=None, help="Substring of the key, DOI or title (case-insensitive).")
 @click.option(
     "--sort",
-    type=click.Choice(["validated", "fetched", "key", "title", "size"]),
+    type=NearChoice(["validated", "fetched", "key", "title", "size"], "sort key"),
     default="validated",
     show_default=True,
     help="Sort key (validated: oldest validation first).",
@@ -324,13 +325,14 @@ def cache_refresh(
                     missing.append(ident)
         with ProgressBar(not as_json, "revalidating", len(entries)) as bar:
             report = sweep(svc, len(entries), now, entries=entries, on_entry=bar.advance)
-    data = {**report.as_dict(), "fetched": fetched, "not_found": missing}
+    sent = svc.budget.sent_total()  # every request sent: fetches, list and single revalidations, retries
+    data = {**report.as_dict(), "requests": sent, "fetched": fetched, "not_found": missing}
     emit(
         data,
         as_json,
         lambda: click.echo(
             f"checked {report.checked}: {report.unchanged} unchanged, {report.changed} changed, "
-            f"{report.failed} failed; fetched {fetched}; {report.requests} requests"
+            f"{report.failed} failed; fetched {fetched}; {sent} requests"
         ),
     )
     left = len(entries) - report.checked
@@ -550,7 +552,7 @@ def cache_vacuum(ctx: click.Context, as_json: bool) -> None:
 
 
 @cache.command("budget")
-@click.argument("pool", required=False, type=click.Choice(POOLS))
+@click.argument("pool", required=False, type=NearChoice(POOLS, "pool"))
 @click.option(
     "--reset",
     is_flag=True,

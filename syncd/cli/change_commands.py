@@ -6,15 +6,23 @@ import time
 
 import click
 
+from syncd.cli.choices import NearChoice, comma_choices
 from syncd.cli.common import emit, handle_errors, json_option, print_rows, session
-from syncd.normalize.changes import since_epoch
+from syncd.normalize.changes import UPDATE_TYPES, since_epoch
 from syncd.registry import CHANGE_SOURCES, SERIES_DOI_PREFIXES
 from syncd.store.changes import list_changes
 from syncd.tools.changes import change_entries
 
-__all__ = ["changes"]
+__all__ = ["CHANGE_TYPES", "changes"]
 
-"""``--kind`` choices and the stored kinds each selects."""
+CHANGE_TYPES: tuple[str, ...] = tuple(
+    sorted(
+        UPDATE_TYPES
+        | {"title", "authors", "date", "superseded", "deleted", "restricted", "agency_changed", "metadata"}
+    )
+)
+"""Every change type the feed records (:mod:`syncd.normalize.changes`): Crossref's update types and their
+removal, and the changes syncd finds itself; ``--type`` refuses any other with the nearest one named."""
 
 
 @click.command("changes")
@@ -26,7 +34,7 @@ __all__ = ["changes"]
 )
 @click.option(
     "--kind",
-    type=click.Choice(list(CHANGE_SOURCES)),
+    type=NearChoice(list(CHANGE_SOURCES), "kind"),
     default="all",
     show_default=True,
     help="Only Crossref works, Zenodo records or registration agencies (DOI prefixes).",
@@ -35,8 +43,8 @@ __all__ = ["changes"]
     "--type",
     "types",
     default=None,
-    help="Only these change types, comma-separated: retraction,expression_of_concern,correction,erratum,"
-    "withdrawal,title,authors,date,superseded,new_version,deleted,restricted,agency_changed,metadata.",
+    callback=comma_choices(CHANGE_TYPES, "change type"),
+    help="Only these change types, comma-separated: " + ",".join(CHANGE_TYPES) + ".",
 )
 @click.option("--watched", is_flag=True, help="Only entries on the DOI watch list.")
 @click.option(
@@ -50,7 +58,7 @@ __all__ = ["changes"]
 @click.pass_context
 @handle_errors
 def changes(
-    ctx: click.Context, since: str, kind: str, types: str | None, watched: bool, limit: int, as_json: bool
+    ctx: click.Context, since: str, kind: str, types: list[str], watched: bool, limit: int, as_json: bool
 ) -> None:
     """What changed in the stored works and records: retractions, corrections, new versions, deletions.
 
@@ -59,14 +67,13 @@ def changes(
     that appeared or went, title, authors, date, a Zenodo version superseded or a new version of a
     series, a deleted or restricted record, a prefix now registered with another agency).
     """
-    wanted = [t.strip().lower() for t in (types or "").split(",") if t.strip()]
     with session(ctx) as svc:
         start = since_epoch(since, time.time())
         found = list_changes(
             svc.store,
             since=start,
             kinds=CHANGE_SOURCES[kind],
-            types=wanted,
+            types=types,
             watched_only=watched,
             series_prefixes=SERIES_DOI_PREFIXES,
             limit=limit or 1_000_000_000,

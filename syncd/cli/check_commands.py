@@ -32,6 +32,7 @@ import click
 
 from syncd import watch as watch_mod
 from syncd.bibliography import FORMATS, Bibliography, Reference, read_bibliography
+from syncd.cli.choices import NearChoice
 from syncd.cli.common import EXIT_FAILURE, emit, handle_errors, json_option, print_rows, session
 from syncd.crossref.lookups_batch import get_works
 from syncd.crossref.tools_batch import item_data
@@ -130,7 +131,7 @@ def _print_report(report: dict[str, Any]) -> None:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(FORMATS),
+    type=NearChoice(FORMATS, "format"),
     default=None,
     help="bibtex, ris, csl-json or dois (one per line). Default: from the suffix, else the content.",
 )

@@ -18,6 +18,7 @@ from rich.table import Table
 from syncd import policy
 from syncd.budget import Budget
 from syncd.cache import facts_of
+from syncd.cli.choices import NearChoice
 from syncd.config import CONCURRENCY_GROUPS, Settings, load_settings
 from syncd.crossref import lookups as lookups_crossref
 from syncd.errors import InvalidInput, NotFound, SyncdError
@@ -75,7 +76,7 @@ def kind_option(func: F) -> F:
     """Option bundle: ``--kind`` to say which upstream an ID belongs to."""
     return click.option(
         "--kind",
-        type=click.Choice(["auto", "crossref", "zenodo"]),
+        type=NearChoice(["auto", "crossref", "zenodo"], "kind"),
         default="auto",
         show_default=True,
         help="crossref: ID is a DOI; zenodo: ID is a record id/DOI/URL; auto: Zenodo forms, else a DOI.",
@@ -326,7 +327,7 @@ def store_kind_option(func: F) -> F:
     return click.option(
         "--kind",
         "store_kind",
-        type=click.Choice(["all", "crossref", "zenodo"]),
+        type=NearChoice(["all", "crossref", "zenodo"], "kind"),
         default="all",
         show_default=True,
         help="Only Crossref works or only Zenodo records.",

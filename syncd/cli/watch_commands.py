@@ -12,6 +12,7 @@ from types import FrameType
 import click
 
 from syncd import watch as watch_mod
+from syncd.cli.choices import NearChoice
 from syncd.cli.common import (
     EXIT_FAILURE,
     EXIT_NOT_FOUND,
@@ -49,7 +50,9 @@ def watch() -> None:
 
 
 @watch.command("add")
-@click.argument("what", type=click.Choice(["doi", "crossref", "zenodo-community", "zenodo-query"]))
+@click.argument(
+    "what", type=NearChoice(["doi", "crossref", "zenodo-community", "zenodo-query"], "watch kind")
+)
 @click.argument("values", nargs=-1)
 @click.option(
     "--file", "doi_file", type=click.Path(dir_okay=False), help="doi: read DOIs from a file, one per line."
