@@ -29,7 +29,7 @@ def nearest(value: str, names: Iterable[str]) -> str | None:
         return None
     scored = []
     for name in names:
-        prefix = next((i for i, (a, b) in enumerate(zip(folded, name.lower())) if a != b), None)
+        prefix = next((i for i, (a, b) in enumerate(zip(folded, name.lower(), strict=False)) if a != b), None)
         prefix = min(len(folded), len(name)) if prefix is None else prefix
         ratio = difflib.SequenceMatcher(None, folded, name.lower()).ratio()
         if ratio >= 0.6 or prefix >= 3:
