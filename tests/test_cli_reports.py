@@ -16,6 +16,7 @@ from click.testing import CliRunner, Result
 from syncd.cli import cli
 from syncd.config import Settings
 from syncd.cursorwalk import SORT
+from syncd.upstream.http import MAX_ATTEMPTS
 from tests.conftest import corpus_json
 from tests.fakeupstream import FakeUpstream
 from tests.test_cli import env  # noqa: F401  (fixture: SYNCD_* pointing at the fake and a temp DB)
@@ -42,7 +43,8 @@ def test_refresh_stopped_by_unavailable_upstream_exits_3_with_its_reason(
     tmp_path: Path,
 ) -> None:
     """20 stale Crossref works (a public data file import keeps their age) and upstream down:
-    `cache refresh --stale --limit 20` checks none of them, prints its count line, names the stop on
+    `cache refresh --stale --limit 20` checks none of them, prints its count line (the attempts the
+    budget let through), names the stop on
     stderr (`error: upstream_unavailable: refresh stopped: 20 of 20 entries not revalidated`) and exits 3.
     """
     items = corpus_json(f"{PRC}_cursor-star.json")["message"]["items"]
@@ -56,7 +58,8 @@ def test_refresh_stopped_by_unavailable_upstream_exits_3_with_its_reason(
     fake.stop()
     res = run("cache", "refresh", "--stale", "--limit", "20")
     assert res.exit_code == 3, res.output
-    assert res.stdout == "checked 0: 0 unchanged, 0 changed, 0 failed; fetched 0; 1 requests\n"
+    # one list request, tried MAX_ATTEMPTS times against the stopped fake: every attempt is counted
+    assert res.stdout == f"checked 0: 0 unchanged, 0 changed, 0 failed; fetched 0; {MAX_ATTEMPTS} requests\n"
     assert res.stderr == "error: upstream_unavailable: refresh stopped: 20 of 20 entries not revalidated\n"
     as_json = run("cache", "refresh", "--stale", "--limit", "20", "--json")
     assert as_json.exit_code == 3
@@ -105,9 +108,7 @@ def test_failed_walk_keeps_its_counts_and_the_rest_show_not_run(
     table = run("watch", "sync", "1", "2")
     assert table.exit_code == 3
     cells = {
-        c[0]: c
-        for c in ([c.strip() for c in line.split("│")[1:-1]] for line in table.stdout.splitlines())
-        if c
+        c[0]: c for c in ([c.strip() for c in line.split("\t")] for line in table.stdout.splitlines()) if c
     }
     assert cells["1"][-1] == "failed: upstream_unavailable"  # resumed at page 4: 1 request, refused again
     assert cells["2"] == [

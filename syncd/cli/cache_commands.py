@@ -10,7 +10,6 @@ from typing import Any
 
 import click
 from rich.console import Console
-from rich.table import Table
 
 from syncd import policy
 from syncd.budget import Budget
@@ -87,46 +86,45 @@ def cache_stats(ctx: click.Context, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(data, indent=2))
         return
-    console = Console()
-    table = Table(title="Stored entries")
-    for col in ("kind", "status", "entries", "fresh", "stale"):
-        table.add_column(col, justify="right" if col in ("entries", "fresh", "stale") else "left")
-    for row in counts:
-        table.add_row(row["kind"], row["status"], str(row["entries"]), str(row["fresh"]), str(row["stale"]))
-    if not counts:
-        table.add_row("(empty)", "", "0", "0", "0")
-    console.print(table)
+    print_rows(
+        counts or [{"kind": "(empty)", "status": "", "entries": 0, "fresh": 0, "stale": 0}],
+        ["kind", "status", "entries", "fresh", "stale"],
+        "Stored entries",
+    )
     size = data["database_size_bytes"]
-    console.print(f"Database size: {size:,} bytes" if size is not None else "Database size: n/a")
+    click.echo(f"Database size: {size:,} bytes" if size is not None else "Database size: n/a")
     if data["read_only"]:
-        console.print("Read-only store: answers come from the store only, no upstream request.")
+        click.echo("Read-only store: answers come from the store only, no upstream request.")
     elif data["write_problem"]:
-        console.print(
+        click.echo(
             f"Store cannot be written ({data['write_problem']}): "
             "stored entries are answered, nothing new is kept."
         )
-    budget = Table(title="Request budget")
-    for col in ("pool", "tokens", "burst", "per_s", "in flight", "blocked for (s)", "offline"):
-        budget.add_column(col)
-    for p in pools:
-        budget.add_row(
-            p["pool"],
-            f"{p['tokens']:.2f}",
-            f"{p['burst']:g}",
-            f"{p['per_s']:g}",
-            f"{p['in_flight']}/{p['in_flight_limit']}",
-            f"{p['blocked_for_s']:g}",
-            "yes" if p["offline"] else "no",
-        )
-    console.print(budget)
+    budget_rows = [
+        {
+            "pool": p["pool"],
+            "tokens": f"{p['tokens']:.2f}",
+            "burst": f"{p['burst']:g}",
+            "per_s": f"{p['per_s']:g}",
+            "in flight": f"{p['in_flight']}/{p['in_flight_limit']}",
+            "blocked for (s)": f"{p['blocked_for_s']:g}",
+            "offline": "yes" if p["offline"] else "no",
+        }
+        for p in pools
+    ]
+    print_rows(
+        budget_rows,
+        ["pool", "tokens", "burst", "per_s", "in flight", "blocked for (s)", "offline"],
+        "Request budget",
+    )
     for c in checks:
         if c["ok"]:
-            console.print(f"Upstream {c['service']}: ok (HTTP 200, {c['ms']:g} ms) at {c['base_url']}")
+            click.echo(f"Upstream {c['service']}: ok (HTTP 200, {c['ms']:g} ms) at {c['base_url']}")
         elif c["ok"] is None:
-            console.print(f"Upstream {c['service']}: not checked ({c['skipped']})")
+            click.echo(f"Upstream {c['service']}: not checked ({c['skipped']})")
         else:
             answered = f"HTTP {c['status']}" if c["status"] is not None else "no HTTP answer"
-            console.print(f"Upstream {c['service']}: FAILED ({c['reason']}, {answered}): {c['hint']}")
+            click.echo(f"Upstream {c['service']}: FAILED ({c['reason']}, {answered}): {c['hint']}")
 
 
 @cache.command("show")
@@ -146,12 +144,7 @@ def cache_show(ctx: click.Context, ident: str, kind: str, as_json: bool) -> None
     if as_json:
         click.echo(json.dumps(data, indent=2))
         return
-    table = Table(show_header=False)
-    table.add_column("field")
-    table.add_column("value")
-    for k, v in data.items():
-        table.add_row(k, "" if v is None else str(v))
-    Console().print(table)
+    print_rows([{"field": k, "value": v} for k, v in data.items()], ["field", "value"])
 
 
 @cache.command("get")
@@ -186,7 +179,7 @@ def cache_get(ctx: click.Context, ident: str, kind: str, as_json: bool, refresh:
     if as_json:
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
         return
-    console = Console()
+    console = Console(soft_wrap=True)  # piped: long titles stay on one line
     console.print(f"[bold]{data.get('title') or '(untitled)'}[/bold]")
     console.print(f"{data['kind']} {data['key']}")
     if data.get("flags"):  # retracted / corrected / expression_of_concern, as crossref_get_works flags them

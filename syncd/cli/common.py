@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import csv
 import functools
+import io
 import json
 import re
 import sys
@@ -35,6 +37,7 @@ __all__ = [
     "EXIT_FAILURE",
     "EXIT_NOT_FOUND",
     "EXIT_USAGE",
+    "OUTPUT_FORMATS",
     "F",
     "ProgressBar",
     "announced_text",
@@ -46,6 +49,7 @@ __all__ = [
     "kind_filter",
     "kind_option",
     "limit_option",
+    "output_format",
     "parse_duration",
     "parse_size",
     "pool_rows",
@@ -67,9 +71,46 @@ EXIT_USAGE = 2
 EXIT_FAILURE = 3
 
 
+OUTPUT_FORMATS = ("table", "tsv", "csv", "json")
+"""``--format`` values: a table for people, tab- or comma-separated rows, or JSON."""
+
+
+def output_format() -> str:
+    """The output format of the running command: ``--format``, else ``table`` on a terminal, else ``tsv``.
+
+    Piped (``syncd cache ls | grep DOI``), tables are tab-separated: one row per line, nothing cut.
+    """
+    ctx = click.get_current_context(silent=True)
+    chosen = (ctx.obj or {}).get("format") if ctx is not None else None
+    if chosen:
+        return str(chosen)
+    return "table" if sys.stdout.isatty() else "tsv"
+
+
 def json_option(func: F) -> F:
-    """Option bundle: ``--json`` for machine-readable output."""
-    return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")(func)
+    """Option bundle: ``--format table|tsv|csv|json`` and its short form ``--json``.
+
+    The command receives ``as_json`` (True with ``--json`` or ``--format json``); the format itself is
+    kept for :func:`print_rows` (:func:`output_format`).
+    """
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, output_format: str | None = None, **kwargs: Any) -> Any:
+        if output_format is not None:
+            click.get_current_context().ensure_object(dict)["format"] = output_format
+        kwargs["as_json"] = bool(kwargs.get("as_json")) or output_format == "json"
+        return func(*args, **kwargs)
+
+    with_json = click.option("--json", "as_json", is_flag=True, help="Print JSON (same as --format json).")
+    with_format = click.option(
+        "--format",
+        "output_format",
+        type=NearChoice(OUTPUT_FORMATS, "format"),
+        default=None,
+        help="table (default on a terminal), tsv (default when piped: one row per line, tab-separated, "
+        "nothing cut), csv or json.",
+    )
+    return with_json(with_format(wrapper))  # type: ignore[return-value]
 
 
 def kind_option(func: F) -> F:
@@ -381,8 +422,34 @@ def kind_filter(value: str) -> str | None:
     return RECORD_KINDS.get(value)
 
 
+def _cell(value: object) -> str:
+    """One TSV cell: the value as text, tabs and line breaks turned into spaces (one row per line)."""
+    return "" if value is None else re.sub(r"[\t\r\n]+", " ", str(value))
+
+
 def print_rows(rows: list[dict[str, Any]], columns: list[str], title: str | None = None) -> None:
-    """Print ``columns`` of ``rows`` as a table."""
+    """Print ``columns`` of ``rows`` in the :func:`output_format`.
+
+    ``table``: a rich table (``title`` above it); ``tsv``: a header line then one line per row, cells
+    tab-separated, nothing cut or wrapped; ``csv``: the same as CSV (RFC 4180 quoting); ``json``:
+    the rows' ``columns`` as a JSON list.
+    """
+    fmt = output_format()
+    if fmt == "tsv":
+        for line in [columns, *([row.get(c) for c in columns] for row in rows)]:
+            click.echo("\t".join(_cell(v) for v in line))
+        return
+    if fmt == "csv":
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(columns)
+        writer.writerows([["" if row.get(c) is None else row.get(c) for c in columns] for row in rows])
+        click.echo(out.getvalue(), nl=False)
+        return
+    if fmt == "json":
+        picked = [{c: row.get(c) for c in columns} for row in rows]
+        click.echo(json.dumps(picked, indent=2, ensure_ascii=False))
+        return
     table = Table(title=title)
     for i, col in enumerate(columns):
         table.add_column(col, overflow="fold", no_wrap=i == 0)
