@@ -20,22 +20,27 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from syncd.errors import InvalidInput
+from syncd.identifiers import check_doi, check_issn, check_member, check_orcid, check_ror
 from syncd.normalize.doi import parse_doi
 from syncd.store.repo import Store
 from syncd.store.watches import StoredWatch, add_watch
 
 __all__ = [
     "KINDS",
+    "BadLine",
     "add",
     "apply_config",
+    "check_doi_lines",
     "crossref_spec",
     "describe",
     "doi_specs",
     "read_doi_file",
+    "read_doi_lines",
     "zenodo_spec",
 ]
 
@@ -56,13 +61,69 @@ def doi_specs(values: Iterable[str]) -> list[dict[str, Any]]:
     return [{"doi": parse_doi(v).key} for v in values if v.strip()]
 
 
-def read_doi_file(path: str | Path) -> list[str]:
-    """DOIs from a text file: one per line; blank lines and ``#`` comments skipped."""
+@dataclass(frozen=True)
+class BadLine:
+    """A DOI that was refused: where it came from (``dois.txt:3``, ``argument 2``), its text, why."""
+
+    where: str
+    text: str
+    message: str
+
+
+def read_doi_lines(path: str | Path) -> list[tuple[int, str]]:
+    """``(line number, DOI text)`` of a text file: one DOI per line; blank lines and ``#`` comments skipped.
+
+    Raises:
+        InvalidInput: the file cannot be read or is not UTF-8 text (``invalid_parameter``).
+    """
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
+    except (OSError, UnicodeDecodeError) as exc:
         raise InvalidInput(f"cannot read DOI file {path}: {exc}", reason="invalid_parameter") from exc
-    return [ln.split("#", 1)[0].strip() for ln in lines if ln.split("#", 1)[0].strip()]
+    return [(n, ln.split("#", 1)[0].strip()) for n, ln in enumerate(lines, 1) if ln.split("#", 1)[0].strip()]
+
+
+def read_doi_file(path: str | Path) -> list[str]:
+    """DOIs from a text file: one per line; blank lines and ``#`` comments skipped."""
+    return [text for _, text in read_doi_lines(path)]
+
+
+def check_doi_lines(lines: Iterable[tuple[str, str]]) -> tuple[list[dict[str, Any]], list[BadLine]]:
+    """The DOI watch specs of the good ``(where, text)`` lines and every bad one (never raises for one)."""
+    specs: list[dict[str, Any]] = []
+    bad: list[BadLine] = []
+    for where, text in lines:
+        try:
+            specs.append({"doi": check_doi(text)})
+        except InvalidInput as exc:
+            bad.append(BadLine(where, text, exc.message))
+    return specs, bad
+
+
+_CHECKS = {
+    "orcid": check_orcid,
+    "issn": check_issn,
+    "member": check_member,
+    "ror-id": check_ror,
+    "doi": check_doi,
+}
+"""Crossref filter name -> the identifier check of its value (:mod:`syncd.identifiers`)."""
+
+
+def _funder(value: str) -> str:
+    """A Crossref funder id: its registry number, or the Funder DOI (``10.13039/...``) checked as a DOI."""
+    v = value.strip()
+    if v.isdigit():
+        return v
+    return check_doi(v)
+
+
+def _checked_filter(name: str, value: str) -> str:
+    """``name:value`` with an identifier-valued filter's value checked and made canonical."""
+    if name == "funder":
+        return f"{name}:{_funder(value)}"
+    check = _CHECKS.get(name)
+    return f"{name}:{check(value) if check is not None else value.strip()}"
 
 
 def crossref_spec(
@@ -79,9 +140,14 @@ def crossref_spec(
     ``prefix``) become filters too. ``rows`` is the page size (Crossref allows up to 1,000; None
     sends none and gets Crossref's default of 20).
 
+    Identifier values (``orcid``, ``issn``, ``member``, ``funder``, ``ror-id``, ``doi``, as a shortcut or
+    a filter) are checked and made canonical (:mod:`syncd.identifiers`: an ORCID iD's check character,
+    an ISSN's check digit, a ROR id's checksum).
+
     Raises:
         InvalidInput: an unknown route, a filter without ``:``, ``rows`` out of 1..1000, or no
-            filter, query or route narrowing the walk (a watch of all of Crossref is refused).
+            filter, query or route narrowing the walk (a watch of all of Crossref is refused);
+            ``invalid_identifier`` for an identifier that fails its check.
     """
     route = route or "/works"
     if not _ROUTE.match(route):
@@ -89,11 +155,12 @@ def crossref_spec(
     parts: list[str] = []
     for name, value in shortcuts.items():
         if value:
-            parts.append(f"{_FILTER_SHORTCUTS[name]}:{value.strip()}")
+            parts.append(_checked_filter(_FILTER_SHORTCUTS[name], value))
     for f in filters:
         if ":" not in f:
             raise InvalidInput(f"a filter is name:value, got {f!r}", reason="invalid_parameter")
-        parts.append(f.strip())
+        name, value = f.strip().split(":", 1)
+        parts.append(_checked_filter(name.strip(), value))
     if any(p.startswith(("from-index-date:", "until-index-date:")) for p in parts):
         raise InvalidInput("index-date filters are set by the sync itself", reason="invalid_parameter")
     if rows is not None and not 1 <= rows <= 1000:

@@ -68,6 +68,11 @@ def watch() -> None:
     "--rows", type=click.IntRange(1, 1000), default=1000, show_default=True, help="crossref: page size."
 )
 @click.option("--label", help="Free text shown by `syncd watch ls`.")
+@click.option(
+    "--skip-invalid",
+    is_flag=True,
+    help="doi: add the valid DOIs and skip the invalid ones (default: any invalid DOI adds none).",
+)
 @json_option
 @click.pass_context
 @handle_errors
@@ -85,18 +90,18 @@ def watch_add(
     route: str | None,
     rows: int,
     label: str | None,
+    skip_invalid: bool,
     as_json: bool,
 ) -> None:
     """Add watches: DOIs, a Crossref query, Zenodo communities or a Zenodo query.
 
     `doi DOI... | --file F`, `crossref --orcid/--funder/--issn/--member/--filter/--query/--route`,
-    `zenodo-community ID... [--query Q]`, `zenodo-query QUERY`.
+    `zenodo-community ID... [--query Q]`, `zenodo-query QUERY`. Identifiers are checked first (a DOI's
+    form, an ORCID iD's check character, an ISSN's check digit, a ROR id's checksum): every invalid DOI
+    is named (`dois.txt:3`) and none is added unless --skip-invalid adds the others; exit 2.
     """
     if what == "doi":
-        dois = list(values) + (watch_mod.read_doi_file(doi_file) if doi_file else [])
-        if not dois:
-            raise InvalidInput("give DOIs or --file", reason="invalid_parameter")
-        specs = [("doi", s) for s in watch_mod.doi_specs(dois)]
+        specs = [("doi", s) for s in _doi_specs(values, doi_file, skip_invalid)]
     elif what == "crossref":
         if values:
             raise InvalidInput("crossref watches take options, not arguments", reason="invalid_parameter")
@@ -126,6 +131,33 @@ def watch_add(
         for w, created in added
     ]
     emit(rows_out, as_json, lambda: print_rows(rows_out, ["id", "kind", "watch", "created"]))
+
+
+def _doi_specs(values: tuple[str, ...], doi_file: str | None, skip_invalid: bool) -> list[dict[str, object]]:
+    """The DOI watch specs of the arguments and the file's lines; each invalid one named on stderr.
+
+    Raises:
+        InvalidInput: no DOI given, or an invalid one without ``skip_invalid`` (nothing is added).
+    """
+    lines = [(f"argument {i}", v) for i, v in enumerate(values, 1) if v.strip()]
+    if doi_file:
+        lines += [(f"{doi_file}:{n}", text) for n, text in watch_mod.read_doi_lines(doi_file)]
+    if not lines:
+        raise InvalidInput("give DOIs or --file", reason="invalid_parameter")
+    specs, bad = watch_mod.check_doi_lines(lines)
+    for b in bad:
+        prefix = "skipped" if skip_invalid else "error: invalid_identifier"
+        click.echo(f"{prefix}: {b.where}: {b.message}", err=True)
+    if bad and not skip_invalid:
+        others = f"; --skip-invalid adds the other {len(specs)}" if specs else ""
+        raise InvalidInput(
+            f"{len(bad)} of {len(lines)} DOIs are invalid, nothing added{others}", reason="invalid_identifier"
+        )
+    if not specs:
+        raise InvalidInput(
+            f"none of the {len(lines)} DOIs is valid, nothing added", reason="invalid_identifier"
+        )
+    return specs
 
 
 @watch.command("ls")
