@@ -67,10 +67,8 @@ in sync (NTP).
 
 from __future__ import annotations
 
-import collections
 import os
 import socket
-import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -92,9 +90,11 @@ from syncd.budget_rules import (
     Lease,
     Outcome,
     PoolState,
+    SendTally,
     announced,
     announcement_values,
     blocked_until,
+    counter_values,
     daemon_floor,
     effective_limits,
     healed,
@@ -174,10 +174,7 @@ class Budget:
             the daemon, which leaves ``settings.budget.daemon_reserve`` of each unused.
         clock: wall clock in epoch seconds (default ``time.time``, looked up per call).
         sleep: how to wait (default ``time.sleep``).
-
-    Attributes:
-        sent: requests this budget (this process) let reach upstream, per pool (answered, failed or
-            timed out; not those given back unsent): what a command reports as "N requests".
+    ``sent``: the requests this process let reach upstream (:class:`SendTally`).
     """
 
     def __init__(
@@ -196,13 +193,7 @@ class Budget:
         self._clock = clock
         self._sleep = sleep
         self._takes = 0
-        self.sent: collections.Counter[str] = collections.Counter()
-        self._sent_lock = threading.Lock()
-
-    def sent_total(self) -> int:
-        """Requests this budget let reach upstream, every pool together (see :attr:`sent`)."""
-        with self._sent_lock:
-            return sum(self.sent.values())
+        self.sent = SendTally()
 
     def clock(self) -> float:
         """Current wall-clock time in epoch seconds (looked up per call, so freezegun applies)."""
@@ -501,9 +492,7 @@ class Budget:
         Raises:
             StoreError: the store cannot be written.
         """
-        if outcome is not Outcome.NOT_SENT:  # sent, whether or not the bookkeeping below is written
-            with self._sent_lock:
-                self.sent[lease.pool] += 1
+        self.sent.add(lease.pool, outcome)  # sent, whether or not the bookkeeping below is written
         with self.store.write() as conn:
             row = self._locked_row(conn, lease.pool)  # one row only, so never a lock cycle with a take
             if outcome is not Outcome.TIMED_OUT:
@@ -522,12 +511,11 @@ class Budget:
     ) -> bool:
         """Write ``outcome``, ``block_s`` and ``announced`` into the locked ``row``; True: breaker opened.
 
-        Timestamps a clock that ran ahead left on ``row`` are healed first. An outcome other than
-        ``NOT_SENT`` adds one to the pool's ``requests_total``, a 429 one to ``rate_limited_total``.
+        Timestamps a clock that ran ahead left on ``row`` are healed first; counters: :func:`counter_values`.
         """
         now = self.clock()
         row = self._heal(conn, row, now)
-        values: dict[str, Any] = {}
+        values = counter_values(outcome, block_s, BudgetPool.requests_total, BudgetPool.rate_limited_total)
         opened = False
         if outcome is Outcome.ANSWERED and (row.failures or row.offline_until):
             values.update(failures=0, offline_until=0.0)
@@ -536,10 +524,6 @@ class Budget:
             if row.failures + 1 >= BREAKER_THRESHOLD:
                 values["offline_until"] = now + BREAKER_COOLDOWN_S
                 opened = True
-        if outcome is not Outcome.NOT_SENT:  # it reached upstream: counted for /metrics (migration 0011)
-            values["requests_total"] = BudgetPool.requests_total + 1
-            if outcome is Outcome.ANSWERED and block_s > 0:  # a 429 (only a 429 answer carries a block)
-                values["rate_limited_total"] = BudgetPool.rate_limited_total + 1
         cap = self.settings.budget.max_block_s
         current = blocked_until(row, now, cap)
         if announced is not None and not announced.empty:

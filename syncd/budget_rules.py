@@ -13,8 +13,10 @@ before upstream's window runs dry (:func:`pause_s`) and the refusal a take meets
 
 from __future__ import annotations
 
+import collections
 import enum
 import math
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,9 +36,11 @@ __all__ = [
     "Lease",
     "Outcome",
     "PoolState",
+    "SendTally",
     "announced",
     "announcement_values",
     "blocked_until",
+    "counter_values",
     "daemon_floor",
     "effective_limits",
     "healed",
@@ -360,3 +364,45 @@ def refusal_message(pool: str, grant: Grant, state: PoolState) -> str:
         per = f"{said.limit} per {said.interval_s:g} s" if said and said.interval_s else "its limit"
         return f"{pool} has sent the {per} upstream announces for the current window"
     return f"request budget of {pool} is spent for the current window"
+
+
+def counter_values(outcome: Outcome, block_s: float, requests: Any, rate_limited: Any) -> dict[str, Any]:
+    """The ``budget_pools`` counter updates (migration 0011) of one released attempt.
+
+    An attempt that reached upstream (any outcome but ``NOT_SENT``) adds one to ``requests_total``; a
+    429 (an answer that carries a block) one to ``rate_limited_total``. ``requests`` and
+    ``rate_limited`` are the two columns (SQL expressions ``column + 1`` are returned).
+    """
+    if outcome is Outcome.NOT_SENT:
+        return {}
+    values: dict[str, Any] = {"requests_total": requests + 1}
+    if outcome is Outcome.ANSWERED and block_s > 0:
+        values["rate_limited_total"] = rate_limited + 1
+    return values
+
+
+class SendTally:
+    """Requests one process let reach upstream, per pool (thread-safe): what a command reports sent.
+
+    Counts every attempt but ``NOT_SENT`` (answered, failed or timed out, retries included).
+    """
+
+    def __init__(self) -> None:
+        self._counts: collections.Counter[str] = collections.Counter()
+        self._lock = threading.Lock()
+
+    def add(self, pool: str, outcome: Outcome) -> None:
+        """Count one released attempt of ``pool`` (nothing for ``NOT_SENT``)."""
+        if outcome is not Outcome.NOT_SENT:
+            with self._lock:
+                self._counts[pool] += 1
+
+    def of(self, pool: str) -> int:
+        """Requests of ``pool`` so far."""
+        with self._lock:
+            return self._counts[pool]
+
+    def total(self) -> int:
+        """Requests of every pool together."""
+        with self._lock:
+            return sum(self._counts.values())

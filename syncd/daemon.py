@@ -45,7 +45,14 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from syncd.alerts import run_pass as alert_pass
 from syncd.config import Settings
 from syncd.errors import StoreError
-from syncd.httpauth import BearerAuth, RequestGuard, check_bind, transport_security
+from syncd.httpauth import (
+    BearerAuth,
+    NoOAuth,
+    RequestGuard,
+    check_bind,
+    token_file_warning,
+    transport_security,
+)
 from syncd.logsetup import mask_email
 from syncd.ops.activity import SCHEDULER_BEAT_S, Activity
 from syncd.ops.routes import ops_routes
@@ -191,6 +198,9 @@ def web_app(settings: Settings, services: Services, activity: Activity) -> Any:
     )
     if token:
         app = BearerAuth(app, token)
+    if settings.http.token_file and (why := token_file_warning(settings.http.token_file)):
+        log.warning("event=token_file_readable path=%s problem=%r", settings.http.token_file, why)
+    app = NoOAuth(app)  # OAuth discovery answered before the token check: 404 saying what to do
     return RequestGuard(app, settings.http.body_timeout_s, settings.http.max_request_bytes)
 
 

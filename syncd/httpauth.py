@@ -14,7 +14,9 @@ from __future__ import annotations
 import hmac
 import json
 import logging
+import os
 import socket
+import stat
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
@@ -26,12 +28,19 @@ from syncd.errors import InvalidInput
 
 __all__ = [
     "LOOPBACK",
+    "OAUTH_PATHS",
+    "TOKEN_HINT",
     "BearerAuth",
+    "NoOAuth",
     "RequestGuard",
     "allowed_host_headers",
+    "bound_addresses",
     "check_bind",
     "machine_hosts",
+    "token_file_warning",
     "transport_security",
+    "unauthorized",
+    "unbound_hosts",
 ]
 
 log = logging.getLogger("syncd.http")
@@ -91,8 +100,9 @@ def allowed_host_headers(bind: str, port: int, configured: list[str] | None = No
         configured: ``http.allowed_hosts``: names or addresses, optionally ``name:port``.
 
     Loopback names are always accepted (the machine itself). With nothing configured, a loopback bind
-    accepts only those; another bind accepts the machine's own names and addresses
-    (:func:`machine_hosts`), plus the bound address itself.
+    accepts only those; another bind accepts the machine's host names and the addresses it serves
+    (:func:`bound_addresses`): every address for ``::`` (dual stack), the IPv4 ones for ``0.0.0.0``,
+    the bound address itself otherwise. So no IPv6 address is listed for an IPv4-only bind.
     """
     configured = [h.strip() for h in configured or [] if h.strip()]
     if "*" in configured:
@@ -101,10 +111,33 @@ def allowed_host_headers(bind: str, port: int, configured: list[str] | None = No
     if configured:
         names += configured
     elif bind not in LOOPBACK:
-        names += machine_hosts()
-        if bind not in WILDCARD_BINDS:
-            names.append(bind)
+        names += bound_addresses(bind, machine_hosts())
     return list(dict.fromkeys(_with_port(n, port) for n in names))
+
+
+def _is_ipv6(name: str) -> bool:
+    return ":" in name.strip("[]")
+
+
+def bound_addresses(bind: str, hosts: list[str]) -> list[str]:
+    """Of ``hosts`` (names and addresses, :func:`machine_hosts`), those a socket bound to ``bind`` serves.
+
+    Host names always; for ``::`` (or empty: dual stack on Linux) every address, for ``0.0.0.0`` the IPv4
+    ones; for one address, only it.
+    """
+    names = [h for h in hosts if not _is_ipv6(h) and not h.replace(".", "").isdigit()]
+    if bind in ("::", ""):
+        return hosts
+    if bind == "0.0.0.0":
+        return [h for h in hosts if not _is_ipv6(h)]
+    return [*names, bind]
+
+
+def unbound_hosts(bind: str, configured: list[str] | None) -> list[str]:
+    """Configured IPv6 literals an IPv4 bind (``0.0.0.0`` or one IPv4 address) cannot be reached at."""
+    if bind in ("::", "") or _is_ipv6(bind) or bind in LOOPBACK:
+        return []
+    return [h for h in configured or [] if h.strip() and _is_ipv6(h.rsplit("]", 1)[0] if "]" in h else h)]
 
 
 def transport_security(
@@ -115,11 +148,117 @@ def transport_security(
     if hosts is None:
         return TransportSecuritySettings(enable_dns_rebinding_protection=False)
     log.info("event=http_allowed_hosts hosts=%s", ",".join(hosts))
+    unreachable = unbound_hosts(host, allowed_hosts)
+    if unreachable:
+        log.warning(
+            "event=http_allowed_hosts_unbound hosts=%s bind=%s hint=%r",
+            ",".join(unreachable),
+            host,
+            'an IPv4 bind does not serve these IPv6 addresses; set http.host = "::" to serve IPv6 and IPv4',
+        )
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=hosts,
         allowed_origins=[f"http://{h}" for h in hosts] + [f"https://{h}" for h in hosts],
     )
+
+
+TOKEN_HINT = (
+    "syncd takes a static bearer token, not OAuth: configure the MCP client to send the header "
+    "'Authorization: Bearer <token>' with the token of the daemon's http.token or http.token_file"
+)
+"""What every refusal of the token (and every OAuth discovery route) tells the client to do."""
+UNAUTHORIZED_CODE = -32001
+"""JSON-RPC error code of the 401 body (implementation-defined range; ``data.reason`` ``unauthorized``)."""
+
+
+def _json_response(
+    status: int, body: dict[str, Any], extra: list[tuple[bytes, bytes]]
+) -> list[dict[str, Any]]:
+    data = json.dumps(body).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()), *extra]
+    return [
+        {"type": "http.response.start", "status": status, "headers": headers},
+        {"type": "http.response.body", "body": data},
+    ]
+
+
+def unauthorized(missing: bool) -> list[dict[str, Any]]:
+    """The ASGI messages of the 401 for a ``missing`` or a wrong bearer token.
+
+    Shaped for what the MCP clients do with a 401 (authorization spec 2025-11-25, RFC 6750, RFC 9728):
+
+    * ``WWW-Authenticate: Bearer realm="syncd"``, with ``error="invalid_token"`` and an
+      ``error_description`` for a wrong token (RFC 6750 section 3.1: none for a missing one), and no
+      ``resource_metadata``: syncd is no OAuth protected resource, so there is no metadata to point at.
+    * The body is a JSON-RPC error (code :data:`UNAUTHORIZED_CODE`, ``data.reason`` ``unauthorized``)
+      whose message says which it was and what to do: the Python SDK client surfaces a JSON-RPC error
+      body as the call's error, the TypeScript SDK client without an OAuth provider (the Inspector CLI)
+      shows the body text ("Error POSTing to endpoint: ...").
+
+    An OAuth-capable client starts discovery instead; :class:`NoOAuth` answers it.
+    """
+    what = "no bearer token was sent" if missing else "the bearer token is not this server's"
+    message = f"unauthorized: {what}; {TOKEN_HINT}"
+    challenge = 'Bearer realm="syncd"'
+    if not missing:
+        challenge += ', error="invalid_token", error_description="the bearer token is not this server\'s"'
+    body = {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": UNAUTHORIZED_CODE, "message": message, "data": {"reason": "unauthorized"}},
+    }
+    return _json_response(401, body, [(b"www-authenticate", challenge.encode())])
+
+
+OAUTH_PATHS = frozenset({"/authorize", "/token", "/register", "/revoke", "/introspect"})
+"""OAuth endpoints a client falls back to when no authorization-server metadata is found (the legacy
+MCP spec's defaults at the server's root): answered by :class:`NoOAuth` like the well-known routes."""
+
+
+class NoOAuth:
+    """ASGI middleware: every OAuth discovery and endpoint route answers 404 with an OAuth error JSON.
+
+    An OAuth-capable client (the TypeScript SDK with an auth provider: the Inspector's UI, agents on
+    it) that meets the 401 probes ``/.well-known/oauth-protected-resource[/mcp]`` (RFC 9728), then
+    ``/.well-known/oauth-authorization-server`` and ``/.well-known/openid-configuration`` (RFC 8414,
+    OIDC; each also under the path), then registers at ``/register``. Each is answered here, before
+    the token check (nothing is disclosed), with 404 and ``{"error": "invalid_request",
+    "error_description": <what to do>}``: the SDK treats the 404s as "no OAuth metadata" and, at
+    ``/register``, shows the ``error_description`` as the failure, so the user reads
+    :data:`TOKEN_HINT` instead of an empty or misleading OAuth error.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Answer an OAuth route; pass everything else (and non-HTTP scopes) through."""
+        path = str(scope.get("path", ""))
+        if scope.get("type") != "http" or not (path.startswith("/.well-known/") or path in OAUTH_PATHS):
+            await self.app(scope, receive, send)
+            return
+        log.info("event=http_oauth_probe path=%s", path[:200])
+        body = {
+            "error": "invalid_request",
+            "error_description": f"this MCP server does not use OAuth (no {path[:200]}); {TOKEN_HINT}",
+        }
+        for message in _json_response(404, body, [(b"cache-control", b"no-store")]):
+            await send(message)
+
+
+def token_file_warning(path: str) -> str | None:
+    """Why the token file at ``path`` is too open (readable or writable by group or others), else None.
+
+    Source: ``os.stat``; a file that cannot be stat'ed is left to the token reader's own error.
+    """
+    try:
+        mode = os.stat(os.path.expanduser(path)).st_mode
+    except OSError:
+        return None
+    if mode & (stat.S_IRWXG | stat.S_IRWXO):
+        return f"mode {stat.S_IMODE(mode):04o} lets group or others read it; run chmod 600 {path}"
+    return None
 
 
 class BearerAuth:
@@ -128,6 +267,8 @@ class BearerAuth:
     Args:
         app: the wrapped ASGI application (the MCP Streamable HTTP app).
         token: the expected token (compared with :func:`hmac.compare_digest`).
+
+    A refusal is :func:`unauthorized` (a missing token told apart from a wrong one).
     """
 
     def __init__(self, app: ASGIApp, token: str) -> None:
@@ -148,20 +289,15 @@ class BearerAuth:
             await self.app(scope, receive, send)
             return
         client = scope.get("client") or ("?", 0)
-        log.warning("event=http_unauthorized client=%s path=%s", client[0], scope.get("path", ""))
-        body = json.dumps({"error": "unauthorized", "message": "missing or wrong bearer token"}).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 401,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"www-authenticate", b'Bearer realm="syncd"'),
-                    (b"content-length", str(len(body)).encode()),
-                ],
-            }
+        missing = not given
+        log.warning(
+            "event=http_unauthorized client=%s path=%s token=%s",
+            client[0],
+            scope.get("path", ""),
+            "missing" if missing else "wrong",
         )
-        await send({"type": "http.response.body", "body": body})
+        for message in unauthorized(missing):
+            await send(message)
 
 
 async def _refuse(send: Send, status: int, error: str, message: str) -> None:

@@ -318,7 +318,7 @@ def cache_refresh(
                     missing.append(ident)
         with ProgressBar(not as_json, "revalidating", len(entries)) as bar:
             report = sweep(svc, len(entries), now, entries=entries, on_entry=bar.advance)
-    sent = svc.budget.sent_total()  # every request sent: fetches, list and single revalidations, retries
+    sent = svc.budget.sent.total()  # every request sent: fetches, list and single revalidations, retries
     data = {**report.as_dict(), "requests": sent, "fetched": fetched, "not_found": missing}
     emit(
         data,
