@@ -161,29 +161,39 @@ def _leaves(exc: BaseException) -> list[BaseException]:
     return [exc]
 
 
-def _sdk_and_node() -> tuple[str, str] | None:
-    """The TypeScript SDK's directory (SYNCD_TEST_MCP_SDK, else the Inspector's install) and a node binary."""
-    modules = ROOT / "inspector" / "node_modules"
-    sdk = os.environ.get("SYNCD_TEST_MCP_SDK") or str(modules / "@modelcontextprotocol" / "sdk")
-    node = str(modules / ".bin" / "node") if (modules / ".bin" / "node").exists() else shutil.which("node")
-    if not (Path(sdk) / "dist" / "esm" / "client" / "streamableHttp.js").exists() or node is None:
-        return None
-    return sdk, node
+def _node() -> str | None:
+    local = ROOT / "inspector" / "node_modules" / ".bin" / "node"
+    return str(local) if local.exists() else shutil.which("node")
+
+
+SDKS = {
+    "v2": ROOT / "inspector" / "node_modules" / "@modelcontextprotocol" / "client",
+    "v1": ROOT / "inspector" / "node_modules" / "@modelcontextprotocol" / "sdk",
+}
+"""The TypeScript SDK clients: v2 (``@modelcontextprotocol/client``, the Inspector's) and v1
+(``@modelcontextprotocol/sdk``, most clients in the field), as tests/inspector installs them (or
+``SYNCD_TEST_MCP_SDK_V1``/``_V2`` pointing at a package directory)."""
+
+
+def _sdk(version: str) -> Path | None:
+    given = os.environ.get(f"SYNCD_TEST_MCP_SDK_{version.upper()}")
+    path = Path(given) if given else SDKS[version]
+    return path if (path / "package.json").exists() else None
 
 
 @pytest.mark.serial
+@pytest.mark.parametrize("version", ["v2", "v1"])
 @pytest.mark.parametrize("mode", ["plain", "oauth"])
-def test_the_typescript_sdk_client_reads_the_reason(endpoint: str, mode: str) -> None:
+def test_the_typescript_sdk_client_reads_the_reason(endpoint: str, mode: str, version: str) -> None:
     """The TypeScript SDK client without a token: plain (the Inspector CLI) reports the 401 body's
     message; with an OAuth provider it probes discovery, finds no OAuth, and reports the
     static-token fix from /register, never starting an authorization. With the token both connect.
     """
-    found = _sdk_and_node()
-    if found is None:
+    sdk, node = _sdk(version), _node()
+    if sdk is None or node is None:
         pytest.skip(
-            "no @modelcontextprotocol/sdk under tests/inspector/node_modules (.ci/run installs it) or no node"
+            f"no TypeScript SDK {version} under tests/inspector/node_modules (.ci/run installs it) or no node"
         )
-    sdk, node = found
 
     def probe(*token: str) -> dict[str, Any]:
         out = subprocess.run(
@@ -198,7 +208,7 @@ def test_the_typescript_sdk_client_reads_the_reason(endpoint: str, mode: str) ->
     refused = probe()
     assert refused["connected"] is False and refused["redirected"] is False
     if mode == "plain":
-        assert refused["error"].startswith("Streamable HTTP error: Error POSTing to endpoint: ")
+        assert "Error POSTing to endpoint: " in refused["error"]
         assert "unauthorized: no bearer token was sent; " in refused["error"]
     else:
         assert TOKEN_HINT in refused["error"]

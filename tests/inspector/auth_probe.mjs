@@ -1,14 +1,18 @@
 // What an MCP TypeScript SDK client reports when syncd refuses its bearer token (tests/test_lan_auth.py).
-// Usage: node auth_probe.mjs SDK_DIR URL MODE [TOKEN]; MODE "plain" (no OAuth provider, as the Inspector
-// CLI) or "oauth" (an OAuth-capable client: a minimal in-memory OAuthClientProvider). Prints one JSON line:
+// Usage: node auth_probe.mjs SDK_DIR URL MODE [TOKEN]; SDK_DIR is @modelcontextprotocol/client (SDK v2, the
+// Inspector's) or @modelcontextprotocol/sdk (v1, most clients in the field); MODE "plain" (no OAuth
+// provider, as the Inspector CLI) or "oauth" (an OAuth-capable client: a minimal in-memory
+// OAuthClientProvider). Prints one JSON line:
 // {"connected": bool, "error": "<the client's error message>", "redirected": bool}.
+import { existsSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import path from "node:path";
 
 const [sdkDir, url, mode, token] = process.argv.slice(2);
-const load = (rel) => import(pathToFileURL(path.join(sdkDir, "dist/esm", rel)).href);
-const { Client } = await load("client/index.js");
-const { StreamableHTTPClientTransport } = await load("client/streamableHttp.js");
+const load = (rel) => import(pathToFileURL(path.join(sdkDir, rel)).href);
+const v1 = existsSync(path.join(sdkDir, "dist/esm/client/index.js"));
+const { Client } = await load(v1 ? "dist/esm/client/index.js" : "dist/index.mjs");
+const { StreamableHTTPClientTransport } = await load(v1 ? "dist/esm/client/streamableHttp.js" : "dist/index.mjs");
 
 let redirected = false;
 const provider = {
