@@ -248,16 +248,24 @@ class NoOAuth:
 
 
 def token_file_warning(path: str) -> str | None:
-    """Why the token file at ``path`` is too open (readable or writable by group or others), else None.
+    """Why the token file at ``path`` is too open, else None.
 
-    Source: ``os.stat``; a file that cannot be stat'ed is left to the token reader's own error.
+    Too open: others may read or write it, or its group may and that group is not the daemon's own
+    (``root:syncd`` mode 0640, read by the ``syncd`` service through its group, is fine). Source:
+    ``os.stat`` and ``os.getegid``; a file that cannot be stat'ed is left to the token reader's error.
     """
     try:
-        mode = os.stat(os.path.expanduser(path)).st_mode
+        st = os.stat(os.path.expanduser(path))
     except OSError:
         return None
-    if mode & (stat.S_IRWXG | stat.S_IRWXO):
-        return f"mode {stat.S_IMODE(mode):04o} lets group or others read it; run chmod 600 {path}"
+    mode = stat.S_IMODE(st.st_mode)
+    if mode & stat.S_IRWXO:
+        return f"mode {mode:04o} lets others read it; run chmod 600 {path} (or 640 with the daemon's group)"
+    if mode & stat.S_IRWXG and st.st_gid != os.getegid():
+        return (
+            f"mode {mode:04o} lets group {st.st_gid}, not the daemon's, read it; run chmod 600 {path} "
+            "(or chgrp it to the daemon's group)"
+        )
     return None
 
 

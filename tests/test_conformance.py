@@ -124,7 +124,8 @@ def endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 def test_every_server_scenario_is_classified() -> None:
     """The pinned suite's server scenarios are exactly the applicable ones plus the listed exceptions
-    (a suite update that adds one fails here until it is classified)."""
+    (a suite update that adds one fails here until it is classified).
+    """
     node, suite = _suite()
     out = subprocess.run(
         [node, suite, "list", "--server"], capture_output=True, text=True, timeout=120, check=True

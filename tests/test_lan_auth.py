@@ -236,14 +236,25 @@ def test_an_ipv4_bind_lists_no_ipv6_address(caplog: pytest.LogCaptureFixture) ->
 def test_a_token_file_others_can_read_is_warned_about(
     tmp_path: Path, cache: Services, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """A 0644 token file is named with its mode and the chmod that fixes it; a 0600 one is not."""
+    """A 0644 token file (others read it) is named with its mode and the chmod that fixes it, and the
+    daemon's app logs it; 0640 is fine with the daemon's own group (root:syncd) and warned with
+    another group; 0600 is fine.
+    """
     path = tmp_path / "token"
     path.write_text(f"{TOKEN}\n")
     path.chmod(0o644)
-    assert token_file_warning(str(path)) == f"mode 0644 lets group or others read it; run chmod 600 {path}"
+    assert token_file_warning(str(path)) == (
+        f"mode 0644 lets others read it; run chmod 600 {path} (or 640 with the daemon's group)"
+    )
     caplog.set_level(logging.WARNING, logger="syncd.daemon")
     http = cache.settings.http.model_copy(update={"token_file": str(path)})
     web_app(cache.settings.model_copy(update={"http": http}), cache, Activity())
     assert "event=token_file_readable" in caplog.text and "chmod 600" in caplog.text
+    path.chmod(0o640)
+    os.chown(path, -1, os.getegid())
+    assert token_file_warning(str(path)) is None
+    if os.geteuid() == 0:  # only root may hand the file to another group
+        os.chown(path, -1, os.getegid() + 4242)
+        assert "not the daemon's" in (token_file_warning(str(path)) or "")
     path.chmod(0o600)
     assert token_file_warning(str(path)) is None
