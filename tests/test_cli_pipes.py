@@ -21,6 +21,7 @@ from syncd.config import Settings
 from tests.fakeupstream import FakeUpstream
 from tests.test_changes import LANCET, TITLE
 from tests.test_cli import env, run  # noqa: F401  (fixture: SYNCD_* pointing at the fake and a temp DB)
+from tests.test_read_only import ro_cli  # noqa: F401  (fixture: the store copied read-only)
 
 RAPTOR = "10.1101/598821"
 RAPTOR_TITLE = "Raptor genomes reveal evolutionary signatures of predatory and nocturnal lifestyles"
@@ -144,3 +145,14 @@ def test_refresh_prints_the_requests_it_sent(env: Settings, fake: FakeUpstream) 
     fake.reset_log()
     again = json.loads(run("cache", "refresh", RAPTOR, "--json").stdout)
     assert again["requests"] == fake.count(service="crossref") == 1
+
+
+def test_watch_add_on_a_read_only_store_says_so_in_one_line(ro_cli: Path) -> None:  # noqa: F811
+    """A read-only user's `watch add` is one `error: store_read_only:` line naming the fix, exit 3
+    (before: the driver's error with its SQL statement and parameters).
+    """
+    res = CliRunner().invoke(cli, ["watch", "add", "doi", RAPTOR], obj={})
+    assert res.exit_code == 3
+    assert res.stderr.startswith("error: store_read_only: the store is read-only for this user; ")
+    assert "usermod -aG syncd" in res.stderr
+    assert "[SQL" not in res.stderr and len(res.stderr.strip().splitlines()) == 1

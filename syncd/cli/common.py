@@ -7,6 +7,7 @@ import csv
 import functools
 import io
 import json
+import logging
 import re
 import sys
 from collections.abc import Callable, Iterator
@@ -23,12 +24,13 @@ from syncd.cache import facts_of
 from syncd.cli.choices import NearChoice
 from syncd.config import CONCURRENCY_GROUPS, Settings, load_settings
 from syncd.crossref import lookups as lookups_crossref
-from syncd.errors import InvalidInput, NotFound, SyncdError
+from syncd.errors import InvalidInput, NotFound, StoreError, SyncdError
 from syncd.logsetup import setup_logging
 from syncd.normalize.doi import ParsedDOI, parse_doi
-from syncd.policy import iso
+from syncd.policy import READ_ONLY_REASON, iso
 from syncd.registry import RECORD_KINDS, kind_of
 from syncd.services import Services
+from syncd.store.engine import READ_ONLY_HINT
 from syncd.store.repo import Store, StoredEntry
 from syncd.zenodo import lookups as lookups_zenodo
 from syncd.zenodo.params_id import RecordRef, parse_record_ref
@@ -61,7 +63,10 @@ __all__ = [
     "setup_logs",
     "store_kind_option",
     "stored_entry",
+    "writable",
 ]
+
+log = logging.getLogger("syncd.cli")
 
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -136,9 +141,30 @@ def settings_of(ctx: click.Context) -> Settings:
 
 
 def fail(exc: SyncdError, code: int) -> None:
-    """Print ``error: <reason>: <message>`` on stderr and exit with ``code``."""
-    click.echo(f"error: {exc.reason}: {exc.message}", err=True)
+    """Print ``error: <reason>: <message>`` on stderr, one line, and exit with ``code``.
+
+    Only the message's first line: a driver's error carries the SQL statement and its parameters on
+    the lines after it (logged at DEBUG, never printed).
+    """
+    lines = exc.message.splitlines() or [""]
+    if len(lines) > 1:
+        log.debug("event=cli_error_detail reason=%s detail=%r", exc.reason, exc.message)
+    click.echo(f"error: {exc.reason}: {lines[0]}", err=True)
     sys.exit(code)
+
+
+def writable(svc: Services) -> None:
+    """Refuse a command that writes the store when this user cannot write it.
+
+    Raises:
+        StoreError: reason ``store_read_only`` (with the fix) on a read-only store, or
+            ``store_unavailable`` naming the cause (``disk_full``, a swapped file ...).
+    """
+    if svc.read_only:
+        raise StoreError(f"the store is read-only for this user; {READ_ONLY_HINT}", reason=READ_ONLY_REASON)
+    problem = svc.store.write_problem()
+    if problem is not None:
+        raise StoreError(f"the store cannot be written now ({problem})")
 
 
 def handle_errors(func: F) -> F:

@@ -24,6 +24,7 @@ from syncd.cli.common import (
     print_rows,
     session,
     setup_logs,
+    writable,
 )
 from syncd.errors import InvalidInput, NotFound, SyncdError
 from syncd.policy import iso
@@ -125,6 +126,7 @@ def watch_add(
             raise InvalidInput("give one query", reason="invalid_parameter")
         specs = [("zenodo_query", watch_mod.zenodo_spec(q=values[0]))]
     with session(ctx) as svc:
+        writable(svc)
         added = [watch_mod.add(svc.store, k, s, label) for k, s in specs]
     rows_out = [
         {"id": w.id, "kind": w.kind, "watch": watch_mod.describe(w), "created": created}
@@ -220,6 +222,7 @@ def watch_rm(ctx: click.Context, ids: tuple[int, ...]) -> None:
     A walk of a removed watch that is running stops after its current page.
     """
     with session(ctx) as svc:
+        writable(svc)
         states = list_sync_states(svc.store)
         running = [i for i in ids if walk_status(states.get(f"watch:{i}")) == "running"]
         missing = [i for i in ids if not remove_watch(svc.store, i)]
