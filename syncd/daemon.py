@@ -30,8 +30,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
+import errno
 import logging
 import signal
+import socket
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
@@ -44,7 +46,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from syncd.alerts import run_pass as alert_pass
 from syncd.config import Settings
-from syncd.errors import StoreError
+from syncd.errors import StoreError, SyncdError
 from syncd.httpauth import (
     BearerAuth,
     NoOAuth,
@@ -75,6 +77,7 @@ __all__ = [
     "JOB_DEFAULTS",
     "STARTUP_DELAY_S",
     "HeaderTimeoutProtocol",
+    "listen_socket",
     "open_store",
     "plan_jobs",
     "run_daemon",
@@ -241,7 +244,41 @@ def _schedule(
         scheduler.add_job(lambda: notify("WATCHDOG=1"), "interval", seconds=wd, id="watchdog")
 
 
+def listen_socket(host: str, port: int) -> socket.socket:
+    """The daemon's listening socket on ``host``:``port``, bound before anything starts.
+
+    ``::`` (or empty) binds dual stack where the system has it (IPv6 and IPv4 on one socket), so the
+    IPv4 addresses the allowed hosts list are served too.
+
+    Raises:
+        SyncdError: reason ``address_in_use`` when another process (a second daemon?) holds the port,
+            ``invalid_config`` when the address cannot be bound (not an address of this machine).
+    """
+    try:
+        if host in ("::", "") and socket.has_dualstack_ipv6():
+            return socket.create_server(
+                ("::", port), family=socket.AF_INET6, dualstack_ipv6=True, backlog=2048
+            )
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        return socket.create_server((host, port), family=family, backlog=2048)
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise SyncdError(
+                f"{host}:{port} is already in use (another syncd daemon, or another server, listens there)",
+                reason="address_in_use",
+                hint="Stop the other process, or set http.port to a free port.",
+            ) from None
+        raise SyncdError(
+            f"cannot listen on {host}:{port}: {exc.strerror or exc}",
+            reason="invalid_config",
+            hint="Set http.host to an address of this machine (or 0.0.0.0 / ::).",
+        ) from None
+
+
 async def _serve(settings: Settings, store: Store) -> None:
+    listener = listen_socket(
+        settings.http.host, settings.http.port
+    )  # a busy port: one error line, nothing started
     tools_services = Services.open(settings, store, interactive=True)
     sweep_services = Services.open(settings, store, interactive=False)
     activity = Activity()
@@ -338,7 +375,7 @@ async def _serve(settings: Settings, store: Store) -> None:
     scheduler.start()
     ready = asyncio.create_task(ready_when_listening())
     try:
-        await web.serve()
+        await web.serve(sockets=[listener])
     finally:
         notify("STOPPING=1")
         log.info("event=stopping draining=%d", len(running))
@@ -351,6 +388,7 @@ async def _serve(settings: Settings, store: Store) -> None:
             await ready
         tools_services.close()
         sweep_services.close()
+        listener.close()
         await loop.run_in_executor(None, lock.release)
         log.info("event=stopped")
 
