@@ -14,10 +14,12 @@ import io
 import json
 from pathlib import Path
 
+import click
 from click.testing import CliRunner
 
-from syncd.cli import cli
+from syncd.cli import COMMANDS, cli
 from syncd.config import Settings
+from syncd.lazy import load
 from tests.fakeupstream import FakeUpstream
 from tests.test_changes import LANCET, TITLE
 from tests.test_cli import env, run  # noqa: F401  (fixture: SYNCD_* pointing at the fake and a temp DB)
@@ -156,3 +158,22 @@ def test_watch_add_on_a_read_only_store_says_so_in_one_line(ro_cli: Path) -> Non
     assert res.stderr.startswith("error: store_read_only: the store is read-only for this user; ")
     assert "usermod -aG syncd" in res.stderr
     assert "[SQL" not in res.stderr and len(res.stderr.strip().splitlines()) == 1
+
+
+def test_no_command_declares_an_option_twice() -> None:
+    """Every command's option names are unique (`check` has its own --format, so its output format is
+    --output): a shared option bundle never shadows a command's own option.
+    """
+    seen = 0
+
+    def walk(command: click.Command) -> None:
+        nonlocal seen
+        names = [opt for p in command.params for opt in getattr(p, "opts", [])]
+        assert len(names) == len(set(names)), (command.name, sorted(n for n in names if names.count(n) > 1))
+        seen += 1
+        for sub in getattr(command, "commands", {}).values():
+            walk(sub)
+
+    for spec in COMMANDS.values():
+        walk(getattr(load("syncd.cli", spec.module), spec.attribute))
+    assert seen > 20

@@ -136,7 +136,7 @@ def _print_report(report: dict[str, Any]) -> None:
     help="bibtex, ris, csl-json or dois (one per line). Default: from the suffix, else the content.",
 )
 @click.option("--watch", "add_watches", is_flag=True, help="Add the DOIs found to the watch list.")
-@json_option
+@json_option(flag="--output")
 @click.pass_context
 @handle_errors
 def check(ctx: click.Context, file: str, fmt: str | None, add_watches: bool, as_json: bool) -> None:

@@ -92,30 +92,35 @@ def output_format() -> str:
     return "table" if sys.stdout.isatty() else "tsv"
 
 
-def json_option(func: F) -> F:
+def json_option(func: F | None = None, *, flag: str = "--format") -> Any:
     """Option bundle: ``--format table|tsv|csv|json`` and its short form ``--json``.
 
     The command receives ``as_json`` (True with ``--json`` or ``--format json``); the format itself is
-    kept for :func:`print_rows` (:func:`output_format`).
+    kept for :func:`print_rows` (:func:`output_format`). ``flag``: the option's name where the command
+    has a ``--format`` of its own (``syncd check --format bibtex`` takes ``--output``); used bare
+    (``@json_option``) or called (``@json_option(flag="--output")``).
     """
 
-    @functools.wraps(func)
-    def wrapper(*args: Any, output_format: str | None = None, **kwargs: Any) -> Any:
-        if output_format is not None:
-            click.get_current_context().ensure_object(dict)["format"] = output_format
-        kwargs["as_json"] = bool(kwargs.get("as_json")) or output_format == "json"
-        return func(*args, **kwargs)
+    def deco(command: F) -> F:
+        @functools.wraps(command)
+        def wrapper(*args: Any, output_format: str | None = None, **kwargs: Any) -> Any:
+            if output_format is not None:
+                click.get_current_context().ensure_object(dict)["format"] = output_format
+            kwargs["as_json"] = bool(kwargs.get("as_json")) or output_format == "json"
+            return command(*args, **kwargs)
 
-    with_json = click.option("--json", "as_json", is_flag=True, help="Print JSON (same as --format json).")
-    with_format = click.option(
-        "--format",
-        "output_format",
-        type=NearChoice(OUTPUT_FORMATS, "format"),
-        default=None,
-        help="table (default on a terminal), tsv (default when piped: one row per line, tab-separated, "
-        "nothing cut), csv or json.",
-    )
-    return with_json(with_format(wrapper))  # type: ignore[return-value]
+        with_json = click.option("--json", "as_json", is_flag=True, help=f"Print JSON (same as {flag} json).")
+        with_format = click.option(
+            flag,
+            "output_format",
+            type=NearChoice(OUTPUT_FORMATS, "format"),
+            default=None,
+            help="table (default on a terminal), tsv (default when piped: one row per line, tab-separated, "
+            "nothing cut), csv or json.",
+        )
+        return with_json(with_format(wrapper))  # type: ignore[return-value]
+
+    return deco(func) if func is not None else deco
 
 
 def kind_option(func: F) -> F:
