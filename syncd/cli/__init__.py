@@ -26,8 +26,10 @@ Commands::
     syncd check FILE          a bibliography's retracted, corrected and unresolvable references
 
 Exit codes: 0 success; 1 not found (nothing stored / upstream says it does not exist);
-2 bad usage or invalid input; 3 upstream or store failure. Errors go to stderr as one line
-``error: <reason>: <message>``; ``--json`` prints machine-readable output on stdout.
+2 bad usage or invalid input (an unknown option or value: the nearest name is suggested); 3 upstream
+or store failure. Errors go to stderr as one line ``error: <reason>: <message>``. Tables follow
+``--format table|tsv|csv|json`` (``--json`` for json); the default is a table on a terminal and TSV
+when piped (one row per line, nothing cut).
 """
 
 from __future__ import annotations
