@@ -197,7 +197,7 @@ def read_facts(svc: Services, now: float | None = None) -> Facts:
     latest = latest_change_id(svc.store)
     return Facts(
         now=now,
-        entries=svc.store.counts(policy.ttls(svc.settings.ttl, KINDS.values()), now),
+        entries=svc.store.counts(policy.staleness(policy.ttls(svc.settings.ttl, KINDS.values()), now)),
         pools=_pools(svc, now),
         watches=_watches(svc.store, now),
         changes_latest_id=latest,
