@@ -19,6 +19,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from pydantic import SecretStr
 
 from syncd.daemon import web_app
+from syncd.errors import StoreError
 from syncd.ops.activity import Activity
 from syncd.refresh import sweep
 from syncd.services import Services
@@ -237,3 +238,26 @@ async def test_loopback_answers_without_a_token(cache: Services, activity: Activ
     assert (await get(app, "/healthz")).status_code == 200
     assert (await get(app, "/status")).status_code == 200
     assert (await get(app, "/metrics", host="evil.example:8765")).status_code == 421
+
+
+async def test_metrics_of_an_unreadable_store_say_store_up_0(
+    cache: Services, activity: Activity, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store that cannot be read answers /metrics 200 with syncd_store_up 0 and the daemon's own
+    families (never a failed scrape); /healthz says store_readable false, 503.
+    """
+
+    def unreadable(*_args: Any, **_kwargs: Any) -> Any:
+        raise StoreError("store read failed: OperationalError: disk I/O error")
+
+    monkeypatch.setattr(cache.store, "read", unreadable)
+    app = web_app(cache.settings, cache, activity)
+    resp = await get(app, "/metrics")
+    assert resp.status_code == 200
+    page = samples(resp.text)
+    assert value(page, "syncd_store_up") == 0
+    assert ("syncd_entries", (("kind", "crossref_work"), ("status", "ok"))) not in page
+    assert value(page, "syncd_start_time_seconds") == activity.started_at
+    health = await get(app, "/healthz")
+    assert health.status_code == 503
+    assert (health.json()["store_readable"], health.json()["read_error"]) == (False, "store_unavailable")

@@ -169,6 +169,11 @@ class StoreCollector(Collector):
             facts = read_facts(self.svc)
         except SyncdError as exc:
             log.warning("event=metrics_store_unreadable reason=%s", exc.reason)
+            facts = None
+        except Exception:  # a bug must not fail the scrape: logged with its traceback, store_up 0
+            log.exception("event=metrics_store_unreadable reason=internal_error")
+            facts = None
+        if facts is None:
             up.add_metric([], 0.0)
             yield up
             return
