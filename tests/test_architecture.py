@@ -446,9 +446,7 @@ PENDING_TWO_SLICES = {
     "syncd.services": "opens each upstream's client (the registry hands over the client factories)",
     "syncd.normalize.changes": "the change summaries of each kind (move to each slice's rules)",
 }
-PENDING_ACROSS = {
-    "syncd.zenodo.queries -> syncd.crossref.lookups": "asks doi.org's RA lookup (moves to doiorg/)",
-}
+PENDING_ACROSS: dict[str, str] = {}
 """Modules that import two slices' names besides the registry, each with what removes it."""
 
 

@@ -1,7 +1,8 @@
-"""Crossref lookups through the local-first path: works, search pages, entities, registration agencies.
+"""Crossref lookups through the local-first path: works, search pages, entities.
 
 Lookups take the :class:`~syncd.services.Services` bundle, ask its runner for the policy's plan,
-fetch with the Crossref or doi.org client when the plan says so, and store what upstream answers as
+fetch with the Crossref client when the plan says so (doi.org's registration agency of a
+missing DOI through :mod:`syncd.doiorg.lookups`), and store what upstream answers as
 entries (their TTL settings and pools: :mod:`syncd.kinds`), keyed as follows:
 
 =================== ======================================================
@@ -13,7 +14,6 @@ kind                key
 ``crossref_funder`` registry id (``100000001``)
 ``crossref_member`` member id
 ``crossref_prefix`` prefix (``10.1038``)
-``doi_ra``          DOI prefix (body: raw doi.org ``/ra/{prefix}`` JSON)
 =================== ======================================================
 
 The works of a full (no ``select``) ``/works`` search page are upserted as ``crossref_work`` entries marked
@@ -45,9 +45,7 @@ from syncd.crossref.names import (
     CROSSREF_WORK,
 )
 from syncd.crossref.rules import ENTITY_RULES, LIST_RULES, WORK_RULES
-from syncd.doiorg.client import DoiClient
-from syncd.doiorg.names import DOI_RA
-from syncd.doiorg.rules import RA_RULES
+from syncd.doiorg.lookups import registration_agency
 from syncd.errors import BudgetExhausted, MalformedResponse, NotFound, UpstreamError, UpstreamUnavailable
 from syncd.kinds import Kind
 from syncd.normalize.doi import ParsedDOI, is_zenodo_doi, parse_doi
@@ -63,7 +61,6 @@ __all__ = [
     "Page",
     "fetch_entity",
     "fetch_list",
-    "fetch_ra",
     "fetch_work",
     "get_entity",
     "get_work",
@@ -72,7 +69,6 @@ __all__ = [
     "message_of",
     "mirror_search",
     "refetch_list",
-    "registration_agency",
     "search_key",
     "stored_work",
     "work_content",
@@ -120,10 +116,6 @@ def _refetch_list(svc: Services, entry: StoredEntry, deadline: Deadline) -> Stor
     return refetch_list(svc.upstreams.crossref, svc.store, entry, deadline)
 
 
-def _refetch_ra(svc: Services, entry: StoredEntry, deadline: Deadline) -> StoredEntry:
-    return fetch_ra(svc.upstreams.doi, svc.store, entry.key, deadline)
-
-
 def load_work(rec: dict[str, Any], raw: str | None) -> EntryContent:
     """A ``crossref_work`` line of ``syncd cache export``: the work (envelope or bare message) or its miss.
 
@@ -157,10 +149,7 @@ ENTITY_KINDS: dict[str, Kind] = {
 }
 """Journals, funders, members, prefixes (``ttl.entity``, pool ``crossref_single``), by kind name."""
 
-RA = Kind(DOI_RA, "entity", "doi", rules=RA_RULES, refetch=_refetch_ra)
-"""``doi_ra``: doi.org's ``/ra/{prefix}`` answer, cached per prefix (``ttl.entity``, pool ``doi``)."""
-
-OWN_KINDS: dict[str, Kind] = {k.name: k for k in (WORK, LIST, *ENTITY_KINDS.values(), RA)}
+OWN_KINDS: dict[str, Kind] = {k.name: k for k in (WORK, LIST, *ENTITY_KINDS.values())}
 """The kinds these lookups store, by name."""
 
 
@@ -334,44 +323,6 @@ def work_content(
         last_modified=last_modified,
         volatile=volatile_json({k: message[k] for k in crossref_norm.VOLATILE_FIELDS if k in message}),
     )
-
-
-# --------------------------------------------------------------------------------------------------
-# doi.org registration agency, cached per prefix
-# --------------------------------------------------------------------------------------------------
-
-
-def fetch_ra(doi: DoiClient, store: Store, prefix: str, deadline: Deadline) -> StoredEntry:
-    """Ask doi.org ``/ra/{prefix}`` now and store the answer (``ok`` with the agency, else ``not_found``)."""
-    answer = doi.ra(prefix, deadline)
-    if answer.status == "ok":
-        content = _content(
-            DOI_RA, prefix, "ok", answer.text, content_hash({"ra": answer.agency}), title=answer.agency
-        )
-    else:
-        content = _content(DOI_RA, prefix, "not_found", None, None)
-    stored, _ = store.put_content(content)
-    return stored
-
-
-def registration_agency(svc: Services, prefix: str, deadline: Deadline | None = None) -> str | None:
-    """The registration agency of a DOI prefix, local-first (doi.org ``/ra/{prefix}``).
-
-    The registration agency doi.org names for DOI ``prefix`` (``Crossref``, ``DataCite``, ``mEDRA``...),
-    or None when no agency registered it. Local-first: one doi.org request per prefix per ``ttl.entity``.
-
-    Raises:
-        UpstreamError, BudgetExhausted: nothing stored and doi.org could not be used.
-    """
-    deadline = deadline or current_deadline(svc.settings.deadline_s)
-    stored, _ = local_first(
-        svc.runner,
-        RA,
-        prefix,
-        lambda: fetch_ra(svc.upstreams.doi, svc.store, prefix, deadline),
-        deadline=deadline,
-    )
-    return stored.title if stored.status == "ok" else None
 
 
 # --------------------------------------------------------------------------------------------------

@@ -19,7 +19,6 @@ from syncd.crossref.lookups import (
     list_page,
     message_of,
     mirror_search,
-    registration_agency,
 )
 from syncd.crossref.names import CROSSREF_FUNDER, CROSSREF_JOURNAL, CROSSREF_MEMBER, CROSSREF_PREFIX
 from syncd.crossref.params import (
@@ -39,6 +38,7 @@ from syncd.crossref.views_lists import (
     search_view,
     work_summary,
 )
+from syncd.doiorg.lookups import registration_agency
 from syncd.errors import BudgetExhausted, InvalidInput, NotFound, UpstreamError, UpstreamRejected
 from syncd.normalize.doi import ParsedDOI
 from syncd.policy import Provenance

@@ -1,12 +1,12 @@
 """The doi.org slice's stored kind: the registration agency of a DOI prefix (``doi_ra``).
 
-Declared beside the fetch its hook calls (:func:`syncd.crossref.lookups.fetch_ra`) and listed here
+Declared beside the fetch its hook calls (:func:`syncd.doiorg.lookups.fetch_ra`) and listed here
 for the registry.
 """
 
 from __future__ import annotations
 
-from syncd.crossref.lookups import RA
+from syncd.doiorg.lookups import RA
 from syncd.kinds import Kind
 
 __all__ = ["KINDS"]

@@ -12,7 +12,7 @@ import json
 import time
 from typing import Any
 
-from syncd.crossref import lookups as lookups_crossref
+from syncd.doiorg.lookups import registration_agency
 from syncd.errors import SyncdError
 from syncd.services import Services
 from syncd.store.content import document
@@ -46,7 +46,7 @@ def doi_elsewhere(services: Services, doi: str) -> str:
     call = f'crossref_get_work with {{"doi": "{doi}"}}'
     prefix = doi.split("/", 1)[0]
     try:
-        agency = lookups_crossref.registration_agency(services, prefix)
+        agency = registration_agency(services, prefix)
     except SyncdError:  # doi.org unreachable, budget spent, store unavailable: the hint degrades
         agency = ""
     if agency is None:
