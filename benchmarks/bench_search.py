@@ -32,6 +32,7 @@ from pathlib import Path
 from benchmarks import bigstore
 from benchmarks.corpusgen import pools
 from benchmarks.harness import Context, Row, bench, free_port, median, ms, pct
+from syncd.registry import open_services
 from syncd.store.search import RANK_BOUND, SEARCH_COUNT_CAP
 
 SIZES = (100_000, 1_000_000)
@@ -113,7 +114,6 @@ def _tool(db: Path, qs: list[str], warm: list[str], upgrade: bool = True) -> tup
     from mcp import Client
 
     from syncd.config import Settings
-    from syncd.services import Services
     from syncd.store.repo import Store
     from syncd.tools.server import build_server
 
@@ -126,7 +126,7 @@ def _tool(db: Path, qs: list[str], warm: list[str], upgrade: bool = True) -> tup
         deadline_s=5.0,
     )
     store = Store.open(settings.database_url, upgrade=upgrade)
-    svc = Services.open(settings, store)
+    svc = open_services(settings, store)
 
     async def run() -> tuple[list[float], int]:
         async with Client(build_server(svc)) as client:

@@ -32,7 +32,7 @@ from mcp import Client
 
 from benchmarks.harness import ROOT, Context, Row, bench, free_port, median, ms, subprocess_env
 from syncd.config import Settings
-from syncd.services import Services
+from syncd.registry import open_services
 from syncd.store.repo import Store
 from syncd.tools.server import build_server
 from tests.corpus_path import CORPUS
@@ -251,7 +251,7 @@ def catalogue(ctx: Context) -> list[Row]:
     """``tools/list`` size and its nullable ``type`` arrays, as an MCP client receives the list."""
     settings = Settings(database_url=f"sqlite:///{ctx.workdir / 'catalogue.db'}")
     store = Store.open(settings.database_url)
-    svc = Services.open(settings, store)
+    svc = open_services(settings, store)
 
     async def listed() -> list[dict[str, Any]]:
         async with Client(build_server(svc)) as client:

@@ -86,13 +86,13 @@ async def _interleaved(
 
 def open_services(ctx: Context, name: str) -> tuple[Any, Any, str]:
     """A fresh store ``name`` in the work dir and its Services against the run's fake upstream."""
-    from syncd.services import Services
+    from syncd.registry import open_services
     from syncd.store.repo import Store
 
     fake = ctx.results.get("fake") or ctx.results.setdefault("fake", fake_upstream())
     url = f"sqlite:///{ctx.workdir / name}"
     store = Store.open(url)
-    return Services.open(settings_for(fake, url), store), store, url
+    return open_services(settings_for(fake, url), store), store, url
 
 
 @bench(5, "15.5", "warm get_work", figures=("warm crossref_get_work ÷ empty tool, same in-memory session",))

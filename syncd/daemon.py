@@ -59,6 +59,7 @@ from syncd.logsetup import mask_email
 from syncd.ops.activity import SCHEDULER_BEAT_S, Activity
 from syncd.ops.routes import ops_routes
 from syncd.refresh import SweepReport, sweep
+from syncd.registry import open_services
 from syncd.sdnotify import notify, watchdog_interval_s
 from syncd.services import Services
 from syncd.store.changes import prune_changes
@@ -279,8 +280,8 @@ async def _serve(settings: Settings, store: Store) -> None:
     listener = listen_socket(
         settings.http.host, settings.http.port
     )  # a busy port: one error line, nothing started
-    tools_services = Services.open(settings, store, interactive=True)
-    sweep_services = Services.open(settings, store, interactive=False)
+    tools_services = open_services(settings, store, interactive=True)
+    sweep_services = open_services(settings, store, interactive=False)
     activity = Activity()
     web = web_server(settings, tools_services, activity)
     loop = asyncio.get_running_loop()

@@ -23,9 +23,12 @@ plus the module in ``syncd.lazy.LAZY["syncd.registry"]``.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
+import httpx
+
+from syncd.config import Settings
 from syncd.crossref import kinds as crossref_kinds
 from syncd.crossref import walk as crossref_walk
 from syncd.crossref.names import CROSSREF_WORK
@@ -33,6 +36,8 @@ from syncd.doiorg import kinds as doiorg_kinds
 from syncd.doiorg.names import DOI_RA
 from syncd.kinds import Kind
 from syncd.lazy import load
+from syncd.services import ClientFactory, Services
+from syncd.store.repo import Store
 from syncd.store.rules import StoreRules
 from syncd.watchwalk import DoiWalker, Walker
 from syncd.zenodo import kinds as zenodo_kinds
@@ -45,6 +50,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CHANGE_SOURCES",
+    "CLIENTS",
     "DOI_WALKERS",
     "KINDS",
     "RECORD_KINDS",
@@ -55,6 +61,7 @@ __all__ = [
     "WALKERS",
     "WATCHED_DOI_KIND",
     "kind_of",
+    "open_services",
     "resource_specs",
     "tool_specs",
 ]
@@ -97,6 +104,41 @@ WALKERS: dict[str, Walker] = {**crossref_walk.WALKERS, **zenodo_walk.WALKERS}
 DOI_WALKERS: tuple[DoiWalker, ...] = (crossref_walk.DOIS, zenodo_walk.DOIS)
 """Who fetches watched DOIs, in fetch order: a DOI goes to the walker that claims it, else to the one
 claiming every DOI no other does (Crossref's)."""
+
+CLIENTS: dict[str, ClientFactory] = {
+    **crossref_kinds.CLIENTS,
+    **zenodo_kinds.CLIENTS,
+    **doiorg_kinds.CLIENTS,
+}
+"""Each upstream's client constructor by client name, in the order ``cache stats`` checks them."""
+
+
+def open_services(
+    settings: Settings,
+    store: Store,
+    *,
+    interactive: bool = True,
+    transport: httpx.BaseTransport | None = None,
+    read_only: bool | None = None,
+    clock: Callable[[], float] | None = None,
+    sleep: Callable[[float], None] | None = None,
+) -> Services:
+    """The :class:`~syncd.services.Services` bundle over ``store``, every slice's client (:data:`CLIENTS`).
+
+    The keywords are those of :meth:`Services.open <syncd.services.Services.open>`: ``interactive``
+    (False: the daemon, which leaves the budget reserve), ``transport`` (tests), ``read_only``,
+    ``clock`` (epoch seconds) and ``sleep`` (seconds).
+    """
+    return Services.open(
+        settings,
+        store,
+        clients=CLIENTS,
+        interactive=interactive,
+        transport=transport,
+        read_only=read_only,
+        clock=clock,
+        sleep=sleep,
+    )
 
 
 def kind_of(name: str) -> Kind:

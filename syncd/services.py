@@ -1,8 +1,12 @@
 """The dependency bundles handed down to tools, lookups, the sweep and the CLI.
 
-:class:`Upstreams` holds the three HTTP clients (Crossref, Zenodo, doi.org); :class:`Services` holds
-the settings, the store, the budget, the upstreams and the local-first :class:`~syncd.cache.Runner`.
-Whoever opens a :class:`Services` closes it (the store is closed by its own owner).
+:class:`Upstreams` holds the upstream HTTP clients by name; :class:`Services` holds the settings, the
+store, the budget, the upstreams and the local-first :class:`~syncd.cache.Runner`. Whoever opens a
+:class:`Services` closes it (the store is closed by its own owner).
+
+This module names no upstream: each slice declares its client constructor (a :class:`ClientFactory`)
+and the composition root hands them over (:data:`syncd.registry.CLIENTS`,
+:func:`syncd.registry.open_services`). A client is reached by its name, ``services.upstreams.crossref``.
 
 Over a store this user cannot write (:func:`syncd.store.engine.is_read_only`) the bundle is
 read-only: :class:`ReadOnlyBudget` reads every pool as offline and takes nothing, and
@@ -14,24 +18,30 @@ no request is sent and nothing is written.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 import httpx
 
 from syncd.budget import Announcement, Budget, Grant, Lease, Outcome, PoolState
 from syncd.cache import Runner
 from syncd.config import Settings
-from syncd.crossref.client import CrossrefClient
-from syncd.doiorg.client import DoiClient
 from syncd.errors import StoreError, UpstreamOffline
 from syncd.policy import READ_ONLY_REASON
 from syncd.store.engine import READ_ONLY_HINT, is_read_only
 from syncd.store.repo import Store
 from syncd.upstream.check import UpstreamCheck, check_upstreams
-from syncd.zenodo.client import ZenodoClient
+from syncd.upstream.http import UpstreamHTTP
 
-__all__ = ["READ_ONLY_REASON", "ReadOnlyBudget", "Services", "Upstreams"]
+__all__ = [
+    "READ_ONLY_REASON",
+    "ClientFactory",
+    "ReadOnlyBudget",
+    "Services",
+    "UpstreamClient",
+    "Upstreams",
+]
 READ_ONLY_OFFLINE_S = 3600.0
 """How far ahead a read-only budget reports each pool offline (seconds, rolling)."""
 
@@ -82,24 +92,76 @@ class ReadOnlyBudget(Budget):
         raise StoreError(f"the store is read-only for this user; {READ_ONLY_HINT}")
 
 
-@dataclass(frozen=True, eq=False)
-class Upstreams:
-    """The upstream clients, sharing one budget: ``crossref``, ``zenodo`` and ``doi`` (doi.org)."""
+class UpstreamClient(Protocol):
+    """What the bundle needs of a client: its :class:`~syncd.upstream.http.UpstreamHTTP` and ``close``."""
 
-    crossref: CrossrefClient
-    zenodo: ZenodoClient
-    doi: DoiClient
+    @property
+    def http(self) -> UpstreamHTTP:
+        """The client's HTTP layer (budget, pool, base URL)."""
+        ...
+
+    def close(self) -> None:
+        """Close the client's connections."""
+        ...
+
+
+class ClientFactory(Protocol):
+    """A slice's client constructor: ``(settings, budget, transport=None) -> client``.
+
+    ``transport`` (tests: an ``httpx.MockTransport``) replaces the network for every request.
+    """
+
+    def __call__(
+        self, settings: Settings, budget: Budget, *, transport: httpx.BaseTransport | None = None
+    ) -> UpstreamClient:
+        """A new client over ``budget`` (no connection is made before its first request)."""
+        ...
+
+
+class Upstreams:
+    """The upstream clients sharing one budget, by name (``crossref``, ``zenodo``, ``doi``...).
+
+    A client is an attribute of its name (``upstreams.crossref``; ``AttributeError`` for a name the
+    bundle does not hold) or :meth:`client`. Each name is also the client's settings section
+    (``settings.crossref.base_url``).
+    """
+
+    __slots__ = ("_clients",)
+
+    def __init__(self, clients: Mapping[str, UpstreamClient]) -> None:
+        self._clients = dict(clients)
 
     @classmethod
     def open(
-        cls, settings: Settings, budget: Budget, transport: httpx.BaseTransport | None = None
+        cls,
+        factories: Mapping[str, ClientFactory],
+        settings: Settings,
+        budget: Budget,
+        transport: httpx.BaseTransport | None = None,
     ) -> Upstreams:
-        """The three clients over ``budget``; ``transport`` (tests) is given to all three."""
-        return cls(
-            CrossrefClient(settings, budget, transport=transport),
-            ZenodoClient(settings, budget, transport=transport),
-            DoiClient(settings, budget, transport=transport),
-        )
+        """One client per factory over ``budget``, in the factories' order; ``transport`` (tests) to all."""
+        return cls({name: make(settings, budget, transport=transport) for name, make in factories.items()})
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        try:
+            return self._clients[name]
+        except KeyError:
+            raise AttributeError(f"no upstream client {name!r}") from None
+
+    def client(self, name: str) -> UpstreamClient:
+        """The client called ``name``.
+
+        Raises:
+            KeyError: no client of that name.
+        """
+        return self._clients[name]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The clients' names, in the order they were opened."""
+        return tuple(self._clients)
 
     def check(self, settings: Settings, *, read_only: bool = False) -> list[UpstreamCheck]:
         """One cheap request per service to tell a wrong base URL (:mod:`syncd.upstream.check`).
@@ -107,17 +169,15 @@ class Upstreams:
         ``read_only``: the store is read-only, nothing is asked (every check ``skipped``).
         """
         clients = {
-            "crossref": (self.crossref.http, settings.crossref.base_url),
-            "zenodo": (self.zenodo.http, settings.zenodo.base_url),
-            "doi": (self.doi.http, settings.doi.base_url),
+            name: (client.http, getattr(settings, name).base_url) for name, client in self._clients.items()
         }
-        return check_upstreams(clients, self.crossref.http.budget, settings.deadline_s, read_only=read_only)
+        budget = next(iter(self._clients.values())).http.budget
+        return check_upstreams(clients, budget, settings.deadline_s, read_only=read_only)
 
     def close(self) -> None:
-        """Close the three clients' connections."""
-        self.crossref.close()
-        self.zenodo.close()
-        self.doi.close()
+        """Close every client's connections."""
+        for client in self._clients.values():
+            client.close()
 
 
 @dataclass(frozen=True, eq=False)
@@ -136,6 +196,7 @@ class Services:
         settings: Settings,
         store: Store,
         *,
+        clients: Mapping[str, ClientFactory],
         interactive: bool = True,
         transport: httpx.BaseTransport | None = None,
         read_only: bool | None = None,
@@ -147,6 +208,7 @@ class Services:
         Args:
             settings: syncd settings (TTLs, deadline, upstream URLs, budget).
             store: the shared store (not closed by :meth:`close`).
+            clients: each upstream's client constructor by name (:data:`syncd.registry.CLIENTS`).
             interactive: True for tools and CLI; False for the daemon (leaves the budget reserve).
             transport: optional httpx transport for every upstream client (tests).
             read_only: answer from the store only (default: whether the store was opened read-only).
@@ -163,7 +225,7 @@ class Services:
             settings,
             store,
             budget,
-            Upstreams.open(settings, budget, transport),
+            Upstreams.open(clients, settings, budget, transport),
             Runner(store, budget, settings.ttl, read_only=read_only),
         )
 

@@ -48,6 +48,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from syncd.config import Settings
+from syncd.registry import open_services
 from syncd.services import Services
 from syncd.store.repo import Store
 from tests.corpus_path import CORPUS
@@ -382,7 +383,7 @@ class Clock:
         self.offset += seconds
 
     def sleep(self, seconds: float) -> None:
-        """A wait that moves the clock instead of waiting (``Services.open(sleep=clock.sleep)``); recorded."""
+        """A wait that moves the clock instead of waiting (``open_services(sleep=clock.sleep)``); recorded."""
         self.slept.append(seconds)
         self.advance(max(0.0, seconds))
 
@@ -405,7 +406,7 @@ def store(settings: Settings) -> Iterator[Store]:
 
 @pytest.fixture
 def cache(settings: Settings, store: Store, injected_clock: Clock) -> Iterator[Services]:
-    c = Services.open(settings, store, clock=injected_clock)
+    c = open_services(settings, store, clock=injected_clock)
     yield c
     c.close()
 

@@ -17,6 +17,7 @@ import pytest
 from mcp import Client
 
 from syncd.config import Settings
+from syncd.registry import open_services
 from syncd.services import Services
 from syncd.store.repo import Store
 from syncd.tools.fit import Fit, answer_size
@@ -35,7 +36,7 @@ BUDGET = Settings.model_fields["answer_max_chars"].default
 def _services(fake: FakeUpstream, db_url: str, **overrides: Any) -> tuple[Store, Services]:
     settings = make_settings(fake, db_url, **overrides)
     store = Store.open(settings.database_url)
-    return store, Services.open(settings, store)
+    return store, open_services(settings, store)
 
 
 def _size(res: Any) -> int:

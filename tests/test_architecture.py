@@ -274,6 +274,13 @@ def test_the_pending_core_modules_name_kinds_only_where_listed() -> None:
         assert _kind_mentions(module), f"{module} names no kind any more: drop it from PENDING_KIND_NAMES"
 
 
+def test_the_services_bundle_imports_no_slice() -> None:
+    """``syncd.services`` opens the clients the registry hands over (``CLIENTS``): it imports no slice."""
+    graph = _graph()
+    slices = ("syncd.crossref", "syncd.zenodo", "syncd.doiorg", "syncd.registry")
+    assert sorted(d for d in graph["syncd.services"] if d.startswith(slices)) == []
+
+
 def test_the_store_imports_neither_normalize_nor_the_kinds() -> None:
     """``syncd.store`` receives each kind's rules from the caller: no import of normalize, kinds or slices."""
     graph = _graph()
@@ -443,7 +450,6 @@ def test_the_store_use_finder_finds_a_planted_use() -> None:
 PENDING_TWO_SLICES = {
     "syncd.cli.cache_commands": "branches on the upstream (commands call one registry-driven function)",
     "syncd.cli.common": "branches on the upstream (the registry answers which slice holds a kind)",
-    "syncd.services": "opens each upstream's client (the registry hands over the client factories)",
     "syncd.normalize.changes": "the change summaries of each kind (move to each slice's rules)",
 }
 PENDING_ACROSS: dict[str, str] = {}

@@ -24,6 +24,7 @@ from sqlalchemy import update
 
 import syncd.budget
 from syncd.errors import UpstreamOffline
+from syncd.registry import open_services
 from syncd.services import Services
 from syncd.store.models import BudgetPool
 from syncd.store.repo import Store
@@ -54,8 +55,8 @@ def two_processes(
     settings_a = make_settings(fake, db_url, deadline_s=DEADLINE_S)
     settings_b = make_settings(fake, db_url, deadline_s=DEADLINE_S)
     store_a, store_b = Store.open(db_url), Store.open(db_url)
-    a = Services.open(settings_a, store_a, clock=injected_clock, sleep=injected_clock.sleep)
-    b = Services.open(settings_b, store_b, clock=injected_clock, sleep=injected_clock.sleep)
+    a = open_services(settings_a, store_a, clock=injected_clock, sleep=injected_clock.sleep)
+    b = open_services(settings_b, store_b, clock=injected_clock, sleep=injected_clock.sleep)
     yield a, b
     a.close()
     b.close()
@@ -169,13 +170,13 @@ def test_db_offline_flag_survives_a_new_process(db_url: str, fake: FakeUpstream)
     """The breaker lives in the database: a process started after it opened sees the pool offline."""
     settings = make_settings(fake, db_url, deadline_s=1.5)
     store = Store.open(db_url)
-    cache = Services.open(settings, store)
+    cache = open_services(settings, store)
     for _ in range(syncd.budget.BREAKER_THRESHOLD):
         cache.budget.record_failure("zenodo_general")
     cache.close()
     store.close()
     later = Store.open(db_url)
     try:
-        assert Services.open(make_settings(fake, db_url), later).budget.offline("zenodo_general")
+        assert open_services(make_settings(fake, db_url), later).budget.offline("zenodo_general")
     finally:
         later.close()

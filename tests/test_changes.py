@@ -24,8 +24,7 @@ from syncd.config import Settings
 from syncd.crossref.lookups import work_content
 from syncd.daemon import _alerts_pass, _sweep_pass
 from syncd.normalize.changes import describe, new_version, since_epoch, since_stored_notice
-from syncd.registry import KINDS
-from syncd.services import Services
+from syncd.registry import KINDS, open_services
 from syncd.store.changes import changes_of_entry, latest_change_id, list_changes, prune_changes
 from syncd.store.models import Entry
 from syncd.store.repo import EntryContent, Store
@@ -304,7 +303,7 @@ def test_the_daemon_sweep_prunes_old_changes_and_its_alert_pass_alerts(
     caplog.set_level(logging.INFO)
     settings = make_settings(fake, db_url, changes={"keep_s": 30 * DAY})
     store = Store.open(db_url)
-    svc = Services.open(settings, store)
+    svc = open_services(settings, store)
     try:
         add_watch(store, "doi", {"doi": LANCET})
         assert _alerts_pass(svc) == 0  # starts the cursor

@@ -28,6 +28,7 @@ from mcp import Client
 from syncd import alerts, refresh
 from syncd.config import Settings
 from syncd.crossref.lookups import work_content
+from syncd.registry import open_services
 from syncd.services import Services
 from syncd.store.changes import list_changes
 from syncd.store.repo import Store
@@ -140,7 +141,7 @@ async def test_a_change_recorded_by_another_process_reaches_subscribers_through_
     """A sweep in another process (its own Store) records the retraction; the server's poll notifies once."""
     settings = make_settings(fake, db_url, changes={"poll_s": 0.05})
     server_store, daemon_store = Store.open(db_url), Store.open(db_url)
-    served, daemon = Services.open(settings, server_store), Services.open(settings, daemon_store)
+    served, daemon = open_services(settings, server_store), open_services(settings, daemon_store)
     try:
         store_lancet(daemon_store, retracted=False)
         entry = daemon_store.get("crossref_work", LANCET)
@@ -200,7 +201,7 @@ def test_a_watched_deletion_alerts_and_runs_the_alert_command(
     write = f"import sys; open({str(out)!r}, 'w').write(sys.stdin.read())"
     settings = make_settings(fake, db_url, alerts={"command": [sys.executable, "-c", write]})
     store = Store.open(db_url)
-    svc = Services.open(settings, store)
+    svc = open_services(settings, store)
     try:
         add_watch(store, "doi", {"doi": "10.5281/zenodo.22884306"})
         alerts.run_pass(store, settings)

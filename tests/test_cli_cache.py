@@ -15,6 +15,7 @@ from syncd.cli import cli
 from syncd.cli.common import parse_duration, parse_size
 from syncd.config import Settings
 from syncd.cursorwalk import SORT
+from syncd.registry import open_services
 from tests.conftest import corpus_json
 from tests.fakeupstream import FakeUpstream
 from tests.test_cli import env  # noqa: F401  (fixture: SYNCD_* pointing at the fake and a temp DB)
@@ -340,7 +341,6 @@ def test_importing_a_data_file_shard_gives_the_rows_fetching_gives(
     """
     from syncd.crossref.lookups import get_work
     from syncd.normalize.doi import parse_doi
-    from syncd.services import Services
     from syncd.store.repo import Store
     from tests.conftest import CORPUS
 
@@ -365,7 +365,7 @@ def test_importing_a_data_file_shard_gives_the_rows_fetching_gives(
     assert (report["new"], report["invalid"]) == (12, 0)
 
     fetched_store = Store.open(env.database_url)
-    cache = Services.open(env, fetched_store)
+    cache = open_services(env, fetched_store)
     imported_store = Store.open(f"sqlite:///{tmp_path / 'imported.db'}")
     try:
         for m in messages:

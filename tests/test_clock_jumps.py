@@ -24,7 +24,7 @@ from syncd.crossref import lookups as crossref
 from syncd.crossref.names import CROSSREF_WORK
 from syncd.normalize.doi import parse_doi
 from syncd.refresh import sweep
-from syncd.services import Services
+from syncd.registry import open_services
 from syncd.store.repo import Store
 from tests.conftest import make_settings
 from tests.fakeupstream import FakeUpstream
@@ -159,7 +159,7 @@ def test_a_work_validated_in_the_future_is_revalidated_after_the_correction(
     db_url = f"sqlite:///{tmp_path / 'fresh.db'}"
     settings = make_settings(fake, db_url)
     store = Store.open(db_url)
-    svc = Services.open(settings, store)
+    svc = open_services(settings, store)
     path = f"/works/{DOI}"
     try:
         with freeze_time(AHEAD, tick=True) as clock:
@@ -178,7 +178,7 @@ def test_a_work_validated_in_the_future_is_revalidated_after_the_correction(
         with freeze_time(AHEAD, tick=True) as clock:  # validated ahead again; the sweep after the correction:
             crossref.get_work(svc, parse_doi(DOI), force=True)
             clock.move_to(RIGHT)
-            daemon = Services.open(settings, store, interactive=False)
+            daemon = open_services(settings, store, interactive=False)
             try:
                 report = sweep(daemon, 10)
             finally:

@@ -16,7 +16,7 @@ import pytest
 from syncd.crossref.lookups import get_work
 from syncd.errors import SyncdError
 from syncd.normalize.doi import parse_doi
-from syncd.services import Services
+from syncd.registry import open_services
 from syncd.store.repo import Store
 from tests.conftest import make_settings
 from tests.fakeupstream import FakeUpstream
@@ -50,7 +50,7 @@ def _worker(
 
     try:
         store = Store.open(db_url)
-        cache = Services.open(settings, store, sleep=sleep)
+        cache = open_services(settings, store, sleep=sleep)
         for i in range(start, start + n):
             try:
                 get_work(cache, parse_doi(f"10.5555/load-{i}"))
@@ -106,7 +106,7 @@ def test_429_pauses_every_process(fake: FakeUpstream, tmp_path: Path) -> None:
     fake.fault("rate_limit", retry_after=300, times=1, service="crossref")
     settings = make_settings(fake, db_url)
     store = Store.open(db_url)
-    cache = Services.open(settings, store)
+    cache = open_services(settings, store)
     try:
         try:
             get_work(cache, parse_doi("10.5555/first"))

@@ -23,6 +23,7 @@ from syncd.crossref.lookups_batch import get_works
 from syncd.crossref.names import CROSSREF_WORK
 from syncd.errors import NotFound
 from syncd.normalize.doi import parse_doi
+from syncd.registry import open_services
 from syncd.services import Services
 from syncd.store.repo import Store
 from tests.corpus_path import CORPUS
@@ -78,7 +79,7 @@ def svc(tmp_path: Path, upstream: Crossref) -> Iterator[Services]:
         deadline_s=5.0,
     )
     store = Store.open(settings.database_url)
-    services = Services.open(settings, store, transport=httpx.MockTransport(upstream))
+    services = open_services(settings, store, transport=httpx.MockTransport(upstream))
     yield services
     services.close()
     store.close()

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from syncd.daemon import web_server
-from syncd.services import Services
+from syncd.registry import open_services
 from syncd.store.repo import Store
 from tests.conftest import make_settings
 from tests.fakeupstream import FakeUpstream
@@ -105,7 +105,7 @@ def endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         settings = make_settings(fake, f"sqlite:///{tmp / 'conformance.db'}")
         settings.http.port = port
         store = Store.open(settings.database_url)
-        services = Services.open(settings, store)
+        services = open_services(settings, store)
         web = web_server(settings, services)
         thread = threading.Thread(target=web.run, daemon=True)
         thread.start()

@@ -25,7 +25,7 @@ from syncd.config import Settings
 from syncd.crossref.names import CROSSREF_WORK
 from syncd.daemon import _sweep_pass, web_config
 from syncd.errors import StoreError
-from syncd.services import Services
+from syncd.registry import open_services
 from syncd.store.repo import EntryContent, Store
 from tests.fakeupstream import FakeUpstream
 from tests.test_processes import RAPTOR_TITLE, _env, _free_port, _start_daemon
@@ -119,7 +119,7 @@ def test_a_sweep_on_an_unwritable_store_stops_without_a_traceback(tmp_path: Path
     """
     settings = Settings(database_url=f"sqlite:///{tmp_path / 'sweep.db'}")
     store = _store(tmp_path / "sweep.db")
-    svc = Services.open(settings, store)
+    svc = open_services(settings, store)
     try:
         store.stop_writing("database file deleted")
         report = _sweep_pass(svc, 10)

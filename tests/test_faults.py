@@ -25,6 +25,7 @@ import pytest
 from mcp import Client
 
 from syncd.config import Settings
+from syncd.registry import open_services
 from syncd.services import Services
 from syncd.store.repo import Store
 from syncd.tools.server import build_server
@@ -73,7 +74,7 @@ def quick(
 ) -> Iterator[tuple[Settings, Store, Services]]:
     settings = make_settings(fake, db_url, deadline_s=DEADLINE_S)
     store = Store.open(db_url)
-    cache = Services.open(
+    cache = open_services(
         settings, store, clock=injected_clock, sleep=injected_clock.sleep
     )  # retries' backoff: no real wait
     yield settings, store, cache

@@ -79,6 +79,7 @@ from mcp import Client
 from sqlalchemy import select
 
 from syncd.crossref.lookups import work_content
+from syncd.registry import open_services
 from syncd.services import Services
 from syncd.store.codec import decode_body
 from syncd.store.models import Blob, Entry
@@ -345,7 +346,7 @@ def _open(
     settings = make_settings(fake, url, deadline_s=DEADLINE_S, budget=budget)
     store = Store.open(url)
     clock = clock or Clock()  # retries' backoff moves it: no real wait
-    services = Services.open(settings, store, transport=transport, clock=clock, sleep=clock.sleep)
+    services = open_services(settings, store, transport=transport, clock=clock, sleep=clock.sleep)
     return settings, store, services
 
 

@@ -23,6 +23,7 @@ from syncd.crossref.lookups_batch import get_works
 from syncd.crossref.params_filter import filter_safe
 from syncd.crossref.rules import WORK_RULES
 from syncd.crossref.tools_batch import counts_of, item_data
+from syncd.registry import open_services
 from syncd.services import Services
 from syncd.store.content import document
 from syncd.store.repo import Store
@@ -202,7 +203,7 @@ async def test_a_cut_answer_continues_from_the_store(fake: FakeUpstream, db_url:
     """
     settings = make_settings(fake, db_url, answer_max_chars=6000)
     store = Store.open(settings.database_url)
-    svc = Services.open(settings, store)
+    svc = open_services(settings, store)
     dois = [d for d in corpus_dois() if filter_safe(d)][:30]
     try:
         async with Client(build_server(svc)) as client:
@@ -229,7 +230,7 @@ def test_a_listed_work_is_stored_as_a_single_fetch_stores_it(fake: FakeUpstream,
     for name, dois in (("listed", [LANCET, RAPTOR]), ("single", [LANCET])):
         settings = make_settings(fake, f"sqlite:///{tmp_path / name}.db")
         store = Store.open(settings.database_url)
-        svc = Services.open(settings, store)
+        svc = open_services(settings, store)
         try:
             answer = get_works(svc, dois)
             entries.append(store.get("crossref_work", LANCET))

@@ -35,7 +35,7 @@ from hypothesis import strategies as st
 from mcp import Client, MCPError
 
 from syncd.crossref.contracts import SELECT_FIELDS, SORT_FIELDS
-from syncd.services import Services
+from syncd.registry import open_services
 from syncd.store.repo import Store
 from syncd.tools.server import build_server
 from tests.conftest import CORPUS, corpus_json, examples, make_settings
@@ -314,7 +314,7 @@ class World:
             budget={**{p: ROOMY for p in POOLS}, "crossref_in_flight": ROOMY["in_flight"]},
         )
         self.store = Store.open(self.settings.database_url)
-        self.cache = Services.open(self.settings, self.store)
+        self.cache = open_services(self.settings, self.store)
         self.server = build_server(self.cache)
 
     def call(self, tool: str, args: dict[str, Any]) -> Any:

@@ -13,7 +13,7 @@ from mcp import Client, MCPError
 
 from syncd.errors import InvalidInput
 from syncd.normalize.doi import parse_doi
-from syncd.services import Services
+from syncd.registry import open_services
 from syncd.store.repo import Store
 from syncd.tools.server import build_server
 from syncd.zenodo.params_id import parse_record_ref
@@ -85,7 +85,7 @@ def test_tools_answer_hostile_ids_with_declared_reasons(tmp_path: Path) -> None:
             deadline_s=2.0,
             budget={p: fast for p in ("crossref_single", "zenodo_general", "zenodo_search")},
         )
-        cache = Services.open(tuned, store)
+        cache = open_services(tuned, store)
         seen: list[str] = []
 
         @given(raw=hostile_text)

@@ -25,6 +25,7 @@ from syncd.crossref.names import CROSSREF_WORK
 from syncd.errors import SyncdError
 from syncd.normalize.doi import parse_doi
 from syncd.refresh import sweep
+from syncd.registry import open_services
 from syncd.services import Services
 from syncd.store.repo import Store
 from syncd.upstream.http import MAX_ATTEMPTS, MAX_REDIRECTS, Deadline, UpstreamHTTP
@@ -174,7 +175,7 @@ def test_any_sequence_of_failures_and_answers_is_an_answer_or_a_declared_error(
 def svc(fake: FakeUpstream, tmp_path: Path) -> Iterator[Services]:
     settings = make_settings(fake, f"sqlite:///{tmp_path / 's.db'}", budget={POOL: ROOMY})
     store = Store.open(settings.database_url)
-    services = Services.open(settings, store)
+    services = open_services(settings, store)
     yield services
     services.close()
     store.close()
@@ -229,7 +230,7 @@ def test_a_sweep_meeting_them_finishes_the_rest_and_warns(
         budget={p: ROOMY for p in ("crossref_single", "crossref_list", "zenodo_general")},
     )
     store = Store.open(settings.database_url)
-    svc = Services.open(settings, store)
+    svc = open_services(settings, store)
     try:
         crossref.get_work(svc, parse_doi(RAPTOR))
         crossref.get_work(svc, parse_doi(ELIFE))
@@ -237,7 +238,7 @@ def test_a_sweep_meeting_them_finishes_the_rest_and_warns(
         before = {e.key: e.body for e in (store.get(CROSSREF_WORK, RAPTOR), store.get(CROSSREF_WORK, ELIFE))}
         fake.fault("bad_encoding", service="crossref", path_prefix=f"/works/{ELIFE}")
         fake.fault("redirect_loop", service="zenodo", path_prefix="/records/5244404")
-        daemon = Services.open(settings, store, interactive=False)
+        daemon = open_services(settings, store, interactive=False)
         try:
             with caplog.at_level(logging.INFO, logger="syncd.refresh"):
                 report = sweep(daemon, 10, now=time.time() + 30 * 86_400)
@@ -265,7 +266,7 @@ def test_a_clean_sweep_logs_at_info(
     """A sweep where every entry revalidates logs event=sweep at INFO (warnings stay for failures)."""
     settings = make_settings(fake, f"sqlite:///{tmp_path / 'ok.db'}")
     store = Store.open(settings.database_url)
-    svc = Services.open(settings, store)
+    svc = open_services(settings, store)
     try:
         crossref.get_work(svc, parse_doi(RAPTOR))
         with caplog.at_level(logging.INFO, logger="syncd.refresh"):

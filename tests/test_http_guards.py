@@ -23,7 +23,7 @@ import pytest
 
 from syncd.config import Settings
 from syncd.daemon import web_server
-from syncd.services import Services
+from syncd.registry import open_services
 from syncd.store.repo import Store
 from tests.conftest import make_settings
 from tests.fakeupstream import FakeUpstream
@@ -50,7 +50,7 @@ def endpoint(fake: FakeUpstream, tmp_path: Path) -> Iterator[tuple[int, Settings
     settings.http.port = port
     settings.http.body_timeout_s = BODY_TIMEOUT_S
     store = Store.open(settings.database_url)
-    services = Services.open(settings, store)
+    services = open_services(settings, store)
     web = web_server(settings, services)
     thread = threading.Thread(target=web.run, daemon=True)
     thread.start()

@@ -25,7 +25,7 @@ from syncd.config import Settings
 from syncd.crossref.lookups import get_work, work_content
 from syncd.errors import InvalidInput
 from syncd.normalize.doi import parse_doi
-from syncd.services import Services
+from syncd.registry import open_services
 from syncd.store.bulk import BulkItem
 from syncd.store.codec import dictionary_of
 from syncd.store.content import ExactDecoder, content_hash, content_hash_exact
@@ -155,7 +155,7 @@ def test_imported_shard_equals_what_fetching_stores(
     works = corpus_works()
     shard = write_shard(tmp_path / "0.jsonl.gz", [json.dumps(m, ensure_ascii=False) for _, m in works])
     imported = Store.open(f"sqlite:///{tmp_path / 'imported.db'}")
-    cache = Services.open(settings, store)
+    cache = open_services(settings, store)
     try:
         report = import_paths(imported, [shard], workers=workers, batch=4)
         assert (report.read, report.new, report.invalid) == (len(works), len(works), 0), report

@@ -24,7 +24,7 @@ from sqlalchemy import event
 from syncd.config import Settings
 from syncd.crossref import lookups as crossref
 from syncd.errors import InvalidInput, StoreError
-from syncd.services import Services
+from syncd.registry import open_services
 from syncd.store.repo import EntryContent, Store
 from syncd.tools.errors import error_result
 from syncd.zenodo import params_cursor as zenodo_cursor
@@ -166,7 +166,7 @@ def test_a_url_past_8_kb_is_refused_before_sending(tmp_path: Path) -> None:
         doi={"base_url": "https://doi.test"},
     )
     store = Store.open(settings.database_url)
-    svc = Services.open(settings, store, transport=httpx.MockTransport(handler))
+    svc = open_services(settings, store, transport=httpx.MockTransport(handler))
     try:
         with pytest.raises(InvalidInput) as err:
             crossref.list_page(svc, "/works", {"query": "x" * 9000, "rows": "20"})

@@ -34,6 +34,7 @@ from syncd.cache import local_first
 from syncd.config import Settings
 from syncd.kinds import Kind, OnEntry, RevalidateMany, RevalidateOne
 from syncd.refresh import sweep
+from syncd.registry import open_services
 from syncd.services import Services
 from syncd.store.changes import list_changes
 from syncd.store.content import content_hash
@@ -93,7 +94,7 @@ def svc(tmp_path: Path) -> Iterator[Services]:
     """Services over a fresh SQLite store; no HTTP client is ever used (the toy fetch is local)."""
     settings = Settings(database_url=f"sqlite:///{tmp_path / 'toy.db'}", deadline_s=3.0)
     store = Store.open(settings.database_url)
-    services = Services.open(settings, store, transport=httpx.MockTransport(lambda r: httpx.Response(599)))
+    services = open_services(settings, store, transport=httpx.MockTransport(lambda r: httpx.Response(599)))
     yield services
     services.close()
     store.close()

@@ -38,6 +38,7 @@ from syncd.httpauth import (
     unbound_hosts,
 )
 from syncd.ops.activity import Activity
+from syncd.registry import open_services
 from syncd.services import Services
 from syncd.store.repo import Store
 from tests.conftest import make_settings
@@ -124,7 +125,7 @@ def endpoint(fake: FakeUpstream, tmp_path: Path) -> Iterator[str]:
     settings = _with_token(make_settings(fake, f"sqlite:///{tmp_path / 'lan.db'}"))
     settings.http.port = port
     store = Store.open(settings.database_url)
-    services = Services.open(settings, store)
+    services = open_services(settings, store)
     web = web_server(settings, services)
     thread = threading.Thread(target=web.run, daemon=True)
     thread.start()

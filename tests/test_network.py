@@ -19,7 +19,7 @@ from syncd.budget import Budget
 from syncd.config import NetworkSettings, Settings
 from syncd.crossref.client import CrossrefClient
 from syncd.errors import InvalidInput, UpstreamUnavailable
-from syncd.services import Services
+from syncd.registry import open_services
 from syncd.store.repo import Store
 from syncd.tools.server import build_server
 from syncd.upstream.http import Deadline
@@ -91,7 +91,7 @@ def test_every_tool_answers_through_the_proxy_when_only_it_reaches_upstream(
             deadline_s=5.0,
         )
         store = Store.open(db_url)
-        svc = Services.open(settings, store)
+        svc = open_services(settings, store)
         try:
             server = build_server(svc)
 

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
+from syncd.registry import open_services
 from syncd.services import Services
 from syncd.store.repo import Store
 from syncd.tools.server import build_server
@@ -309,7 +310,7 @@ async def test_restricted_record_with_a_token_says_the_account_has_no_access(
     """
     fake.set_body("zenodo", f"/records/{RESTRICTED}", {"status": 403, "message": "Permission denied."}, 403)
     settings = make_settings(fake, db_url, zenodo={"base_url": fake.zenodo_url, "token": "t0ken"})
-    services = Services.open(settings, store)
+    services = open_services(settings, store)
     try:
         guidance = await _notice(services, "zenodo_get_record", {"id": RESTRICTED})
     finally:

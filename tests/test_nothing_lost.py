@@ -22,6 +22,7 @@ from syncd.crossref.names import CROSSREF_WORK
 from syncd.crossref.rules import WORK_RULES
 from syncd.errors import MalformedResponse
 from syncd.normalize.doi import parse_doi
+from syncd.registry import open_services
 from syncd.services import Services
 from syncd.store import guard
 from syncd.store.repo import EntryContent, Store
@@ -69,7 +70,7 @@ def svc(tmp_path: Path, answers: Answers) -> Iterator[Services]:
         deadline_s=3.0,
     )
     store = Store.open(settings.database_url)
-    services = Services.open(settings, store, transport=httpx.MockTransport(answers))
+    services = open_services(settings, store, transport=httpx.MockTransport(answers))
     yield services
     services.close()
     store.close()

@@ -22,7 +22,7 @@ import pytest
 
 from syncd.daemon import web_server
 from syncd.ops.activity import Activity
-from syncd.services import Services
+from syncd.registry import open_services
 from syncd.store.repo import Store
 from syncd.store.watches import add_watch, save_sync_state
 from tests.conftest import make_settings
@@ -56,7 +56,7 @@ def status_url(fake: FakeUpstream, tmp_path: Path) -> Iterator[str]:
     before, now = lancet_bodies()
     store_work(store, before, time.time() - 2 * DAY)
     store_work(store, now, time.time() - DAY)
-    services = Services.open(settings, store)
+    services = open_services(settings, store)
     activity = Activity()
     activity.scheduler_running = lambda: True
     activity.beat()

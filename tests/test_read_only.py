@@ -24,6 +24,7 @@ from mcp import Client, StdioServerParameters
 from syncd.cli import cli
 from syncd.config import Settings
 from syncd.errors import StoreError
+from syncd.registry import open_services
 from syncd.services import READ_ONLY_REASON, Services
 from syncd.store import engine as engine_mod
 from syncd.store.engine import is_read_only
@@ -159,7 +160,7 @@ def ro_services(cache: Services, fake: FakeUpstream, tmp_path: Path, fake_calls:
     copy = _read_only_copy(Path(cache.settings.database_url.removeprefix("sqlite:///")), tmp_path / "ro")
     settings = make_settings(fake, f"sqlite:///{copy}?mode=ro")
     store = Store.open(settings.database_url)
-    svc = Services.open(settings, store)
+    svc = open_services(settings, store)
     yield svc
     svc.close()
     store.close()

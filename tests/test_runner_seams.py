@@ -23,6 +23,7 @@ from syncd.doiorg.names import DOI_RA
 from syncd.errors import NotFound, UpstreamRateLimited
 from syncd.normalize.doi import parse_doi
 from syncd.refresh import revalidate
+from syncd.registry import open_services
 from syncd.services import Services
 from syncd.store.repo import Store
 from syncd.zenodo import lookups as zenodo
@@ -92,7 +93,7 @@ def svc(tmp_path: Path, upstream: Upstream) -> Iterator[Services]:
         deadline_s=3.0,
     )
     store = Store.open(settings.database_url)
-    services = Services.open(settings, store, transport=httpx.MockTransport(upstream))
+    services = open_services(settings, store, transport=httpx.MockTransport(upstream))
     yield services
     services.close()
     store.close()

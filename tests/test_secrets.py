@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from syncd.services import Services
+from syncd.registry import open_services
 from syncd.store.repo import Store
 from syncd.zenodo.lookups import get_record
 from syncd.zenodo.params_id import parse_record_ref
@@ -26,7 +26,7 @@ def test_token_sent_but_never_stored_or_logged(
     assert TOKEN not in repr(settings)  # SecretStr hides it from reprs and tracebacks
     caplog.set_level(logging.DEBUG)
     store = Store.open(settings.database_url)
-    cache = Services.open(settings, store)
+    cache = open_services(settings, store)
     try:
         lookup = get_record(cache, parse_record_ref("5244404"))
         assert lookup.entry.title == "The Origins of SARS-CoV-2: A Critical Review"

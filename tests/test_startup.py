@@ -22,7 +22,7 @@ from sqlalchemy import text
 from syncd.config import Settings
 from syncd.crossref import lookups as lookups_crossref
 from syncd.normalize.doi import parse_doi
-from syncd.services import Services
+from syncd.registry import open_services
 from syncd.store.engine import head_revision, make_engine, shipped_head, upgrade_to_head
 from syncd.store.repo import Store
 
@@ -82,7 +82,7 @@ def test_upstream_clients_make_their_connection_pool_on_the_first_request(
         return transport
 
     monkeypatch.setattr(httpx, "HTTPTransport", counting)
-    svc = Services.open(settings, store)
+    svc = open_services(settings, store)
     try:
         assert made == []
         lookup = lookups_crossref.get_work(svc, parse_doi(RAPTOR))

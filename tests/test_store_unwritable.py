@@ -30,6 +30,7 @@ from syncd.crossref import lookups as crossref
 from syncd.crossref.names import CROSSREF_WORK
 from syncd.errors import StoreError
 from syncd.normalize.doi import parse_doi
+from syncd.registry import open_services
 from syncd.services import Services
 from syncd.store.engine import BUSY_TIMEOUT_MS
 from syncd.store.repo import WRITE_WAIT_FLOOR_S, Store, write_cause
@@ -69,7 +70,7 @@ def db(tmp_path: Path) -> Path:
     path = tmp_path / "unwritable.db"
     settings = _settings(f"sqlite:///{path}")
     store = Store.open(settings.database_url)
-    svc = Services.open(settings, store, transport=httpx.MockTransport(Counting()))
+    svc = open_services(settings, store, transport=httpx.MockTransport(Counting()))
     try:
         crossref.get_work(svc, parse_doi(DOI))
     finally:
@@ -87,7 +88,7 @@ def upstream() -> Counting:
 def _services(url: str, upstream: Counting, clock: Clock | None = None) -> Iterator[Services]:
     settings = _settings(url)
     store = Store.open(settings.database_url, upgrade=False)
-    svc = Services.open(
+    svc = open_services(
         settings,
         store,
         transport=httpx.MockTransport(upstream),

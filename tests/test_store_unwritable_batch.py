@@ -28,6 +28,7 @@ from syncd.config import Settings
 from syncd.crossref.lookups_batch import get_works
 from syncd.crossref.names import CROSSREF_WORK
 from syncd.crossref.tools_batch import item_data
+from syncd.registry import open_services
 from syncd.services import Services
 from syncd.store.repo import WRITE_WAIT_FLOOR_S, Store
 from syncd.upstream.http import call_deadline
@@ -98,7 +99,7 @@ def svc(tmp_path: Path, crossref: Crossref) -> Iterator[Services]:
     """Services over an SQLite file, Crossref at the MockTransport seam."""
     settings = _settings(f"sqlite:///{tmp_path / 'batch.db'}")
     store = Store.open(settings.database_url)
-    services = Services.open(settings, store, transport=httpx.MockTransport(crossref))
+    services = open_services(settings, store, transport=httpx.MockTransport(crossref))
     yield services
     services.close()
     store.close()
@@ -212,7 +213,7 @@ def zenodo_svc(fake: FakeUpstream, tmp_path: Path) -> Iterator[Services]:
     """Services over the loopback fake upstream, the CSV of record 22917909 read once (preview kept)."""
     settings = make_settings(fake, f"sqlite:///{tmp_path / 'preview.db'}", deadline_s=DEADLINE_S)
     store = Store.open(settings.database_url)
-    services = Services.open(settings, store)
+    services = open_services(settings, store)
     first = read_file(services, "22917909", CSV_KEY, max_bytes=256)
     assert not first.is_error and (first.structured_content or {})["cache"]["source"] == "upstream"
     yield services

@@ -28,7 +28,7 @@ from mcp.types import LoggingMessageNotificationParams, ResourceUpdatedNotificat
 
 from syncd.config import Settings
 from syncd.crossref.lookups import work_content
-from syncd.services import Services
+from syncd.registry import open_services
 from syncd.store.repo import Store
 from syncd.tools.changes import CHANGES_URI
 from syncd.tools.server import build_server
@@ -133,7 +133,7 @@ async def test_subscribe_refuses_an_unknown_uri_and_logs_respect_the_level(tmp_p
     """
     settings = Settings(database_url=f"sqlite:///{tmp_path / 'x.db'}")
     store = Store.open(settings.database_url)
-    services = Services.open(settings, store)
+    services = open_services(settings, store)
     inbox = Inbox()
     try:
         async with Client(build_server(services), mode="legacy", logging_callback=inbox.on_log) as c:
@@ -158,7 +158,7 @@ async def test_capabilities_are_true_to_each_era(tmp_path: Path) -> None:
     """
     settings = Settings(database_url=f"sqlite:///{tmp_path / 'x.db'}")
     store = Store.open(settings.database_url)
-    services = Services.open(settings, store)
+    services = open_services(settings, store)
     try:
         async with Client(build_server(services), mode="legacy") as legacy:
             caps = legacy.server_capabilities

@@ -19,6 +19,7 @@ from syncd.crossref.params_filter import batch_params
 from syncd.crossref.walk import crossref_params
 from syncd.cursorwalk import SORT
 from syncd.refresh import revalidate, sweep
+from syncd.registry import open_services
 from syncd.services import Services
 from syncd.store.repo import Store
 from syncd.store.watches import get_sync_state, list_watches
@@ -44,7 +45,7 @@ def daemon_cache(fake: FakeUpstream, db_url: str) -> Iterator[Services]:
     """The daemon's view: a non-interactive cache (leaves the reserve), generous test budget."""
     settings = make_settings(fake, db_url, budget=FAST)
     store = Store.open(settings.database_url)
-    c = Services.open(settings, store, interactive=False)
+    c = open_services(settings, store, interactive=False)
     yield c
     c.close()
     store.close()

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from mcp import Client, MCPError
 
+from syncd.registry import open_services
 from syncd.services import Services
 from syncd.tools.server import build_server
 from syncd.upstream.http import MAX_ATTEMPTS
@@ -78,7 +79,7 @@ async def test_unknown_doi_with_upstream_down_is_a_declared_error_fast(
     to less than the deadline (asked of the injected clock, not slept).
     """
     fake.stop()
-    svc = Services.open(cache.settings, cache.store, clock=injected_clock, sleep=injected_clock.sleep)
+    svc = open_services(cache.settings, cache.store, clock=injected_clock, sleep=injected_clock.sleep)
     try:
         res = await call(svc, "crossref_get_work", {"doi": "10.1234/never-seen"})
         failures = svc.budget.state("crossref_single").failures

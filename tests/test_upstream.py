@@ -6,6 +6,7 @@ import pytest
 
 from syncd.crossref.lookups import get_work
 from syncd.normalize.doi import parse_doi
+from syncd.registry import open_services
 from syncd.services import Services
 from tests.conftest import Clock
 from tests.fakeupstream import FakeUpstream
@@ -37,7 +38,7 @@ def test_retry_after_is_honoured_within_the_deadline(
     one wait of the 1 s asked (the injected clock's, not slept), within the deadline.
     """
     fake.fault("rate_limit", retry_after=1, times=1, service="crossref")
-    svc = Services.open(cache.settings, cache.store, clock=injected_clock, sleep=injected_clock.sleep)
+    svc = open_services(cache.settings, cache.store, clock=injected_clock, sleep=injected_clock.sleep)
     try:
         lookup = get_work(svc, parse_doi(RAPTOR))
     finally:

@@ -17,6 +17,7 @@ import pytest
 
 from syncd import watch as watch_mod
 from syncd.crossref.walk import crossref_params
+from syncd.registry import open_services
 from syncd.services import Services
 from syncd.store.repo import Store
 from syncd.sync import sync_watch
@@ -33,7 +34,7 @@ def daemon_cache(fake: FakeUpstream, db_url: str) -> Iterator[Services]:
     """The daemon's view of a fresh store, with a generous test budget."""
     settings = make_settings(fake, db_url, budget=FAST)
     store = Store.open(settings.database_url)
-    svc = Services.open(settings, store, interactive=False)
+    svc = open_services(settings, store, interactive=False)
     yield svc
     svc.close()
     store.close()

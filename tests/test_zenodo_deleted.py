@@ -14,7 +14,7 @@ from mcp import Client
 from syncd import policy
 from syncd.cli import cli
 from syncd.config import Settings
-from syncd.registry import KINDS
+from syncd.registry import KINDS, open_services
 from syncd.services import Services
 from syncd.store.repo import Store
 from syncd.tools.server import build_server
@@ -41,7 +41,7 @@ def deleted(env: Settings, fake: FakeUpstream) -> Iterator[Services]:  # noqa: F
     assert refreshed.exit_code == 0, refreshed.output
     assert json.loads(refreshed.stdout)["changed"] == 1
     store = Store.open(env.database_url)
-    svc = Services.open(env, store)
+    svc = open_services(env, store)
     yield svc
     svc.close()
     store.close()

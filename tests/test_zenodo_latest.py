@@ -11,6 +11,7 @@ from mcp import Client
 
 from syncd.config import Settings
 from syncd.refresh import revalidate
+from syncd.registry import open_services
 from syncd.services import Services
 from syncd.store.maintenance import verify
 from syncd.store.repo import Store
@@ -32,7 +33,7 @@ def svc(fake: FakeUpstream, db_url: str) -> Iterator[Services]:
         fake, db_url, zenodo={"base_url": fake.zenodo_url, "unconditional_every": 3}
     )
     store = Store.open(settings.database_url)
-    services = Services.open(settings, store)
+    services = open_services(settings, store)
     yield services
     services.close()
     store.close()

@@ -28,7 +28,7 @@ from syncd.errors import InvalidInput, NotFound, StoreError, SyncdError
 from syncd.logsetup import setup_logging
 from syncd.normalize.doi import ParsedDOI, parse_doi
 from syncd.policy import READ_ONLY_REASON, iso
-from syncd.registry import RECORD_KINDS, kind_of
+from syncd.registry import RECORD_KINDS, kind_of, open_services
 from syncd.services import Services
 from syncd.store.engine import READ_ONLY_HINT
 from syncd.store.repo import Store, StoredEntry
@@ -204,7 +204,7 @@ def session(ctx: click.Context) -> Iterator[Services]:
         settings.database_url, search_timeout_s=settings.deadline_s, **settings.store.model_dump()
     )
     try:
-        svc = Services.open(settings, store, interactive=True)
+        svc = open_services(settings, store, interactive=True)
         try:
             yield svc
         finally:

@@ -7,10 +7,15 @@ Each :class:`~syncd.kinds.Kind` carries its ``ttl.*`` setting, budget pool, stor
 
 from __future__ import annotations
 
+from syncd.crossref.client import CrossrefClient
 from syncd.crossref.lookups import ENTITY_KINDS, LIST, WORK
 from syncd.kinds import Kind
+from syncd.services import ClientFactory
 
-__all__ = ["KINDS"]
+__all__ = ["CLIENTS", "KINDS"]
 
 KINDS: tuple[Kind, ...] = (WORK, LIST, *ENTITY_KINDS.values())
 """The Crossref slice's kinds, in the order ``syncd cache stats`` lists them."""
+
+CLIENTS: dict[str, ClientFactory] = {"crossref": CrossrefClient}
+"""The slice's upstream client constructor by client name (also its settings section, ``crossref.*``)."""

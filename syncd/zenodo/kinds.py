@@ -8,9 +8,14 @@ Each :class:`~syncd.kinds.Kind` carries its ``ttl.*`` setting, budget pool, stor
 from __future__ import annotations
 
 from syncd.kinds import Kind
+from syncd.services import ClientFactory
+from syncd.zenodo.client import ZenodoClient
 from syncd.zenodo.lookups import PAGE_KINDS, RECORD, TERM_KINDS
 
-__all__ = ["KINDS"]
+__all__ = ["CLIENTS", "KINDS"]
 
 KINDS: tuple[Kind, ...] = (RECORD, *PAGE_KINDS.values(), *TERM_KINDS.values())
 """The Zenodo slice's kinds, in the order ``syncd cache stats`` lists them."""
+
+CLIENTS: dict[str, ClientFactory] = {"zenodo": ZenodoClient}
+"""The slice's upstream client constructor by client name (also its settings section, ``zenodo.*``)."""
