@@ -1,6 +1,7 @@
 """Revalidation: one stored entry, or a sweep of stale entries (oldest ``validated_at`` first) in budget.
 
-Used by the daemon's scheduled job and by ``syncd cache refresh``. Each stored kind's ``refetch`` hook
+Used by the daemon's scheduled job and by ``syncd cache refresh`` (whose identifiers not stored yet are
+fetched first, :func:`named_entries`). Each stored kind's ``refetch`` hook
 (:class:`syncd.kinds.Kind`, from :data:`syncd.registry.KINDS`) asks upstream again. A kind that
 supplies the ``revalidate_many`` hook (Crossref works: their ``indexed`` stamps confirmed in groups
 through one list request each) gets its stale entries that hook accepts when there are at least
@@ -12,13 +13,15 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from syncd import policy
 from syncd.budget import Budget
 from syncd.cache import facts_of
-from syncd.errors import BudgetExhausted, SyncdError, UpstreamError
+from syncd.errors import BudgetExhausted, NotFound, SyncdError, UpstreamError
 from syncd.policy import Outcome, Result, Tally
+from syncd.records import RecordSource
 from syncd.registry import KINDS
 from syncd.services import Services
 from syncd.store.repo import StoredEntry
@@ -28,7 +31,9 @@ __all__ = [
     "BATCH_MIN",
     "STOP_REASONS",
     "UPSTREAM_REASONS",
+    "Named",
     "SweepReport",
+    "named_entries",
     "revalidate",
     "sweep",
 ]
@@ -169,3 +174,42 @@ def stops(budget: Budget, kind: str, reason: str | None) -> bool:
     if reason == "rate_limited":
         return True
     return reason in STOP_REASONS and kind in KINDS and budget.offline(KINDS[kind].pool)
+
+
+@dataclass
+class Named:
+    """What the identifiers given to ``syncd cache refresh`` name.
+
+    ``entries``: the stored entries to revalidate, in the identifiers' order; ``fetched``: how many
+    identifiers were not stored and were fetched now; ``not_found``: the identifiers upstream knows
+    no record of (as given).
+    """
+
+    entries: list[StoredEntry] = field(default_factory=list)
+    fetched: int = 0
+    not_found: list[str] = field(default_factory=list)
+
+
+def named_entries(svc: Services, named: Sequence[tuple[str, RecordSource[Any], Any]]) -> Named:
+    """The stored entries of ``named`` (``(identifier, its record source, its reference)``); fetch if missing.
+
+    An identifier whose record is not stored is fetched now as ``syncd cache get --refresh`` would
+    (its source's ``fetch``, forced; counted in ``fetched``, not revalidated again); one upstream does
+    not know is listed in ``not_found``.
+
+    Raises:
+        UpstreamError, BudgetExhausted: a missing record could not be fetched (upstream unusable).
+    """
+    out = Named()
+    for ident, source, ref in named:
+        entry = source.stored(svc.store, ref)
+        if entry is not None:
+            out.entries.append(entry)
+            continue
+        try:
+            source.fetch(svc, ref, True)
+        except NotFound:
+            out.not_found.append(ident)
+        else:
+            out.fetched += 1
+    return out

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
@@ -34,8 +34,10 @@ from syncd.crossref import walk as crossref_walk
 from syncd.crossref.names import CROSSREF_WORK
 from syncd.doiorg import kinds as doiorg_kinds
 from syncd.doiorg.names import DOI_RA
+from syncd.errors import InvalidInput
 from syncd.kinds import Kind
 from syncd.lazy import load
+from syncd.records import RecordSource
 from syncd.services import ClientFactory, Services
 from syncd.store.repo import Store
 from syncd.store.rules import StoreRules
@@ -54,6 +56,7 @@ __all__ = [
     "DOI_WALKERS",
     "KINDS",
     "RECORD_KINDS",
+    "RECORD_SOURCES",
     "SERIES_DOI_PREFIXES",
     "SLICES",
     "STORE_RULES",
@@ -62,6 +65,8 @@ __all__ = [
     "WATCHED_DOI_KIND",
     "kind_of",
     "open_services",
+    "record_source",
+    "resolve_record",
     "resource_specs",
     "tool_specs",
 ]
@@ -80,7 +85,15 @@ KINDS: dict[str, Kind] = {kind.name: kind for kinds in SLICES.values() for kind 
 STORE_RULES: Mapping[str, StoreRules] = {name: kind.rules for name, kind in KINDS.items()}
 """Each kind's store rules by name (``cache verify --hashes``)."""
 
-RECORD_KINDS: dict[str, str] = {"crossref": CROSSREF_WORK, "zenodo": ZENODO_RECORD}
+RECORD_SOURCES: dict[str, RecordSource[Any]] = {
+    source.name: source for source in (crossref_kinds.RECORDS, zenodo_kinds.RECORDS)
+}
+"""How an identifier reaches each upstream's records (``syncd cache show/get/refresh/evict --kind``)."""
+
+DOI_RECORDS = crossref_kinds.RECORDS.name
+"""The source of an identifier no other source claims (``--kind auto``): a DOI, read as a Crossref work."""
+
+RECORD_KINDS: dict[str, str] = {name: source.kind.name for name, source in RECORD_SOURCES.items()}
 """The kind holding each upstream's records (Crossref works, Zenodo records), by upstream name."""
 
 CHANGE_SOURCES: dict[str, tuple[str, ...]] = {
@@ -139,6 +152,40 @@ def open_services(
         clock=clock,
         sleep=sleep,
     )
+
+
+def record_source(name: str) -> RecordSource[Any]:
+    """The :class:`~syncd.records.RecordSource` of upstream ``name`` (``crossref``, ``zenodo``).
+
+    Raises:
+        InvalidInput: reason ``invalid_parameter``, no upstream of that name holds records.
+    """
+    try:
+        return RECORD_SOURCES[name]
+    except KeyError:
+        known = ", ".join(RECORD_SOURCES)
+        raise InvalidInput(
+            f"no record source {name!r} (one of {known})", reason="invalid_parameter"
+        ) from None
+
+
+def resolve_record(ident: str, upstream: str = "auto") -> tuple[RecordSource[Any], Any]:
+    """The record source ``ident`` belongs to and its parsed reference (no request).
+
+    ``upstream``: a :data:`RECORD_SOURCES` name, or ``auto``: the first source whose ``claims``
+    recognises its own form (a Zenodo record id, DOI or URL), else a DOI (:data:`DOI_RECORDS`).
+
+    Raises:
+        InvalidInput: ``ident`` is no identifier of that source (for ``auto``: not even a DOI).
+    """
+    if upstream != "auto":
+        source = record_source(upstream)
+        return source, source.parse(ident)
+    for source in RECORD_SOURCES.values():
+        if source.claims is not None and (ref := source.claims(ident)) is not None:
+            return source, ref
+    fallback = RECORD_SOURCES[DOI_RECORDS]
+    return fallback, fallback.parse(ident)
 
 
 def kind_of(name: str) -> Kind:

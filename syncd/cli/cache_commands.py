@@ -6,7 +6,6 @@ import json
 import time
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
 
 import click
 from rich.console import Console
@@ -35,22 +34,14 @@ from syncd.cli.common import (
     resolve_id,
     session,
     store_kind_option,
-    stored_entry,
 )
 from syncd.config import POOLS
-from syncd.crossref import lookups as lookups_crossref
-from syncd.crossref.lookups_batch import update_flags
-from syncd.crossref.rules import WORK_RULES
-from syncd.crossref.views import work_view
 from syncd.errors import InvalidInput, NotFound, SyncdError
-from syncd.refresh import sweep
+from syncd.refresh import named_entries, sweep
 from syncd.registry import KINDS, STORE_RULES, WATCHED_DOI_KIND
-from syncd.store.content import document
 from syncd.store.maintenance import count_entries, delete_entries, list_entries, prune, vacuum, verify
 from syncd.store.watches import list_watches
 from syncd.transfer import WORKERS_MAX, default_workers, export_entries, import_paths, open_text
-from syncd.zenodo import lookups as lookups_zenodo
-from syncd.zenodo.views import record_view
 
 
 @click.group()
@@ -135,9 +126,9 @@ def cache_stats(ctx: click.Context, as_json: bool) -> None:
 @handle_errors
 def cache_show(ctx: click.Context, ident: str, kind: str, as_json: bool) -> None:
     """Show one stored entry (a DOI or a Zenodo id): key, status, validators, ages. No upstream request."""
-    _, parsed = resolve_id(ident, kind)
+    source, parsed = resolve_id(ident, kind)
     with session(ctx) as svc:
-        entry = stored_entry(svc, parsed)
+        entry = source.stored(svc.store, parsed)
         if entry is None:
             raise NotFound(f"{ident} is not in the store", reason="not_cached")
         data = entry_dict(entry, svc.settings, time.time())
@@ -156,26 +147,9 @@ def cache_show(ctx: click.Context, ident: str, kind: str, as_json: bool) -> None
 @handle_errors
 def cache_get(ctx: click.Context, ident: str, kind: str, as_json: bool, refresh: bool) -> None:
     """Look an ID up through the local-first path (store first, upstream within the budget)."""
-    which, parsed = resolve_id(ident, kind)
+    source, parsed = resolve_id(ident, kind)
     with session(ctx) as svc:
-        if which == "crossref":
-            lookup = lookups_crossref.get_work(svc, parsed, force=refresh)
-            work = work_view(document(lookup.entry, WORK_RULES))
-            view: dict[str, Any] = work.model_dump(mode="json", exclude_none=True)
-            flags = update_flags(work.doi, work.updatedBy, work.updateTo)
-            if flags:
-                view["flags"] = flags
-        else:
-            lookup = lookups_zenodo.get_record(svc, parsed, force=refresh)
-            if lookup.entry.status != "ok":
-                raise lookups_zenodo.miss_error(lookup.entry, ident)
-            view = record_view(document(lookup.entry)).model_dump(mode="json", exclude_none=True)
-        data = {
-            "kind": lookup.entry.kind,
-            "key": lookup.entry.key,
-            "cache": lookup.provenance.as_dict(),
-            **view,
-        }
+        data = source.answer(svc, parsed, ident, force=refresh)
     if as_json:
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
         return
@@ -301,21 +275,9 @@ def cache_refresh(
         elif stale_only:
             ttls = policy.ttls(svc.settings.ttl, KINDS.values())
             entries = store.stale(policy.staleness(ttls, now), limit or 1_000_000)
-        else:
-            entries = []
-            for ident, which, ref in parsed:
-                entry = stored_entry(svc, ref)
-                if entry is not None:
-                    entries.append(entry)
-                    continue
-                try:  # not stored yet: fetch it like `cache get --refresh`
-                    if which == "crossref":
-                        lookups_crossref.get_work(svc, ref, force=True)
-                    else:
-                        lookups_zenodo.get_record(svc, ref, force=True)
-                    fetched += 1
-                except NotFound:
-                    missing.append(ident)
+        else:  # not stored yet: fetched like `cache get --refresh`
+            named = named_entries(svc, parsed)
+            entries, fetched, missing = named.entries, named.fetched, named.not_found
         with ProgressBar(not as_json, "revalidating", len(entries)) as bar:
             report = sweep(svc, len(entries), now, entries=entries, on_entry=bar.advance)
     sent = svc.budget.sent.total()  # every request sent: fetches, list and single revalidations, retries
@@ -353,7 +315,7 @@ def cache_evict(ctx: click.Context, idents: tuple[str, ...], kind: str, as_json:
     parsed = [(i, *resolve_id(i, kind)) for i in idents]
     with session(ctx) as svc:
         store = svc.store
-        found = {ident: stored_entry(svc, ref) for ident, _, ref in parsed}
+        found = {ident: source.stored(store, ref) for ident, source, ref in parsed}
         ids = [e.id for e in found.values() if e is not None]
         deleted = delete_entries(store, ids)
     absent = [i for i, e in found.items() if e is None]

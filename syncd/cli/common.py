@@ -23,17 +23,14 @@ from syncd.budget import Budget
 from syncd.cache import facts_of
 from syncd.cli.choices import NearChoice
 from syncd.config import CONCURRENCY_GROUPS, Settings, load_settings
-from syncd.crossref import lookups as lookups_crossref
 from syncd.errors import InvalidInput, NotFound, StoreError, SyncdError
 from syncd.logsetup import setup_logging
-from syncd.normalize.doi import ParsedDOI, parse_doi
 from syncd.policy import READ_ONLY_REASON, iso
-from syncd.registry import RECORD_KINDS, kind_of, open_services
+from syncd.records import RecordSource
+from syncd.registry import RECORD_KINDS, RECORD_SOURCES, kind_of, open_services, resolve_record
 from syncd.services import Services
 from syncd.store.engine import READ_ONLY_HINT
 from syncd.store.repo import Store, StoredEntry
-from syncd.zenodo import lookups as lookups_zenodo
-from syncd.zenodo.params_id import RecordRef, parse_record_ref
 
 __all__ = [
     "EXIT_FAILURE",
@@ -62,7 +59,6 @@ __all__ = [
     "settings_of",
     "setup_logs",
     "store_kind_option",
-    "stored_entry",
     "writable",
 ]
 
@@ -127,7 +123,7 @@ def kind_option(func: F) -> F:
     """Option bundle: ``--kind`` to say which upstream an ID belongs to."""
     return click.option(
         "--kind",
-        type=NearChoice(["auto", "crossref", "zenodo"], "kind"),
+        type=NearChoice(["auto", *RECORD_SOURCES], "kind"),
         default="auto",
         show_default=True,
         help="crossref: ID is a DOI; zenodo: ID is a record id/DOI/URL; auto: Zenodo forms, else a DOI.",
@@ -245,26 +241,13 @@ def entry_dict(entry: StoredEntry, settings: Settings, now: float) -> dict[str, 
     }
 
 
-def resolve_id(ident: str, kind: str) -> tuple[str, ParsedDOI | RecordRef]:
-    """Parse ``ident`` as a Zenodo reference or a DOI; raises InvalidInput for neither."""
-    if kind == "crossref":
-        return "crossref", parse_doi(ident)
-    if kind == "zenodo":
-        return "zenodo", parse_record_ref(ident)
-    try:
-        ref = parse_record_ref(ident)
-    except InvalidInput:
-        return "crossref", parse_doi(ident)
-    if ref.recid is None:  # a DOI (bare or doi.org URL) that is not a Zenodo DOI
-        return "crossref", parse_doi(ident)
-    return "zenodo", ref
+def resolve_id(ident: str, kind: str) -> tuple[RecordSource[Any], Any]:
+    """The record source of ``ident`` for the ``--kind`` choice and its reference (the registry decides).
 
-
-def stored_entry(svc: Services, parsed: ParsedDOI | RecordRef) -> StoredEntry | None:
-    """The stored work or record ``parsed`` names, with no request (None when not stored)."""
-    if isinstance(parsed, ParsedDOI):
-        return lookups_crossref.stored_work(svc.store, parsed)
-    return lookups_zenodo.stored_record(svc.store, parsed)
+    Raises:
+        InvalidInput: ``ident`` is no identifier of that source (``auto``: neither Zenodo's nor a DOI).
+    """
+    return resolve_record(ident, kind)
 
 
 def pool_rows(budget: Budget, now: float) -> list[dict[str, Any]]:
@@ -399,7 +382,7 @@ def store_kind_option(func: F) -> F:
     return click.option(
         "--kind",
         "store_kind",
-        type=NearChoice(["all", "crossref", "zenodo"], "kind"),
+        type=NearChoice(["all", *RECORD_KINDS], "kind"),
         default="all",
         show_default=True,
         help="Only Crossref works or only Zenodo records.",

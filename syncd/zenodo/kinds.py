@@ -11,8 +11,9 @@ from syncd.kinds import Kind
 from syncd.services import ClientFactory
 from syncd.zenodo.client import ZenodoClient
 from syncd.zenodo.lookups import PAGE_KINDS, RECORD, TERM_KINDS
+from syncd.zenodo.lookups_records import RECORDS
 
-__all__ = ["CLIENTS", "KINDS"]
+__all__ = ["CLIENTS", "KINDS", "RECORDS"]
 
 KINDS: tuple[Kind, ...] = (RECORD, *PAGE_KINDS.values(), *TERM_KINDS.values())
 """The Zenodo slice's kinds, in the order ``syncd cache stats`` lists them."""

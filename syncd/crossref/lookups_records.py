@@ -1,0 +1,54 @@
+"""Crossref works as the cache commands reach them by DOI (:class:`~syncd.records.RecordSource`).
+
+``syncd cache get`` answers the ``crossref_get_work`` view of the work
+(:func:`syncd.crossref.views.work_view`)
+with its ``flags`` (retracted, corrected, expression of concern) as ``crossref_get_works`` computes them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from syncd.cache import Lookup
+from syncd.crossref.lookups import WORK, get_work, stored_work
+from syncd.crossref.lookups_batch import update_flags
+from syncd.crossref.rules import WORK_RULES
+from syncd.crossref.views import work_view
+from syncd.normalize.doi import ParsedDOI, parse_doi
+from syncd.records import RecordSource
+from syncd.services import Services
+from syncd.store.content import document
+from syncd.store.repo import StoredEntry
+
+__all__ = ["RECORDS", "work_answer"]
+
+
+def _fetch(svc: Services, doi: ParsedDOI, force: bool) -> Lookup:
+    return get_work(svc, doi, force=force)
+
+
+def work_answer(entry: StoredEntry, label: str) -> dict[str, Any]:
+    """The work view of a stored ``crossref_work`` entry as JSON, with its ``flags`` when it has any.
+
+    ``label`` is unused (a Crossref miss raises in :func:`~syncd.crossref.lookups.get_work` already).
+
+    Raises:
+        MalformedResponse: the stored body is not a work the view can read.
+    """
+    work = work_view(document(entry, WORK_RULES))
+    view: dict[str, Any] = work.model_dump(mode="json", exclude_none=True)
+    flags = update_flags(work.doi, work.updatedBy, work.updateTo)
+    if flags:
+        view["flags"] = flags
+    return view
+
+
+RECORDS: RecordSource[ParsedDOI] = RecordSource(
+    name="crossref",
+    kind=WORK,
+    parse=parse_doi,
+    stored=stored_work,
+    fetch=_fetch,
+    view=work_answer,
+)
+"""Crossref works by DOI (bare, ``doi:``, doi.org URL): the fallback of ``--kind auto``."""
