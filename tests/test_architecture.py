@@ -283,6 +283,17 @@ def test_the_services_bundle_imports_no_slice() -> None:
     assert sorted(d for d in graph["syncd.services"] if d.startswith(slices)) == []
 
 
+def test_the_generic_normalizers_import_no_slice() -> None:
+    """``syncd.normalize`` (the change-summary machinery, DOIs, text) imports no slice: each kind's change
+    summary lives in its slice (``views_changes``, the doi.org rules) and reaches the store through its
+    :class:`~syncd.store.rules.StoreRules`.
+    """
+    graph = _graph()
+    slices = ("syncd.crossref", "syncd.zenodo", "syncd.doiorg", "syncd.registry")
+    found = {m: sorted(d for d in deps if d.startswith(slices)) for m, deps in graph.items()}
+    assert {m: d for m, d in found.items() if m.startswith("syncd.normalize") and d} == {}
+
+
 def test_the_store_imports_neither_normalize_nor_the_kinds() -> None:
     """``syncd.store`` receives each kind's rules from the caller: no import of normalize, kinds or slices."""
     graph = _graph()
@@ -449,9 +460,7 @@ def test_the_store_use_finder_finds_a_planted_use() -> None:
     assert store_uses("def tool(services):\n    return services.settings\n") == []
 
 
-PENDING_TWO_SLICES = {
-    "syncd.normalize.changes": "the change summaries of each kind (move to each slice's rules)",
-}
+PENDING_TWO_SLICES: dict[str, str] = {}
 PENDING_ACROSS: dict[str, str] = {}
 """Modules that import two slices' names besides the registry, each with what removes it."""
 

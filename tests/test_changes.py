@@ -23,7 +23,7 @@ from syncd.cli import cli
 from syncd.config import Settings
 from syncd.crossref.lookups import work_content
 from syncd.daemon import _alerts_pass, _sweep_pass
-from syncd.normalize.changes import describe, new_version, since_epoch, since_stored_notice
+from syncd.normalize.changes import describe, since_epoch, since_stored_notice
 from syncd.registry import KINDS, open_services
 from syncd.store.changes import changes_of_entry, latest_change_id, list_changes, prune_changes
 from syncd.store.models import Entry
@@ -31,6 +31,7 @@ from syncd.store.repo import EntryContent, Store
 from syncd.store.rules import ChangeSummary, Side
 from syncd.store.watches import add_watch
 from syncd.zenodo.lookups import record_content
+from syncd.zenodo.views_changes import new_version
 from tests.conftest import corpus_json, make_settings
 from tests.fakeupstream import FakeUpstream
 from tests.test_cli import env  # noqa: F401  (fixture: SYNCD_* pointing at the fake and a temp DB)

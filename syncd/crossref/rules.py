@@ -16,7 +16,7 @@ from typing import Any
 
 from syncd.crossref.names import CROSSREF_FUNDER, CROSSREF_JOURNAL, CROSSREF_MEMBER, CROSSREF_PREFIX
 from syncd.crossref.views import content_hash_projection
-from syncd.normalize.changes import summarize_work
+from syncd.crossref.views_changes import summarize_work
 from syncd.store.rules import StoreRules
 
 __all__ = ["ENTITY_RULES", "LIST_RULES", "WORK_RULES", "message_of", "work_message"]

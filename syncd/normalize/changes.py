@@ -1,13 +1,14 @@
-"""What changed between two stored bodies of one entry, from the normalized views (pure: no I/O).
+"""The generic machinery of change summaries and the change feed's text (pure: no I/O, no upstream named).
 
-The store calls :func:`summarize_work`, :func:`summarize_record` or :func:`summarize_agency` (the
-summaries the kinds supply as their store rules) when it replaces a stored body (revalidation, sync
-walk, fetch, import) and :func:`new_version` when a Zenodo record joins a series it already holds; the summary
-becomes one row of the change feed (``changes`` table, ``syncd changes``, ``syncd_list_changes``).
-Bodies are compared through the views the tools answer with, never as raw JSON: Crossref works
-through :func:`syncd.crossref.views.work_view`, Zenodo records through
-:func:`syncd.zenodo.views.record_view`, :func:`~syncd.zenodo.views.record_keys` and
-:func:`~syncd.zenodo.views.tombstone_view`.
+Each record kind's slice holds its own summary, handed to the store through the kind's store rules
+(:class:`~syncd.store.rules.StoreRules` ``summarize`` / ``arrival``): Crossref works in
+:mod:`syncd.crossref.views_changes`, Zenodo records and new versions in :mod:`syncd.zenodo.views_changes`,
+doi.org's registration agency in :mod:`syncd.doiorg.rules`. The store calls them when it replaces a
+stored body (revalidation, sync walk, fetch, import) or a record joins a series it already holds; the
+summary becomes one row of the change feed (``changes`` table, ``syncd changes``,
+``syncd_list_changes``). Bodies are compared through the views the tools answer with, never as raw
+JSON; what every view shares (title, people, date, the other fields) is compared here
+(:func:`described_items`, located by a :class:`ViewFields`).
 
 Change types (``ChangeSummary.types``, in this order; each has one item in ``items``):
 
@@ -20,7 +21,7 @@ Change types (``ChangeSummary.types``, in this order; each has one item in ``ite
   added/removed, at most :data:`NAMES_SHOWN` each), the publication date (``from``/``to``).
 * ``superseded``: a Zenodo version stopped being the latest (``is_latest`` true -> false), with
   ``latest_recid`` when the body names it; ``new_version``: a Zenodo record stored for a series
-  already held (see :func:`new_version`).
+  already held.
 * ``deleted`` (status ``gone``: the tombstone's ``removal_reason``, ``removal_date``, ``note``),
   ``restricted`` (status ``restricted``, or ``access`` moving to restricted/embargoed),
   ``reinstated`` (a deleted or restricted record answered again).
@@ -42,10 +43,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from syncd.crossref import views as crossref_norm
-from syncd.errors import InvalidInput, MalformedResponse
+from syncd.errors import InvalidInput
 from syncd.store.rules import ChangeSummary, Side
-from syncd.zenodo import views as zenodo_norm
 
 __all__ = [
     "ALERT_TYPES",
@@ -54,14 +53,14 @@ __all__ = [
     "UPDATE_TYPES",
     "ChangeSummary",
     "Side",
+    "ViewFields",
+    "as_object",
     "describe",
-    "new_version",
+    "described_items",
+    "json_body",
     "since_epoch",
     "since_stored_notice",
-    "summarize_agency",
-    "summarize_record",
-    "summarize_work",
-    "update_type",
+    "summary_of",
 ]
 
 
@@ -124,12 +123,8 @@ _VIEW_SKIP = frozenset(
 """View fields never compared (paging, counters, the notice built from other fields, revision stamps)."""
 
 
-def update_type(value: str) -> str:
-    """A Crossref update ``type`` as a change type: lower-cased, ``-`` and spaces as ``_``."""
-    return value.strip().lower().replace("-", "_").replace(" ", "_")
-
-
-def _json(text: str | None) -> Any:
+def json_body(text: str | None) -> Any:
+    """A stored body (JSON text) parsed, or None when empty or not JSON."""
     if not text:
         return None
     try:
@@ -138,15 +133,9 @@ def _json(text: str | None) -> Any:
         return None
 
 
-def _dict(value: Any) -> dict[str, Any]:
+def as_object(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else ``{}``."""
     return value if isinstance(value, dict) else {}
-
-
-def _date(value: dict[str, Any] | None) -> str | None:
-    if not value:
-        return None
-    parts = [f"{value['year']:04d}"] + [f"{value[k]:02d}" for k in ("month", "day") if value.get(k)]
-    return "-".join(parts)
 
 
 def _names(people: list[dict[str, Any]] | None) -> list[str]:
@@ -173,47 +162,12 @@ def _authors_item(old: list[str], new: list[str], old_count: int, new_count: int
     return item
 
 
-def _work_view(body: str | None) -> dict[str, Any] | None:
-    """The ``crossref_get_work`` view of a stored work body (authors up to the 500 cap), or None."""
-    data = _dict(_json(body))
-    message = data.get("message") if isinstance(data.get("message"), dict) else data
-    try:
-        view = crossref_norm.work_view(message, offset=0, limit=crossref_norm.AUTHOR_LIMIT_MAX)
-    except MalformedResponse:
-        return None
-    return view.model_dump(mode="json", exclude_none=True)
-
-
-def _update_key(u: dict[str, Any]) -> tuple[str, str, str]:
-    return (str(u.get("doi", "")).lower(), update_type(str(u.get("type", ""))), str(u.get("source") or ""))
-
-
-def _update_item(u: dict[str, Any], change_type: str) -> dict[str, Any]:
-    item: dict[str, Any] = {"type": change_type, "doi": u.get("doi")}
-    if change_type == "update_removed":
-        item["update_type"] = update_type(str(u.get("type", "")))
-    for name in ("source", "recordId"):
-        if u.get(name):
-            item[name] = u[name]
-    updated = _date(u.get("updated"))
-    if updated:
-        item["updated"] = updated
-    return item
-
-
-def _work_items(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
-    """The typed items between two work views (updates first, then title, authors, date, the rest)."""
-    items: list[dict[str, Any]] = []
-    before = {_update_key(u): u for u in old.get("updatedBy") or []}
-    after = {_update_key(u): u for u in new.get("updatedBy") or []}
-    items += [_update_item(u, k[1] or "update") for k, u in after.items() if k not in before]
-    items += [_update_item(u, "update_removed") for k, u in before.items() if k not in after]
-    return items + _described_items(old, new, _WORK_FIELDS, set())
-
-
 @dataclass(frozen=True)
-class _ViewFields:
-    """Where a view keeps what every summary compares: title, people and their count, the date."""
+class ViewFields:
+    """Where a view keeps what every summary compares: ``people``, their ``count``, the ``date``.
+
+    ``date_text``: the date as the ``date`` item tells it (e.g. ``YYYY-MM-DD``).
+    """
 
     people: str
     count: str
@@ -221,14 +175,8 @@ class _ViewFields:
     date_text: Callable[[Any], Any]
 
 
-_WORK_FIELDS = _ViewFields("authors", "authorCount", "published", _date)
-"""Crossref work view (:func:`syncd.crossref.views.work_view`)."""
-_RECORD_FIELDS = _ViewFields("creators", "creator_count", "publication_date", lambda v: v)
-"""Zenodo record view (:func:`syncd.zenodo.views.record_view`)."""
-
-
-def _described_items(
-    old: dict[str, Any], new: dict[str, Any], f: _ViewFields, folded: set[str]
+def described_items(
+    old: dict[str, Any], new: dict[str, Any], f: ViewFields, folded: set[str]
 ) -> list[dict[str, Any]]:
     """The title, people and date items between two views, then one ``metadata`` item.
 
@@ -259,59 +207,11 @@ def _described_items(
     return items
 
 
-def _record_parts(body: str | None) -> tuple[dict[str, Any], Any] | None:
-    """``(record view as JSON, record keys)`` of a stored Zenodo record body, or None when unreadable."""
-    data = _json(body)
-    if not isinstance(data, dict):
-        return None
-    try:
-        view = zenodo_norm.record_view(data).model_dump(mode="json", exclude_none=True)
-        keys = zenodo_norm.record_keys(data)
-    except (MalformedResponse, ValueError, TypeError, KeyError):
-        return None
-    return view, keys
+def summary_of(items: list[dict[str, Any]], **about: Any) -> ChangeSummary | None:
+    """The summary of ``items`` (types in first-seen order; ``about``: ``doi``, ``title``, ``series``).
 
-
-_CLOSED = ("restricted", "embargoed")
-
-
-def _record_items(old: dict[str, Any], new: dict[str, Any], latest_recid: str | None) -> list[dict[str, Any]]:
-    """The typed items between two record views (version, access, title, creators, date, the rest)."""
-    items: list[dict[str, Any]] = []
-    was_latest = _dict(old.get("versions")).get("is_latest")
-    is_latest = _dict(new.get("versions")).get("is_latest")
-    if was_latest is True and is_latest is False:
-        item: dict[str, Any] = {"type": "superseded"}
-        latest = latest_recid or _dict(new.get("versions")).get("latest_recid")
-        if latest:
-            item["latest_recid"] = str(latest)
-        items.append(item)
-    old_access = str(_dict(old.get("access")).get("status") or "")
-    new_access = str(_dict(new.get("access")).get("status") or "")
-    if old_access != new_access and new_access in _CLOSED:
-        items.append({"type": "restricted", "from": old_access or None, "to": new_access})
-    folded = {"access"} if any(i["type"] == "restricted" for i in items) else set()
-    folded |= {"versions"} if any(i["type"] == "superseded" for i in items) else set()
-    return items + _described_items(old, new, _RECORD_FIELDS, folded)
-
-
-def _tombstone_item(body: str | None) -> dict[str, Any]:
-    tomb = zenodo_norm.tombstone_view(_dict(_json(body)) or None).model_dump(exclude_none=True)
-    item: dict[str, Any] = {"type": "deleted"}
-    for name in ("removal_reason", "removal_date", "note"):
-        if tomb.get(name):
-            item[name] = tomb[name]
-    return item
-
-
-def _agency(body: str | None) -> str | None:
-    data = _json(body)
-    first = data[0] if isinstance(data, list) and data else data
-    agency = _dict(first).get("RA")
-    return agency.strip() if isinstance(agency, str) and agency.strip() else None
-
-
-def _summary(items: list[dict[str, Any]], **about: Any) -> ChangeSummary | None:
+    None when ``items`` is empty: nothing is recorded.
+    """
     if not items:
         return None  # the view did not change (a body complete now, or a change outside the view)
     types: list[str] = []
@@ -319,94 +219,6 @@ def _summary(items: list[dict[str, Any]], **about: Any) -> ChangeSummary | None:
         if item["type"] not in types:
             types.append(item["type"])
     return ChangeSummary(tuple(types), tuple(items), **about)
-
-
-def summarize_work(old: Side, new: Side) -> ChangeSummary | None:
-    """What changed in a Crossref work (``crossref_work``) from ``old`` to ``new``; None: nothing."""
-    after = _work_view(new.body) if new.status == "ok" else None
-    if after is None:
-        return None  # a work is only replaced by a readable work (a 404 never replaces one)
-    before = _work_view(old.body) if old.status == "ok" else None
-    doi = str(after["doi"]).lower()
-    if before is None:  # a stored miss answered now: the work appeared
-        items: list[dict[str, Any]] = [{"type": "found", "from_status": old.status}]
-        items[:0] = [
-            _update_item(u, update_type(str(u.get("type", "")))) for u in after.get("updatedBy") or []
-        ]
-        return _summary(items, doi=doi, title=after.get("title"))
-    return _summary(_work_items(before, after), doi=doi, title=after.get("title"))
-
-
-def summarize_record(old: Side, new: Side) -> ChangeSummary | None:
-    """What changed in a Zenodo record (``zenodo_record``) from ``old`` to ``new``; None: nothing."""
-    after = _record_parts(new.body) if new.status == "ok" else None
-    before = _record_parts(old.body) if old.status == "ok" else None
-    about: dict[str, Any] = {}
-    if after is not None:
-        view, keys = after
-        about = {"doi": keys.doi, "title": view.get("title"), "series": keys.concept_recid}
-    elif before is not None:
-        view, keys = before
-        about = {"doi": keys.doi, "title": view.get("title"), "series": keys.concept_recid}
-    if new.status == old.status and new.status in ("gone", "restricted"):
-        return None  # a tombstone or refusal answered again
-    if new.status == "gone":
-        return _summary([_tombstone_item(new.body)], **about)
-    if new.status == "restricted":
-        return _summary([{"type": "restricted", "from": old.status, "to": "restricted"}], **about)
-    if new.status != "ok" or after is None:
-        return None
-    if before is None:
-        return _summary([{"type": "reinstated", "from_status": old.status}], **about)
-    return _summary(_record_items(before[0], after[0], after[1].latest_recid), **about)
-
-
-def summarize_agency(old: Side, new: Side) -> ChangeSummary | None:
-    """``agency_changed`` when doi.org names another registration agency for a prefix (``doi_ra``)."""
-    before, after = _agency(old.body), _agency(new.body)
-    if before == after:
-        return None
-    return _summary([{"type": "agency_changed", "from": before, "to": after}])
-
-
-def _created(body: dict[str, Any]) -> float | None:
-    """A record body's ``created`` time (ISO 8601, both shapes) as epoch seconds, or None."""
-    value = body.get("created")
-    if not isinstance(value, str):
-        return None
-    try:
-        when = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return (when if when.tzinfo else when.replace(tzinfo=dt.UTC)).timestamp()
-
-
-def new_version(body: str | None, older: list[str], held_since: float | None = None) -> ChangeSummary | None:
-    """A new Zenodo version stored for a series already held: type ``new_version``, or None.
-
-    Args:
-        body: the new record's body (JSON text).
-        older: record ids of the versions of its series stored before it.
-        held_since: when the store first held a version of the series (epoch seconds).
-
-    Returns:
-        The summary when the new record reads as the latest version and was not created before
-        ``held_since`` (an older version stored later, or a version that existed before syncd held the
-        series and is only stored now, is no news), else None.
-    """
-    parts = _record_parts(body)
-    if parts is None or not older:
-        return None
-    view, keys = parts
-    if keys.is_latest is False:
-        return None
-    created = _created(_dict(_json(body)))
-    if held_since is not None and created is not None and created < held_since:
-        return None
-    item: dict[str, Any] = {"type": "new_version", "recid": keys.recid, "older": sorted(older)[:NAMES_SHOWN]}
-    if view.get("version"):
-        item["version"] = view["version"]
-    return _summary([item], doi=keys.doi, title=view.get("title"), series=keys.concept_recid)
 
 
 def describe(summary: dict[str, Any]) -> str:

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from syncd.normalize.changes import new_version, summarize_record
 from syncd.store.rules import StoreRules
 from syncd.zenodo.views import content_hash_projection
+from syncd.zenodo.views_changes import new_version, summarize_record
 
 __all__ = ["CONTAINER_RULES", "ENTITY_RULES", "PAGE_RULES", "RECORD_RULES", "TERM_RULES", "record_object"]
 
