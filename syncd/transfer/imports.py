@@ -1,42 +1,20 @@
-"""Export and import of stored entries as JSON Lines, and import of Crossref's public data file.
+"""``syncd cache import``: syncd exports and Crossref public data files into the store.
 
-Export format (one JSON object per line, optionally gzip-compressed when the file name ends in
-``.gz``)::
-
-    {"kind": "crossref_work", "key": "10.1101/598821", "status": "ok",
-     "fetched_at": "2026-...Z", "validated_at": "2026-...Z", "etag": null, "last_modified": null,
-     "body": {...the raw upstream JSON as stored...}}
-
-``body`` is the upstream body exactly as stored (``/works/{doi}`` envelope for Crossref, the record
-for Zenodo, the tombstone for ``gone``; ``null`` for ``not_found``/``restricted``).
-
-Import reads, line by line or file by file:
-* syncd exports (objects with ``kind`` and ``body``);
-* Crossref public data files: ``.jsonl.gz`` / ``.jsonl`` with one work per line, and ``.json.gz`` /
-  ``.json`` holding ``{"items": [...]}`` (older snapshots); a work may also come wrapped in a
-  ``/works/{doi}`` envelope (``{"message-type": "work", "message": {...}}``).
-
-Every item is stored through :func:`syncd.crossref.lookups.work_content` /
-:func:`syncd.zenodo.lookups.record_content` and ``Store.put_content``, so hashes, the FTS index and
-volatile counters stay consistent. Nothing lost: an imported item never replaces a stored entry
-that is as new or newer (Crossref: ``indexed`` stamp; syncd exports: ``validated_at``), and an
-imported entry keeps its age (a Crossref work from a data file counts as validated at its
-``indexed`` time), so the daemon revalidates it on schedule instead of trusting it as fresh.
+Every item is stored through its kind: a syncd export line through the kind's ``load`` and
+``arrived`` hooks (:class:`syncd.kinds.Kind`), a Crossref work through
+:func:`syncd.crossref.lookups.work_content` and ``Store.put_content`` (the exact path), or, for the
+works of a data file, prepared in worker processes with the same values and written in bulk
+(:func:`syncd.store.bulk.put_many`, the fast path). Nothing lost: an imported item never replaces a
+stored entry that is as new or newer (Crossref: ``indexed`` stamp; syncd exports: ``validated_at``),
+and an imported entry keeps its age. File reading: :mod:`syncd.transfer.formats`.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import gc
-import gzip
-import io
-import itertools
 import json
 import multiprocessing as mp
 import os
-import queue
-import sys
-import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -44,7 +22,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import IO, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -52,72 +30,32 @@ from syncd.crossref import views as crossref_norm
 from syncd.crossref.lookups import WORK, work_content
 from syncd.errors import InvalidInput, MalformedResponse
 from syncd.normalize.doi import parse_doi
-from syncd.policy import iso
 from syncd.proc import die_with_parent
 from syncd.registry import KINDS
 from syncd.store.bulk import BulkItem, Held, put_many
 from syncd.store.content import ExactDecoder, content_hash_exact, volatile_json
-from syncd.store.maintenance import iter_entries
 from syncd.store.repo import EntryContent, Store, StoredEntry
+from syncd.transfer.formats import (
+    Slow,
+    Unreadable,
+    chunks_of,
+    files_of,
+    loads_item,
+    parse_ts,
+    read_ahead,
+)
 
 __all__ = [
     "ENVELOPE",
+    "IMPORT_BATCH",
+    "WORKERS_MAX",
     "ImportReport",
+    "Prepared",
     "default_workers",
-    "export_entries",
     "import_item",
     "import_paths",
-    "open_text",
     "prepare_line",
 ]
-
-
-def open_text(path: str | Path, mode: str = "r") -> IO[str]:
-    """Open ``path`` as UTF-8 text, through gzip when it ends in ``.gz``; ``-`` is stdin/stdout."""
-    if str(path) == "-":
-        return sys.stdout if "w" in mode else sys.stdin
-    p = Path(path)
-    if p.suffix == ".gz":
-        return io.TextIOWrapper(gzip.open(p, mode.replace("t", "") + "b"), encoding="utf-8")  # type: ignore[arg-type]
-    return open(p, mode, encoding="utf-8")
-
-
-def export_line(entry: StoredEntry) -> str:
-    """One export line for ``entry``."""
-    body: Any = None
-    if entry.body:
-        try:
-            body = json.loads(entry.body)
-        except ValueError:
-            body = entry.body
-    record = {
-        "kind": entry.kind,
-        "key": entry.key,
-        "status": entry.status,
-        "fetched_at": iso(entry.fetched_at),
-        "validated_at": iso(entry.validated_at),
-        "etag": entry.etag,
-        "last_modified": entry.last_modified,
-        "body": body,
-    }
-    return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
-
-
-def export_entries(
-    store: Store,
-    out: IO[str],
-    *,
-    kind: str | None = None,
-    on_entry: Callable[[StoredEntry], None] | None = None,
-) -> int:
-    """Write every stored entry (optionally of one ``kind``) to ``out``; returns how many."""
-    n = 0
-    for entry in iter_entries(store, kind):
-        out.write(export_line(entry) + "\n")
-        n += 1
-        if on_entry is not None:
-            on_entry(entry)
-    return n
 
 
 @dataclass
@@ -139,96 +77,6 @@ class ImportReport:
     def as_dict(self) -> dict[str, Any]:
         """Plain dict."""
         return asdict(self)
-
-
-def _parse_ts(value: Any) -> float | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return dt.datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
-
-
-_JSON_LINES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")
-
-
-def _open_binary(path: Path) -> IO[bytes]:
-    """``path`` opened for reading bytes, through gzip when it ends in ``.gz``."""
-    if path.suffix == ".gz":
-        return gzip.open(path, "rb")  # type: ignore[return-value]
-    return open(path, "rb")
-
-
-_RAW_OBJECT = msgspec.json.Decoder(dict[str, msgspec.Raw])
-_RAW_LIST = msgspec.json.Decoder(list[msgspec.Raw])
-"""Decoders that find a document's members without decoding them (the items stay raw bytes)."""
-
-
-def _raw_items(data: bytes) -> list[bytes] | None:
-    """The raw items of ``{"items": [...]}`` or ``{"message": {"items": [...]}}``; None for another object.
-
-    Raises:
-        msgspec.DecodeError: ``data`` is not one JSON object (or is one only ``json`` reads).
-    """
-    top = _RAW_OBJECT.decode(data)
-    if "items" not in top and "message" in top:
-        try:
-            top = _RAW_OBJECT.decode(top["message"])
-        except msgspec.ValidationError:
-            return None
-    try:
-        return [bytes(item) for item in _RAW_LIST.decode(top["items"])] if "items" in top else None
-    except msgspec.ValidationError:
-        return None
-
-
-def _document_items(path: Path) -> Iterator[Any]:
-    """The items of a file that is not JSON Lines, as raw bytes (prepared like JSON Lines) or objects.
-
-    ``{"items": [...]}`` (each item's bytes as in the file), a ``message.items`` list, one object, or
-    (despite the name) JSON Lines. A document only ``json`` reads (``NaN``...) is decoded whole and its
-    items take the exact path.
-
-    Raises:
-        ValueError: the file is one JSON document that does not parse.
-    """
-    with _open_binary(path) as fh:
-        data = fh.read()
-    stripped = data.lstrip()
-    if not (stripped.startswith(b"{") and b"\n{" not in stripped.strip()):
-        yield from data.splitlines()
-        return
-    try:
-        items = _raw_items(data)
-    except msgspec.DecodeError:  # NaN, Infinity, a lone surrogate: json reads them, msgspec does not
-        doc = json.loads(data)
-        if isinstance(doc, dict) and isinstance(doc.get("items"), list):
-            exact = doc["items"]
-        elif (
-            isinstance(doc, dict)
-            and isinstance(doc.get("message"), dict)
-            and isinstance(doc["message"].get("items"), list)
-        ):
-            exact = doc["message"]["items"]
-        else:
-            exact = [doc]
-        for item in exact:
-            yield _Slow(item)
-        return
-    yield from items if items is not None else [data]
-
-
-class _Unreadable(str):
-    """A line that is not JSON (counted as ``invalid``)."""
-
-
-def _loads(line: str | bytes) -> Any:
-    try:
-        return json.loads(line)
-    except ValueError:
-        text = line if isinstance(line, str) else line.decode("utf-8", "replace")
-        return _Unreadable(text.strip()[:80])
 
 
 def _put(
@@ -280,7 +128,7 @@ def _import_syncd(store: Store, rec: dict[str, Any], report: ImportReport) -> No
     kind = KINDS.get(name) if isinstance(name, str) else None
     if kind is None:
         raise MalformedResponse(f"unknown kind {name!r}")
-    when = _parse_ts(rec.get("validated_at")) or time.time()
+    when = parse_ts(rec.get("validated_at")) or time.time()
     raw = json.dumps(body, ensure_ascii=False) if isinstance(body, dict | list) else body
     content = kind.load_line(rec, raw)
 
@@ -305,7 +153,7 @@ def _invalid(report: ImportReport, number: int, error: object) -> None:
 def _import_one(store: Store, item: Any, report: ImportReport, number: int) -> None:
     """Store one decoded item (the exact path), an error counting it ``invalid`` as item ``number``."""
     try:
-        if isinstance(item, _Unreadable):
+        if isinstance(item, Unreadable):
             raise MalformedResponse(f"not JSON: {item!s}")
         if not isinstance(item, dict):
             raise MalformedResponse("not a JSON object")
@@ -333,19 +181,13 @@ ENVELOPE = '{"status":"ok","message-type":"work","message":'
 """The ``/works/{doi}`` envelope a bare data-file work is stored in (compact, as Crossref sends it)."""
 
 
-class _Slow(NamedTuple):
-    """An item for the exact path: raw bytes (decoded with ``json``) or an object decoded exactly."""
-
-    item: Any
-
-
 class _Bad(NamedTuple):
     """An unreadable item (counted ``invalid``) and why."""
 
     error: str
 
 
-Prepared = BulkItem | _Slow | _Bad
+Prepared = BulkItem | Slow | _Bad
 """What :func:`prepare_line` makes of one line: a work ready to store, the exact path, or invalid."""
 
 
@@ -400,7 +242,7 @@ def _prepare_work(
 
 def _prepare_object(doc: Any, line: bytes, floats: int, encode: Callable[[str], Any] | None) -> Prepared:
     """The item ``doc`` decoded from ``line`` (holding ``floats``) ready to store, or the exact path."""
-    slow = _Slow(line)
+    slow = Slow(line)
     if not isinstance(doc, dict) or ("kind" in doc and "body" in doc):
         return slow
     if doc.get("message-type") == "work" and isinstance(doc.get("message"), dict):
@@ -430,7 +272,7 @@ def prepare_line(
     try:
         doc = decoder.decode(line)
     except msgspec.DecodeError:
-        return _Slow(line)
+        return Slow(line)
     return _prepare_object(doc, line, decoder.floats, encode)
 
 
@@ -502,7 +344,7 @@ def _store_prepared(
     """
     works: list[BulkItem] = []
     numbers: dict[int, tuple[int, Any]] = {}
-    others: list[tuple[int, _Slow | _Bad]] = []
+    others: list[tuple[int, Slow | _Bad]] = []
     for raw, p in zip(chunk, prepared, strict=True):
         if p is None:
             continue
@@ -529,7 +371,7 @@ def _store_prepared(
         if isinstance(other, _Bad):
             _invalid(report, number, other.error)
         else:
-            decoded = _loads(other.item) if isinstance(other.item, bytes) else other.item
+            decoded = loads_item(other.item) if isinstance(other.item, bytes) else other.item
             _import_one(store, decoded, report, number)
     if on_item is not None:
         for _ in range(len(works) + len(others)):
@@ -549,38 +391,6 @@ def default_workers() -> int:
     return max(1, min(WORKERS_MAX, cpus))
 
 
-def _chunks(files: list[Path], batch: int) -> Iterator[tuple[Path, list[Any]]]:
-    """``(file, chunk)`` of at most ``batch`` raw lines or decoded items, file by file."""
-    for f in files:
-        try:
-            if f.name.lower().endswith(_JSON_LINES):
-                with _open_binary(f) as fh:
-                    while chunk := list(itertools.islice(fh, batch)):
-                        yield f, chunk
-            else:
-                items = _document_items(f)
-                while chunk := list(itertools.islice(items, batch)):
-                    yield f, chunk
-        except (ValueError, OSError, EOFError) as exc:
-            raise InvalidInput(f"{f}: not JSON / JSON Lines ({exc})", reason="invalid_parameter") from exc
-
-
-def _files(paths: list[Path]) -> list[Path]:
-    files: list[Path] = []
-    for p in paths:
-        if p.is_dir():
-            files.extend(
-                sorted(
-                    f for f in p.iterdir() if f.name.endswith((".json", ".jsonl", ".json.gz", ".jsonl.gz"))
-                )
-            )
-        elif p.is_file():
-            files.append(p)
-        else:
-            raise InvalidInput(f"no such file: {p}", reason="invalid_parameter")
-    return files
-
-
 def _prepared_batches(
     chunks: Iterator[tuple[Path, list[Any]]], pool: ProcessPoolExecutor | None, ahead: int
 ) -> Iterator[tuple[list[Any], list[Prepared | None]]]:
@@ -598,64 +408,6 @@ def _prepared_batches(
     while pending:
         done, future = pending.popleft()
         yield done, future.result()
-
-
-class _Failed(NamedTuple):
-    """What the reading thread of :func:`_read_ahead` raised (raised again in the consumer)."""
-
-    error: BaseException
-
-
-_END = _Failed(StopIteration())
-"""The reading thread's last item when ``chunks`` ran out."""
-
-
-@contextmanager
-def _read_ahead(chunks: Iterator[Any], depth: int) -> Iterator[Iterator[Any]]:
-    """``chunks`` read by a thread at most ``depth`` ahead of the consumer.
-
-    Reading a ``.gz`` file is mostly zlib inflating, which runs without the GIL: beside the writer's
-    SQLite calls (also without it) the file is read on another core. An error of the reader is raised
-    in the consumer; leaving the context stops the reader.
-    """
-    ready: queue.Queue[Any] = queue.Queue(maxsize=depth)
-    stop = threading.Event()
-
-    def hand(item: Any) -> bool:
-        while not stop.is_set():
-            try:
-                ready.put(item, timeout=0.1)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def read() -> None:
-        try:
-            for chunk in chunks:
-                if not hand(chunk):
-                    return
-        except BaseException as exc:  # handed to the consumer, raised there
-            hand(_Failed(exc))
-            return
-        hand(_END)
-
-    def consume() -> Iterator[Any]:
-        while True:
-            item = ready.get()
-            if item is _END:
-                return
-            if isinstance(item, _Failed):
-                raise item.error
-            yield item
-
-    reader = threading.Thread(target=read, name="syncd-import-reader", daemon=True)
-    reader.start()
-    try:
-        yield consume()
-    finally:
-        stop.set()
-        reader.join()
 
 
 def import_paths(
@@ -678,7 +430,7 @@ def import_paths(
         InvalidInput: a path does not exist or a file is not JSON at all.
     """
     report = ImportReport()
-    chunks = _chunks(_files(paths), batch)
+    chunks = chunks_of(files_of(paths), batch)
     with _gc_paused():
         if workers <= 1 or "fork" not in mp.get_all_start_methods():
             for chunk, prepared in _prepared_batches(chunks, None, 0):
@@ -697,7 +449,7 @@ def import_paths(
             initargs=(encode, os.getpid()),
         ) as pool:
             pool.submit(len, ()).result()  # every worker forked now, before the reading thread starts
-            with _read_ahead(chunks, 2) as ahead:
+            with read_ahead(chunks, 2) as ahead:
                 for chunk, prepared in _prepared_batches(ahead, pool, 2 * workers):
                     _store_prepared(store, chunk, prepared, report, on_item)
     return report
