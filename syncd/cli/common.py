@@ -138,7 +138,8 @@ def settings_of(ctx: click.Context) -> Settings:
             obj["settings"] = load_settings(obj.get("config"))
         except InvalidInput as exc:
             fail(exc, EXIT_USAGE)
-    return obj["settings"]
+    settings: Settings = obj["settings"]
+    return settings
 
 
 def fail(exc: SyncdError, code: int) -> None:

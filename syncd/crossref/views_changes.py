@@ -43,7 +43,8 @@ WORK_FIELDS = ViewFields("authors", "authorCount", "published", _date)
 def _work_view(body: str | None) -> dict[str, Any] | None:
     """The ``crossref_get_work`` view of a stored work body (authors up to the 500 cap), or None."""
     data = as_object(json_body(body))
-    message = data.get("message") if isinstance(data.get("message"), dict) else data
+    inner = data.get("message")
+    message: dict[str, Any] = inner if isinstance(inner, dict) else data
     try:
         view = crossref_norm.work_view(message, offset=0, limit=crossref_norm.AUTHOR_LIMIT_MAX)
     except MalformedResponse:

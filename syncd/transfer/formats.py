@@ -48,7 +48,7 @@ def open_text(path: str | Path, mode: str = "r") -> IO[str]:
         return sys.stdout if "w" in mode else sys.stdin
     p = Path(path)
     if p.suffix == ".gz":
-        return io.TextIOWrapper(gzip.open(p, mode.replace("t", "") + "b"), encoding="utf-8")  # type: ignore[arg-type]
+        return io.TextIOWrapper(gzip.open(p, mode.replace("t", "") + "b"), encoding="utf-8")  # type: ignore[type-var]
     return open(p, mode, encoding="utf-8")
 
 

@@ -116,7 +116,8 @@ def _import_crossref_work(
     key = parse_doi(str(message.get("DOI", ""))).key
     indexed = message.get("indexed") or {}
     stamp = indexed.get("date-time")
-    when = (indexed.get("timestamp") / 1000.0) if isinstance(indexed.get("timestamp"), int | float) else None
+    ts = indexed.get("timestamp")
+    when = (ts / 1000.0) if isinstance(ts, int | float) else None
     when = min(when or time.time(), time.time())
     content = work_content(key, message, raw)
     _put(store, content, when, report, _work_is_newer(stamp))
