@@ -239,6 +239,14 @@ class StoreSettings(BaseModel):
     search_max_terms: int = Field(
         256, ge=1, le=10_000, description="Most whitespace-separated terms in a local search query."
     )
+    connect_timeout_s: float = Field(
+        2.0,
+        ge=2,
+        le=60,
+        description="PostgreSQL: longest wait for a connection to the lab database (seconds; libpq's "
+        "minimum is 2). An unreachable database is then not tried again for 30 s: answers come from "
+        "upstream, not stored.",
+    )
 
 
 class ChangesSettings(BaseModel):

@@ -540,7 +540,7 @@ def open_store(settings: Settings) -> Store:
             "from the store only, no upstream request, nothing stored",
             "free space on that disk, then restart the daemon to fetch and store again",
         )
-        return Store(engine, **limits)
+        return Store(engine, **{k: v for k, v in limits.items() if k != "connect_timeout_s"})
 
 
 def run_daemon(settings: Settings) -> None:
