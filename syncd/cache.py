@@ -30,7 +30,7 @@ from typing import overload
 from syncd import policy
 from syncd.budget import Budget
 from syncd.config import TtlSettings
-from syncd.errors import BudgetExhausted, StoreError, UpstreamError
+from syncd.errors import BudgetExhausted, StoreError, StoreUnreachable, UpstreamError
 from syncd.kinds import Kind
 from syncd.policy import Action, Decision, EntryFacts, Provenance, UpstreamFacts
 from syncd.store.repo import EntryContent, Store, StoredEntry
@@ -164,6 +164,18 @@ class Runner:
         self.read_only = read_only
         self._locks: dict[tuple[str, str], threading.Lock] = {}
         self._locks_guard = threading.Lock()
+
+    def unstored(self, exc: StoreUnreachable) -> Answer:
+        """What upstream answered (``exc.content``), unstored: the lab database cannot be reached.
+
+        Raises:
+            StoreUnreachable: ``exc`` itself when it carries no content (not an upstream answer).
+        """
+        if exc.content is None:
+            raise exc
+        entry = unstored_entry(exc.content, self._budget.clock())
+        log.info("event=answered_unstored kind=%s key=%s cause=unreachable", entry.kind, entry.key)
+        return entry, policy.unstored(facts_of(entry), policy.UNREACHABLE_REASON)
 
     def _lock(self, kind: str, key: str) -> threading.Lock:
         with self._locks_guard:
@@ -320,7 +332,9 @@ def local_first(
     Fresh (RFC 9111 §4.2): answered from the store, no request. Stale or missing: ``fetch()`` asks
     upstream under the entry's lock within ``deadline`` and stores the answer (validation, RFC 9111
     §4.3); when upstream cannot be used the held entry is answered flagged stale (stale-if-error,
-    RFC 5861 §4).
+    RFC 5861 §4). While the lab database (PostgreSQL) cannot be reached nothing reads as stored and
+    upstream's answer is answered unstored (:meth:`Runner.unstored`: ``stored: false``,
+    ``store_error: store_unreachable``).
 
     Args:
         runner: the process's runner (store and budget).
@@ -346,5 +360,7 @@ def local_first(
             return claim.answer
         try:
             return claim.fetched(fetch())
+        except StoreUnreachable as exc:
+            return runner.unstored(exc)
         except (UpstreamError, BudgetExhausted) as exc:
             return claim.failed(exc)
