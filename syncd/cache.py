@@ -25,7 +25,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import overload
+from typing import Any, overload
 
 from syncd import policy
 from syncd.budget import Budget
@@ -36,7 +36,17 @@ from syncd.policy import Action, Decision, EntryFacts, Provenance, UpstreamFacts
 from syncd.store.repo import EntryContent, Store, StoredEntry
 from syncd.upstream.http import Deadline
 
-__all__ = ["Answer", "Claim", "Lookup", "Plan", "Runner", "facts_of", "local_first", "unstored_entry"]
+__all__ = [
+    "Answer",
+    "Claim",
+    "Lookup",
+    "Plan",
+    "Runner",
+    "facts_of",
+    "local_first",
+    "put_cache",
+    "unstored_entry",
+]
 
 log = logging.getLogger("syncd.cache")
 
@@ -364,3 +374,16 @@ def local_first(
             return runner.unstored(exc)
         except (UpstreamError, BudgetExhausted) as exc:
             return claim.failed(exc)
+
+
+def put_cache(data: dict[str, Any], prov: Provenance) -> dict[str, Any]:
+    """Set an answer's ``cache`` block from ``prov``; an unstored answer's notice joins ``notice``.
+
+    The notice (:func:`syncd.policy.unstored_notice`) tells the agent the answer was not stored (the
+    lab database unreachable), so the next call asks upstream again. Returns ``data``.
+    """
+    data["cache"] = prov.as_dict()
+    notice = policy.unstored_notice(prov)
+    if notice:
+        data["notice"] = " ".join(filter(None, (data.get("notice"), notice)))
+    return data

@@ -64,9 +64,9 @@ _REACHES: weakref.WeakKeyDictionary[Engine, Reach] = weakref.WeakKeyDictionary()
 def network_failure(exc: BaseException) -> bool:
     """True when ``exc`` (a DBAPI error raised while connecting) says the server could not be reached.
 
-    psycopg's ``OperationalError`` (or a subclass) without an SQLSTATE (refused, timed out, closed, host unknown) or
-    with one of :data:`UNREACHABLE_SQLSTATE_CLASSES`; anything else (bad password, unknown database)
-    is not an outage.
+    psycopg's ``OperationalError`` (or a subclass) without an SQLSTATE (refused, timed out, closed,
+    host unknown) or with one of :data:`UNREACHABLE_SQLSTATE_CLASSES`; anything else (bad password,
+    unknown database) is not an outage.
     """
     if not any(cls.__name__ == "OperationalError" for cls in type(exc).__mro__):
         return False
