@@ -175,13 +175,15 @@ class Runner:
         self._locks: dict[tuple[str, str], threading.Lock] = {}
         self._locks_guard = threading.Lock()
 
-    def unstored(self, exc: StoreUnreachable) -> Answer:
-        """What upstream answered (``exc.content``), unstored: the lab database cannot be reached.
+    def unstored(self, exc: StoreUnreachable, kind: Kind, key: str) -> Answer:
+        """What upstream answered for ``(kind, key)`` (``exc.content``), unstored (the database is down).
 
         Raises:
-            StoreUnreachable: ``exc`` itself when it carries no content (not an upstream answer).
+            StoreUnreachable: ``exc`` itself when it carries no content, or the content of another
+                entry (a side write of the fetch, e.g. a work of a search page): never answered for this.
         """
-        if exc.content is None:
+        content = exc.content
+        if content is None or content.kind != kind.name or content.key != key:
             raise exc
         entry = unstored_entry(exc.content, self._budget.clock())
         log.info("event=answered_unstored kind=%s key=%s cause=unreachable", entry.kind, entry.key)
@@ -371,7 +373,7 @@ def local_first(
         try:
             return claim.fetched(fetch())
         except StoreUnreachable as exc:
-            return runner.unstored(exc)
+            return runner.unstored(exc, kind, key)
         except (UpstreamError, BudgetExhausted) as exc:
             return claim.failed(exc)
 

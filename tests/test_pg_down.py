@@ -33,13 +33,15 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import make_url
 
 from syncd.budget_fallback import FALLBACK_FILE, LabBudget
+from syncd.cache import local_first
 from syncd.crossref.lookups import WORK
-from syncd.crossref.tools import get_work
+from syncd.crossref.tools import get_work, search_works
 from syncd.errors import StoreError, StoreUnreachable
 from syncd.services import Services
 from syncd.store.models import BudgetSend
 from syncd.store.reach import UNREACHABLE_RECHECK_S, Reach, network_failure, reach_of
 from syncd.store.repo import Store
+from syncd.upstream.http import Deadline
 from syncd.zenodo.tools_records import get_record
 from tests.conftest import make_settings
 from tests.fakeupstream import FakeUpstream
@@ -198,6 +200,26 @@ def test_requests_are_counted_in_this_machines_fallback_budget(
     assert _sends(svc.budget, "zenodo_general") == 1
     state = svc.budget.state("crossref_single")
     assert state.configured.per_s == pytest.approx(5.0) and state.configured.in_flight == 2
+
+
+def test_a_search_page_is_answered_unstored_and_never_as_another_entry(down: tuple[Services, Reach]) -> None:
+    """crossref_search_works (query=ecology, rows=2): the recorded page (total 586628, 'Communicating
+    Ecology' first) flagged stored:false; the works it lists are not written either. The road answers
+    unstored only the entry it was asked for: a fetch whose failed write carried another entry's content
+    (a side write, e.g. a work of a search page) fails as store_unavailable, never answers that entry.
+    """
+    svc, _ = down
+    page = search_works(svc, {"query": "ecology", "rows": 2}).structured_content
+    assert page is not None and page["totalResults"] == 586628
+    assert page["works"][0]["title"] == "Communicating Ecology" and page["cache"]["stored"] is False
+
+    def fetch_with_side_write() -> Any:
+        other = WORK.content("10.1/other", "not_found", None, None, doi="10.1/other")
+        raise StoreUnreachable("not stored", content=other)
+
+    with pytest.raises(StoreUnreachable) as caught:
+        local_first(svc.runner, WORK, "10.1/asked", fetch_with_side_write, deadline=Deadline(3.0))
+    assert caught.value.reason == "store_unavailable"
 
 
 def test_a_network_failure_is_told_from_a_configuration_error() -> None:
