@@ -25,18 +25,28 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import overload
+from typing import Any, overload
 
 from syncd import policy
 from syncd.budget import Budget
 from syncd.config import TtlSettings
-from syncd.errors import BudgetExhausted, StoreError, UpstreamError
+from syncd.errors import BudgetExhausted, StoreError, StoreUnreachable, UpstreamError
 from syncd.kinds import Kind
 from syncd.policy import Action, Decision, EntryFacts, Provenance, UpstreamFacts
 from syncd.store.repo import EntryContent, Store, StoredEntry
 from syncd.upstream.http import Deadline
 
-__all__ = ["Answer", "Claim", "Lookup", "Plan", "Runner", "facts_of", "local_first", "unstored_entry"]
+__all__ = [
+    "Answer",
+    "Claim",
+    "Lookup",
+    "Plan",
+    "Runner",
+    "facts_of",
+    "local_first",
+    "put_cache",
+    "unstored_entry",
+]
 
 log = logging.getLogger("syncd.cache")
 
@@ -164,6 +174,20 @@ class Runner:
         self.read_only = read_only
         self._locks: dict[tuple[str, str], threading.Lock] = {}
         self._locks_guard = threading.Lock()
+
+    def unstored(self, exc: StoreUnreachable, kind: Kind, key: str) -> Answer:
+        """What upstream answered for ``(kind, key)`` (``exc.content``), unstored (the database is down).
+
+        Raises:
+            StoreUnreachable: ``exc`` itself when it carries no content, or the content of another
+                entry (a side write of the fetch, e.g. a work of a search page): never answered for this.
+        """
+        content = exc.content
+        if content is None or content.kind != kind.name or content.key != key:
+            raise exc
+        entry = unstored_entry(exc.content, self._budget.clock())
+        log.info("event=answered_unstored kind=%s key=%s cause=unreachable", entry.kind, entry.key)
+        return entry, policy.unstored(facts_of(entry), policy.UNREACHABLE_REASON)
 
     def _lock(self, kind: str, key: str) -> threading.Lock:
         with self._locks_guard:
@@ -320,7 +344,9 @@ def local_first(
     Fresh (RFC 9111 §4.2): answered from the store, no request. Stale or missing: ``fetch()`` asks
     upstream under the entry's lock within ``deadline`` and stores the answer (validation, RFC 9111
     §4.3); when upstream cannot be used the held entry is answered flagged stale (stale-if-error,
-    RFC 5861 §4).
+    RFC 5861 §4). While the lab database (PostgreSQL) cannot be reached nothing reads as stored and
+    upstream's answer is answered unstored (:meth:`Runner.unstored`: ``stored: false``,
+    ``store_error: store_unreachable``).
 
     Args:
         runner: the process's runner (store and budget).
@@ -346,5 +372,20 @@ def local_first(
             return claim.answer
         try:
             return claim.fetched(fetch())
+        except StoreUnreachable as exc:
+            return runner.unstored(exc, kind, key)
         except (UpstreamError, BudgetExhausted) as exc:
             return claim.failed(exc)
+
+
+def put_cache(data: dict[str, Any], prov: Provenance) -> dict[str, Any]:
+    """Set an answer's ``cache`` block from ``prov``; an unstored answer's notice joins ``notice``.
+
+    The notice (:func:`syncd.policy.unstored_notice`) tells the agent the answer was not stored (the
+    lab database unreachable), so the next call asks upstream again. Returns ``data``.
+    """
+    data["cache"] = prov.as_dict()
+    notice = policy.unstored_notice(prov)
+    if notice:
+        data["notice"] = " ".join(filter(None, (data.get("notice"), notice)))
+    return data

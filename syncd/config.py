@@ -61,6 +61,7 @@ __all__ = [
     "config_file_candidates",
     "default_database_url",
     "load_settings",
+    "local_state_dir",
     "unknown_env_vars",
 ]
 
@@ -74,18 +75,21 @@ NON_SETTING_ENV = frozenset(
 """``SYNCD_*`` variables that are not settings: the config file path and the test suite's switches."""
 
 
-def default_database_url() -> str:
-    """The embedded SQLite default: ``$XDG_DATA_HOME/syncd/syncd.db`` (``~/.local/share/syncd/syncd.db``).
+def local_state_dir() -> Path:
+    """The syncd state directory of this machine: ``$XDG_DATA_HOME/syncd`` (``~/.local/share/syncd``).
 
-    Under systemd (``$STATE_DIRECTORY`` set by ``StateDirectory=``) it is ``$STATE_DIRECTORY/syncd.db``.
+    Under systemd (``$STATE_DIRECTORY`` set by ``StateDirectory=``) it is ``$STATE_DIRECTORY``.
     """
     state_dir = os.environ.get("STATE_DIRECTORY")
     if state_dir:
-        base = Path(state_dir.split(":")[0])
-    else:
-        xdg = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-        base = Path(xdg) / "syncd"
-    return f"sqlite:///{base / 'syncd.db'}"
+        return Path(state_dir.split(":")[0])
+    xdg = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(xdg) / "syncd"
+
+
+def default_database_url() -> str:
+    """The embedded SQLite default: ``syncd.db`` in :func:`local_state_dir`."""
+    return f"sqlite:///{local_state_dir() / 'syncd.db'}"
 
 
 class CrossrefSettings(BaseModel):
@@ -238,6 +242,14 @@ class StoreSettings(BaseModel):
     )
     search_max_terms: int = Field(
         256, ge=1, le=10_000, description="Most whitespace-separated terms in a local search query."
+    )
+    connect_timeout_s: float = Field(
+        2.0,
+        ge=2,
+        le=60,
+        description="PostgreSQL: longest wait for a connection to the lab database (seconds; libpq's "
+        "minimum is 2). An unreachable database is then not tried again for 30 s: answers come from "
+        "upstream, not stored.",
     )
 
 

@@ -103,13 +103,18 @@ def plan_jobs(settings: Settings, store: Store, now: dt.datetime) -> dict[str, d
     store each time). ``sync`` first runs when the oldest watch's last successful walk is one
     ``sync_interval_s`` old, but not before the startup delay; a watch never synced, or a walk
     left unfinished by a crash, makes it run right after the delay (and resume from its checkpoint).
+    A store that cannot be read (the lab database unreachable) plans as with no watch.
     """
     soon = now + dt.timedelta(seconds=min(STARTUP_DELAY_S, settings.revalidate_interval_s))
     jobs: dict[str, dict[str, object]] = {
         "revalidate": {"seconds": settings.revalidate_interval_s, "next_run_time": soon},
     }
-    watches = list_watches(store)
-    states = list_sync_states(store)
+    try:
+        watches = list_watches(store)
+        states = list_sync_states(store)
+    except StoreError as exc:  # the lab database unreachable: the sync runs after the delay, and skips
+        log.warning("event=plan_unread cause=%r first_sync='after the startup delay'", exc.message)
+        watches, states = [], {}
     first_sync = now + dt.timedelta(seconds=settings.sync_interval_s)
     for w in watches:
         st = states.get(f"watch:{w.id}")
@@ -541,7 +546,7 @@ def open_store(settings: Settings) -> Store:
             "from the store only, no upstream request, nothing stored",
             "free space on that disk, then restart the daemon to fetch and store again",
         )
-        return Store(engine, **limits)
+        return Store(engine, **{k: v for k, v in limits.items() if k != "connect_timeout_s"})
 
 
 def run_daemon(settings: Settings) -> None:

@@ -12,6 +12,7 @@ extra fields for that envelope (``retry_after_s``, ``agency``, ...)::
     ├── BudgetExhausted             the shared request budget has no token for this pool in time
     │                               (rate_limited; ``retry_after_s``)
     ├── StoreError                  the local SQLite store failed (store_unavailable)
+    │   └── StoreUnreachable        the lab database (PostgreSQL) cannot be reached: nothing stored
     └── UpstreamError               an upstream call failed; nothing was written
         ├── UpstreamRateLimited     HTTP 429 (rate_limited; ``retry_after_s``)
         ├── UpstreamUnavailable     connection refused/reset, 5xx, HTML or empty body
@@ -37,6 +38,7 @@ __all__ = [
     "MalformedResponse",
     "NotFound",
     "StoreError",
+    "StoreUnreachable",
     "SyncdError",
     "UpstreamError",
     "UpstreamOffline",
@@ -145,6 +147,24 @@ class StoreError(SyncdError):
         "Retry shortly (another process may hold the store's write lock); if it persists, check that "
         "the database file is readable and writable (syncd cache stats)."
     )
+
+
+class StoreUnreachable(StoreError):
+    """A write the lab database (PostgreSQL) could not take because it cannot be reached.
+
+    Attributes:
+        content: what was to be stored (an :class:`~syncd.store.repo.EntryContent` of what upstream
+            answered), so the caller can still answer it, unstored; None for other writes.
+    """
+
+    default_hint = (
+        "The lab database cannot be reached; answers come from upstream, not stored, until it is back "
+        "(tried again every 30 s)."
+    )
+
+    def __init__(self, message: str, *, content: Any = None, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.content = content
 
 
 class UpstreamError(SyncdError):

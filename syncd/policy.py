@@ -90,6 +90,7 @@ __all__ = [
     "ttl_s",
     "ttls",
     "unstored",
+    "unstored_notice",
 ]
 
 CLOCK_SKEW_S = 5.0
@@ -244,6 +245,8 @@ class UpstreamFacts:
 
 READ_ONLY_REASON = "store_read_only"
 """``cache.upstream_error`` of a stale answer served because the store is read-only for this user."""
+UNREACHABLE_REASON = "store_unreachable"
+"""``cache.store_error`` of an upstream answer not stored because the lab database cannot be reached."""
 
 
 @dataclass(frozen=True)
@@ -431,6 +434,18 @@ def unstored(entry: EntryFacts, reason: str) -> Provenance:
         etag=entry.content_hash,
         store_error=reason,
     )
+
+
+def unstored_notice(prov: Provenance) -> str | None:
+    """The notice of an answer that was not stored (:func:`unstored`), or None for any other."""
+    if prov.store_error == UNREACHABLE_REASON:
+        return (
+            "The lab cache (PostgreSQL) cannot be reached: this answer came from upstream and was not "
+            "stored; syncd tries the database again every 30 s and stores answers once it is back."
+        )
+    if prov.store_error:
+        return f"This answer came from upstream but could not be stored ({prov.store_error})."
+    return None
 
 
 def answered(decision: Decision, entry: EntryFacts) -> Provenance | None:

@@ -97,6 +97,14 @@ class BudgetSettings(BaseModel):
         gt=0,
         description="Longest a 429's Retry-After may block a pool (seconds); longer waits are cut.",
     )
+    fallback_share: float = Field(
+        0.5,
+        gt=0,
+        le=1,
+        description="PostgreSQL: while the lab database cannot be reached, this workstation's processes "
+        "share a local budget (budget-fallback.db in the local state directory) with this share of every "
+        "limit, since other workstations of the lab may be falling back too (1: the whole limits).",
+    )
 
 
 def published_limits(pool: PoolName, *, polite: bool, token: bool) -> PoolLimits:

@@ -8,6 +8,9 @@ This module names no upstream: each slice declares its client constructor (a :cl
 and the composition root hands them over (:data:`syncd.registry.CLIENTS`,
 :func:`syncd.registry.open_services`). A client is reached by its name, ``services.upstreams.crossref``.
 
+Over a PostgreSQL lab database the budget is a :class:`~syncd.budget_fallback.LabBudget`: while the
+database cannot be reached it takes tokens from this workstation's local share.
+
 Over a store this user cannot write (:func:`syncd.store.engine.is_read_only`) the bundle is
 read-only: :class:`ReadOnlyBudget` reads every pool as offline and takes nothing, and
 the runner is told (``read_only``, an input of every policy decision): it answers from the store only
@@ -25,10 +28,12 @@ from typing import Any, Protocol
 import httpx
 
 from syncd.budget import Announcement, Budget, Grant, Lease, Outcome, PoolState
+from syncd.budget_fallback import LabBudget
 from syncd.cache import Runner
 from syncd.config import Settings
 from syncd.errors import StoreError, UpstreamOffline
 from syncd.policy import READ_ONLY_REASON
+from syncd.store.dialect import is_postgresql
 from syncd.store.engine import READ_ONLY_HINT, is_read_only
 from syncd.store.repo import Store
 from syncd.upstream.check import UpstreamCheck, check_upstreams
@@ -219,7 +224,7 @@ class Services:
         """
         if read_only is None:
             read_only = is_read_only(store.engine)
-        budget_cls = ReadOnlyBudget if read_only else Budget
+        budget_cls = ReadOnlyBudget if read_only else LabBudget if is_postgresql(store.engine) else Budget
         budget = budget_cls(store, settings, interactive=interactive, clock=clock, sleep=sleep)
         return cls(
             settings,
@@ -235,5 +240,7 @@ class Services:
         return isinstance(self.budget, ReadOnlyBudget)
 
     def close(self) -> None:
-        """Close upstream connections (the store is closed by its owner)."""
+        """Close upstream connections and a local fallback budget (the store is closed by its owner)."""
         self.upstreams.close()
+        if isinstance(self.budget, LabBudget):
+            self.budget.close()

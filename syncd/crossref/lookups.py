@@ -413,8 +413,13 @@ class Page:
 
 
 def _upsert_works(store: Store, items: list[Any]) -> int:
-    """Store the works of a full search page as partial ``crossref_work`` entries; never over a full one."""
+    """Store the works of a full search page as partial ``crossref_work`` entries; never over a full one.
+
+    Nothing is written while the lab database cannot be reached.
+    """
     written = 0
+    if store.unreachable() is not None:
+        return written
     for item in items:
         if not isinstance(item, dict) or not isinstance(item.get("DOI"), str):
             continue

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from threading import Lock
 from typing import Any
 
-from syncd.cache import Lookup
+from syncd.cache import Lookup, put_cache
 from syncd.crossref import lookups as lookups_crossref
 from syncd.crossref.rules import WORK_RULES
 from syncd.crossref.views import work_view
@@ -82,9 +82,7 @@ def _work_data(lookup: Lookup, offset: int, limit: int) -> dict[str, Any]:
                 _VIEWS[key] = view
                 if len(_VIEWS) > _VIEWS_MAX:
                     _VIEWS.popitem(last=False)
-    data = dict(view)
-    data["cache"] = lookup.provenance.as_dict()
-    return data
+    return put_cache(dict(view), lookup.provenance)
 
 
 def work_answer(svc: Services, doi: ParsedDOI, offset: int, limit: int) -> dict[str, Any]:

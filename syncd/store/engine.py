@@ -25,6 +25,7 @@ is at head and refused when it is behind, and one warning names the fix (:data:`
 from __future__ import annotations
 
 import logging
+import math
 import os
 import re
 import sqlite3
@@ -38,6 +39,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from syncd.errors import StoreError
 from syncd.store.dialect import migration_lock, normalize_url
 from syncd.store.fileguard import attach_guard
+from syncd.store.reach import CONNECT_TIMEOUT_S, attach_reach
 
 if TYPE_CHECKING:
     from alembic.config import Config
@@ -57,7 +59,7 @@ __all__ = [
 
 BUSY_TIMEOUT_MS = 10_000
 PG_CONNECT_ARGS: dict[str, Any] = {
-    "connect_timeout": 10,
+    "connect_timeout": CONNECT_TIMEOUT_S,
     "application_name": "syncd",
     # notice a dead server (or a dead network path) within ~1 min instead of hanging on TCP defaults
     "keepalives": 1,
@@ -65,7 +67,8 @@ PG_CONNECT_ARGS: dict[str, Any] = {
     "keepalives_interval": 10,
     "keepalives_count": 3,
 }
-"""libpq connection parameters of every PostgreSQL connection (seconds)."""
+"""libpq connection parameters of every PostgreSQL connection (seconds; ``connect_timeout`` is the
+setting ``store.connect_timeout_s``)."""
 
 READ_ONLY_HINT = (
     "to let this user fetch and store, give it write access: add it to the group owning the database "
@@ -95,13 +98,22 @@ def _alembic_config() -> Config:
     return cfg
 
 
-def make_engine(database_url: str, *, read_only: str | None = None, **kwargs: Any) -> Engine:
+def make_engine(
+    database_url: str,
+    *,
+    read_only: str | None = None,
+    connect_timeout_s: float = CONNECT_TIMEOUT_S,
+    **kwargs: Any,
+) -> Engine:
     """Create the engine for ``database_url`` (an SQLAlchemy URL).
 
     ``read_only``: open an SQLite file read-only for this reason (logged with the read-only warning),
     e.g. the daemon on a full disk, where the file opens but its ``-wal``/``-shm`` cannot be created.
 
-    For PostgreSQL: psycopg 3, pooled connections checked before use, :data:`PG_CONNECT_ARGS`.
+    For PostgreSQL: psycopg 3, pooled connections checked before use, :data:`PG_CONNECT_ARGS` with
+    ``connect_timeout_s`` (seconds, whole, at least libpq's minimum of 2), every new connection
+    through the engine's :class:`~syncd.store.reach.Reach` (an unreachable server is not waited for
+    again for 30 s).
     For an SQLite file the parent directory is created (mode 0o750), the file is guarded against being
     replaced or deleted under the engine (:mod:`syncd.store.fileguard`: the engine then reopens on the
     file there, migrated by :func:`upgrade_to_head`), and each connection is set up with WAL,
@@ -114,9 +126,15 @@ def make_engine(database_url: str, *, read_only: str | None = None, **kwargs: An
     """
     url = normalize_url(database_url)
     if url.get_backend_name() != "sqlite":
-        connect_args = dict(PG_CONNECT_ARGS) if url.get_backend_name() == "postgresql" else {}
+        postgresql = url.get_backend_name() == "postgresql"
+        connect_args = dict(PG_CONNECT_ARGS) if postgresql else {}
+        if postgresql:
+            connect_args["connect_timeout"] = max(2, math.ceil(connect_timeout_s))
         connect_args.update(kwargs.pop("connect_args", {}))
-        return create_engine(url, pool_pre_ping=True, connect_args=connect_args, **kwargs)
+        engine = create_engine(url, pool_pre_ping=True, connect_args=connect_args, **kwargs)
+        if postgresql:
+            attach_reach(engine)
+        return engine
     if url.database and url.database != ":memory:":
         path = Path(url.database).expanduser()
         if read_only is not None or _sqlite_read_only(url, path):

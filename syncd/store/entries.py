@@ -27,6 +27,7 @@ from syncd.store.changelog import record_arrival, record_replacement
 from syncd.store.codec import decode_body
 from syncd.store.dialect import insert_ignore, upsert
 from syncd.store.models import Concept, Entry, PreviousBody, Validation
+from syncd.store.reach import empty_when_unreachable, unstored_when_unreachable
 from syncd.store.rows import (
     GET,
     GET_BY_ID,
@@ -57,14 +58,17 @@ class EntryStore(StoreSession):
             raise StoreError(f"store read failed: {exc.__class__.__name__}: {exc}") from exc
         return row_to_entry(row) if row else None
 
+    @empty_when_unreachable
     def get(self, kind: str, key: str) -> StoredEntry | None:
         """The entry of ``kind`` with ``key`` (a lowercased DOI or a Zenodo record id), or None."""
         return self._point_read(GET, {"kind": kind, "key": key})
 
+    @empty_when_unreachable
     def get_by_id(self, entry_id: int) -> StoredEntry | None:
         """The entry with primary key ``entry_id``, or None."""
         return self._point_read(GET_BY_ID, {"entry_id": entry_id})
 
+    @empty_when_unreachable
     def find_by_doi(self, kind: str, doi_key: str) -> StoredEntry | None:
         """The entry of ``kind`` whose DOI (lowercased) is ``doi_key``; the newest record first."""
         with self.read() as conn:
@@ -73,6 +77,7 @@ class EntryStore(StoreSession):
             ).first()
         return row_to_entry(row) if row else None
 
+    @empty_when_unreachable
     def concept_latest(self, concept_recid: str) -> tuple[str, float] | None:
         """Latest version record id of a Zenodo concept and when that was last seen, or None."""
         with self.read() as conn:
@@ -157,6 +162,7 @@ class EntryStore(StoreSession):
 
     # --- writes ----------------------------------------------------------------------------------
 
+    @unstored_when_unreachable
     def put_content(self, content: EntryContent, now: float | None = None) -> tuple[StoredEntry, bool]:
         """Store what upstream answered, in one transaction. Returns ``(entry, changed)``.
 

@@ -36,6 +36,7 @@ from syncd.store.engine import (
     reader,
     upgrade_to_head,
 )
+from syncd.store.reach import CONNECT_TIMEOUT_S, reach_of
 
 __all__ = [
     "KEEP_PREVIOUS_S",
@@ -172,7 +173,10 @@ class StoreSession:
         An SQLite file that does not exist is created (first use), except where its own companion
         files (``-wal``, ``-shm``, ``.daemon.lock``) show that a database was expected there: it was
         deleted or moved, maybe under a running daemon, and a new empty file would silently take
-        its place. ``syncd db upgrade`` creates it on purpose.
+        its place. ``syncd db upgrade`` creates it on purpose. ``limits`` may also hold
+        ``connect_timeout_s`` (PostgreSQL: the longest wait for a connection, seconds). A PostgreSQL
+        server that cannot be reached is not an error here: the store opens unreachable
+        (:meth:`unreachable`; the schema is checked at the next start).
 
         Raises:
             StoreError: the database cannot be opened or migrated, or is missing where expected.
@@ -184,9 +188,16 @@ class StoreSession:
                 "(deleted or moved?); restore it, or run `syncd db upgrade` to create a new empty one",
                 hint="Restore the database file, or create a new one with `syncd db upgrade`.",
             )
-        engine = make_engine(database_url)
+        connect_timeout_s = float(limits.pop("connect_timeout_s", CONNECT_TIMEOUT_S))
+        engine = make_engine(database_url, connect_timeout_s=connect_timeout_s)
         if upgrade:
-            upgrade_to_head(engine)
+            try:
+                upgrade_to_head(engine)
+            except StoreError:
+                reach = reach_of(engine)
+                if reach is None or not reach.was_unreachable():
+                    raise
+                log.warning("event=schema_unchecked cause=lab_db_unreachable server=%s", reach.where)
         return cls(engine, **limits)
 
     def close(self) -> None:
@@ -268,12 +279,21 @@ class StoreSession:
         finally:
             _WAIT_LEFT.reset(token)
 
+    def unreachable(self) -> str | None:
+        """Why the lab database (PostgreSQL) cannot be reached now, or None (:mod:`syncd.store.reach`).
+
+        While it says so, reads of entries answer nothing stored and writes of upstream content raise
+        :class:`~syncd.errors.StoreUnreachable`; SQLite is never unreachable.
+        """
+        reach = reach_of(self.engine)
+        return reach.unreachable() if reach is not None else None
+
     def stop_writing(self, cause: str) -> None:
         """Refuse every later write of this store (the database file was swapped: ``cause``)."""
         self._stopped = cause
 
     def write_problem(self) -> str | None:
-        """Why the store cannot be written now (``disk_full``, ``read_only``), or None when it may be.
+        """Why the store cannot be written now (``disk_full``, ``read_only``, ``unreachable``), or None.
 
         A full disk or read-only file met by a write in the last :data:`UNWRITABLE_RECHECK_S` seconds
         (no write is tried meanwhile), a read-only SQLite engine, or under :data:`MIN_FREE_BYTES`
@@ -281,6 +301,8 @@ class StoreSession:
         """
         if self._stopped is not None:
             return self._stopped
+        if self.unreachable() is not None:
+            return "unreachable"
         if self._unwritable is not None:
             cause, until = self._unwritable
             if time.monotonic() < until:

@@ -661,9 +661,12 @@ def _upsert_hits(store: Store, hits: list[Any]) -> int:
     New ones are inserted, stored ones replaced only by a newer revision (a record GET stays the
     authority); a stored record whose content the hit repeats (same content hash) counts as confirmed
     now, so a lookup right after the search asks nothing. Concept -> latest is refreshed from
-    ``is_latest``.
+    ``is_latest``. Nothing is written while the lab database cannot be reached (the page is answered
+    unstored).
     """
     written = 0
+    if store.unreachable() is not None:
+        return written
     for hit in hits:
         if not isinstance(hit, dict):
             continue
@@ -834,9 +837,11 @@ def store_terms(store: Store, kind: str, hits: list[Any]) -> int:
     """Store each funder/award ``hits`` entry of a vocabulary page as its entity; returns how many.
 
     An unchanged entry only has its validation bumped (Zenodo just confirmed it); a malformed hit is
-    skipped.
+    skipped. Nothing is written while the lab database cannot be reached.
     """
     stored = 0
+    if store.unreachable() is not None:
+        return stored
     for hit in hits:
         if not isinstance(hit, dict):
             continue

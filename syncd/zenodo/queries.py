@@ -12,6 +12,7 @@ import json
 import time
 from typing import Any
 
+from syncd.cache import put_cache
 from syncd.doiorg.lookups import registration_agency
 from syncd.errors import SyncdError
 from syncd.services import Services
@@ -249,7 +250,7 @@ def record_answer(
             data = _found(ref, lookup, state, style)
         else:
             data = _not_readable(services, ref, lookup)
-        data["cache"] = lookup.provenance.as_dict()
+        put_cache(data, lookup.provenance)
     return data
 
 
