@@ -15,7 +15,7 @@ import logging
 import os
 import tomllib
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
@@ -48,12 +48,15 @@ __all__ = [
     "BudgetSettings",
     "ChangesSettings",
     "CrossrefSettings",
+    "DataciteSettings",
     "DoiSettings",
     "HttpSettings",
+    "McpSettings",
     "NetworkSettings",
     "PoolLimits",
     "PoolSettings",
     "Settings",
+    "SliceName",
     "StoreSettings",
     "TtlSettings",
     "ZenodoSettings",
@@ -121,6 +124,17 @@ class ZenodoSettings(BaseModel):
     )
 
 
+class DataciteSettings(BaseModel):
+    """DataCite REST API (``https://api.datacite.org``)."""
+
+    base_url: str = Field("https://api.datacite.org", description="DataCite REST API base URL.")
+    mailto: str | None = Field(
+        None,
+        description="Contact address sent in the User-Agent, as DataCite asks: identified clients get "
+        "1,000 requests per 5 minutes instead of 500 (default: crossref.mailto).",
+    )
+
+
 class DoiSettings(BaseModel):
     """doi.org proxy (registration-agency lookups ``/ra/{doi}``)."""
 
@@ -151,6 +165,21 @@ class NetworkSettings(BaseModel):
         True,
         description="Honour HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, NO_PROXY, SSL_CERT_FILE and SSL_CERT_DIR "
         "from the environment.",
+    )
+
+
+SliceName = Literal["crossref", "zenodo", "datacite", "changes"]
+"""The tool sets an MCP server may expose (``mcp.slices``): one per upstream slice, plus the change feed."""
+
+
+class McpSettings(BaseModel):
+    """What the MCP servers (``syncd mcp``, the daemon's ``/mcp``) expose."""
+
+    slices: list[SliceName] = Field(
+        default_factory=lambda: ["crossref", "zenodo", "datacite", "changes"],
+        min_length=1,
+        description="The tool sets a server lists and answers: crossref, zenodo, datacite, changes "
+        "(syncd_list_changes); default all. A smaller set keeps tools/list small for an agent.",
     )
 
 
@@ -219,6 +248,7 @@ class TtlSettings(BaseModel):
 
     crossref_work: float = Field(7 * DAY, gt=0, description="Crossref works (seconds).")
     zenodo_record: float = Field(1 * DAY, gt=0, description="Zenodo records (seconds).")
+    datacite: float = Field(1 * DAY, gt=0, description="DataCite works (seconds).")
     search: float = Field(1 * DAY, gt=0, description="Cached search pages (seconds).")
     entity: float = Field(7 * DAY, gt=0, description="Journals, funders, members, prefixes (seconds).")
     miss: float = Field(3600.0, gt=0, description="Misses: 404s, restricted, other agencies (seconds).")
@@ -327,7 +357,9 @@ class Settings(BaseSettings):
     crossref: CrossrefSettings = Field(default_factory=CrossrefSettings)
     zenodo: ZenodoSettings = Field(default_factory=ZenodoSettings)
     doi: DoiSettings = Field(default_factory=DoiSettings)
+    datacite: DataciteSettings = Field(default_factory=DataciteSettings)
     http: HttpSettings = Field(default_factory=HttpSettings)
+    mcp: McpSettings = Field(default_factory=McpSettings)
     ttl: TtlSettings = Field(default_factory=TtlSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
     changes: ChangesSettings = Field(default_factory=ChangesSettings)
@@ -398,13 +430,23 @@ class Settings(BaseSettings):
 
         What upstream announces in its headers can only lower these (:mod:`syncd.budget`).
         """
-        base = published_limits(pool, polite=bool(self.crossref.mailto), token=self.zenodo.token is not None)
+        base = published_limits(
+            pool,
+            polite=bool(self.crossref.mailto),
+            token=self.zenodo.token is not None,
+            identified=self.datacite_mailto is not None,
+        )
         over: PoolSettings = getattr(self.budget, pool)
         return PoolLimits(
             per_s=over.per_s if over.per_s is not None else base.per_s,
             burst=over.burst if over.burst is not None else base.burst,
             in_flight=over.in_flight if over.in_flight is not None else base.in_flight,
         )
+
+    @property
+    def datacite_mailto(self) -> str | None:
+        """The contact address sent to DataCite: ``datacite.mailto``, else ``crossref.mailto`` (or None)."""
+        return self.datacite.mailto or self.crossref.mailto or None
 
     def group_in_flight(self, group: GroupName) -> int:
         """Configured concurrency of a :data:`CONCURRENCY_GROUPS` group (requests in flight, all processes).

@@ -50,7 +50,7 @@ __all__ = [
     "TtlSetting",
 ]
 
-TtlSetting = Literal["crossref_work", "zenodo_record", "search", "entity"]
+TtlSetting = Literal["crossref_work", "zenodo_record", "datacite", "search", "entity"]
 """Name of the ``ttl.*`` setting that gives an ``ok`` entry its lifetime."""
 
 ALL_STATUSES = ("ok", "not_found", "gone", "restricted")

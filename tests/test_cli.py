@@ -31,6 +31,7 @@ def env(fake: FakeUpstream, db_url: str, tmp_path: Path, monkeypatch: pytest.Mon
     monkeypatch.setenv("SYNCD_CROSSREF__MAILTO", "ci@example.org")
     monkeypatch.setenv("SYNCD_ZENODO__BASE_URL", fake.zenodo_url)
     monkeypatch.setenv("SYNCD_DOI__BASE_URL", fake.doi_url)
+    monkeypatch.setenv("SYNCD_DATACITE__BASE_URL", fake.datacite_url)
     return settings
 
 

@@ -257,7 +257,14 @@ def test_budget_shows_pools_and_blocks(env: Settings) -> None:  # noqa: F811
     finally:
         store.close()
     pools = {p["pool"]: p for p in run_json("cache", "budget")}
-    assert list(pools) == ["crossref_single", "crossref_list", "zenodo_general", "zenodo_search", "doi"]
+    assert list(pools) == [
+        "crossref_single",
+        "crossref_list",
+        "zenodo_general",
+        "zenodo_search",
+        "doi",
+        "datacite",
+    ]
     assert (pools["crossref_single"]["per_s"], pools["crossref_single"]["in_flight_limit"]) == (10, 5)
     assert pools["crossref_single"]["daemon_floor"] == 3.0
     assert (

@@ -35,6 +35,8 @@ CORPUS_DIRS: dict[str, list[str]] = {
     "zenodo_funder": ["zenodo/funder"],
     "crossref_work": ["crossref/work"],
     "zenodo_record": ["zenodo/record"],
+    "datacite_work": ["datacite/work", "datacite/work-history"],
+    "datacite_search": ["datacite/work-list", "datacite/repository-list", "datacite/event-list"],
 }
 """The recorded answers of each kind (``tests/corpus/``)."""
 
@@ -77,8 +79,8 @@ def _first_body(kind: str) -> str:
 
 
 def test_every_kind_declares_what_a_real_answer_carries() -> None:
-    """All 15 kinds have hollow-body rules; each kind with recorded answers has them in the corpus."""
-    assert len(KINDS) == 15
+    """All 17 kinds have hollow-body rules; each kind with recorded answers has them in the corpus."""
+    assert len(KINDS) == 17
     assert [name for name, kind in KINDS.items() if not kind.rules.required] == []
     assert set(CORPUS_DIRS) | {"doi_ra", "zenodo_award"} == set(KINDS)
 

@@ -202,6 +202,7 @@ def session(
         "SYNCD_CROSSREF__MAILTO": "ci@example.org",
         "SYNCD_ZENODO__BASE_URL": upstream.zenodo_url,
         "SYNCD_DOI__BASE_URL": upstream.doi_url,
+        "SYNCD_DATACITE__BASE_URL": upstream.datacite_url,
     }
     return Session(inspector=inspector, server_env=server_env, home=root / "home")
 

@@ -46,6 +46,7 @@ def _daemon(fake: FakeUpstream, db_url: str, home: Path, port: int, **extra: str
             "SYNCD_CROSSREF__BASE_URL": fake.crossref_url,
             "SYNCD_ZENODO__BASE_URL": fake.zenodo_url,
             "SYNCD_DOI__BASE_URL": fake.doi_url,
+            "SYNCD_DATACITE__BASE_URL": fake.datacite_url,
             "SYNCD_HTTP__PORT": str(port),
             "SYNCD_REVALIDATE_INTERVAL_S": "3600",
             "SYNCD_CHECK_UPSTREAMS_AT_START": "false",  # request counts below are the tools' alone

@@ -35,6 +35,7 @@ def _env(fake: FakeUpstream, db_url: str, tmp_path: Path, **extra: str) -> dict[
             "SYNCD_CROSSREF__MAILTO": "ci@example.org",
             "SYNCD_ZENODO__BASE_URL": fake.zenodo_url,
             "SYNCD_DOI__BASE_URL": fake.doi_url,
+            "SYNCD_DATACITE__BASE_URL": fake.datacite_url,
         }
     )
     env.update(extra)

@@ -236,6 +236,22 @@ INVALID = [
     ("syncd_list_changes", {"limit": 0}, "limit"),
     ("syncd_list_changes", {"kind": "books"}, "kind"),
     ("syncd_list_changes", {"since": ""}, "since"),
+    ("datacite_get_work", {}, "doi"),
+    ("datacite_get_work", {"doi": "dryad.234"}, "doi"),
+    ("datacite_search_works", {"limit": 101}, "limit"),
+    ("datacite_search_works", {"sort": "best"}, "sort"),
+    ("datacite_search_works", {"resource_types": ["book-review"]}, "resource_types"),
+    ("datacite_search_works", {"text": "x" * 2001}, "text"),
+    ("datacite_get_citation", {"doi": "10.5061/dryad.8515", "format": "pdf"}, "format"),
+    ("datacite_list_reference", {"topic": "Resource Types"}, "topic"),
+    ("datacite_search_repositories", {"certificates": ["ISO 9001"]}, "certificates"),
+    ("datacite_search_repositories", {"repository_ids": ["dryad"]}, "repository_ids"),
+    ("datacite_trace_relations", {"doi": "10.5061/dryad.8515", "depth": 3}, "depth"),
+    (
+        "datacite_trace_relations",
+        {"doi": "10.5061/dryad.8515", "relation_types": ["Likes"]},
+        "relation_types",
+    ),
 ]
 
 

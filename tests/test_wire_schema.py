@@ -11,6 +11,7 @@ hold the catalogue's size and portability (no ``type`` array, no ``null``, no ``
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 from typing import Any
 
@@ -19,6 +20,7 @@ from jsonschema import Draft202012Validator
 from mcp import Client
 from pydantic import TypeAdapter
 
+from syncd.config import McpSettings
 from syncd.contracts.common import WIRE_DEPTH, wire_schema
 from syncd.tools.server import TOOLS, build_server
 
@@ -67,6 +69,12 @@ def _walk(node: Any) -> list[Any]:
     return out
 
 
+def _with_slices(cache: Any, *slices: str) -> Any:
+    """``cache`` whose settings expose only ``slices`` (``mcp.slices``)."""
+    settings = cache.settings.model_copy(update={"mcp": McpSettings(slices=list(slices))})
+    return dataclasses.replace(cache, settings=settings)
+
+
 async def _listed(cache: Any) -> list[dict[str, Any]]:
     """The ``tools/list`` result's tools as a client receives them (JSON form, by alias)."""
     async with Client(build_server(cache)) as client:
@@ -98,10 +106,11 @@ async def test_listed_schemas_keep_the_models_fields_to_the_wire_depth_and_nothi
 
 
 async def test_tools_list_is_half_its_former_size_and_every_answer_field_is_described(cache: Any) -> None:
-    """``tools/list`` for the 15 tools is at most half of the 168,862 characters it was (84,431), and
-    each answer's own fields keep their descriptions (the ones the contracts' output tables show).
+    """``tools/list`` for the 15 Crossref, Zenodo and change-feed tools is at most half of the 168,862
+    characters it was (84,431), and each answer's own fields keep their descriptions (the ones the
+    contracts' output tables show).
     """
-    tools = await _listed(cache)
+    tools = await _listed(_with_slices(cache, "crossref", "zenodo", "changes"))
     size = len(json.dumps({"tools": tools}))
     assert len(tools) == 15
     assert size <= TOOLS_LIST_BEFORE // 2, size
@@ -110,14 +119,36 @@ async def test_tools_list_is_half_its_former_size_and_every_answer_field_is_desc
         assert fields and all(f.get("description") for f in fields.values()), tool["name"]
 
 
+async def test_mcp_slices_select_the_listed_and_callable_tools(cache: Any) -> None:
+    """Every slice by default (21 tools, DataCite's six among them); ``mcp.slices = ["datacite"]``
+    lists only the six DataCite tools, and a Crossref tool is then an unknown tool.
+    """
+    every = await _listed(cache)
+    assert len(every) == 21 and {t["name"] for t in every} == {s.name for s in TOOLS}
+    only = _with_slices(cache, "datacite")
+    listed = await _listed(only)
+    assert [t["name"] for t in listed] == [
+        "datacite_get_work",
+        "datacite_search_works",
+        "datacite_trace_relations",
+        "datacite_search_repositories",
+        "datacite_get_citation",
+        "datacite_list_reference",
+    ]
+    async with Client(build_server(only)) as client:
+        result = await client.call_tool("crossref_get_prefix", {"prefix": "10.1016"})
+    assert result.is_error is True
+
+
 async def test_annotations_say_which_tools_reach_an_upstream(cache: Any) -> None:
-    """Every crossref_ and zenodo_ tool may ask its upstream when the store cannot answer, so it says
-    openWorldHint true; syncd_list_changes reads the store only and says false; all are read-only.
+    """Every crossref_, zenodo_ and datacite_ tool may ask its upstream when the store cannot answer,
+    so it says openWorldHint true; syncd_list_changes and datacite_list_reference (a static table) say
+    false; all are read-only.
     """
     tools = {t["name"]: t["annotations"] for t in await _listed(cache)}
     assert {n for n, a in tools.items() if a["openWorldHint"]} == {
-        n for n in tools if n.startswith(("crossref_", "zenodo_"))
-    }
+        n for n in tools if n.startswith(("crossref_", "zenodo_", "datacite_"))
+    } - {"datacite_list_reference"}
     assert tools["syncd_list_changes"]["openWorldHint"] is False
     assert tools["crossref_get_work"]["openWorldHint"] is True
     assert all(a["readOnlyHint"] for a in tools.values())

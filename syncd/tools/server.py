@@ -79,7 +79,17 @@ from syncd.tools.params import ToolArgs, ToolSpec
 from syncd.tools.resource import ResourceSpec
 from syncd.upstream.http import call_deadline
 
-__all__ = ["EVERY_TOOL_ERRORS", "INSTRUCTIONS", "RESOURCES", "TOOLS", "Deps", "build_server", "catalogue"]
+__all__ = [
+    "CHANGES_SLICE",
+    "EVERY_TOOL_ERRORS",
+    "INSTRUCTIONS",
+    "RESOURCES",
+    "TOOLS",
+    "Deps",
+    "build_server",
+    "catalogue",
+    "exposed",
+]
 
 log = logging.getLogger("syncd.tools.server")
 
@@ -133,10 +143,22 @@ def _tool(spec: ToolSpec) -> Tool:
     )
 
 
+CHANGES_SLICE = "changes"
+"""The ``mcp.slices`` name of the change feed's tool (``syncd_list_changes``)."""
+
+
+def exposed(slices: tuple[str, ...] | None = None) -> tuple[ToolSpec, ...]:
+    """The tools of the selected ``slices`` (``mcp.slices``; None: every one), in :data:`TOOLS` order."""
+    if slices is None:
+        return TOOLS
+    feed = changes.TOOLS if CHANGES_SLICE in slices else ()
+    return (*tool_specs(tuple(s for s in slices if s != CHANGES_SLICE)), *feed)
+
+
 @functools.cache
-def catalogue() -> tuple[Tool, ...]:
-    """The ``tools/list`` answer (every tool of :data:`TOOLS`), built once per process."""
-    return tuple(_tool(s) for s in TOOLS)
+def catalogue(slices: tuple[str, ...] | None = None) -> tuple[Tool, ...]:
+    """The ``tools/list`` answer (the tools of ``slices``; every one when None), built once per process."""
+    return tuple(_tool(s) for s in exposed(slices))
 
 
 @functools.cache
@@ -182,8 +204,10 @@ class _Handlers:
         deadline_s: float,
         notifier: changes.ChangeNotifier,
         sessions: SessionNotifier,
+        slices: tuple[str, ...] | None = None,
     ) -> None:
-        self.specs = {s.name: s for s in TOOLS}
+        self.slices = slices
+        self.specs = {s.name: s for s in exposed(slices)}
         self.deadline_s = deadline_s
         self.notifier = notifier
         self.sessions = sessions
@@ -196,7 +220,7 @@ class _Handlers:
     async def list_tools(
         self, _ctx: ServerRequestContext[Deps], _params: PaginatedRequestParams | None
     ) -> ListToolsResult:
-        return ListToolsResult(tools=list(catalogue()))
+        return ListToolsResult(tools=list(catalogue(self.slices)))
 
     async def call_tool(
         self, ctx: ServerRequestContext[Deps], params: CallToolRequestParams
@@ -338,7 +362,7 @@ def build_server(deps: Deps, *, close_on_exit: bool = False) -> Server[Deps]:
     bus = InMemorySubscriptionBus()
     notifier = changes.ChangeNotifier.of(deps, bus)
     sessions = SessionNotifier(bus)
-    handlers = _Handlers(deps.settings.deadline_s, notifier, sessions)
+    handlers = _Handlers(deps.settings.deadline_s, notifier, sessions, tuple(deps.settings.mcp.slices))
 
     @asynccontextmanager
     async def lifespan(_server: Server[Deps]) -> AsyncIterator[Deps]:

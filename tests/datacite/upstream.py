@@ -1,0 +1,107 @@
+"""A strict DataCite + doi.org upstream over the recorded corpus, at the ``httpx.MockTransport`` seam.
+
+Routes answer only the requests the slice is meant to send (origin, path and query predicate);
+anything else is a 599 the test sees as a failure. Bodies are the recorded ones in
+``tests/corpus/datacite/`` (``SOURCES.md`` says what is exact and what the fixture author trimmed).
+A recorded ``GET /dois/{doi}`` body (``work/``) answers the list read ``GET /dois?query=doi:"<doi>"``
+as the one record of a list page: ``{"data": [data], "included": included, "meta": {"total": 1}}``
+(the same record in the list endpoint's envelope; §7.2 of the contract asks both to read alike).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.parse
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+
+from tests.corpus_path import CORPUS
+
+__all__ = ["DATACITE", "DOI_ORG", "Recorded", "recorded_json"]
+
+DATACITE = "https://api.datacite.org"
+DOI_ORG = "https://doi.org"
+_DOI_PHRASE = re.compile(r'^doi:"(.+)"$')
+
+
+def recorded_json(rel: str) -> Any:
+    """A recorded DataCite body, parsed (``rel`` under ``tests/corpus/datacite/``)."""
+    return json.loads((CORPUS / "datacite" / rel).read_text(encoding="utf-8"))
+
+
+def _work_file(doi: str) -> str:
+    return "work/" + doi.replace("/", "_") + ".json"
+
+
+def as_list_page(body: dict[str, Any]) -> dict[str, Any]:
+    """A recorded single-record body in the list endpoint's envelope (one record)."""
+    return {"data": [body["data"]], "included": body.get("included", []), "meta": {"total": 1}, "links": {}}
+
+
+class Recorded:
+    """The upstream: ``works`` (DOI -> list-page body), ``ra`` (DOI -> doi.org body), counters, a switch.
+
+    ``down``: every request fails with a connection error (upstream unreachable); ``doi_org_down``:
+    only doi.org's do. ``calls`` lists
+    ``(host, path, params)`` of each request answered.
+    """
+
+    def __init__(self) -> None:
+        self.works: dict[str, dict[str, Any]] = {}
+        self.ra: dict[str, Any] = {}
+        self.lists: list[tuple[Callable[[str, dict[str, str]], bool], Any, int]] = []
+        self.renders: dict[tuple[str, str], tuple[int, str]] = {}
+        self.calls: list[tuple[str, str, dict[str, str]]] = []
+        self.user_agents: list[str] = []
+        self.down = False
+        self.doi_org_down = False
+
+    def add_work(self, doi: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Serve ``doi``'s record: ``body`` (a list page) or its recorded ``work/`` body as a list page."""
+        page = body if body is not None else as_list_page(recorded_json(_work_file(doi)))
+        self.works[doi.lower()] = page
+        return page
+
+    def add_ra(self, doi: str, rel: str) -> None:
+        """Answer doi.org ``/ra/{doi}`` with the recorded ``ra/`` file ``rel``."""
+        self.ra[doi] = recorded_json(rel)
+
+    def add_list(self, match: Callable[[str, dict[str, str]], bool], body: Any, status: int = 200) -> None:
+        """Answer a list request (``path``, ``params``) that ``match`` accepts with ``body``."""
+        self.lists.append((match, body, status))
+
+    def transport(self) -> httpx.MockTransport:
+        """The ``httpx`` transport of this upstream."""
+        return httpx.MockTransport(self._answer)
+
+    def _answer(self, request: httpx.Request) -> httpx.Response:
+        if self.down:
+            raise httpx.ConnectError("upstream down", request=request)
+        url = request.url
+        params = dict(url.params)
+        self.calls.append((url.host, url.path, params))
+        self.user_agents.append(request.headers.get("user-agent", ""))
+        if url.host == "doi.org" and self.doi_org_down:
+            raise httpx.ConnectError("doi.org down", request=request)
+        if url.host == "doi.org" and url.path.startswith("/ra/"):
+            doi = urllib.parse.unquote(url.raw_path.decode().split("?")[0][len("/ra/") :])
+            if doi in self.ra:
+                return httpx.Response(200, json=self.ra[doi])
+            return httpx.Response(200, json=[{"DOI": doi, "status": "DOI does not exist"}])
+        if url.host != "api.datacite.org":
+            return httpx.Response(599)
+        if url.path == "/dois" and "query" in params and _DOI_PHRASE.match(params["query"]):
+            doi = _DOI_PHRASE.match(params["query"]).group(1).replace('\\"', '"').lower()  # type: ignore[union-attr]
+            page = self.works.get(doi, {"data": [], "included": [], "meta": {"total": 0}, "links": {}})
+            return httpx.Response(200, json=page)
+        for match, body, status in self.lists:
+            if match(url.path, params):
+                return httpx.Response(status, json=body)
+        key = (url.raw_path.decode().split("?")[0], url.query.decode())
+        if key in self.renders:
+            status, text = self.renders[key]
+            return httpx.Response(status, text=text)
+        return httpx.Response(599)

@@ -1,0 +1,104 @@
+"""The DataCite service of the loopback fake (:mod:`tests.fakeupstream`), from the recorded corpus.
+
+Mounted at ``fake.datacite_url`` (``http://127.0.0.1:PORT/datacite``). What it answers:
+
+* ``GET /dois?query=doi:"<doi>"`` (or ``doi:("a" OR "b" ...)``): a list page of the recorded records
+  of those DOIs (``datacite/work/*.json``, each ``GET /dois/{doi}`` body's ``data`` with its
+  included client, and the full list-endpoint records of ``datacite/work-list/``), newest recording
+  first; DOIs it does not hold are left out, as DataCite does;
+* ``GET /dois`` with another query: the recorded glacier search page when the query holds the word
+  ``glacier`` (its recorded ``meta.page`` set to the page asked), else an empty page;
+* ``GET /repositories``: the recorded ``ids=`` page when ``ids`` is given, else the glacier search page;
+* ``GET /events``: the recorded Event Data of 10.5061/dryad.8515 for ``doi=10.5061/dryad.8515``, else none;
+* content negotiation ``GET /dois/{mime}/{doi}`` is served from the recorded exchanges by the fake's
+  exchange routing; anything else is DataCite's recorded 404 body.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+__all__ = ["DataciteCorpus"]
+
+_PHRASE = re.compile(r'"((?:[^"\\]|\\.)+)"')
+_JSON = (("content-type", "application/json; charset=utf-8"),)
+
+
+class DataciteCorpus:
+    """The recorded DataCite records and pages under ``root/datacite`` (absent: every answer is a 404)."""
+
+    def __init__(self, root: Path) -> None:
+        base = root / "datacite"
+        self.records: dict[str, tuple[dict[str, Any], list[Any]]] = {}
+        self.not_found = (
+            b'{"errors":[{"status":"404","title":"The resource you are looking for doesn\'t exist."}]}'
+        )
+        if not base.exists():
+            self.search = self.repositories = self.repository_ids = self.events = None
+            return
+        for path in sorted(base.glob("work/*.json")):
+            if path.name.endswith(".headers.json"):
+                continue
+            body = json.loads(path.read_bytes())
+            self._keep(body["data"], body.get("included") or [])
+        for path in sorted(base.glob("work-list/*.json")):
+            body = json.loads(path.read_bytes())
+            for record in body.get("data") or []:
+                if "titles" in (record.get("attributes") or {}) and "creators" in record["attributes"]:
+                    self._keep(record, body.get("included") or [], replace=False)
+        self.search = json.loads(
+            (base / "work-list/dois_query-glacier_size-3_fields_include-client.json").read_bytes()
+        )
+        self.repositories = json.loads(
+            (base / "repository-list/repositories_query-glacier_size-3.json").read_bytes()
+        )
+        self.repository_ids = json.loads(
+            (base / "repository-list/repositories_ids-ethz.wgms-dryad.dryad_query-ignored.json").read_bytes()
+        )
+        self.events = json.loads(
+            (base / "event-list/events_doi-10.5061-dryad.8515_citation-types.json").read_bytes()
+        )
+        error = base / "error/dois_10.4124_05f6c379-dd68-4cdb-880d-33d3e9576d52_1_404.json"
+        self.not_found = error.read_bytes()
+
+    def _keep(self, record: dict[str, Any], included: list[Any], *, replace: bool = True) -> None:
+        doi = str((record.get("attributes") or {}).get("doi") or record.get("id") or "").lower()
+        if doi and (replace or doi not in self.records):
+            self.records[doi] = (record, included)
+
+    def answer(
+        self, npath: str, query: dict[str, str]
+    ) -> tuple[int, tuple[tuple[str, str], ...], bytes] | None:
+        """``(status, headers, body)`` for a DataCite request, or None for the fake's other routes."""
+        if npath == "/dois":
+            return 200, _JSON, json.dumps(self._dois(query)).encode()
+        if npath == "/events" and self.events is not None:
+            recorded = query.get("doi") == "10.5061/dryad.8515"
+            body = self.events if recorded else {"data": [], "meta": {"total": 0}, "links": {}}
+            return 200, _JSON, json.dumps(body).encode()
+        if npath == "/repositories" and self.repositories is not None:
+            body = self.repository_ids if "ids" in query else self.repositories
+            return 200, _JSON, json.dumps(body).encode()
+        return None
+
+    def _dois(self, query: dict[str, str]) -> dict[str, Any]:
+        q = query.get("query", "")
+        if q.startswith("doi:"):
+            dois = [d.replace('\\"', '"').replace("\\\\", "\\").lower() for d in _PHRASE.findall(q)]
+            hits = [self.records[d] for d in dict.fromkeys(dois) if d in self.records]
+            included: list[Any] = []
+            for _, clients in hits:
+                included += [c for c in clients if c not in included]
+            return {
+                "data": [r for r, _ in hits],
+                "included": included,
+                "meta": {"total": len(hits)},
+                "links": {},
+            }
+        page = int(query.get("page[number]") or 1)
+        if "glacier" in q.lower() and self.search is not None:
+            return {**self.search, "meta": {**self.search["meta"], "page": page}}
+        return {"data": [], "included": [], "meta": {"total": 0, "totalPages": 0, "page": page}, "links": {}}
