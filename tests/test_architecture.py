@@ -416,7 +416,7 @@ def test_the_walk_and_batch_machinery_import_no_slice() -> None:
     each watch kind's walker and each kind's ``revalidate_many`` hook from the registry.
     """
     graph = _graph()
-    slices = ("syncd.crossref", "syncd.zenodo", "syncd.doiorg")
+    slices = ("syncd.crossref", "syncd.zenodo", "syncd.doiorg", "syncd.datacite")
     found = {m: sorted(d for d in graph[m] if d.startswith(slices)) for m in WALK_MACHINERY}
     assert {m: d for m, d in found.items() if d} == {}
     assert "syncd.registry" in graph["syncd.sync"] and "syncd.registry" in graph["syncd.refresh"]
@@ -427,12 +427,12 @@ def test_the_mcp_machinery_imports_no_slice_and_serves_the_registrys_tools() -> 
     server's tools are the registry's (each slice's ``TOOLS``) plus the change feed's, in that order.
     """
     graph = _graph()
-    slices = ("syncd.crossref", "syncd.zenodo", "syncd.doiorg")
+    slices = ("syncd.crossref", "syncd.zenodo", "syncd.doiorg", "syncd.datacite")
     found = {m: sorted(d for d in deps if d.startswith(slices)) for m, deps in graph.items()}
     assert {m: d for m, d in found.items() if m.startswith("syncd.tools") and d} == {}
     assert (*tool_specs(), *changes.TOOLS) == server.TOOLS
     assert {m for mods in TOOL_MODULES.values() for m in mods} == LAZY["syncd.registry"]
-    assert len({s.name for s in server.TOOLS}) == len(server.TOOLS) == 15
+    assert len({s.name for s in server.TOOLS}) == len(server.TOOLS) == 21
 
 
 def store_uses(source: str) -> list[int]:

@@ -227,6 +227,25 @@ def _describe(node: dict[str, Any], doc: dict[str, Any]) -> None:
     node.update({k: v for k, v in extra.items() if v is not None})
 
 
+_ROOT_COUNTS = (
+    "citationCount",
+    "referenceCount",
+    "versionCount",
+    "versionOfCount",
+    "partCount",
+    "partOfCount",
+)
+
+
+def _root(root: str, node: dict[str, Any], doc: dict[str, Any] | None) -> dict[str, Any]:
+    """The ``root`` block: the DOI, whether DataCite holds it, and its title, type, year, repository."""
+    out: dict[str, Any] = {"doi": root, "isDataCiteDoi": doc is not None and client_of(doc) is not None}
+    out.update(
+        {k: node[k] for k in ("title", "resourceTypeGeneral", "publicationYear", "repositoryId") if k in node}
+    )
+    return out
+
+
 def trace_answer(
     svc: Services,
     doi: str,
@@ -284,26 +303,9 @@ def trace_answer(
         )
     if depth == 2:
         notices.append("The second hop is not expanded by syncd yet: trace a depth-1 node to go further.")
-    data["root"] = {"doi": root, "isDataCiteDoi": held and client_of(doc) is not None}
-    data["root"].update(
-        {
-            k: root_node[k]
-            for k in ("title", "resourceTypeGeneral", "publicationYear", "repositoryId")
-            if k in root_node
-        }
-    )
+    data["root"] = _root(root, root_node, doc if held else None)
     if held:
-        data["rootCounts"] = {
-            k: int(doc.get(k) or 0)
-            for k in (
-                "citationCount",
-                "referenceCount",
-                "versionCount",
-                "versionOfCount",
-                "partCount",
-                "partOfCount",
-            )
-        }
+        data["rootCounts"] = {k: int(doc.get(k) or 0) for k in _ROOT_COUNTS}
     data.update(nodes=nodes, edges=edges, coverage=coverage)
     if notices:
         data["notice"] = " ".join(notices)
