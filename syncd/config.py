@@ -15,7 +15,7 @@ import logging
 import os
 import tomllib
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
@@ -38,6 +38,7 @@ from syncd.pools import (
     published_group_in_flight,
     published_limits,
 )
+from syncd.slice_settings import DataciteSettings, McpSettings, SliceName
 
 __all__ = [
     "ANSWER_MIN_CHARS",
@@ -124,17 +125,6 @@ class ZenodoSettings(BaseModel):
     )
 
 
-class DataciteSettings(BaseModel):
-    """DataCite REST API (``https://api.datacite.org``)."""
-
-    base_url: str = Field("https://api.datacite.org", description="DataCite REST API base URL.")
-    mailto: str | None = Field(
-        None,
-        description="Contact address sent in the User-Agent, as DataCite asks: identified clients get "
-        "1,000 requests per 5 minutes instead of 500 (default: crossref.mailto).",
-    )
-
-
 class DoiSettings(BaseModel):
     """doi.org proxy (registration-agency lookups ``/ra/{doi}``)."""
 
@@ -165,21 +155,6 @@ class NetworkSettings(BaseModel):
         True,
         description="Honour HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, NO_PROXY, SSL_CERT_FILE and SSL_CERT_DIR "
         "from the environment.",
-    )
-
-
-SliceName = Literal["crossref", "zenodo", "datacite", "changes"]
-"""The tool sets an MCP server may expose (``mcp.slices``): one per upstream slice, plus the change feed."""
-
-
-class McpSettings(BaseModel):
-    """What the MCP servers (``syncd mcp``, the daemon's ``/mcp``) expose."""
-
-    slices: list[SliceName] = Field(
-        default_factory=lambda: ["crossref", "zenodo", "datacite", "changes"],
-        min_length=1,
-        description="The tool sets a server lists and answers: crossref, zenodo, datacite, changes "
-        "(syncd_list_changes); default all. A smaller set keeps tools/list small for an agent.",
     )
 
 

@@ -212,14 +212,20 @@ holds ``TOOLS`` (and may hold ``RESOURCES``)."""
 
 
 @functools.cache
-def tool_specs() -> tuple[ToolSpec, ...]:
-    """Every slice's tools (each module's ``TOOLS``, in :data:`TOOL_MODULES` order), loaded once.
+def tool_specs(slices: tuple[str, ...] | None = None) -> tuple[ToolSpec, ...]:
+    """The tools of the slices named in ``slices`` (None: every slice), in :data:`TOOL_MODULES` order.
+
+    Each module's ``TOOLS``, loaded once (``mcp.slices`` selects the slices a server exposes).
 
     Raises:
         ImportError: a tool module cannot be imported.
     """
     return tuple(
-        spec for modules in TOOL_MODULES.values() for name in modules for spec in load(__name__, name).TOOLS
+        spec
+        for slice_name, modules in TOOL_MODULES.items()
+        if slices is None or slice_name in slices
+        for name in modules
+        for spec in load(__name__, name).TOOLS
     )
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from syncd.config import Settings
+from syncd.registry import open_services
 from syncd.services import Services
 from syncd.store.repo import Store
 from tests.conftest import Clock
@@ -36,7 +37,7 @@ def dc(tmp_path: Path, upstream: Recorded, dc_clock: Clock) -> Iterator[Services
         deadline_s=5.0,
     )
     store = Store.open(settings.database_url)
-    services = Services.open(
+    services = open_services(
         settings, store, transport=upstream.transport(), clock=dc_clock, sleep=dc_clock.sleep
     )
     yield services
