@@ -29,6 +29,7 @@ LAZY: Final[Mapping[str, frozenset[str]]] = MappingProxyType(
                 "syncd.cli.daemon_commands",
                 "syncd.cli.db_commands",
                 "syncd.cli.mcp_commands",
+                "syncd.cli.retraction_commands",
                 "syncd.cli.watch_commands",
             }
         ),
