@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, delete, insert, select
 
 from syncd.crossref.names import CROSSREF_WORK
 from syncd.retractions.csvfile import RetractionWatchRow
+from syncd.retractions.facts import Dataset
 from syncd.store.models import Change, Entry, RetractionDataset, RetractionRow
 from syncd.store.repo import Store
 
@@ -37,26 +38,6 @@ CHUNK = 500
 """Keys per ``IN (...)`` of a lookup or delete (below SQLite's and PostgreSQL's parameter limits)."""
 CHANGE_FIELDS = ("nature", "notice_doi", "notice_date", "original_doi", "original_pmid", "title", "reasons")
 """Fields a change-feed item names when a row changed between versions."""
-
-
-@dataclass(frozen=True)
-class Dataset:
-    """One imported version (``imported_at`` epoch s): :class:`syncd.store.models.RetractionDataset`."""
-
-    id: int
-    sha256: str
-    rows: int
-    source: str
-    commit: str | None
-    imported_at: float
-    added: int
-    changed: int
-    removed: int
-    skipped: int
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON form (field names as above)."""
-        return asdict(self)
 
 
 @dataclass(frozen=True)
