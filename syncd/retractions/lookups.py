@@ -13,15 +13,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from syncd.crossref.contracts import PublishedDate, Update, WorkView
+from syncd.crossref.lookups_batch import WorkItem
 from syncd.crossref.names import CROSSREF_WORK
 from syncd.crossref.rules import WORK_RULES
+from syncd.crossref.views import work_view
+from syncd.errors import MalformedResponse, NotFound
 from syncd.retractions.facts import CrossrefFacts, NoticeFact, UpdateFact
 from syncd.retractions.storage import latest_dataset, rows_for
 from syncd.retractions.verdict import Verdict, verdict
 from syncd.store.content import document
 from syncd.store.repo import Store
 
-__all__ = ["MAX_NOTICES", "Seen", "crossref_facts", "iso_date", "verdicts_for"]
+__all__ = ["MAX_NOTICES", "Seen", "crossref_facts", "iso_date", "seen_of", "verdicts_for", "work_verdicts"]
 
 MAX_NOTICES = 20
 """Most stored notices read per work (a record naming more is read for the first ones)."""
@@ -136,3 +139,34 @@ def verdicts_for(store: Store, seen: Sequence[Seen]) -> list[Verdict]:
             )
         )
     return out
+
+
+def seen_of(item: WorkItem) -> Seen | None:
+    """What a ``crossref_get_works`` batch item learnt of its work (None: the input is not a DOI)."""
+    if item.parsed is None:
+        return None
+    if item.lookup is not None and item.lookup.entry.status == "ok":
+        entry = item.lookup.entry
+        try:
+            view = work_view(document(entry, WORK_RULES), offset=0, limit=1)
+        except (ValueError, MalformedResponse):
+            return Seen(item.parsed.key, missing="malformed_response")
+        return Seen(item.parsed.key, view, entry.validated_at)
+    if isinstance(item.error, NotFound) or (
+        item.lookup is not None and item.lookup.entry.status == "not_found"
+    ):
+        return Seen(item.parsed.key, missing="doi_not_found")
+    return Seen(
+        item.parsed.key, missing=item.error.reason if item.error is not None else "upstream_unavailable"
+    )
+
+
+def work_verdicts(store: Store, items: Sequence[WorkItem]) -> list[Verdict | None]:
+    """The verdict of each batch item (:func:`seen_of`; None for an input that is not a DOI), in order.
+
+    Raises:
+        StoreError: the store cannot be read.
+    """
+    seen = [seen_of(i) for i in items]
+    found = iter(verdicts_for(store, [s for s in seen if s is not None]))
+    return [next(found) if s is not None else None for s in seen]

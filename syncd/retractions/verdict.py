@@ -8,7 +8,8 @@ Signals, each kept with its source, notice DOI, date and record id:
   lists its notices both ways), and an erratum-type entry whose DOI is a retraction notice of the
   work is part of that retraction (10.1016/j.apsusc.2007.01.131) - as in
   :func:`syncd.crossref.lookups_batch.update_flags`;
-- stored notice records whose ``update-to`` names the work (:class:`~syncd.retractions.facts.NoticeFact`);
+- stored notice records whose ``update-to`` names the work (:class:`~syncd.retractions.facts.NoticeFact`),
+  except a publisher link the work's own ``update-to`` names back (two-way links, as above);
 - the imported Retraction Watch rows of the work (by DOI or PubMed id);
 - the title: ``RETRACTED:``, ``RETRACTED ARTICLE:``, ``WITHDRAWN:``, ``Notice of Retraction``,
   ``Expression of Concern:`` - only for a record that is not itself a notice for another work
@@ -200,11 +201,18 @@ def _crossref_signals(facts: CrossrefFacts) -> list[Signal]:
     return out
 
 
-def _notice_signals(own: str | None, notices: Sequence[NoticeFact]) -> list[Signal]:
+def _notice_signals(own: str | None, notices: Sequence[NoticeFact], back: set[str]) -> list[Signal]:
+    """Signals of the stored notices naming ``own``.
+
+    A notice the work's own ``update-to`` names (``back``) is a two-way publisher link, kept only when
+    Retraction Watch asserted it.
+    """
     out = []
     for n in notices:
         level = level_of(n.update.type)
         if level is None or (own and n.update.doi.lower() != own):
+            continue
+        if n.notice_doi.lower() in back and n.update.source != RETRACTION_WATCH:
             continue
         out.append(
             Signal(
@@ -280,7 +288,8 @@ def verdict(
         targets = notice_targets(crossref)
         if targets:
             notes.append(f"this record is an update notice for {', '.join(targets)}")
-    signals += _notice_signals(own, notices)
+    back = {u.doi.lower() for u in crossref.update_to} if crossref is not None else set()
+    signals += _notice_signals(own, notices, back)
     signals += _rw_signals(rw_rows)
     signals = _lift(_unique(signals))
     replaced = any(s.level == "retracted" and not s.lifted and own and s.notice_doi == own for s in signals)
