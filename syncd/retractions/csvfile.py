@@ -27,7 +27,8 @@ import io
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
+from functools import cached_property
 
 from syncd.errors import InvalidInput
 from syncd.retractions.names import NATURES
@@ -40,6 +41,7 @@ REQUIRED = ("Record ID", "RetractionNature", "OriginalPaperDOI", "OriginalPaperP
 _ERRORS = "syncd-cp1252"
 _DATE = re.compile(r"^\s*(\d{1,2})/(\d{1,2})/(\d{4})(?:\s+\d{1,2}:\d{2}(?::\d{2})?)?\s*$")
 _ISO = re.compile(r"^\s*(\d{4})-(\d{2})-(\d{2})")
+_SPACE = re.compile(r"\s")
 _DOI_URL = re.compile(r"^(?:https?://)?(?:dx\.)?doi\.org/", re.IGNORECASE)
 csv.field_size_limit(16 * 1024 * 1024)  # a long author or notes field is one field, not an error
 
@@ -91,13 +93,18 @@ class RetractionWatchRow:
     paywalled: str | None = None
     notes: str | None = None
 
+    @cached_property
+    def _json(self) -> str:
+        values = {name: getattr(self, name) for name in _FIELD_NAMES}
+        return json.dumps(values, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
     def fields_json(self) -> str:
         """Canonical JSON of every field (sorted keys, no spaces): what is stored and hashed."""
-        return json.dumps(asdict(self), ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+        return self._json
 
     def row_hash(self) -> str:
         """SHA-256 (hex) of :meth:`fields_json`: equal for an unchanged row in two versions."""
-        return hashlib.sha256(self.fields_json().encode("utf-8")).hexdigest()
+        return hashlib.sha256(self._json.encode("utf-8")).hexdigest()
 
     @classmethod
     def from_json(cls, text: str) -> RetractionWatchRow:
@@ -108,6 +115,9 @@ class RetractionWatchRow:
         """
         data = json.loads(text)
         return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in data.items()})
+
+
+_FIELD_NAMES = tuple(f.name for f in fields(RetractionWatchRow))
 
 
 @dataclass
@@ -142,8 +152,10 @@ def parse_date(value: str | None) -> str | None:
 
 def parse_doi(value: str | None) -> str | None:
     """A DOI cell lower-cased (a doi.org URL unwrapped); None for blank, ``unavailable`` or not a DOI."""
-    text = _DOI_URL.sub("", (value or "").strip()).strip()
-    if not text.startswith("10.") or "/" not in text or any(c.isspace() for c in text):
+    text = (value or "").strip()
+    if not text.startswith("10."):
+        text = _DOI_URL.sub("", text).strip()
+    if not text.startswith("10.") or "/" not in text or _SPACE.search(text):
         return None
     return text.lower()
 
@@ -154,8 +166,11 @@ def _pmid(value: str | None) -> str | None:
 
 
 def _list(value: str | None, strip: str = "") -> tuple[str, ...]:
-    parts = ((p.strip().lstrip(strip).strip()) for p in (value or "").split(";"))
-    return tuple(p for p in parts if p)
+    if not value:
+        return ()
+    if strip:
+        return tuple(p for p in (x.strip().lstrip(strip).strip() for x in value.split(";")) if p)
+    return tuple(p for p in (x.strip() for x in value.split(";")) if p)
 
 
 def _text(value: str | None) -> str | None:
@@ -180,8 +195,11 @@ def decode(data: bytes) -> tuple[str, int]:
         return text, len(data) - len(strict.encode("utf-8"))
 
 
-def _records(text: str) -> Iterator[dict[str, str]]:
-    reader = csv.reader(io.StringIO(text, newline=""))
+Columns = dict[str, int]
+"""Header name -> its column index in the file."""
+
+
+def _header(reader: Iterator[list[str]]) -> Columns:
     header = next(reader, None)
     if header is None:
         raise InvalidInput("the Retraction Watch file is empty", reason="invalid_parameter")
@@ -193,36 +211,40 @@ def _records(text: str) -> Iterator[dict[str, str]]:
             f"(header starts {', '.join(names[:4])})",
             reason="invalid_parameter",
         )
-    for cells in reader:
-        if cells and any(c.strip() for c in cells):
-            yield {n: c for n, c in zip(names, cells, strict=False) if n}
+    return {n: i for i, n in reversed(list(enumerate(names))) if n}
 
 
-def _row(rec: dict[str, str]) -> RetractionWatchRow | None:
-    record_id = (rec.get("Record ID") or "").strip()
+def _row(cells: list[str], columns: Columns) -> RetractionWatchRow | None:
+    width = len(cells)
+
+    def cell(name: str) -> str | None:
+        i = columns.get(name)
+        return cells[i] if i is not None and i < width else None
+
+    record_id = (cell("Record ID") or "").strip()
     if not record_id:
         return None
     return RetractionWatchRow(
         record_id=record_id,
-        nature=_nature(rec.get("RetractionNature")),
-        original_doi=parse_doi(rec.get("OriginalPaperDOI")),
-        original_pmid=_pmid(rec.get("OriginalPaperPubMedID")),
-        notice_doi=parse_doi(rec.get("RetractionDOI")),
-        notice_pmid=_pmid(rec.get("RetractionPubMedID")),
-        notice_date=parse_date(rec.get("RetractionDate")),
-        original_date=parse_date(rec.get("OriginalPaperDate")),
-        title=_text(rec.get("Title")),
-        journal=_text(rec.get("Journal")),
-        publisher=_text(rec.get("Publisher")),
-        subjects=_list(rec.get("Subject")),
-        institutions=_list(rec.get("Institution")),
-        countries=_list(rec.get("Country")),
-        authors=_list(rec.get("Author")),
-        urls=_list(rec.get("URLS")),
-        article_types=_list(rec.get("ArticleType")),
-        reasons=_list(rec.get("Reason"), strip="+"),
-        paywalled=_text(rec.get("Paywalled")),
-        notes=_text(rec.get("Notes")),
+        nature=_nature(cell("RetractionNature")),
+        original_doi=parse_doi(cell("OriginalPaperDOI")),
+        original_pmid=_pmid(cell("OriginalPaperPubMedID")),
+        notice_doi=parse_doi(cell("RetractionDOI")),
+        notice_pmid=_pmid(cell("RetractionPubMedID")),
+        notice_date=parse_date(cell("RetractionDate")),
+        original_date=parse_date(cell("OriginalPaperDate")),
+        title=_text(cell("Title")),
+        journal=_text(cell("Journal")),
+        publisher=_text(cell("Publisher")),
+        subjects=_list(cell("Subject")),
+        institutions=_list(cell("Institution")),
+        countries=_list(cell("Country")),
+        authors=_list(cell("Author")),
+        urls=_list(cell("URLS")),
+        article_types=_list(cell("ArticleType")),
+        reasons=_list(cell("Reason"), strip="+"),
+        paywalled=_text(cell("Paywalled")),
+        notes=_text(cell("Notes")),
     )
 
 
@@ -237,8 +259,12 @@ def parse_bytes(data: bytes) -> ParsedFile:
     out = ParsedFile(sha256=hashlib.sha256(data).hexdigest(), replaced_bytes=replaced)
     seen: set[str] = set()
     try:
-        for rec in _records(text):
-            row = _row(rec)
+        reader = csv.reader(io.StringIO(text, newline=""))
+        columns = _header(reader)
+        for cells in reader:
+            if not cells or not any(cells):
+                continue
+            row = _row(cells, columns)
             if row is None or row.record_id in seen:
                 out.skipped += 1
                 continue
