@@ -53,6 +53,7 @@ __all__ = [
     "NetworkSettings",
     "PoolLimits",
     "PoolSettings",
+    "RetractionsSettings",
     "Settings",
     "StoreSettings",
     "TtlSettings",
@@ -282,6 +283,26 @@ class AlertsSettings(BaseModel):
     )
 
 
+class RetractionsSettings(BaseModel):
+    """The Retraction Watch data the daemon keeps (``syncd retractions``; issue 23)."""
+
+    source: str | None = Field(
+        None,
+        description="Where the daemon reads retraction_watch.csv: an https URL, a file, or a directory "
+        "holding it (a git checkout the lab pulls). None: only `syncd retractions import` updates it.",
+    )
+    interval_s: float = Field(
+        DAY,
+        ge=DAY,
+        description="Seconds between two reads of the source (at most daily: the file is replaced once a "
+        "working day); an unchanged file (same SHA-256, or a 304 to the ETag) is not parsed again.",
+    )
+    timeout_s: float = Field(300.0, gt=0, le=3600, description="Seconds a download may take.")
+    max_bytes: int = Field(
+        512 * 1024 * 1024, gt=0, description="Largest file downloaded (bytes); a bigger one is refused."
+    )
+
+
 class CrossrefWatchSettings(BaseModel):
     """One watched Crossref query (``[[watch.crossref]]``): filters/query on a works route."""
 
@@ -332,6 +353,7 @@ class Settings(BaseSettings):
     store: StoreSettings = Field(default_factory=StoreSettings)
     changes: ChangesSettings = Field(default_factory=ChangesSettings)
     alerts: AlertsSettings = Field(default_factory=AlertsSettings)
+    retractions: RetractionsSettings = Field(default_factory=RetractionsSettings)
     network: NetworkSettings = Field(default_factory=NetworkSettings)
     deadline_s: float = Field(5.0, gt=0, le=300, description="Whole tool call deadline, upstream included.")
     answer_max_chars: int = Field(
