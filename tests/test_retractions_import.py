@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+from syncd.alerts import run_pass
 from syncd.cli import cli
+from syncd.config import Settings
 from syncd.errors import InvalidInput
 from syncd.retractions.csvfile import parse_bytes, parse_date, parse_doi
 from syncd.retractions.importer import git_head, import_bytes, import_path
 from syncd.retractions.storage import latest_dataset, rows_for
 from syncd.store.changes import list_changes
 from syncd.store.repo import Store
+from syncd.store.watches import add_watch
+from syncd.watch import doi_specs
 from tests.retraction_helpers import SAMPLE, sample_bytes, store_work
 
 LANCET = "10.1016/s0140-6736(20)31180-6"
@@ -175,3 +180,30 @@ def test_cli_import_and_status(tmp_path: Path) -> None:
     assert current["sha256"].startswith("7a8cef32a5b5") and current["rows"] == 9
     bad = runner.invoke(cli, ["retractions", "import", str(tmp_path)], env=env)
     assert bad.exit_code == 2 and "no Retraction Watch file" in bad.output
+
+
+def test_a_new_retraction_of_a_watched_work_is_alerted(
+    store: Store, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Through the daemon's alert pass: a Retraction Watch row added for a watched work raises
+    ``event=alert type=retraction`` naming the notice DOI; an unwatched stored work's change does not.
+    """
+    store_work(store, "10.1016/j.apsusc.2007.01.131")
+    store_work(store, LANCET)
+    [spec] = doi_specs(["10.1016/j.apsusc.2007.01.131"])
+    add_watch(store, "doi", spec, "lab")
+    settings = Settings(database_url=f"sqlite:///{tmp_path / 'store.db'}")
+    assert run_pass(store, settings) == 0  # the first pass sets the cursor
+    lines = sample_bytes().split(b"\r\n")
+    (tmp_path / "old").mkdir()
+    dropped = (b"11459,", b"23529,")
+    (tmp_path / "old" / "retraction_watch.csv").write_bytes(
+        b"\r\n".join(x for x in lines if not x.startswith(dropped))
+    )
+    import_path(store, tmp_path / "old")
+    assert import_path(store, SAMPLE).changes == 2  # both stored works, one watched
+    with caplog.at_level(logging.WARNING, logger="syncd.alerts"):
+        assert run_pass(store, settings) == 1
+    [line] = [r.getMessage() for r in caplog.records if "event=alert" in r.getMessage()]
+    assert "type=retraction" in line and "doi=10.1016/j.apsusc.2007.01.131" in line
+    assert "notice=10.1016/j.apsusc.2017.07.145" in line
