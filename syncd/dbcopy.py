@@ -49,6 +49,7 @@ from syncd.store.models import (
     SyncState,
     Validation,
     Watch,
+    WorkReference,
 )
 
 __all__ = ["COPY_TABLES", "PROGRESS_PREFIX", "CopyReport", "copy_store", "redact"]
@@ -57,6 +58,7 @@ COPY_TABLES: list[Table] = [
     BodyDictionary.__table__,  # type: ignore[list-item]
     Entry.__table__,  # type: ignore[list-item]
     Validation.__table__,  # type: ignore[list-item]
+    WorkReference.__table__,  # type: ignore[list-item]
     PreviousBody.__table__,  # type: ignore[list-item]
     Change.__table__,  # type: ignore[list-item]  # the change feed, ids kept: the alerts cursor holds
     Concept.__table__,  # type: ignore[list-item]

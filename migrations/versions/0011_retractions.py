@@ -1,9 +1,11 @@
-"""Retraction Watch data as a local source: ``retraction_datasets`` and ``retraction_rows``.
+"""Retraction Watch data as a local source (``retraction_datasets``, ``retraction_rows``), the reference index.
 
 ``retraction_datasets`` holds one row per imported version of Crossref's ``retraction_watch.csv``
 (file SHA-256, rows, source, git commit, when imported, rows added/changed/removed/skipped);
 ``retraction_rows`` the rows of the newest version keyed by Retraction Watch record id, indexed by
-original DOI and original PubMed id (:mod:`syncd.retractions`).
+original DOI and original PubMed id (:mod:`syncd.retractions`). ``work_references`` is the reference
+index: one row per (entry, DOI its reference list cites), written with the body from now on; works
+stored before it are indexed by ``syncd cited-by --rebuild``.
 
 Both dialects: two plain ``CREATE TABLE`` and three indexes; the downgrade drops them.
 
@@ -57,9 +59,21 @@ def upgrade() -> None:
     )
     op.create_index("ix_retraction_rows_original_doi", "retraction_rows", ["original_doi"])
     op.create_index("ix_retraction_rows_original_pmid", "retraction_rows", ["original_pmid"])
+    op.create_table(
+        "work_references",
+        sa.Column("entry_id", sa.Integer(), nullable=False),
+        sa.Column("cited_doi", sa.String(length=1024), nullable=False),
+        sa.ForeignKeyConstraint(
+            ["entry_id"], ["entries.id"], name=op.f("fk_work_references_entry_id_entries"), ondelete="CASCADE"
+        ),
+        sa.PrimaryKeyConstraint("entry_id", "cited_doi", name=op.f("pk_work_references")),
+    )
+    op.create_index(op.f("ix_work_references_cited_doi"), "work_references", ["cited_doi"])
 
 
 def downgrade() -> None:
+    op.drop_index(op.f("ix_work_references_cited_doi"), table_name="work_references")
+    op.drop_table("work_references")
     op.drop_index("ix_retraction_rows_original_pmid", table_name="retraction_rows")
     op.drop_index("ix_retraction_rows_original_doi", table_name="retraction_rows")
     op.drop_table("retraction_rows")

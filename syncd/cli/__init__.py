@@ -25,6 +25,7 @@ Commands::
     syncd changes             what changed in the stored works and records (retractions, versions, ...)
     syncd check FILE          a bibliography's retracted, corrected and unresolvable references
     syncd retractions import|status  the Retraction Watch data the verdicts rest on
+    syncd cited-by DOI        stored works whose reference lists cite DOI (offline)
 
 Exit codes: 0 success; 1 not found (nothing stored / upstream says it does not exist);
 2 bad usage or invalid input (an unknown option or value: the nearest name is suggested); 3 upstream
@@ -73,6 +74,11 @@ COMMANDS: Final[dict[str, Command]] = {
         "syncd.cli.check_commands",
         "check",
         "Check a bibliography: print its retracted, corrected and unresolvable references.",
+    ),
+    "cited-by": Command(
+        "syncd.cli.retraction_commands",
+        "cited_by",
+        "Stored works whose reference lists cite DOI, answered offline from the mirror's reference index.",
     ),
     "daemon": Command(
         "syncd.cli.daemon_commands",

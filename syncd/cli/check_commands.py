@@ -47,8 +47,10 @@ from syncd.cli.common import EXIT_FAILURE, emit, handle_errors, json_option, pri
 from syncd.crossref.lookups_batch import get_works
 from syncd.crossref.tools_batch import item_data
 from syncd.policy import iso
+from syncd.retractions.citations import COVERAGE_NOTE, cited_problems
 from syncd.retractions.lookups import work_verdicts
 from syncd.retractions.verdict import Verdict
+from syncd.store.repo import Store
 
 __all__ = ["EXIT_RETRACTED", "FAIL_ON", "REPORTED", "check", "entry_status", "exit_code"]
 
@@ -130,6 +132,26 @@ def _row(ref: Reference, item: dict[str, Any], status: str) -> dict[str, Any]:
     }
 
 
+def _cited(store: Store, dois: list[str]) -> dict[str, Any]:
+    """``--cited``: per stored entry, the works it cites that are retracted or concerned; the coverage."""
+    problems, indexed = cited_problems(store, dois)
+    return {
+        "entriesWithReferences": indexed,
+        "entriesHeld": len(problems),
+        "note": COVERAGE_NOTE,
+        "works": [
+            {
+                "doi": citing,
+                "cites": [
+                    {"doi": p.cited, "severity": p.verdict.severity, "signals": p.signals} for p in found
+                ],
+            }
+            for citing, found in problems.items()
+            if found
+        ],
+    }
+
+
 def _basis(verdicts: list[Verdict | None]) -> dict[str, Any]:
     """The Retraction Watch version and the oldest Crossref record the verdicts rest on."""
     dataset = next((v.dataset for v in verdicts if v is not None and v.dataset is not None), None)
@@ -206,6 +228,15 @@ def _print_report(report: dict[str, Any]) -> None:
     oldest = report["basis"]["oldestRecord"]
     if oldest:
         click.echo(f"oldest Crossref record relied on: {oldest['doi']}, validated {oldest['validatedAt']}")
+    cited = report.get("cited")
+    if cited is not None:
+        click.echo(
+            f"--cited: {cited['entriesWithReferences']} of {cited['entriesHeld']} stored entries have "
+            "indexed reference lists; Crossref's public API has no cited-by"
+        )
+        for work in cited["works"]:
+            for c in work["cites"]:
+                click.echo(f"  {work['doi']} cites {c['doi']}: {c['severity']}")
     unknown = report["severities"].get("unknown", 0)
     if unknown:
         click.echo(f"{unknown} entries could not be checked (verdict unknown): never read them as clean")
@@ -235,6 +266,11 @@ def _print_report(report: dict[str, Any]) -> None:
     help="Exit 1 when an entry is at or above this level (concern: retracted or expression of concern).",
 )
 @click.option("--allow-unknown", is_flag=True, help="Exit 0, not 3, when some entries could not be checked.")
+@click.option(
+    "--cited",
+    is_flag=True,
+    help="Also list, for each entry held in the store, the works it cites that are retracted or concerned.",
+)
 @json_option(flag="--output")
 @click.pass_context
 @handle_errors
@@ -245,6 +281,7 @@ def check(
     add_watches: bool,
     fail_on: str,
     allow_unknown: bool,
+    cited: bool,
     as_json: bool,
 ) -> None:
     """Check a bibliography: print its retracted, corrected and unresolvable references.
@@ -268,6 +305,8 @@ def check(
         items = [item_data(i, v) for i, v in zip(answer.items, verdicts, strict=True)]
         report = _report(file, bib, items, refs)
         report["basis"] = _basis(verdicts)
+        if cited:
+            report["cited"] = _cited(svc.store, [i["doi"] for i in items if i["found"]])
         report["requests"] = {"listRequests": answer.list_requests, "singleFetches": answer.single_fetches}
         if add_watches:
             found = list(dict.fromkeys(i["doi"].lower() for i in items if i["found"]))

@@ -1,4 +1,4 @@
-"""``syncd retractions``: the Retraction Watch data on this machine (import it, say which version is held)."""
+"""``syncd retractions`` (the Retraction Watch data held here), ``syncd cited-by`` (the reference index)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,15 @@ from typing import Any
 import click
 
 from syncd.cli.common import emit, handle_errors, json_option, print_rows, settings_of
+from syncd.errors import InvalidInput
+from syncd.normalize.doi import parse_doi
 from syncd.policy import iso
+from syncd.retractions.citations import cited_by_answer, rebuild_index
 from syncd.retractions.importer import import_path
 from syncd.retractions.storage import Dataset, datasets
 from syncd.store.repo import Store
 
-__all__ = ["retractions"]
+__all__ = ["cited_by", "retractions"]
 
 
 @contextlib.contextmanager
@@ -109,4 +112,43 @@ def retractions_status(ctx: click.Context, history: int, as_json: bool) -> None:
 
     emit(data, as_json, human)
     if not versions:
+        ctx.exit(1)
+
+
+@click.command("cited-by")
+@click.argument("doi", required=False)
+@click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 10_000), help="Works listed.")
+@click.option("--rebuild", is_flag=True, help="First index the reference lists of every stored work.")
+@json_option
+@click.pass_context
+@handle_errors
+def cited_by(ctx: click.Context, doi: str | None, limit: int, rebuild: bool, as_json: bool) -> None:
+    """Stored works whose reference lists cite DOI, answered offline from the mirror's reference index.
+
+    Crossref's public API has no cited-by list: the answer covers the works stored here with
+    deposited reference lists (the coverage is printed). --rebuild indexes the works stored before
+    the index existed. Exit 1 when no stored work cites DOI.
+    """
+    with _store(ctx) as store:
+        rebuilt = rebuild_index(store) if rebuild else None
+        if doi is None:
+            if rebuilt is None:
+                raise InvalidInput("give a DOI, or --rebuild", reason="invalid_parameter")
+            click.echo(f"indexed the reference lists of {rebuilt} stored works")
+            return
+        answer = cited_by_answer(store, parse_doi(doi).key, limit)
+    data = answer.as_dict(iso)
+
+    def human() -> None:
+        print_rows(data["works"], ["doi", "title"], title=f"{answer.total} stored works cite {answer.doi}")
+        cov = data["coverage"]
+        click.echo(
+            f"among {cov['indexedWorks']} stored works with deposited reference lists "
+            f"({cov['storedWorks']} Crossref works stored); Crossref's public API has no cited-by"
+        )
+        if cov.get("notice"):
+            click.echo(cov["notice"])
+
+    emit(data, as_json, human)
+    if not answer.total:
         ctx.exit(1)

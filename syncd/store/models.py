@@ -33,6 +33,8 @@ Tables:
                   version (file SHA-256, rows, source, commit, when imported, what changed).
     retraction_rows the rows of the newest imported Retraction Watch version (migration 0011), keyed by
                   record id, found by original DOI (lower-cased) and original PubMed id.
+    work_references the reference index (migration 0011): one row per (stored entry, DOI its reference
+                  list cites), kept in step with the entry's body by every write.
     entries_fts   FTS5 index over ``entries.title`` and ``entries.search_text`` (migration 0006: its
                   rowid carries the entry's kind and status band, :mod:`syncd.store.search`; kept in
                   sync by triggers on ``entries``; not mapped here).
@@ -71,6 +73,7 @@ __all__ = [
     "SyncState",
     "Validation",
     "Watch",
+    "WorkReference",
 ]
 
 NAMING = {
@@ -401,3 +404,18 @@ class RetractionRow(Base):
     fields: Mapped[str] = mapped_column(Text)
     row_hash: Mapped[str] = mapped_column(String(64))
     dataset_id: Mapped[int] = mapped_column(Integer)
+
+
+class WorkReference(Base):
+    """One DOI cited by a stored entry's reference list (migration 0011): the reference index.
+
+    Written with the entry's body (:mod:`syncd.store.references`): replaced when the body is, gone with
+    the entry (``ON DELETE CASCADE``); ``cited_doi`` lower-cased, indexed for "who cites X".
+    """
+
+    __tablename__ = "work_references"
+
+    entry_id: Mapped[int] = mapped_column(
+        ForeignKey("entries.id", ondelete="CASCADE"), primary_key=True, autoincrement=False
+    )
+    cited_doi: Mapped[str] = mapped_column(String(1024), primary_key=True, index=True)
