@@ -35,7 +35,12 @@ LAZY: Final[Mapping[str, frozenset[str]]] = MappingProxyType(
         ),
         # the slices' MCP tool modules, loaded when the MCP server is built (syncd.registry.TOOL_MODULES)
         "syncd.registry": frozenset(
-            {"syncd.crossref.tools", "syncd.crossref.tools_batch", "syncd.zenodo.tools"}
+            {
+                "syncd.crossref.tools",
+                "syncd.crossref.tools_batch",
+                "syncd.retractions.tools",
+                "syncd.zenodo.tools",
+            }
         ),
         # Alembic, only to migrate (a store already at the shipped head is opened without it)
         "syncd.store.engine": frozenset(

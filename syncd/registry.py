@@ -200,6 +200,7 @@ def kind_of(name: str) -> Kind:
 TOOL_MODULES: dict[str, tuple[str, ...]] = {
     "crossref": ("syncd.crossref.tools", "syncd.crossref.tools_batch"),
     "zenodo": ("syncd.zenodo.tools",),
+    "retractions": ("syncd.retractions.tools",),
 }
 """Each slice's MCP tool modules by slice name, in the order ``tools/list`` gives their tools: each
 holds ``TOOLS`` (and may hold ``RESOURCES``)."""

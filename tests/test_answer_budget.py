@@ -1,6 +1,6 @@
 """Every tool answer fits the ``answer_max_chars`` budget, and a cut one continues (issue 13 kind 10).
 
-Through a real MCP client session against the fake upstream (recorded corpus): each of the 13 tools is
+Through a real MCP client session against the fake upstream (recorded corpus): each of the 14 tools is
 called with the largest request its input schema allows, and the answer's size (text block plus
 structured JSON) stays within the budget. A cut answer carries its continuation and a notice naming
 the next call, and that call returns the next part. The text block is a compact rendering, never the
@@ -67,12 +67,13 @@ LARGEST: list[tuple[str, dict[str, Any]]] = [
     ("zenodo_read_file", {"id": "22917909", "key": CSV_KEY, "max_bytes": 65_536}),
     ("zenodo_lookup_vocabulary", {"vocabulary": "licenses", "size": 25}),
     ("syncd_list_changes", {"since": "4w", "limit": 200}),
+    ("syncd_cited_by", {"doi": "10.1126/science.280.5362.421", "limit": 500}),
 ]
 
 
 def test_every_tool_declares_how_its_answers_are_fitted() -> None:
     """Each tool's spec carries how its answers are fitted (no tool escapes the budget)."""
-    assert len(TOOLS) == 15
+    assert len(TOOLS) == 16
     assert all(isinstance(t.fit, Fit) for t in TOOLS)
 
 

@@ -1,6 +1,6 @@
 """Each tool's outputSchema admits every answer the tool gives: success, miss, each error (issue 12 item 1).
 
-Each of the 13 tools is called through a real MCP client session in several states against the fake
+Each of the 14 tools is called through a real MCP client session in several states against the fake
 upstream (recorded corpus): a success, a miss where the tool has one, declared errors (not found,
 conflicts, upstream down, rate limited), and every structured answer is validated with ``jsonschema``
 against the ``outputSchema`` the client listed. The schemas themselves declare ``error`` as an optional
@@ -129,7 +129,7 @@ async def test_schemas_declare_error_and_require_nothing_an_error_lacks(cache: A
 
 
 async def test_every_answer_fits_the_declared_output_schema(cache: Any, fake: FakeUpstream) -> None:
-    """Successes, misses and errors of all 13 tools, online and with upstream down, validate against the
+    """Successes, misses and errors of all 14 tools, online and with upstream down, validate against the
     tool's outputSchema; each state gives the outcome listed (so the table cannot silently test nothing).
     """
     seen: dict[str, set[str]] = defaultdict(set)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from mcp import Client
 
 from syncd.alerts import run_pass
 from syncd.cli import cli
@@ -20,10 +21,12 @@ from syncd.config import Settings
 from syncd.crossref.lookups import work_content
 from syncd.retractions.citations import cited_by_answer, cited_problems, rebuild_index
 from syncd.retractions.importer import import_bytes, import_path
+from syncd.services import Services
 from syncd.store.maintenance import delete_entries
 from syncd.store.references import cites_of
 from syncd.store.repo import EntryContent, Store
 from syncd.store.watches import add_watch
+from syncd.tools.server import build_server
 from syncd.watch import doi_specs
 from tests.retraction_helpers import SAMPLE, sample_bytes, store_work, work_file
 
@@ -133,3 +136,17 @@ def test_a_cited_work_becoming_retracted_alerts_the_watched_work(
     [line] = [r.getMessage() for r in caplog.records if "event=alert" in r.getMessage()]
     assert "type=cites_retracted" in line and f"doi={CITING}" in line and f"cited={CITED}" in line
     assert "notice=10.5555/rw-notice-99" in line
+
+
+@pytest.mark.anyio
+async def test_the_cited_by_tool_answers_from_the_store_with_its_coverage(cache: Services) -> None:
+    """``syncd_cited_by`` (schema-checked answer): the citing work, the coverage, no upstream request."""
+    store_work(cache.store, CITING)
+    async with Client(build_server(cache)) as client:
+        res = await client.call_tool("syncd_cited_by", {"doi": f"https://doi.org/{CITED}"})
+        bad = await client.call_tool("syncd_cited_by", {"doi": "not a doi"})
+    sc = res.structured_content
+    assert res.is_error is False and sc["total"] == 1 and sc["works"][0]["doi"] == CITING
+    assert sc["coverage"]["indexedWorks"] == 1 and sc["cache"]["source"] == "store"
+    assert "Crossref's public API has no cited-by" in res.content[0].text
+    assert bad.is_error is True and bad.structured_content["error"]["data"]["reason"] == "invalid_parameter"

@@ -236,6 +236,9 @@ INVALID = [
     ("syncd_list_changes", {"limit": 0}, "limit"),
     ("syncd_list_changes", {"kind": "books"}, "kind"),
     ("syncd_list_changes", {"since": ""}, "since"),
+    ("syncd_cited_by", {"doi": "10.1101/598821", "limit": 0}, "limit"),
+    ("syncd_cited_by", {"doi": ""}, "doi"),
+    ("syncd_cited_by", {}, "doi"),
 ]
 
 
@@ -260,7 +263,7 @@ async def test_invalid_arguments_are_invalid_params(
 
 
 async def test_every_tool_has_refusal_cases() -> None:
-    """The refusal table covers all 13 tools."""
+    """The refusal table covers all 14 tools."""
     assert {t for t, _, _ in INVALID} == {spec.name for spec in TOOLS}
 
 

@@ -73,14 +73,11 @@ class CitedBy:
             "doi": self.doi,
             "total": self.total,
             "returned": len(self.works),
-            "works": [{"doi": w.doi or w.key, "title": w.title} for w in self.works],
-            "coverage": {
-                "indexedWorks": self.indexed,
-                "storedWorks": self.stored,
-                "rebuiltAt": iso(self.rebuilt_at) if self.rebuilt_at else None,
-                "note": COVERAGE_NOTE,
-            },
+            "works": [{"doi": w.doi or w.key, **({"title": w.title} if w.title else {})} for w in self.works],
+            "coverage": {"indexedWorks": self.indexed, "storedWorks": self.stored, "note": COVERAGE_NOTE},
         }
+        if self.rebuilt_at:
+            data["coverage"]["rebuiltAt"] = iso(self.rebuilt_at)
         if self.rebuilt_at is None:
             data["coverage"]["notice"] = (
                 "Works stored before the reference index existed are not indexed until "
