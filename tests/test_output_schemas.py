@@ -72,6 +72,8 @@ ONLINE: list[tuple[str, dict[str, Any], str]] = [
     ("zenodo_lookup_vocabulary", {"vocabulary": "licenses", "funder": "01cwqze88"}, "funder_only_for_awards"),
     ("syncd_list_changes", {"since": "7d", "types": "retraction"}, "ok"),
     ("syncd_list_changes", {"cursor": "page-2"}, "invalid_cursor"),
+    ("syncd_cited_by", {"doi": "10.1126/science.280.5362.421"}, "ok"),
+    ("syncd_cited_by", {"doi": "not a doi"}, "invalid_parameter"),
 ]
 # With every upstream down and nothing stored for these arguments.
 OFFLINE: list[tuple[str, dict[str, Any], str]] = [
@@ -88,6 +90,7 @@ OFFLINE: list[tuple[str, dict[str, Any], str]] = [
     ("zenodo_read_file", {"id": "4927605", "key": "x.csv"}, "record_unavailable"),
     ("zenodo_lookup_vocabulary", {"vocabulary": "funders", "query": "wellcome"}, "upstream_unavailable"),
     ("syncd_list_changes", {"watched_only": True}, "ok"),  # answered from the store, upstream or not
+    ("syncd_cited_by", {"doi": "10.1101/598821", "limit": 5}, "ok"),  # the reference index, offline
 ]
 
 
