@@ -150,3 +150,31 @@ async def test_the_cited_by_tool_answers_from_the_store_with_its_coverage(cache:
     assert sc["coverage"]["indexedWorks"] == 1 and sc["cache"]["source"] == "store"
     assert "Crossref's public API has no cited-by" in res.content[0].text
     assert bad.is_error is True and bad.structured_content["error"]["data"]["reason"] == "invalid_parameter"
+
+
+def test_syncd_check_cited_reports_the_cited_retraction(tmp_path: Path) -> None:
+    """``syncd check --cited`` on a list naming the stored citing work: the retracted work it cites is
+    listed with its verdict and the coverage; the entry itself is clean (exit 0), all from the store.
+    """
+    url = f"sqlite:///{tmp_path / 'cli.db'}"
+    store = Store.open(url)
+    try:
+        store_work(store, CITING)
+    finally:
+        store.close()
+    (tmp_path / "rw.csv").write_bytes(sample_bytes() + RW_ROW)
+    env = {"SYNCD_DATABASE_URL": url, "SYNCD_CROSSREF__BASE_URL": "http://127.0.0.1:9"}  # never asked
+    runner = CliRunner()
+    assert runner.invoke(cli, ["retractions", "import", str(tmp_path / "rw.csv")], env=env).exit_code == 0
+    refs = tmp_path / "refs.txt"
+    refs.write_text(f"{CITING}\n", encoding="utf-8")
+    res = runner.invoke(cli, ["check", str(refs), "--cited", "--json"], env=env)
+    assert res.exit_code == 0, res.output
+    cited = json.loads(res.stdout)["cited"]
+    assert cited["entriesHeld"] == cited["entriesWithReferences"] == 1
+    [work] = cited["works"]
+    assert work["doi"] == CITING and [(c["doi"], c["severity"]) for c in work["cites"]] == [
+        (CITED, "retracted")
+    ]
+    table = runner.invoke(cli, ["check", str(refs), "--cited"], env=env)
+    assert f"{CITING} cites {CITED}: retracted" in table.stdout

@@ -29,7 +29,8 @@ Exit code (``--fail-on``, default ``retracted``): 1 when any entry is at or abov
 (``retracted``; ``concern``: retracted or expression of concern; ``corrected``: those or corrected;
 ``never``: never 1), else 3 when any verdict is ``unknown`` (not with ``--allow-unknown``), else 0;
 2 for a file that cannot be read. The report names the Retraction Watch version and the oldest
-Crossref record it relied on.
+Crossref record it relied on. ``--cited`` adds, per entry held in the store, the works its reference
+list cites whose verdict is retracted or an expression of concern (:mod:`syncd.retractions.citations`).
 """
 
 from __future__ import annotations
@@ -295,7 +296,9 @@ def check(
     stored notices, the imported Retraction Watch data, the title); the report names the Retraction
     Watch version and the oldest record relied on. Exit 1 when an entry is at or above --fail-on
     (default retracted), else 3 when a verdict is unknown (upstream unreachable, nothing stored, not
-    at Crossref and not in Retraction Watch) unless --allow-unknown, else 0.
+    at Crossref and not in Retraction Watch) unless --allow-unknown, else 0. --cited also lists, for
+    each entry held in the store, the works its reference list cites that are retracted or under an
+    expression of concern (from the store and the Retraction Watch data; no request).
     """
     bib = read_bibliography(file, fmt)  # type: ignore[arg-type]
     refs = [r for r in bib.references if r.doi]
