@@ -304,7 +304,7 @@ def check(
     refs = [r for r in bib.references if r.doi]
     with session(ctx) as svc:
         answer = get_works(svc, [r.doi or "" for r in refs])
-        verdicts = work_verdicts(svc.store, answer.items)
+        verdicts = work_verdicts(svc, answer.items)
         items = [item_data(i, v) for i, v in zip(answer.items, verdicts, strict=True)]
         report = _report(file, bib, items, refs)
         report["basis"] = _basis(verdicts)

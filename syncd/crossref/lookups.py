@@ -439,13 +439,7 @@ def _upsert_works(store: Store, items: list[Any]) -> int:
         marked = content_hash([PARTIAL_MESSAGE_TYPE, content.content_hash])
         store.put_content(
             EntryContent(
-                **{
-                    **content.__dict__,
-                    "body": body,
-                    "upstream_version": "search",
-                    "content_hash": marked,
-                    "cites": None,  # a search item: the reference index keeps what the whole work said
-                }
+                **{**content.__dict__, "body": body, "upstream_version": "search", "content_hash": marked}
             )
         )
         written += 1

@@ -215,7 +215,7 @@ def get_works_tool(services: Services, dois: list[str], offset: int = 0) -> Call
     """
     try:
         answer = get_works(services, dois)
-        verdicts = work_verdicts(services.store, answer.items)
+        verdicts = work_verdicts(services, answer.items)
         items = [item_data(i, v) for i, v in zip(answer.items, verdicts, strict=True)]
     except Exception as exc:
         return error_result(exc)

@@ -22,6 +22,7 @@ from syncd.crossref.views_references import cited_dois
 from syncd.errors import MalformedResponse
 from syncd.retractions.lookups import Seen, verdicts_for
 from syncd.retractions.verdict import Verdict
+from syncd.services import Services
 from syncd.store.content import document
 from syncd.store.models import Entry
 from syncd.store.references import Citing, cited_by, cites_of, citing_among, coverage, write_cites
@@ -35,6 +36,7 @@ __all__ = [
     "CitedBy",
     "CitedProblem",
     "cited_by_answer",
+    "cited_by_lookup",
     "cited_problems",
     "citing_watched",
     "rebuild_index",
@@ -84,6 +86,11 @@ class CitedBy:
                 "`syncd cited-by --rebuild` runs."
             )
         return data
+
+
+def cited_by_lookup(svc: Services, doi: str, limit: int = 50) -> CitedBy:
+    """:func:`cited_by_answer` over the services' store (the ``syncd_cited_by`` tool's lookup)."""
+    return cited_by_answer(svc.store, doi, limit)
 
 
 def cited_by_answer(store: Store, doi: str, limit: int = 50) -> CitedBy:

@@ -21,6 +21,7 @@ from syncd.errors import MalformedResponse, NotFound
 from syncd.retractions.facts import CrossrefFacts, NoticeFact, UpdateFact
 from syncd.retractions.storage import latest_dataset, rows_for
 from syncd.retractions.verdict import Verdict, verdict
+from syncd.services import Services
 from syncd.store.content import document
 from syncd.store.repo import Store
 
@@ -161,12 +162,12 @@ def seen_of(item: WorkItem) -> Seen | None:
     )
 
 
-def work_verdicts(store: Store, items: Sequence[WorkItem]) -> list[Verdict | None]:
+def work_verdicts(svc: Services, items: Sequence[WorkItem]) -> list[Verdict | None]:
     """The verdict of each batch item (:func:`seen_of`; None for an input that is not a DOI), in order.
 
     Raises:
         StoreError: the store cannot be read.
     """
     seen = [seen_of(i) for i in items]
-    found = iter(verdicts_for(store, [s for s in seen if s is not None]))
+    found = iter(verdicts_for(svc.store, [s for s in seen if s is not None]))
     return [next(found) if s is not None else None for s in seen]

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from syncd.contracts.common import WithCache
 from syncd.normalize.doi import parse_doi
 from syncd.policy import iso
-from syncd.retractions.citations import cited_by_answer
+from syncd.retractions.citations import cited_by_lookup
 from syncd.services import Services
 from syncd.tools.errors import error_result
 from syncd.tools.fit import Cut, Fit, plain
@@ -106,7 +106,7 @@ def cited_by_tool(services: Services, doi: str, limit: int = 50) -> CallToolResu
     DOI), store_unavailable.
     """
     try:
-        answer = cited_by_answer(services.store, parse_doi(doi).key, limit)
+        answer = cited_by_lookup(services, parse_doi(doi).key, limit)
         data = answer.as_dict(iso)
         now = time.time()
         data["cache"] = {
