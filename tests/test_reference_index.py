@@ -79,7 +79,7 @@ def test_the_index_follows_replacement_and_deletion(store: Store) -> None:
 
 
 def test_rebuild_indexes_works_stored_before_the_index(store: Store) -> None:
-    """A work stored without its cites (as before migration 0011) is indexed by rebuild_index."""
+    """A work stored without its cites (as before migration 0012) is indexed by rebuild_index."""
     content = work_content(CITING, message(CITING), None)
     store.put_content(EntryContent(**{**content.__dict__, "cites": None}))
     assert cited_by_answer(store, CITED).total == 0

@@ -29,11 +29,11 @@ Tables:
                   entry (what changed, summarized from the normalized views); migration 0007.
     body_dictionaries zstd dictionaries the bodies are compressed with (:mod:`syncd.store.codec`),
                   kept forever, keyed by zstd's dictionary id; migration 0008.
-    retraction_datasets the Retraction Watch data files imported (migration 0011): one row per dataset
+    retraction_datasets the Retraction Watch data files imported (migration 0012): one row per dataset
                   version (file SHA-256, rows, source, commit, when imported, what changed).
-    retraction_rows the rows of the newest imported Retraction Watch version (migration 0011), keyed by
+    retraction_rows the rows of the newest imported Retraction Watch version (migration 0012), keyed by
                   record id, found by original DOI (lower-cased) and original PubMed id.
-    work_references the reference index (migration 0011): one row per (stored entry, DOI its reference
+    work_references the reference index (migration 0012): one row per (stored entry, DOI its reference
                   list cites), kept in step with the entry's body by every write.
     entries_fts   FTS5 index over ``entries.title`` and ``entries.search_text`` (migration 0006: its
                   rowid carries the entry's kind and status band, :mod:`syncd.store.search`; kept in
@@ -353,7 +353,7 @@ class BodyDictionary(Base):
 
 
 class RetractionDataset(Base):
-    """One imported version of the Retraction Watch data (migration 0011; times epoch seconds).
+    """One imported version of the Retraction Watch data (migration 0012; times epoch seconds).
 
     ``sha256`` is the file's own hash (hex), ``row_count`` its data rows, ``source`` the path or URL it
     was read from, ``git_commit`` the git commit of the checkout it came from (None: not a git checkout),
@@ -376,7 +376,7 @@ class RetractionDataset(Base):
 
 
 class RetractionRow(Base):
-    """One row of the newest Retraction Watch version (migration 0011), by its ``record_id``.
+    """One row of the newest Retraction Watch version (migration 0012), by its ``record_id``.
 
     ``original_doi``/``notice_doi`` lower-cased (None for a blank or ``unavailable`` DOI),
     ``original_pmid``/``notice_pmid`` PubMed ids (None for ``0``); ``nature`` normalized
@@ -407,7 +407,7 @@ class RetractionRow(Base):
 
 
 class WorkReference(Base):
-    """One DOI cited by a stored entry's reference list (migration 0011): the reference index.
+    """One DOI cited by a stored entry's reference list (migration 0012): the reference index.
 
     Written with the entry's body (:mod:`syncd.store.references`): replaced when the body is, gone with
     the entry (``ON DELETE CASCADE``); ``cited_doi`` lower-cased, indexed for "who cites X".

@@ -9,8 +9,8 @@ stored before it are indexed by ``syncd cited-by --rebuild``.
 
 Both dialects: two plain ``CREATE TABLE`` and three indexes; the downgrade drops them.
 
-Revision ID: 0011
-Revises: 0010
+Revision ID: 0012
+Revises: 0011
 Create Date: 2026-12-01
 """
 
@@ -19,8 +19,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0011"
-down_revision = "0010"
+revision = "0012"
+down_revision = "0011"
 branch_labels = None
 depends_on = None
 
