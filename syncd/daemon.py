@@ -63,7 +63,7 @@ from syncd.ops.routes import ops_routes
 from syncd.refresh import SweepReport, sweep
 from syncd.registry import open_services
 from syncd.retractions.fetch import CHECK_S as RETRACTIONS_CHECK_S
-from syncd.retractions.fetch import fetch_when_due
+from syncd.retractions.fetch import scheduled_pass as retractions_pass
 from syncd.sdnotify import notify, watchdog_interval_s
 from syncd.services import Services
 from syncd.store.changes import prune_changes
@@ -372,7 +372,7 @@ async def _serve(settings: Settings, store: Store) -> None:
     async def retractions_job() -> None:
         if lock.held and settings.retractions.source:  # one daemon of the lab reads the source
             async with turn:
-                await loop.run_in_executor(None, _retractions_pass, sweep_services)
+                await loop.run_in_executor(None, retractions_pass, sweep_services.store, settings)
 
     scheduler.add_job(
         retractions_job,
@@ -489,16 +489,6 @@ def _alerts_pass(svc: Services) -> int:
     except StoreError as exc:
         log.info("event=alerts_skipped reason=%s", exc.reason)
         return 0
-
-
-def _retractions_pass(svc: Services) -> None:
-    """Read the Retraction Watch source when due (:func:`syncd.retractions.fetch.fetch_when_due`)."""
-    if svc.store.write_problem() is not None:
-        return
-    try:
-        fetch_when_due(svc.store, svc.settings)
-    except StoreError as exc:
-        log.info("event=retractions_skipped reason=%s", exc.reason)
 
 
 def _sync_pass(svc: Services, settings: Settings) -> list[SyncReport]:

@@ -22,13 +22,13 @@ import httpx
 
 from syncd import __version__
 from syncd.config import Settings
-from syncd.errors import MalformedResponse, SyncdError, UpstreamUnavailable
+from syncd.errors import MalformedResponse, StoreError, SyncdError, UpstreamUnavailable
 from syncd.retractions.importer import ImportReport, import_bytes, import_path
 from syncd.store.repo import Store
 from syncd.store.watches import get_sync_state, save_sync_state
 from syncd.upstream.network import client_options, masked
 
-__all__ = ["CHECK_S", "STATE", "FetchOutcome", "fetch_when_due"]
+__all__ = ["CHECK_S", "STATE", "FetchOutcome", "fetch_when_due", "scheduled_pass"]
 
 log = logging.getLogger("syncd.retractions")
 
@@ -128,3 +128,13 @@ def fetch_when_due(
     else:
         save_sync_state(store, STATE, checkpoint=checkpoint, now=now)
     return outcome
+
+
+def scheduled_pass(store: Store, settings: Settings) -> None:
+    """The daemon's job: :func:`fetch_when_due`, skipped while the store cannot be written (logged)."""
+    if store.write_problem() is not None:
+        return
+    try:
+        fetch_when_due(store, settings)
+    except StoreError as exc:
+        log.info("event=retractions_skipped reason=%s", exc.reason)
