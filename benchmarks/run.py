@@ -40,6 +40,7 @@ MODULES = (
     "bench_fake",
     "bench_startup",
     "bench_text",
+    "bench_retractions",
 )
 """The benchmark modules of issue 15, imported in turn; one that fails to import gives a row saying so."""
 
@@ -52,6 +53,7 @@ TARGETS: dict[str, str] = {
     "15.6": "a fake upstream that answers in well under 1 ms",
     "28.1": "start-up: commands beside `python -c pass` (issue 28 item 1)",
     "24.3": "`tools/list` size and portability (issue 24 item 3)",
+    "23.1": "Retraction Watch import, 70 MB / 69,000 rows (issue 23 item 1)",
 }
 """Issue 15's targets 1-6 (target 7 is this file); start-up (issue 28 item 1), the catalogue (24.3)."""
 
@@ -64,6 +66,7 @@ TARGET_OF = {
     "fake upstream": "15.6",
     "startup": "28.1",
     "catalogue": "24.3",
+    "retractions": "23.1",
 }
 """Benchmark name -> the target its rows belong to (rows already naming a ``15.N`` target keep it)."""
 

@@ -12,6 +12,12 @@ For each watched change (:func:`syncd.store.changes.watched_clause`) and each of
     event=alert type=retraction kind=crossref_work doi=10.1016/s0140-6736(20)31180-6 \
 notice=10.1016/s0140-6736(20)31324-6,10.1016/s0140-6736(20)31174-0 change=12 title='RETRACTED: ...'
 
+and, for each watched work whose reference list cites a work with such a change (retraction,
+withdrawal, expression of concern; the reference index, :mod:`syncd.store.references`)::
+
+    event=alert type=cites_retracted kind=crossref_work doi=<watched work> cited=<cited DOI> \
+cited_type=retraction notice=<notice DOIs> change=12 title='<the watched work's title>'
+
 so ``journalctl -u syncd -p warning`` is the lab's retraction feed (``notice`` names the notice DOIs of
 an update, ``reason`` the removal reason of a deleted record). With ``alerts.command`` set, the
 command runs once per line with the alert as JSON on stdin (:func:`alert_document`), no shell, killed
@@ -33,10 +39,20 @@ from syncd.policy import iso
 from syncd.proc import pre_exec_die_with_parent
 from syncd.registry import SERIES_DOI_PREFIXES
 from syncd.store.changes import StoredChange, latest_change_id, list_changes
+from syncd.store.references import citing_among
 from syncd.store.repo import Store
-from syncd.store.watches import get_sync_state, save_sync_state
+from syncd.store.watches import get_sync_state, list_watches, save_sync_state
 
-__all__ = ["CURSOR", "PASS_LIMIT", "alert_document", "alerts_of", "run_command", "run_pass"]
+__all__ = [
+    "CITED_TYPES",
+    "CITES_RETRACTED",
+    "CURSOR",
+    "PASS_LIMIT",
+    "alert_document",
+    "alerts_of",
+    "run_command",
+    "run_pass",
+]
 
 log = logging.getLogger("syncd.alerts")
 
@@ -44,6 +60,10 @@ CURSOR = "alerts"
 """Name of the ``sync_state`` row holding the id of the last change the alerts have looked at."""
 PASS_LIMIT = 500
 """Most alerting changes handled by one pass (the rest wait for the next)."""
+CITES_RETRACTED = "cites_retracted"
+"""Alert type: a watched work cites a work that was just retracted, withdrawn or put under concern."""
+CITED_TYPES = ("retraction", "withdrawal", "expression_of_concern")
+"""Change types of a cited work that raise a ``cites_retracted`` alert for the watched works citing it."""
 
 
 def alerts_of(change: StoredChange) -> list[str]:
@@ -169,5 +189,56 @@ def run_pass(store: Store, settings: Settings) -> int:
             if settings.alerts.command:
                 run_command(settings.alerts.command, alert_document(change, alert), settings.alerts.timeout_s)
     done = changes[-1].id if len(changes) >= PASS_LIMIT else latest
+    lines += _cited_alerts(store, settings, cursor, done)
     save_sync_state(store, CURSOR, checkpoint={"change_id": done})
+    return lines
+
+
+def _cited_alerts(store: Store, settings: Settings, cursor: int, done: int) -> int:
+    """``cites_retracted`` alerts for the changes in ``(cursor, done]``; returns the alert lines.
+
+    One per watched work citing a work whose change is a retraction, withdrawal or expression of
+    concern (the reference index, :mod:`syncd.store.references`).
+    """
+    watched = {str(w.spec.get("doi") or "").lower() for w in list_watches(store, "doi")} - {""}
+    if not watched:
+        return 0
+    changes = [
+        c
+        for c in list_changes(store, after_id=cursor, types=CITED_TYPES, limit=PASS_LIMIT)
+        if c.id <= done and c.doi
+    ]
+    if not changes:
+        return 0
+    with store.read() as conn:
+        citing = citing_among(conn, [c.doi or "" for c in changes])
+    lines = 0
+    for change in changes:
+        works = [w for w in citing if w.cited == change.doi and (w.doi or w.key).lower() in watched]
+        kinds = [t for t in CITED_TYPES if t in change.types]
+        for work in works:
+            if (work.doi or work.key).lower() == change.doi:
+                continue
+            notices = ",".join(dict.fromkeys(str(i["doi"]) for i in _items(change, kinds[0]) if i.get("doi")))
+            log.warning(
+                "event=alert type=%s kind=%s doi=%s cited=%s cited_type=%s notice=%s change=%d title=%r",
+                CITES_RETRACTED,
+                work.kind,
+                work.doi or work.key,
+                change.doi,
+                kinds[0],
+                notices or "-",
+                change.id,
+                str(work.title or "")[:200],
+            )
+            lines += 1
+            if settings.alerts.command:
+                document = {
+                    **alert_document(change, kinds[0]),
+                    "type": CITES_RETRACTED,
+                    "citing": {"doi": work.doi or work.key, "title": work.title, "kind": work.kind},
+                    "cited": change.doi,
+                    "cited_type": kinds[0],
+                }
+                run_command(settings.alerts.command, document, settings.alerts.timeout_s)
     return lines

@@ -38,7 +38,7 @@ from syncd.pools import (
     published_group_in_flight,
     published_limits,
 )
-from syncd.slice_settings import DataciteSettings, McpSettings, SliceName
+from syncd.slice_settings import DataciteSettings, McpSettings, RetractionsSettings, SliceName
 
 __all__ = [
     "ANSWER_MIN_CHARS",
@@ -56,6 +56,7 @@ __all__ = [
     "NetworkSettings",
     "PoolLimits",
     "PoolSettings",
+    "RetractionsSettings",
     "Settings",
     "SliceName",
     "StoreSettings",
@@ -339,6 +340,7 @@ class Settings(BaseSettings):
     store: StoreSettings = Field(default_factory=StoreSettings)
     changes: ChangesSettings = Field(default_factory=ChangesSettings)
     alerts: AlertsSettings = Field(default_factory=AlertsSettings)
+    retractions: RetractionsSettings = Field(default_factory=RetractionsSettings)
     network: NetworkSettings = Field(default_factory=NetworkSettings)
     deadline_s: float = Field(5.0, gt=0, le=300, description="Whole tool call deadline, upstream included.")
     answer_max_chars: int = Field(

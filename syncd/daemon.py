@@ -13,7 +13,9 @@ and take over when it goes away (see :func:`_leader_hook`).
 Under systemd (``Type=notify``): READY=1 once migrations ran and the endpoint listens, WATCHDOG=1
 from the loop, STOPPING=1 on SIGTERM, then a drain of the running job. Every ``changes.poll_s``
 seconds the refreshing daemon alerts the watched retractions and deletions the change feed recorded
-(:mod:`syncd.alerts`: ``event=alert`` at WARNING, the optional ``alerts.command``).
+(:mod:`syncd.alerts`: ``event=alert`` at WARNING, the optional ``alerts.command``). With
+``retractions.source`` set, it reads the Retraction Watch data at most once per
+``retractions.interval_s`` (:mod:`syncd.retractions.fetch`; a failed read keeps the last good data).
 
 The SQLite database file is guarded by the store (:mod:`syncd.store.fileguard`: looked at before
 every write and new connection, and here every :data:`FILE_CHECK_S` seconds): a backup restored over
@@ -60,6 +62,8 @@ from syncd.ops.activity import SCHEDULER_BEAT_S, Activity
 from syncd.ops.routes import ops_routes
 from syncd.refresh import SweepReport, sweep
 from syncd.registry import open_services
+from syncd.retractions.fetch import CHECK_S as RETRACTIONS_CHECK_S
+from syncd.retractions.fetch import scheduled_pass as retractions_pass
 from syncd.sdnotify import notify, watchdog_interval_s
 from syncd.services import Services
 from syncd.store.changes import prune_changes
@@ -362,6 +366,19 @@ async def _serve(settings: Settings, store: Store) -> None:
         "interval",
         seconds=settings.changes.poll_s,
         id="alerts",
+        next_run_time=dt.datetime.now(dt.UTC),
+    )
+
+    async def retractions_job() -> None:
+        if lock.held and settings.retractions.source:  # one daemon of the lab reads the source
+            async with turn:
+                await loop.run_in_executor(None, retractions_pass, sweep_services.store, settings)
+
+    scheduler.add_job(
+        retractions_job,
+        "interval",
+        seconds=RETRACTIONS_CHECK_S,
+        id="retractions",
         next_run_time=dt.datetime.now(dt.UTC),
     )
 

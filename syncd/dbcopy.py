@@ -44,9 +44,12 @@ from syncd.store.models import (
     Concept,
     Entry,
     PreviousBody,
+    RetractionDataset,
+    RetractionRow,
     SyncState,
     Validation,
     Watch,
+    WorkReference,
 )
 
 __all__ = ["COPY_TABLES", "PROGRESS_PREFIX", "CopyReport", "copy_store", "redact"]
@@ -55,17 +58,26 @@ COPY_TABLES: list[Table] = [
     BodyDictionary.__table__,  # type: ignore[list-item]
     Entry.__table__,  # type: ignore[list-item]
     Validation.__table__,  # type: ignore[list-item]
+    WorkReference.__table__,  # type: ignore[list-item]
     PreviousBody.__table__,  # type: ignore[list-item]
     Change.__table__,  # type: ignore[list-item]  # the change feed, ids kept: the alerts cursor holds
     Concept.__table__,  # type: ignore[list-item]
     Watch.__table__,  # type: ignore[list-item]
     SyncState.__table__,  # type: ignore[list-item]
+    RetractionDataset.__table__,  # type: ignore[list-item]
+    RetractionRow.__table__,  # type: ignore[list-item]
     Blob.__table__,  # type: ignore[list-item]
 ]
 """Tables copied, parents before children."""
 PROGRESS_PREFIX = "dbcopy:"
 """``sync_state.name`` prefix of the copy's progress rows in the destination (never copied)."""
-SERIAL_COLUMNS = [("entries", "id"), ("previous_bodies", "id"), ("changes", "id"), ("watches", "id")]
+SERIAL_COLUMNS = [
+    ("entries", "id"),
+    ("previous_bodies", "id"),
+    ("changes", "id"),
+    ("watches", "id"),
+    ("retraction_datasets", "id"),
+]
 
 Progress = Callable[[str, int, int], None]
 """``progress(table, rows_copied_now, rows_in_source_table)``, called after every batch."""

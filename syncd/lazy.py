@@ -29,6 +29,7 @@ LAZY: Final[Mapping[str, frozenset[str]]] = MappingProxyType(
                 "syncd.cli.daemon_commands",
                 "syncd.cli.db_commands",
                 "syncd.cli.mcp_commands",
+                "syncd.cli.retraction_commands",
                 "syncd.cli.watch_commands",
             }
         ),
@@ -39,6 +40,7 @@ LAZY: Final[Mapping[str, frozenset[str]]] = MappingProxyType(
                 "syncd.crossref.tools_batch",
                 "syncd.zenodo.tools",
                 "syncd.datacite.tools",
+                "syncd.retractions.tools",
             }
         ),
         # Alembic, only to migrate (a store already at the shipped head is opened without it)

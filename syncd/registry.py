@@ -206,6 +206,7 @@ TOOL_MODULES: dict[str, tuple[str, ...]] = {
     "crossref": ("syncd.crossref.tools", "syncd.crossref.tools_batch"),
     "zenodo": ("syncd.zenodo.tools",),
     "datacite": ("syncd.datacite.tools",),
+    "retractions": ("syncd.retractions.tools",),
 }
 """Each slice's MCP tool modules by slice name, in the order ``tools/list`` gives their tools: each
 holds ``TOOLS`` (and may hold ``RESOURCES``)."""

@@ -1,4 +1,7 @@
-"""Settings of the DataCite slice and of what the MCP servers expose (re-exported by :mod:`syncd.config`)."""
+"""Settings of the DataCite slice, the Retraction Watch data and the tool sets of the MCP servers.
+
+Re-exported by :mod:`syncd.config`.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +9,10 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-__all__ = ["DataciteSettings", "McpSettings", "SliceName"]
+__all__ = ["DataciteSettings", "McpSettings", "RetractionsSettings", "SliceName"]
+
+DAY = 86_400.0
+"""Seconds in a day: the Retraction Watch file is replaced at most daily."""
 
 
 class DataciteSettings(BaseModel):
@@ -20,16 +26,38 @@ class DataciteSettings(BaseModel):
     )
 
 
-SliceName = Literal["crossref", "zenodo", "datacite", "changes"]
-"""The tool sets an MCP server may expose (``mcp.slices``): one per upstream slice, plus the change feed."""
+SliceName = Literal["crossref", "zenodo", "datacite", "retractions", "changes"]
+"""The tool sets an MCP server may expose (``mcp.slices``): one per upstream slice, the reference index
+(``retractions``: ``syncd_cited_by``), plus the change feed."""
 
 
 class McpSettings(BaseModel):
     """What the MCP servers (``syncd mcp``, the daemon's ``/mcp``) expose."""
 
     slices: list[SliceName] = Field(
-        default_factory=lambda: ["crossref", "zenodo", "datacite", "changes"],
+        default_factory=lambda: ["crossref", "zenodo", "datacite", "retractions", "changes"],
         min_length=1,
-        description="The tool sets a server lists and answers: crossref, zenodo, datacite, changes "
-        "(syncd_list_changes); default all. A smaller set keeps tools/list small for an agent.",
+        description="The tool sets a server lists and answers: crossref, zenodo, datacite, retractions "
+        "(syncd_cited_by), changes (syncd_list_changes); default all. A smaller set keeps tools/list "
+        "small for an agent.",
+    )
+
+
+class RetractionsSettings(BaseModel):
+    """The Retraction Watch data the daemon keeps (``syncd retractions``; issue 23)."""
+
+    source: str | None = Field(
+        None,
+        description="Where the daemon reads retraction_watch.csv: an https URL, a file, or a directory "
+        "holding it (a git checkout the lab pulls). None: only `syncd retractions import` updates it.",
+    )
+    interval_s: float = Field(
+        DAY,
+        ge=DAY,
+        description="Seconds between two reads of the source (at most daily: the file is replaced once a "
+        "working day); an unchanged file (same SHA-256, or a 304 to the ETag) is not parsed again.",
+    )
+    timeout_s: float = Field(300.0, gt=0, le=3600, description="Seconds a download may take.")
+    max_bytes: int = Field(
+        512 * 1024 * 1024, gt=0, description="Largest file downloaded (bytes); a bigger one is refused."
     )

@@ -1,6 +1,6 @@
 """Every tool answer fits the ``answer_max_chars`` budget, and a cut one continues (issue 13 kind 10).
 
-Through a real MCP client session against the fake upstream (recorded corpus): each of the 13 tools is
+Through a real MCP client session against the fake upstream (recorded corpus): each of the 14 tools is
 called with the largest request its input schema allows, and the answer's size (text block plus
 structured JSON) stays within the budget. A cut answer carries its continuation and a notice naming
 the next call, and that call returns the next part. The text block is a compact rendering, never the
@@ -73,12 +73,13 @@ LARGEST: list[tuple[str, dict[str, Any]]] = [
     ("datacite_search_repositories", {"query": "glacier", "limit": 100}),
     ("datacite_trace_relations", {"doi": "10.17182/hepdata.77274.v1", "max_nodes": 100}),
     ("syncd_list_changes", {"since": "4w", "limit": 200}),
+    ("syncd_cited_by", {"doi": "10.1126/science.280.5362.421", "limit": 500}),
 ]
 
 
 def test_every_tool_declares_how_its_answers_are_fitted() -> None:
     """Each tool's spec carries how its answers are fitted (no tool escapes the budget)."""
-    assert len(TOOLS) == 21
+    assert len(TOOLS) == 22
     assert all(isinstance(t.fit, Fit) for t in TOOLS)
 
 

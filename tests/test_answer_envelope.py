@@ -148,6 +148,12 @@ PAIRS: dict[str, tuple[dict[str, Any], dict[str, Any], set[str], set[str]]] = {
         {"rootCounts"},
         set(),
     ),
+    "syncd_cited_by": (
+        {"doi": "10.1126/science.280.5362.421"},
+        {"doi": "10.5555/cited-by-none"},
+        set(),
+        set(),
+    ),
 }
 # Tools whose miss is an error answer (contracts: typed not-found reasons).
 ERROR_MISSES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {

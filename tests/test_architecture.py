@@ -432,7 +432,7 @@ def test_the_mcp_machinery_imports_no_slice_and_serves_the_registrys_tools() -> 
     assert {m: d for m, d in found.items() if m.startswith("syncd.tools") and d} == {}
     assert (*tool_specs(), *changes.TOOLS) == server.TOOLS
     assert {m for mods in TOOL_MODULES.values() for m in mods} == LAZY["syncd.registry"]
-    assert len({s.name for s in server.TOOLS}) == len(server.TOOLS) == 21
+    assert len({s.name for s in server.TOOLS}) == len(server.TOOLS) == 22
 
 
 def store_uses(source: str) -> list[int]:

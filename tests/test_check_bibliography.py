@@ -136,6 +136,7 @@ def test_sixty_entry_bibtex_reports_exactly_the_retracted_and_bad(
         "retracted": 3,
         "expression_of_concern": 0,
         "corrected": 0,
+        "reinstated": 0,
         "not_found": 1,
         "invalid_doi": 1,
         "unchecked": 0,

@@ -204,6 +204,7 @@ TOOLS: dict[str, dict[str, Any]] = {
         ]
     },
     "syncd_list_changes": {"since": "2000-01-01"},
+    "syncd_cited_by": {"doi": "10.1126/science.280.5362.421"},
 }
 SEARCHES = {"crossref_search_works", "zenodo_search_records"}
 """Tools whose declared offline answer for a missing entry is a local-mirror search, not an error."""
@@ -212,6 +213,8 @@ BATCH = {"crossref_get_works"}
 """Tools answering a list of items, each with its own ``cache`` block or ``reason`` (no top-level cache)."""
 STORE_ONLY = {"syncd_list_changes"}
 """Tools that answer from the store alone: source ``store`` under every fault, no request."""
+INDEX_ONLY = {"syncd_cited_by"}
+"""Tools answering from the reference index alone: source ``store``, the same answer under every fault."""
 ITEM_REASONS_OF = {"crossref_get_works": "crossref_get_work"}
 """Whose declared reasons a batch tool's items may carry (each item is that tool's lookup)."""
 
@@ -506,6 +509,12 @@ def check_stored(matrix: Matrix, run: Run, tool: str) -> None:
     assert not o.hung, f"{tool} took {o.body_s:.2f} s in the tool under {run.fault}"
     assert not o.is_error, o.text
     sc = o.structured or {}
+    if tool in INDEX_ONLY:
+        cache = sc.get("cache") or {}
+        assert (cache.get("source"), cache.get("stale"), "upstream_error" in cache) == ("store", False, False)
+        assert sc["coverage"]["indexedWorks"] >= 0 and _strip(sc) == _strip(first)
+        assert owned == set(), f"{tool} wrote {owned} on its first call"
+        return
     if tool in STORE_ONLY:
         cache = sc.get("cache") or {}
         assert (cache.get("source"), cache.get("stale"), "upstream_error" in cache) == ("store", False, False)
@@ -540,7 +549,12 @@ def check_missing(matrix: Matrix, run: Run, tool: str) -> None:
     declared = matrix.template.declared[tool]
     sc = o.structured or {}
     assert not o.hung, f"{tool} took {o.body_s:.2f} s in the tool under {run.fault}"
-    if tool in STORE_ONLY:
+    if tool in INDEX_ONLY:
+        assert not o.is_error, o.text
+        cache = sc.get("cache") or {}
+        assert (cache.get("source"), cache.get("stale")) == ("store", False)
+        assert (sc.get("total"), sc.get("works")) == (0, []), sc
+    elif tool in STORE_ONLY:
         assert not o.is_error, o.text
         cache = sc.get("cache") or {}
         assert (cache.get("source"), cache.get("stale"), "upstream_error" in cache) == ("store", False, False)

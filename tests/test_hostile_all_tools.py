@@ -263,6 +263,7 @@ STRATEGIES: dict[str, Any] = {
         },
         optional=opt(offset=ints),
     ),
+    "syncd_cited_by": st.fixed_dictionaries({"doi": st.one_of(doiish, text)}, optional=opt(limit=ints)),
     "syncd_list_changes": st.fixed_dictionaries(
         {},
         optional=opt(

@@ -29,10 +29,12 @@ from typing import Any, NoReturn
 
 import pytest
 
+from syncd.retractions.importer import import_path
 from syncd.store.repo import Store
 from syncd.tools.server import TOOLS
 from tests.conftest import CORPUS
 from tests.fakeupstream import FakeUpstream
+from tests.retraction_helpers import SAMPLE, store_work
 from tests.schema_check import schema_errors
 from tests.test_faults_all_tools import LANCET, SEEDED_CHANGE_TYPES, seed_change
 
@@ -44,8 +46,8 @@ DEFAULT_INSPECTOR = ROOT / "tests" / "inspector" / "node_modules" / ".bin" / "mc
 INSPECTOR_VERSION = "2.12.0"
 CALL_TIMEOUT_S = 90
 TOOL_COUNT = len(TOOLS)
-EXPECTED_TOOL_COUNT = 15
-"""13 original tools, crossref_get_works and syncd_list_changes (issue 16)."""
+EXPECTED_TOOL_COUNT = 16
+"""13 original tools, crossref_get_works and syncd_list_changes (issue 16), syncd_cited_by (issue 23)."""
 HIGGS_TITLE = (
     "Observation of a new particle in the search for the Standard Model Higgs boson with the ATLAS detector "
     "at the LHC"
@@ -365,3 +367,31 @@ def test_change_feed_is_shown(session: Session, output_schemas: dict[str, dict[s
     assert [(c["key"], c["types"]) for c in json.loads(contents["text"])["changes"]] == [
         (LANCET, SEEDED_CHANGE_TYPES)
     ]
+
+
+def test_works_carry_the_retraction_verdict_and_cited_by_answers(
+    session: Session, output_schemas: dict[str, dict[str, Any]]
+) -> None:
+    """With the Retraction Watch sample imported and two corpus works stored: ``crossref_get_works``
+    items carry the verdict (the Lancet paper retracted, with the version named) and ``syncd_cited_by``
+    answers from the store with its coverage; both fit their outputSchemas in the Inspector.
+    """
+    store = Store.open(session.server_env["SYNCD_DATABASE_URL"])
+    try:
+        import_path(store, SAMPLE)
+        store_work(store, "10.1038/s43586-021-00024-3")
+    finally:
+        store.close()
+    run = session.call("crossref_get_works", f"dois={json.dumps([LANCET, '10.5555/rw-only-1'])}")
+    result = run.result()
+    assert run.returncode == 0, run.stderr[-1500:]
+    lancet, only = result["structuredContent"]["items"]
+    assert lancet["retraction"]["severity"] == only["retraction"]["severity"] == "retracted"
+    assert result["structuredContent"]["retractionWatch"]["rows"] == 9
+    _fits(output_schemas, "crossref_get_works", result)
+    run = session.call("syncd_cited_by", "doi=10.1126/science.280.5362.421")
+    result = run.result()
+    assert run.returncode == 0, run.stderr[-1500:]
+    content = result["structuredContent"]
+    assert content["total"] == 1 and content["coverage"]["indexedWorks"] >= 1  # the session store
+    _fits(output_schemas, "syncd_cited_by", result)

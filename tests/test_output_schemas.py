@@ -1,6 +1,6 @@
 """Each tool's outputSchema admits every answer the tool gives: success, miss, each error (issue 12 item 1).
 
-Each of the 13 tools is called through a real MCP client session in several states against the fake
+Each of the 14 tools is called through a real MCP client session in several states against the fake
 upstream (recorded corpus): a success, a miss where the tool has one, declared errors (not found,
 conflicts, upstream down, rate limited), and every structured answer is validated with ``jsonschema``
 against the ``outputSchema`` the client listed. The schemas themselves declare ``error`` as an optional
@@ -91,6 +91,8 @@ ONLINE: list[tuple[str, dict[str, Any], str]] = [
     ("datacite_trace_relations", {"doi": "10.5061/dryad.8515"}, "ok"),
     ("datacite_trace_relations", {"doi": "10.12/x"}, "invalid_doi"),
     ("datacite_search_repositories", {"repository_ids": ["ethz.wgms"], "query": "x"}, "conflicting_lookup"),
+    ("syncd_cited_by", {"doi": "10.1126/science.280.5362.421"}, "ok"),
+    ("syncd_cited_by", {"doi": "not a doi"}, "invalid_parameter"),
 ]
 # With every upstream down and nothing stored for these arguments.
 OFFLINE: list[tuple[str, dict[str, Any], str]] = [
@@ -112,6 +114,7 @@ OFFLINE: list[tuple[str, dict[str, Any], str]] = [
     ("datacite_get_citation", {"doi": "10.5061/dryad.234"}, "upstream_unavailable"),
     ("datacite_search_repositories", {"query": "permafrost"}, "upstream_unavailable"),
     ("datacite_trace_relations", {"doi": "10.5061/dryad.234"}, "upstream_unavailable"),
+    ("syncd_cited_by", {"doi": "10.1101/598821", "limit": 5}, "ok"),  # the reference index, offline
 ]
 
 
@@ -156,7 +159,7 @@ async def test_schemas_declare_error_and_require_nothing_an_error_lacks(cache: A
 
 
 async def test_every_answer_fits_the_declared_output_schema(cache: Any, fake: FakeUpstream) -> None:
-    """Successes, misses and errors of all 13 tools, online and with upstream down, validate against the
+    """Successes, misses and errors of all 14 tools, online and with upstream down, validate against the
     tool's outputSchema; each state gives the outcome listed (so the table cannot silently test nothing).
     """
     seen: dict[str, set[str]] = defaultdict(set)

@@ -252,6 +252,9 @@ INVALID = [
         {"doi": "10.5061/dryad.8515", "relation_types": ["Likes"]},
         "relation_types",
     ),
+    ("syncd_cited_by", {"doi": "10.1101/598821", "limit": 0}, "limit"),
+    ("syncd_cited_by", {"doi": ""}, "doi"),
+    ("syncd_cited_by", {}, "doi"),
 ]
 
 
@@ -276,7 +279,7 @@ async def test_invalid_arguments_are_invalid_params(
 
 
 async def test_every_tool_has_refusal_cases() -> None:
-    """The refusal table covers all 13 tools."""
+    """The refusal table covers all 14 tools."""
     assert {t for t, _, _ in INVALID} == {spec.name for spec in TOOLS}
 
 

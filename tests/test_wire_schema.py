@@ -120,11 +120,12 @@ async def test_tools_list_is_half_its_former_size_and_every_answer_field_is_desc
 
 
 async def test_mcp_slices_select_the_listed_and_callable_tools(cache: Any) -> None:
-    """Every slice by default (21 tools, DataCite's six among them); ``mcp.slices = ["datacite"]``
-    lists only the six DataCite tools, and a Crossref tool is then an unknown tool.
+    """Every slice by default (22 tools: DataCite's six and the reference index's syncd_cited_by among
+    them); ``mcp.slices = ["datacite"]`` lists only the six DataCite tools, and a Crossref tool is then an
+    unknown tool.
     """
     every = await _listed(cache)
-    assert len(every) == 21 and {t["name"] for t in every} == {s.name for s in TOOLS}
+    assert len(every) == 22 and {t["name"] for t in every} == {s.name for s in TOOLS}
     only = _with_slices(cache, "datacite")
     listed = await _listed(only)
     assert [t["name"] for t in listed] == [

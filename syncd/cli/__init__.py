@@ -24,6 +24,8 @@ Commands::
     syncd watch sync          walk the watch lists now (full, incremental or resumed)
     syncd changes             what changed in the stored works and records (retractions, versions, ...)
     syncd check FILE          a bibliography's retracted, corrected and unresolvable references
+    syncd retractions import|status  the Retraction Watch data the verdicts rest on
+    syncd cited-by DOI        stored works whose reference lists cite DOI (offline)
 
 Exit codes: 0 success; 1 not found (nothing stored / upstream says it does not exist);
 2 bad usage or invalid input (an unknown option or value: the nearest name is suggested); 3 upstream
@@ -73,6 +75,11 @@ COMMANDS: Final[dict[str, Command]] = {
         "check",
         "Check a bibliography: print its retracted, corrected and unresolvable references.",
     ),
+    "cited-by": Command(
+        "syncd.cli.retraction_commands",
+        "cited_by",
+        "Stored works whose reference lists cite DOI, answered offline from the mirror's reference index.",
+    ),
     "daemon": Command(
         "syncd.cli.daemon_commands",
         "daemon",
@@ -83,6 +90,11 @@ COMMANDS: Final[dict[str, Command]] = {
         "syncd.cli.mcp_commands",
         "mcp",
         "Serve the MCP tools over stdio (point Claude Desktop / Claude Code at `syncd mcp`).",
+    ),
+    "retractions": Command(
+        "syncd.cli.retraction_commands",
+        "retractions",
+        "Import the Retraction Watch data and show the version held (the data retraction verdicts rest on).",
     ),
     "watch": Command(
         "syncd.cli.watch_commands",

@@ -3,23 +3,34 @@
 The file is BibTeX, RIS, CSL-JSON or a plain list of DOIs (:mod:`syncd.bibliography`). Every DOI is
 resolved by :func:`syncd.crossref.lookups_batch.get_works`, the lookup behind the
 ``crossref_get_works`` tool: stored works from the store, the rest 50 per Crossref list request.
-Each entry with a DOI gets one status:
+Each entry gets the retraction verdict ``crossref_get_works`` gives
+(:func:`syncd.retractions.lookups.work_verdicts`: Crossref updatedBy, stored notices, the imported
+Retraction Watch data, the title) and one status:
 
 =========================  ===========================================================  ========
 status                     meaning                                                      reported
 =========================  ===========================================================  ========
-``retracted``              updatedBy names a retraction (withdrawal, removal)           yes
-``expression_of_concern``  updatedBy names an expression of concern                     yes
-``corrected``              updatedBy names a correction (erratum, corrigendum, ...)     yes
+``retracted``              the verdict is retracted (withdrawal, removal)               yes
+``expression_of_concern``  the verdict is an expression of concern                      yes
+``corrected``              the verdict is corrected (erratum, corrigendum, ...)         yes
+``reinstated``             a reinstatement lifted its retraction                        yes
 ``not_found``              Crossref holds no record and no other agency registered it   yes
 ``invalid_doi``            the DOI text is not a DOI                                    yes
 ``unchecked``              upstream could not be asked and nothing is stored            yes
 ``other_agency``           registered with another agency (DataCite, mEDRA...)          counted
-``ok``                     found, no update recorded                                    counted
+``ok``                     found, no signal                                             counted
 =========================  ===========================================================  ========
 
-Entries without a DOI are counted as skipped. Exit code: 1 when any entry is retracted, else 3 when
-any is ``unchecked``, else 0 (2 for a file that cannot be read).
+A ``not_found``, ``unchecked`` or ``other_agency`` entry that Retraction Watch names takes the
+verdict's status instead (a DOI known only to Retraction Watch is ``retracted``); one it does not
+name has verdict ``unknown`` with the reason. Entries without a DOI are counted as skipped.
+
+Exit code (``--fail-on``, default ``retracted``): 1 when any entry is at or above the level
+(``retracted``; ``concern``: retracted or expression of concern; ``corrected``: those or corrected;
+``never``: never 1), else 3 when any verdict is ``unknown`` (not with ``--allow-unknown``), else 0;
+2 for a file that cannot be read. The report names the Retraction Watch version and the oldest
+Crossref record it relied on. ``--cited`` adds, per entry held in the store, the works its reference
+list cites whose verdict is retracted or an expression of concern (:mod:`syncd.retractions.citations`).
 """
 
 from __future__ import annotations
@@ -36,21 +47,45 @@ from syncd.cli.choices import NearChoice
 from syncd.cli.common import EXIT_FAILURE, emit, handle_errors, json_option, print_rows, session
 from syncd.crossref.lookups_batch import get_works
 from syncd.crossref.tools_batch import item_data
+from syncd.policy import iso
+from syncd.retractions.citations import COVERAGE_NOTE, cited_problems
+from syncd.retractions.lookups import work_verdicts
+from syncd.retractions.verdict import Verdict
+from syncd.store.repo import Store
 
-__all__ = ["EXIT_RETRACTED", "REPORTED", "check", "entry_status"]
+__all__ = ["EXIT_RETRACTED", "FAIL_ON", "REPORTED", "check", "entry_status", "exit_code"]
 
 EXIT_RETRACTED = 1
-"""Exit code of ``syncd check`` when any entry is retracted."""
+"""Exit code of ``syncd check`` when any entry is at or above the ``--fail-on`` level."""
 
-REPORTED = ("retracted", "expression_of_concern", "corrected", "not_found", "invalid_doi", "unchecked")
+REPORTED = (
+    "retracted",
+    "expression_of_concern",
+    "corrected",
+    "reinstated",
+    "not_found",
+    "invalid_doi",
+    "unchecked",
+)
 """Statuses printed, in this order (the rest are counted only)."""
+FLAGGED = ("retracted", "expression_of_concern", "corrected", "reinstated")
+"""Verdict severities that are an entry's status."""
+FAIL_ON: dict[str, tuple[str, ...]] = {
+    "retracted": ("retracted",),
+    "concern": ("retracted", "expression_of_concern"),
+    "corrected": ("retracted", "expression_of_concern", "corrected"),
+    "never": (),
+}
+"""``--fail-on`` level -> the severities that exit 1."""
 
 
 def entry_status(item: dict[str, Any]) -> str:
     """The status of one resolved entry (a ``WorksItem`` dict, as ``item_data`` builds it)."""
+    severity = (item.get("retraction") or {}).get("severity")
+    if severity in FLAGGED:
+        return str(severity)
     if item["found"]:
-        flags = item.get("flags") or []
-        return next((f for f in ("retracted", "expression_of_concern", "corrected") if f in flags), "ok")
+        return "ok"
     reason = item.get("reason")
     if reason == "invalid_parameter":
         return "invalid_doi"
@@ -60,16 +95,81 @@ def entry_status(item: dict[str, Any]) -> str:
     return "unchecked"
 
 
-def _row(ref: Reference, item: dict[str, Any], status: str) -> dict[str, Any]:
+def exit_code(severities: list[str | None], fail_on: str, allow_unknown: bool) -> int:
+    """The exit code of a check whose entries have verdicts ``severities`` (None: no verdict)."""
+    if any(s in FAIL_ON[fail_on] for s in severities):
+        return EXIT_RETRACTED
+    if not allow_unknown and "unknown" in severities:
+        return EXIT_FAILURE
+    return 0
+
+
+def _detail(item: dict[str, Any]) -> str | None:
+    verdict = item.get("retraction") or {}
+    if verdict.get("severity") == "unknown":
+        return f"unknown: {verdict.get('reason')}"
+    shown = [s for s in verdict.get("signals") or [] if not s.get("lifted")]
+    if shown:
+        return "; ".join(
+            f"{s['type']} {s.get('noticeDoi') or ''} ({s['source']})".replace("  ", " ") for s in shown
+        )
     updates = "; ".join(f"{u['type']} {u['doi']}" for u in item.get("updatedBy") or [])
+    return updates or item.get("message")
+
+
+def _row(ref: Reference, item: dict[str, Any], status: str) -> dict[str, Any]:
+    verdict = item.get("retraction") or {}
     return {
         "position": ref.position,
         "label": ref.label,
         "status": status,
+        "severity": verdict.get("severity"),
         "doi": item.get("doi") or ref.doi,
         "title": item.get("title") or ref.title,
-        "detail": updates or item.get("message"),
+        "detail": _detail(item),
+        "reason": verdict.get("reason"),
+        "signals": verdict.get("signals") or [],
         "item": item,
+    }
+
+
+def _cited(store: Store, dois: list[str]) -> dict[str, Any]:
+    """``--cited``: per stored entry, the works it cites that are retracted or concerned; the coverage."""
+    problems, indexed = cited_problems(store, dois)
+    return {
+        "entriesWithReferences": indexed,
+        "entriesHeld": len(problems),
+        "note": COVERAGE_NOTE,
+        "works": [
+            {
+                "doi": citing,
+                "cites": [
+                    {"doi": p.cited, "severity": p.verdict.severity, "signals": p.signals} for p in found
+                ],
+            }
+            for citing, found in problems.items()
+            if found
+        ],
+    }
+
+
+def _basis(verdicts: list[Verdict | None]) -> dict[str, Any]:
+    """The Retraction Watch version and the oldest Crossref record the verdicts rest on."""
+    dataset = next((v.dataset for v in verdicts if v is not None and v.dataset is not None), None)
+    dated = [(v.crossref_validated_at, v.doi) for v in verdicts if v is not None and v.crossref_validated_at]
+    oldest = min(dated, key=lambda d: d[0]) if dated else None
+    rw = None
+    if dataset is not None:
+        rw = {
+            "sha256": dataset.sha256,
+            "rows": dataset.rows,
+            "importedAt": iso(dataset.imported_at),
+            "source": dataset.source,
+            "commit": dataset.commit,
+        }
+    return {
+        "retractionWatch": rw,
+        "oldestRecord": {"doi": oldest[1], "validatedAt": iso(oldest[0])} if oldest else None,
     }
 
 
@@ -83,6 +183,7 @@ def _report(
         (r for r in rows if r["status"] in order), key=lambda r: (order[r["status"]], r["position"])
     )
     counts = {s: statuses.count(s) for s in (*REPORTED, "other_agency", "ok")}
+    severities = [(i.get("retraction") or {}).get("severity") for i in items]
     return {
         "file": path,
         "format": bib.format,
@@ -91,6 +192,7 @@ def _report(
         "skipped": len(bib.references) - len(refs),
         "unparsed": bib.unparsed,
         "counts": counts,
+        "severities": {s: severities.count(s) for s in dict.fromkeys(x for x in severities if x)},
         "reported": reported,
         "otherAgency": [
             {
@@ -107,7 +209,7 @@ def _report(
 def _print_report(report: dict[str, Any]) -> None:
     print_rows(
         report["reported"],
-        ["position", "label", "status", "doi", "title", "detail"],
+        ["position", "label", "status", "severity", "doi", "title", "detail"],
         title=f"{Path(report['file']).name}: {len(report['reported'])} of {report['withDoi']} DOIs flagged",
     )
     c = report["counts"]
@@ -115,9 +217,30 @@ def _print_report(report: dict[str, Any]) -> None:
         f"{report['entries']} entries ({report['format']}): {report['withDoi']} with a DOI, "
         f"{report['skipped']} without (skipped), {report['unparsed']} unreadable blocks; "
         f"ok {c['ok']}, retracted {c['retracted']}, expression of concern {c['expression_of_concern']}, "
-        f"corrected {c['corrected']}, not found {c['not_found']}, invalid {c['invalid_doi']}, "
-        f"unchecked {c['unchecked']}, other agency {c['other_agency']}"
+        f"corrected {c['corrected']}, reinstated {c['reinstated']}, not found {c['not_found']}, "
+        f"invalid {c['invalid_doi']}, unchecked {c['unchecked']}, other agency {c['other_agency']}"
     )
+    rw = report["basis"]["retractionWatch"]
+    click.echo(
+        f"Retraction Watch version {rw['sha256'][:12]} ({rw['rows']} rows, imported {rw['importedAt']})"
+        if rw
+        else "no Retraction Watch data imported (syncd retractions import): verdicts rest on Crossref alone"
+    )
+    oldest = report["basis"]["oldestRecord"]
+    if oldest:
+        click.echo(f"oldest Crossref record relied on: {oldest['doi']}, validated {oldest['validatedAt']}")
+    cited = report.get("cited")
+    if cited is not None:
+        click.echo(
+            f"--cited: {cited['entriesWithReferences']} of {cited['entriesHeld']} stored entries have "
+            "indexed reference lists; Crossref's public API has no cited-by"
+        )
+        for work in cited["works"]:
+            for c in work["cites"]:
+                click.echo(f"  {work['doi']} cites {c['doi']}: {c['severity']}")
+    unknown = report["severities"].get("unknown", 0)
+    if unknown:
+        click.echo(f"{unknown} entries could not be checked (verdict unknown): never read them as clean")
     for other in report["otherAgency"]:
         click.echo(f"  #{other['position']} {other['doi']}: registered with {other['registrationAgency']}")
     req = report["requests"]
@@ -136,10 +259,32 @@ def _print_report(report: dict[str, Any]) -> None:
     help="bibtex, ris, csl-json or dois (one per line). Default: from the suffix, else the content.",
 )
 @click.option("--watch", "add_watches", is_flag=True, help="Add the DOIs found to the watch list.")
+@click.option(
+    "--fail-on",
+    type=click.Choice(tuple(FAIL_ON)),
+    default="retracted",
+    show_default=True,
+    help="Exit 1 when an entry is at or above this level (concern: retracted or expression of concern).",
+)
+@click.option("--allow-unknown", is_flag=True, help="Exit 0, not 3, when some entries could not be checked.")
+@click.option(
+    "--cited",
+    is_flag=True,
+    help="Also list, for each entry held in the store, the works it cites that are retracted or concerned.",
+)
 @json_option(flag="--output")
 @click.pass_context
 @handle_errors
-def check(ctx: click.Context, file: str, fmt: str | None, add_watches: bool, as_json: bool) -> None:
+def check(
+    ctx: click.Context,
+    file: str,
+    fmt: str | None,
+    add_watches: bool,
+    fail_on: str,
+    allow_unknown: bool,
+    cited: bool,
+    as_json: bool,
+) -> None:
     """Check a bibliography: print its retracted, corrected and unresolvable references.
 
     FILE is BibTeX (.bib), RIS (.ris), CSL-JSON (.json) or a list of DOIs, one per line. Every
@@ -147,15 +292,24 @@ def check(ctx: click.Context, file: str, fmt: str | None, add_watches: bool, as_
     Crossref request). Prints the entries retracted, with an expression of concern, corrected, not
     found, or whose DOI is malformed; entries without a DOI are counted as skipped. --watch adds
     every DOI Crossref holds to the watch list, so the daemon keeps them fresh and later changes
-    reach the change feed. Exit 1 when any entry is retracted, else 3 when some could not be
-    checked (upstream unreachable, nothing stored), else 0.
+    reach the change feed. Each entry gets a retraction verdict from every signal (Crossref,
+    stored notices, the imported Retraction Watch data, the title); the report names the Retraction
+    Watch version and the oldest record relied on. Exit 1 when an entry is at or above --fail-on
+    (default retracted), else 3 when a verdict is unknown (upstream unreachable, nothing stored, not
+    at Crossref and not in Retraction Watch) unless --allow-unknown, else 0. --cited also lists, for
+    each entry held in the store, the works its reference list cites that are retracted or under an
+    expression of concern (from the store and the Retraction Watch data; no request).
     """
     bib = read_bibliography(file, fmt)  # type: ignore[arg-type]
     refs = [r for r in bib.references if r.doi]
     with session(ctx) as svc:
         answer = get_works(svc, [r.doi or "" for r in refs])
-        items = [item_data(i) for i in answer.items]
+        verdicts = work_verdicts(svc, answer.items)
+        items = [item_data(i, v) for i, v in zip(answer.items, verdicts, strict=True)]
         report = _report(file, bib, items, refs)
+        report["basis"] = _basis(verdicts)
+        if cited:
+            report["cited"] = _cited(svc.store, [i["doi"] for i in items if i["found"]])
         report["requests"] = {"listRequests": answer.list_requests, "singleFetches": answer.single_fetches}
         if add_watches:
             found = list(dict.fromkeys(i["doi"].lower() for i in items if i["found"]))
@@ -164,7 +318,6 @@ def check(ctx: click.Context, file: str, fmt: str | None, add_watches: bool, as_
             report["watched"] = len(added)
             report["watchedNew"] = sum(1 for _, created in added if created)
     emit(report, as_json, lambda: _print_report(report))
-    if report["counts"]["retracted"]:
-        sys.exit(EXIT_RETRACTED)
-    if report["counts"]["unchecked"]:
-        sys.exit(EXIT_FAILURE)
+    code = exit_code([(i.get("retraction") or {}).get("severity") for i in items], fail_on, allow_unknown)
+    if code:
+        sys.exit(code)

@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from syncd.contracts.common import CacheInfo
+from syncd.retractions.contracts import RetractionVerdict, RetractionWatchVersion
 
 __all__ = [
     "Affiliation",
@@ -736,6 +737,11 @@ class WorksItem(_Model):
     cache: CacheInfo | None = Field(
         None, description="Where this item came from and how fresh it is (absent when nothing is stored)."
     )
+    retraction: RetractionVerdict | None = Field(
+        None,
+        description="The retraction verdict from every signal (Crossref updatedBy, stored notices, the "
+        "imported Retraction Watch data, the title); absent for an input that is not a DOI.",
+    )
 
 
 class WorksCounts(_Model):
@@ -763,3 +769,6 @@ class GetWorksView(_Model):
         None, description="Offset of the next item; present only when the answer was cut to fit."
     )
     notice: str | None = Field(None, description="Guidance: what was cut and the call that continues.")
+    retractionWatch: RetractionWatchVersion | None = Field(
+        None, description="The Retraction Watch version the verdicts rest on; absent when none was imported."
+    )

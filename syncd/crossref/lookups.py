@@ -45,6 +45,7 @@ from syncd.crossref.names import (
     CROSSREF_WORK,
 )
 from syncd.crossref.rules import ENTITY_RULES, LIST_RULES, WORK_RULES
+from syncd.crossref.views_references import cited_dois
 from syncd.doiorg.lookups import registration_agency
 from syncd.errors import BudgetExhausted, MalformedResponse, NotFound, UpstreamError, UpstreamUnavailable
 from syncd.kinds import Kind
@@ -322,6 +323,7 @@ def work_content(
         etag=etag,
         last_modified=last_modified,
         volatile=volatile_json({k: message[k] for k in crossref_norm.VOLATILE_FIELDS if k in message}),
+        cites=cited_dois(message),
     )
 
 

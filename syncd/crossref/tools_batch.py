@@ -21,6 +21,9 @@ from syncd.crossref.contracts import GetWorksView, SummaryAuthor
 from syncd.crossref.lookups_batch import WorkItem, get_works, update_flags
 from syncd.crossref.rules import WORK_RULES
 from syncd.crossref.views import work_view
+from syncd.policy import iso
+from syncd.retractions.lookups import work_verdicts
+from syncd.retractions.verdict import Verdict
 from syncd.services import Services
 from syncd.store.content import document
 from syncd.tools.errors import client_message, error_result
@@ -74,8 +77,19 @@ def _found_data(item: WorkItem) -> dict[str, Any]:
     return {k: v for k, v in data.items() if v is not None}
 
 
-def item_data(item: WorkItem) -> dict[str, Any]:
-    """One ``WorksItem`` (JSON form, absent fields dropped) for a batch item: found, miss or error."""
+def item_data(item: WorkItem, verdict: Verdict | None = None) -> dict[str, Any]:
+    """One ``WorksItem`` (JSON form, absent fields dropped) for a batch item: found, miss or error.
+
+    ``verdict``: its retraction verdict (:func:`syncd.retractions.lookups.work_verdicts`), given as
+    ``retraction``.
+    """
+    data = _item_data(item)
+    if verdict is not None:
+        data["retraction"] = verdict.as_dict(iso)
+    return data
+
+
+def _item_data(item: WorkItem) -> dict[str, Any]:
     if item.lookup is not None:
         return _found_data(item)
     exc = item.error
@@ -119,7 +133,7 @@ def _item_line(item: dict[str, Any]) -> str:
             note = f" (registered with {agency}, not Crossref)"
         elif agency:
             note = " (a Crossref prefix: mistyped, or not yet indexed)"
-        return f"- {item['reason']}: {item['input']}{note}"
+        return f"- {item['reason']}: {item['input']}{note}" + _verdict_text(item)
     bits = [item.get("title") or "(untitled)", f"doi:{item['doi']}"]
     year = (item.get("published") or {}).get("year")
     if year:
@@ -128,7 +142,19 @@ def _item_line(item: dict[str, Any]) -> str:
         bits.append(item["containerTitle"])
     flags = ", ".join(f.upper().replace("_", " ") for f in item.get("flags") or [])
     source = (item.get("cache") or {}).get("source")
-    return "- " + (f"[{flags}] " if flags else "") + " | ".join(bits) + (f" [{source}]" if source else "")
+    line = "- " + (f"[{flags}] " if flags else "") + " | ".join(bits) + (f" [{source}]" if source else "")
+    return line + _verdict_text(item)
+
+
+def _verdict_text(item: dict[str, Any]) -> str:
+    """`` verdict: <severity> (<sources>)``, or the unknown's reason; empty without a verdict."""
+    v = item.get("retraction")
+    if not v:
+        return ""
+    if v["severity"] == "unknown":
+        return f" verdict: unknown ({v.get('reason')})"
+    sources = sorted({s["source"] for s in v["signals"] if s["level"] == v["severity"]})
+    return f" verdict: {v['severity']}" + (f" ({', '.join(sources)})" if sources else "")
 
 
 def render_works(data: dict[str, Any]) -> str:
@@ -140,6 +166,12 @@ def render_works(data: dict[str, Any]) -> str:
         f"retracted {c['retracted']}, corrected {c['corrected']}, "
         f"expression of concern {c['expressionOfConcern']}",
     ]
+    rw = data.get("retractionWatch")
+    lines.append(
+        f"Retraction Watch version {rw['sha256'][:12]} ({rw['rows']} rows, imported {rw['importedAt']})"
+        if rw
+        else "No Retraction Watch data imported: verdicts rest on Crossref's records alone."
+    )
     lines += [_item_line(i) for i in data["items"]]
     if data.get("nextOffset") is not None:
         lines.append(f"nextOffset: {data['nextOffset']}")
@@ -183,7 +215,8 @@ def get_works_tool(services: Services, dois: list[str], offset: int = 0) -> Call
     """
     try:
         answer = get_works(services, dois)
-        items = [item_data(i) for i in answer.items]
+        verdicts = work_verdicts(services, answer.items)
+        items = [item_data(i, v) for i, v in zip(answer.items, verdicts, strict=True)]
     except Exception as exc:
         return error_result(exc)
     shown = items[offset:]
@@ -205,6 +238,12 @@ def get_works_tool(services: Services, dois: list[str], offset: int = 0) -> Call
         notices.append(_retry_notice(items))
     if notices:
         data["notice"] = " ".join(notices)
+    dataset = next((v.dataset for v in verdicts if v is not None and v.dataset is not None), None)
+    if dataset is not None:
+        version = {"sha256": dataset.sha256, "rows": dataset.rows, "importedAt": iso(dataset.imported_at)}
+        data["retractionWatch"] = {**version, "source": dataset.source}
+        if dataset.commit:
+            data["retractionWatch"]["commit"] = dataset.commit
     return CallToolResult(
         content=[TextContent(type="text", text=render_works(data))], structured_content=data
     )

@@ -12,6 +12,7 @@ as validated at) and, in ONE write transaction of the store:
 * for a held ``ok`` entry with the same content hash, does what :meth:`Store.put_content
   <syncd.store.repo.Store.put_content>` does for an unchanged answer (bumps the ``validations`` row,
   refreshes ``upstream_version``), with ``executemany``;
+* writes the reference index rows of the new entries (:mod:`syncd.store.references`);
 * then lets the store train its first body dictionary when due (:meth:`Store.train_dictionary_when_due
   <syncd.store.repo.Store.train_dictionary_when_due>`), as ``put_content`` does;
 * hands back every other item (a different body, a non-``ok`` entry, a second copy of a key in the
@@ -34,6 +35,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from syncd.store.dialect import is_postgresql
 from syncd.store.models import Entry, Validation
+from syncd.store.references import write_many
 from syncd.store.repo import EntryContent, Store
 
 __all__ = ["BulkItem", "BulkResult", "Held", "put_many"]
@@ -149,6 +151,7 @@ def _insert_sqlite(store: Store, conn: Connection, items: Sequence[BulkItem]) ->
         cur.executemany(_SQLITE_VALIDATION, validations)
     finally:
         cur.close()
+    write_many(conn, [(first + n, item.content.cites) for n, item in enumerate(items) if item.content.cites])
     return []
 
 
@@ -179,6 +182,10 @@ def _insert_postgresql(store: Store, conn: Connection, items: Sequence[BulkItem]
     ]
     if validations:
         conn.execute(Validation.__table__.insert(), validations)
+    write_many(
+        conn,
+        [(ids[i.content.key], i.content.cites) for i in items if i.content.key in ids and i.content.cites],
+    )
     return [item for item in items if item.content.key not in ids]
 
 

@@ -28,6 +28,7 @@ from syncd.store.codec import decode_body
 from syncd.store.dialect import insert_ignore, upsert
 from syncd.store.models import Concept, Entry, PreviousBody, Validation
 from syncd.store.reach import empty_when_unreachable, unstored_when_unreachable
+from syncd.store.references import write_cites
 from syncd.store.rows import (
     GET,
     GET_BY_ID,
@@ -264,6 +265,8 @@ class EntryStore(StoreSession):
                 "last_error_at": None,
             },
         )
+        if content.cites:
+            write_cites(conn, entry_id, content.cites)
         arrival = (content.kind, content.key, content.concept_key, content.body, now)
         if record_arrival(conn, content.rules, entry_id, *arrival):
             self.changes_recorded += 1
@@ -426,6 +429,8 @@ class EntryStore(StoreSession):
                 volatile=content.volatile,
             )
         )
+        if content.cites is not None or content.status != "ok":  # the reference index follows the body
+            write_cites(conn, old.id, content.cites or ())
         before, after = Side(old.status, old.body), Side(content.status, content.body)
         if record_replacement(conn, content.rules, old.id, old.kind, old.key, before, after, now):
             self.changes_recorded += 1

@@ -29,6 +29,12 @@ Tables:
                   entry (what changed, summarized from the normalized views); migration 0007.
     body_dictionaries zstd dictionaries the bodies are compressed with (:mod:`syncd.store.codec`),
                   kept forever, keyed by zstd's dictionary id; migration 0008.
+    retraction_datasets the Retraction Watch data files imported (migration 0012): one row per dataset
+                  version (file SHA-256, rows, source, commit, when imported, what changed).
+    retraction_rows the rows of the newest imported Retraction Watch version (migration 0012), keyed by
+                  record id, found by original DOI (lower-cased) and original PubMed id.
+    work_references the reference index (migration 0012): one row per (stored entry, DOI its reference
+                  list cites), kept in step with the entry's body by every write.
     entries_fts   FTS5 index over ``entries.title`` and ``entries.search_text`` (migration 0006: its
                   rowid carries the entry's kind and status band, :mod:`syncd.store.search`; kept in
                   sync by triggers on ``entries``; not mapped here).
@@ -62,9 +68,12 @@ __all__ = [
     "Concept",
     "Entry",
     "PreviousBody",
+    "RetractionDataset",
+    "RetractionRow",
     "SyncState",
     "Validation",
     "Watch",
+    "WorkReference",
 ]
 
 NAMING = {
@@ -341,3 +350,72 @@ class BodyDictionary(Base):
     samples: Mapped[int] = mapped_column(Integer)
     sample_bytes: Mapped[int] = mapped_column(BigInteger)
     created_at: Mapped[float] = mapped_column(Float)
+
+
+class RetractionDataset(Base):
+    """One imported version of the Retraction Watch data (migration 0012; times epoch seconds).
+
+    ``sha256`` is the file's own hash (hex), ``row_count`` its data rows, ``source`` the path or URL it
+    was read from, ``git_commit`` the git commit of the checkout it came from (None: not a git checkout),
+    ``imported_at`` when this version was stored; ``added``, ``changed``, ``removed`` count the rows
+    that differ from the version before (all ``added`` for the first one); ``skipped`` rows unreadable.
+    """
+
+    __tablename__ = "retraction_datasets"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    sha256: Mapped[str] = mapped_column(String(64), index=True)
+    row_count: Mapped[int] = mapped_column(Integer)
+    source: Mapped[str] = mapped_column(Text)
+    git_commit: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    imported_at: Mapped[float] = mapped_column(Float)
+    added: Mapped[int] = mapped_column(Integer, default=0)
+    changed: Mapped[int] = mapped_column(Integer, default=0)
+    removed: Mapped[int] = mapped_column(Integer, default=0)
+    skipped: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class RetractionRow(Base):
+    """One row of the newest Retraction Watch version (migration 0012), by its ``record_id``.
+
+    ``original_doi``/``notice_doi`` lower-cased (None for a blank or ``unavailable`` DOI),
+    ``original_pmid``/``notice_pmid`` PubMed ids (None for ``0``); ``nature`` normalized
+    (``retraction``, ``expression_of_concern``, ``correction``, ``reinstatement``, ...); dates ISO
+    8601 (``YYYY-MM-DD``); ``fields`` the JSON of every other column as parsed
+    (:class:`syncd.retractions.csvfile.RetractionWatchRow`); ``row_hash`` the SHA-256 of the parsed
+    row (a changed row between versions); ``dataset_id`` the version that last added or changed it.
+    """
+
+    __tablename__ = "retraction_rows"
+    __table_args__ = (
+        Index("ix_retraction_rows_original_doi", "original_doi"),
+        Index("ix_retraction_rows_original_pmid", "original_pmid"),
+    )
+
+    record_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    original_doi: Mapped[str | None] = mapped_column(String(1024), nullable=True)
+    original_pmid: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    notice_doi: Mapped[str | None] = mapped_column(String(1024), nullable=True)
+    notice_pmid: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    nature: Mapped[str] = mapped_column(String(64))
+    notice_date: Mapped[str | None] = mapped_column(String(10), nullable=True)
+    original_date: Mapped[str | None] = mapped_column(String(10), nullable=True)
+    title: Mapped[str | None] = mapped_column(Text, nullable=True)
+    fields: Mapped[str] = mapped_column(Text)
+    row_hash: Mapped[str] = mapped_column(String(64))
+    dataset_id: Mapped[int] = mapped_column(Integer)
+
+
+class WorkReference(Base):
+    """One DOI cited by a stored entry's reference list (migration 0012): the reference index.
+
+    Written with the entry's body (:mod:`syncd.store.references`): replaced when the body is, gone with
+    the entry (``ON DELETE CASCADE``); ``cited_doi`` lower-cased, indexed for "who cites X".
+    """
+
+    __tablename__ = "work_references"
+
+    entry_id: Mapped[int] = mapped_column(
+        ForeignKey("entries.id", ondelete="CASCADE"), primary_key=True, autoincrement=False
+    )
+    cited_doi: Mapped[str] = mapped_column(String(1024), primary_key=True, index=True)

@@ -82,6 +82,9 @@ class EntryContent:
     last_modified: str | None = None
     volatile: str | None = None
     rules: StoreRules = field(default=PLAIN, compare=False, repr=False)
+    cites: tuple[str, ...] | None = field(default=None, compare=False, repr=False)
+    """The DOIs the body cites (lower-cased) for the reference index (:mod:`syncd.store.references`);
+    None: the kind keeps no reference list (the index is left as it is)."""
 
 
 _COLUMNS = (

@@ -28,6 +28,7 @@ import msgspec
 
 from syncd.crossref import views as crossref_norm
 from syncd.crossref.lookups import WORK, work_content
+from syncd.crossref.views_references import cited_dois
 from syncd.errors import InvalidInput, MalformedResponse
 from syncd.normalize.doi import parse_doi
 from syncd.proc import die_with_parent
@@ -235,6 +236,7 @@ def _prepare_work(
             title=title,
             search_text=search_text,
             volatile=volatile_json({k: message[k] for k in crossref_norm.VOLATILE_FIELDS if k in message}),
+            cites=cited_dois(message),
         )
     except _ITEM_ERRORS as exc:
         return _Bad(str(exc))

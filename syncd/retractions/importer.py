@@ -1,0 +1,138 @@
+"""Import ``retraction_watch.csv`` from a file, a directory (a git checkout) or bytes fetched elsewhere.
+
+An import hashes the file first: when its SHA-256 is the newest stored version's, nothing is parsed
+or written (``unchanged``). Otherwise the file is parsed (:mod:`syncd.retractions.csvfile`) and
+stored as the new version (:func:`syncd.retractions.storage.apply_version`). A directory is read at
+``<dir>/retraction_watch.csv``; when it is a git checkout its ``HEAD`` commit is recorded with the
+version (read from ``.git`` without running git).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from syncd.errors import InvalidInput
+from syncd.retractions.csvfile import parse_bytes
+from syncd.retractions.names import CSV_NAME
+from syncd.retractions.storage import Dataset, apply_version, latest_dataset
+from syncd.store.repo import Store
+
+__all__ = ["ImportReport", "git_head", "import_bytes", "import_path", "resolve_file"]
+
+log = logging.getLogger("syncd.retractions")
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    """Outcome of one import: the version now newest, whether the file was new, what it recorded.
+
+    ``unchanged`` True: the file's SHA-256 equals the newest version's (nothing parsed, nothing
+    written; ``dataset`` is that version). ``changes``: change-feed rows written; ``replaced_bytes``:
+    bytes read as Windows-1252 (not UTF-8); ``seconds``: wall time of the import.
+    """
+
+    dataset: Dataset
+    unchanged: bool
+    changes: int = 0
+    replaced_bytes: int = 0
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON form: ``dataset``, ``unchanged``, ``changes``, ``replacedBytes``, ``seconds``."""
+        return {
+            "dataset": self.dataset.as_dict(),
+            "unchanged": self.unchanged,
+            "changes": self.changes,
+            "replacedBytes": self.replaced_bytes,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def git_head(directory: Path) -> str | None:
+    """The commit ``HEAD`` names in the git checkout ``directory`` (loose or packed ref), else None."""
+    git = directory / ".git"
+    try:
+        head = (git / "HEAD").read_text(encoding="ascii").strip()
+        if not head.startswith("ref: "):
+            return head if len(head) >= 40 else None
+        ref = head[5:].strip()
+        loose = git / ref
+        if loose.is_file():
+            return loose.read_text(encoding="ascii").strip() or None
+        for line in (git / "packed-refs").read_text(encoding="ascii").splitlines():
+            parts = line.split()
+            if len(parts) == 2 and parts[1] == ref:
+                return parts[0]
+    except (OSError, UnicodeDecodeError):
+        return None
+    return None
+
+
+def resolve_file(path: str | Path) -> tuple[Path, str | None]:
+    """The CSV file ``path`` names (itself, or ``<dir>/retraction_watch.csv``) and its git commit.
+
+    Raises:
+        InvalidInput: reason ``invalid_parameter``: no such file.
+    """
+    p = Path(path).expanduser()
+    commit = None
+    if p.is_dir():
+        commit = git_head(p)
+        p = p / CSV_NAME
+    if not p.is_file():
+        raise InvalidInput(f"no Retraction Watch file at {p}", reason="invalid_parameter")
+    return p, commit
+
+
+def import_bytes(
+    store: Store, data: bytes, source: str, commit: str | None = None, now: float | None = None
+) -> ImportReport:
+    """Import the file's bytes ``data`` read from ``source`` (a path or URL) as the newest version.
+
+    Raises:
+        InvalidInput: not the Retraction Watch export (nothing written).
+        StoreError: the database failed (nothing written).
+    """
+    started = time.monotonic()
+    now = time.time() if now is None else now
+    digest = hashlib.sha256(data).hexdigest()
+    latest = latest_dataset(store)
+    if latest is not None and latest.sha256 == digest:
+        log.info("event=retractions_unchanged sha256=%s source=%s", digest[:12], source)
+        return ImportReport(latest, True, seconds=time.monotonic() - started)
+    parsed = parse_bytes(data)
+    dataset, changes = apply_version(
+        store, parsed.rows, sha256=digest, source=source, commit=commit, skipped=parsed.skipped, now=now
+    )
+    seconds = time.monotonic() - started
+    log.info(
+        "event=retractions_imported sha256=%s rows=%d added=%d changed=%d removed=%d changes=%d seconds=%.1f",
+        digest[:12],
+        dataset.rows,
+        dataset.added,
+        dataset.changed,
+        dataset.removed,
+        changes,
+        seconds,
+    )
+    return ImportReport(dataset, False, changes, parsed.replaced_bytes, seconds)
+
+
+def import_path(store: Store, path: str | Path, now: float | None = None) -> ImportReport:
+    """Import the file at ``path`` (a file, or a directory holding ``retraction_watch.csv``).
+
+    Raises:
+        InvalidInput: no such file, or not the export.
+        StoreError: the database failed.
+    """
+    file, commit = resolve_file(path)
+    try:
+        data = file.read_bytes()
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {file}: {exc}", reason="invalid_parameter") from exc
+    return import_bytes(store, data, str(file.resolve()), commit, now)
