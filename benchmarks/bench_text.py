@@ -3,9 +3,9 @@
 ``html_to_text`` (abstracts, descriptions) over ten hostile shapes and ``citation_text`` over unclosed
 formula openers, each at 10,000 and 160,000 characters, and ``jats_to_text`` (§3.6) over twelve shapes at
 1,000 and 16,000 repetitions (best of 3): growing the input 16x must grow the time far less than 256x
-(quadratic), i.e. a ratio under 64. The tests (tests/test_normalize_html_text.py,
-tests/test_formula_spacing.py, tests/test_normalize_text.py) keep the answers for the same inputs; the
-time is measured here only.
+(quadratic), i.e. a ratio under 64. The tests (tests/core/test_normalize_html_text.py,
+tests/crossref/test_formula_spacing.py, tests/core/test_normalize_text.py) keep the answers for the same
+inputs; the time is measured here only.
 Run with ``python -m benchmarks --only "text linearity"`` (outside issue 15's targets).
 """
 
@@ -31,7 +31,7 @@ HOSTILE: dict[str, Callable[[int], str]] = {
     "breaks": lambda n: "<br>" * (n // 4),
     "list items": lambda n: "<ul><li>" * (n // 8) + "x",
 }
-"""The hostile shapes of tests/test_normalize_html_text.py, by name: ``n`` characters of each."""
+"""The hostile shapes of tests/core/test_normalize_html_text.py, by name: ``n`` characters of each."""
 JATS_HOSTILE: dict[str, Callable[[int], str]] = {
     "unclosed openers": lambda n: "<jats:p>x " * n,
     "unclosed quoted attribute": lambda n: '<a x="y ' * n,
@@ -46,7 +46,7 @@ JATS_HOSTILE: dict[str, Callable[[int], str]] = {
     "nested links": lambda n: "<a href='http://x.org/'>" * n + "t",
     "bare brackets": lambda n: "< a <= b <" * n,
 }
-"""The hostile shapes of tests/test_normalize_text.py (``jats_to_text``, §3.6), ``n`` repetitions of each."""
+"""The hostile shapes of tests/core/test_normalize_text.py (``jats_to_text``, §3.6), ``n`` repeats each."""
 LIMIT = 64.0
 
 

@@ -20,7 +20,7 @@ follow head):
   them (a zstd frame without dictionary, :mod:`syncd.store.codec`).
 
 Titles, search text and content hashes are computed by the kinds' own content builders, as a lookup
-would have stored them. The upgrade test (``tests/test_migrations_samples.py``) upgrades a copy
+would have stored them. The upgrade test (``tests/store/test_migrations_samples.py``) upgrades a copy
 of each file to head and checks what survived.
 """
 
