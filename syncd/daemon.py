@@ -46,8 +46,8 @@ from apscheduler.schedulers.base import STATE_RUNNING
 from sqlalchemy.engine import make_url
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from syncd.alerts import run_pass as alert_pass
 from syncd.config import Settings
+from syncd.daemon_jobs import DaemonJobs
 from syncd.errors import StoreError, SyncdError
 from syncd.httpauth import (
     BearerAuth,
@@ -60,20 +60,16 @@ from syncd.httpauth import (
 from syncd.logsetup import mask_email
 from syncd.ops.activity import SCHEDULER_BEAT_S, Activity
 from syncd.ops.routes import ops_routes
-from syncd.refresh import SweepReport, sweep
 from syncd.registry import open_services
 from syncd.retractions.fetch import CHECK_S as RETRACTIONS_CHECK_S
-from syncd.retractions.fetch import scheduled_pass as retractions_pass
 from syncd.sdnotify import notify, watchdog_interval_s
 from syncd.services import Services
-from syncd.store.changes import prune_changes
 from syncd.store.engine import free_bytes, make_engine, upgrade_to_head
 from syncd.store.fileguard import file_guard
 from syncd.store.leader import POLL_S, DaemonLock
 from syncd.store.repo import MIN_FREE_BYTES, Store
 from syncd.store.watches import list_sync_states, list_watches
 from syncd.sync import STOP as sync_stop
-from syncd.sync import SyncReport, sync_all
 from syncd.tools.server import build_server
 from syncd.watch import apply_config
 
@@ -286,6 +282,7 @@ def listen_socket(host: str, port: int) -> socket.socket:
 
 
 async def _serve(settings: Settings, store: Store) -> None:
+    """Serve the MCP endpoint and run the scheduled jobs until SIGTERM/SIGINT, then drain and close."""
     listener = listen_socket(
         settings.http.host, settings.http.port
     )  # a busy port: one error line, nothing started
@@ -296,115 +293,26 @@ async def _serve(settings: Settings, store: Store) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, _request_exit, web, sig)
-    running: set[asyncio.Future[object]] = set()
-    turn = asyncio.Lock()  # the sweep and the sync walk take turns: never both at once
-
     lock = DaemonLock(store.engine)
+    jobs = DaemonJobs(settings, sweep_services, activity, lock, loop, file_guard(store.engine))
     scheduler = AsyncIOScheduler(timezone=dt.UTC, job_defaults=JOB_DEFAULTS)
     activity.scheduler_running = lambda: scheduler.state == STATE_RUNNING
     leader_job = _leader_hook(lock, scheduler, settings, store, activity)
     await leader_job()
     if settings.check_upstreams_at_start:  # one request per upstream, logged (event=upstream_check)
-        running.add(loop.run_in_executor(None, lambda: tools_services.upstreams.check(settings)))
-
-    async def sweep_job() -> None:
-        if not lock.held:  # a standby daemon serves only
-            return
-        async with turn:
-            activity.sweep_started()
-            fut = loop.run_in_executor(None, _sweep_pass, sweep_services, settings.revalidate_batch)
-            running.add(fut)
-            try:
-                report = await fut
-            except Exception:  # a bug: logged with its traceback, counted; the next sweep runs as planned
-                log.exception("event=sweep_failed reason=internal_error")
-                activity.sweep_ended_without_report()
-                return
-            finally:
-                running.discard(fut)
-            activity.record_sweep(report)
-            counts = f"{report.checked} checked, {report.changed} changed, {report.failed} failed"
-            notify(f"STATUS=last sweep: {counts}")
-
-    async def sync_job() -> None:
-        if not lock.held:
-            return
-        async with turn:
-            fut = loop.run_in_executor(None, _sync_pass, sweep_services, settings)
-            running.add(fut)
-            try:
-                reports = await fut
-            finally:
-                running.discard(fut)
-            activity.record_walks(reports)
-            stored, failed = sum(r.stored for r in reports), sum(1 for r in reports if r.error)
-            notify(f"STATUS=last sync: {stored} items stored, {failed} walks failed")
-
-    guard = file_guard(store.engine)
-
-    async def file_job() -> None:  # the store's file replaced or deleted while nothing is written
-        if guard is not None:
-            with contextlib.suppress(StoreError):  # logged once by the guard, retried
-                await loop.run_in_executor(None, lambda: guard.check(deep=True))
-
-    _schedule(scheduler, settings, store, {"revalidate": sweep_job, "sync": sync_job, "leader": leader_job})
-    scheduler.add_job(file_job, "interval", seconds=FILE_CHECK_S, id="file_watch")
-    scheduler.add_job(
-        activity.beat,
-        "interval",
-        seconds=SCHEDULER_BEAT_S,
-        id="heartbeat",
-        next_run_time=dt.datetime.now(dt.UTC),
-    )
-
-    async def alerts_job() -> None:
-        if lock.held:  # one daemon of the lab alerts
-            activity.record_alerts(await loop.run_in_executor(None, _alerts_pass, sweep_services))
-
-    scheduler.add_job(
-        alerts_job,
-        "interval",
-        seconds=settings.changes.poll_s,
-        id="alerts",
-        next_run_time=dt.datetime.now(dt.UTC),
-    )
-
-    async def retractions_job() -> None:
-        if lock.held and settings.retractions.source:  # one daemon of the lab reads the source
-            async with turn:
-                await loop.run_in_executor(None, retractions_pass, sweep_services.store, settings)
-
-    scheduler.add_job(
-        retractions_job,
-        "interval",
-        seconds=RETRACTIONS_CHECK_S,
-        id="retractions",
-        next_run_time=dt.datetime.now(dt.UTC),
-    )
-
-    async def ready_when_listening() -> None:
-        while not web.started:
-            if web.should_exit:
-                return
-            await asyncio.sleep(0.05)
-        log.info(
-            "event=ready endpoint=http://%s:%d/mcp database=%s",
-            settings.http.host,
-            settings.http.port,
-            _redact_url(settings.database_url),
-        )
-        notify("READY=1", f"STATUS=serving MCP on {settings.http.host}:{settings.http.port}")
-
+        jobs.running.add(loop.run_in_executor(None, lambda: tools_services.upstreams.check(settings)))
+    _schedule(scheduler, settings, store, {"revalidate": jobs.sweep, "sync": jobs.sync, "leader": leader_job})
+    _schedule_watchers(scheduler, settings, jobs, activity)
     scheduler.start()
-    ready = asyncio.create_task(ready_when_listening())
+    ready = asyncio.create_task(_ready_when_listening(web, settings))
     try:
         await web.serve(sockets=[listener])
     finally:
         notify("STOPPING=1")
-        log.info("event=stopping draining=%d", len(running))
+        log.info("event=stopping draining=%d", len(jobs.running))
         scheduler.pause()
-        if running:
-            await asyncio.wait(running, timeout=25)
+        if jobs.running:
+            await asyncio.wait(jobs.running, timeout=25)
         scheduler.shutdown(wait=False)
         ready.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -414,6 +322,49 @@ async def _serve(settings: Settings, store: Store) -> None:
         listener.close()
         await loop.run_in_executor(None, lock.release)
         log.info("event=stopped")
+
+
+def _schedule_watchers(
+    scheduler: AsyncIOScheduler, settings: Settings, jobs: DaemonJobs, activity: Activity
+) -> None:
+    """Add the file watch (every FILE_CHECK_S s), the heartbeat, the alert pass and the retractions read."""
+    scheduler.add_job(jobs.file_check, "interval", seconds=FILE_CHECK_S, id="file_watch")
+    scheduler.add_job(
+        activity.beat,
+        "interval",
+        seconds=SCHEDULER_BEAT_S,
+        id="heartbeat",
+        next_run_time=dt.datetime.now(dt.UTC),
+    )
+    scheduler.add_job(
+        jobs.alerts,
+        "interval",
+        seconds=settings.changes.poll_s,
+        id="alerts",
+        next_run_time=dt.datetime.now(dt.UTC),
+    )
+    scheduler.add_job(
+        jobs.retractions,
+        "interval",
+        seconds=RETRACTIONS_CHECK_S,
+        id="retractions",
+        next_run_time=dt.datetime.now(dt.UTC),
+    )
+
+
+async def _ready_when_listening(web: uvicorn.Server, settings: Settings) -> None:
+    """Log ``event=ready`` and tell systemd READY=1 once ``web`` listens (nothing if it exits first)."""
+    while not web.started:
+        if web.should_exit:
+            return
+        await asyncio.sleep(0.05)
+    log.info(
+        "event=ready endpoint=http://%s:%d/mcp database=%s",
+        settings.http.host,
+        settings.http.port,
+        _redact_url(settings.database_url),
+    )
+    notify("READY=1", f"STATUS=serving MCP on {settings.http.host}:{settings.http.port}")
 
 
 # --- daemon lock (shared PostgreSQL store: one refreshing daemon per lab) ---------------------------
@@ -451,69 +402,6 @@ class _Server(uvicorn.Server):
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
         yield
-
-
-def _sweep_pass(svc: Services, batch: int) -> SweepReport:
-    """Drop old replaced bodies and changes (``store.keep_previous_s``, ``changes.keep_s``), then sweep.
-
-    Returns the revalidation sweep's report.
-
-    A store that cannot be written (full disk, read-only file, swapped file) skips the sweep: its
-    cause is logged once by the store, and the report says ``stopped`` with the cause; a sweep
-    that meets a store failure midway ends the same way, never with a traceback.
-    """
-    problem = svc.store.write_problem()
-    if problem is not None:
-        log.warning("event=sweep_skipped reason=store_unwritable cause=%s", problem)
-        return SweepReport(stopped=f"store:{problem}")
-    try:
-        pruned = svc.store.prune_previous()
-        if pruned:
-            log.info("event=previous_pruned bodies=%d", pruned)
-        dropped = prune_changes(svc.store, svc.settings.changes.keep_s)
-        if dropped:
-            log.info("event=changes_pruned changes=%d", dropped)
-        return sweep(svc, batch)
-    except StoreError as exc:
-        cause = svc.store.write_problem() or exc.reason
-        log.warning("event=sweep_stopped reason=store_unwritable cause=%s", cause)
-        return SweepReport(stopped=f"store:{cause}")
-
-
-def _alerts_pass(svc: Services) -> int:
-    """One alert pass over the change feed (:func:`syncd.alerts.run_pass`); a store failure waits."""
-    if svc.store.write_problem() is not None:
-        return 0
-    try:
-        return alert_pass(svc.store, svc.settings)
-    except StoreError as exc:
-        log.info("event=alerts_skipped reason=%s", exc.reason)
-        return 0
-
-
-def _sync_pass(svc: Services, settings: Settings) -> list[SyncReport]:
-    """One watch-list pass (config watches added first); returns one report per walk.
-
-    A pass with a failed walk, or walks left for the next pass, ends with ``event=sync_pass`` at
-    WARNING (each failed walk has its own ``event=sync_failed`` line too).
-    """
-    try:
-        apply_config(svc.store, settings.watch)
-    except Exception as exc:  # a bad DOI file must not stop the pass over the other watches
-        log.warning("event=watch_config_failed error=%s", getattr(exc, "reason", exc.__class__.__name__))
-    reports = sync_all(svc)
-    failed = [r for r in reports if r.error]
-    not_run = [r for r in reports if r.not_run]
-    log.log(
-        logging.WARNING if failed or not_run else logging.INFO,
-        "event=sync_pass walks=%d failed=%d not_run=%d stored=%d reasons=%s",
-        len(reports),
-        len(failed),
-        len(not_run),
-        sum(r.stored for r in reports),
-        ",".join(sorted({str(r.error or r.not_run) for r in failed + not_run})) or "-",
-    )
-    return reports
 
 
 def _request_exit(web: uvicorn.Server, sig: int) -> None:

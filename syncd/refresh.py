@@ -57,7 +57,7 @@ def revalidate(svc: Services, entry: StoredEntry, deadline: Deadline | None = No
         svc.store.mark_error(entry.id, exc.reason)
         return policy.failed(exc.reason)
     except SyncdError:
-        raise  # the store failed: the sweep ends (daemon: _sweep_pass)
+        raise  # the store failed: the sweep ends (daemon: sweep_pass)
     except Exception:  # a bug on one entry never ends the sweep: it fails alone, logged with its traceback
         log.exception("event=revalidate_failed kind=%s key=%s reason=internal_error", entry.kind, entry.key)
         return policy.failed("internal_error")

@@ -159,14 +159,69 @@ def search_works_request(raw: Mapping[str, Any]) -> SearchWorksRequest:
             publication-date sort with a cursor), ``invalid_parameter`` (bounds, unknown field or sort,
             malformed ``issn`` filter value, bad facet).
     """
+    terms_supplied, values = _query_terms(raw)
+    filters_supplied, filters = _works_filters(raw)
+    paging = _works_paging(raw)
+    select = _works_select(raw.get("fields"))
+    facets, notices = _works_facets(raw)
+    inp = SearchWorksInput(
+        **values,
+        filter=filters or None,
+        fields=select,
+        rows=paging.rows,
+        authorLimit=paging.author_limit,
+        offset=paging.offset,
+        cursor=paging.cursor,
+        sort=paging.sort,
+        order=paging.order,  # type: ignore[arg-type]
+        facets=facets or None,
+    )
+    return SearchWorksRequest(
+        input=inp,
+        params=_works_params(values, filters, select, paging, facets),
+        blank_listing=terms_supplied + filters_supplied > 0 and not values and not filters,
+        notices=tuple(notices),
+        text=" ".join(values.values()),
+    )
+
+
+@dataclass(frozen=True)
+class _WorksPaging:
+    """The paging and order of a works search, validated (``rows`` 0-100, ``authorLimit`` 1-500)."""
+
+    rows: int
+    author_limit: int
+    offset: int
+    cursor: str | None
+    sort: str | None
+    order: str | None
+
+
+def _stripped(value: Any) -> str | None:
+    return None if _blank(value) else str(value).strip()
+
+
+def _query_terms(raw: Mapping[str, Any]) -> tuple[int, dict[str, str]]:
+    """How many query terms were supplied, and the non-blank ones (argument name -> whitespace-collapsed)."""
     supplied = 0
-    values: dict[str, Any] = {}
+    values: dict[str, str] = {}
     for name, _param in _TERMS:
         v = raw.get(name)
         if v is not None:
             supplied += 1
             if not _blank(v):
                 values[name] = " ".join(str(v).split())
+    return supplied, values
+
+
+def _works_filters(raw: Mapping[str, Any]) -> tuple[int, dict[str, str]]:
+    """How many filters were supplied, and the non-blank ones (name -> value, both stripped).
+
+    Raises:
+        InvalidInput: ``invalid_parameter`` for an ``issn`` filter value that is not an ISSN (or whose
+            check digit is wrong): Crossref answers a malformed one with a 500.
+    """
+    supplied = 0
     filters: dict[str, str] = {}
     for k, v in (raw.get("filter") or {}).items():
         supplied += 1
@@ -182,16 +237,25 @@ def search_works_request(raw: Mapping[str, Any]) -> SearchWorksRequest:
                     )
                 issn_key(part)
         filters[key] = val
+    return supplied, filters
+
+
+def _works_paging(raw: Mapping[str, Any]) -> _WorksPaging:
+    """``rows``, ``authorLimit``, ``offset``, ``cursor``, ``sort`` and ``order`` of a works search, checked.
+
+    Raises:
+        InvalidInput: ``invalid_parameter`` (bounds, unknown sort or order), ``cursor_offset_conflict``,
+            ``offset_too_large`` (past :data:`WORKS_OFFSET_CEILING`), ``sort_cursor_conflict``.
+    """
     rows = raw.get("rows", 20)
     rows = 20 if rows is None else rows
     author_limit = raw.get("authorLimit", 25) or 25
     offset = raw.get("offset") or 0
-    cursor = raw.get("cursor")
-    cursor = None if _blank(cursor) else str(cursor).strip()
-    sort = raw.get("sort")
-    sort = None if _blank(sort) else str(sort).strip()
-    order = raw.get("order")
-    order = None if _blank(order) else str(order).strip()
+    cursor, sort, order = (
+        _stripped(raw.get("cursor")),
+        _stripped(raw.get("sort")),
+        _stripped(raw.get("order")),
+    )
     if not isinstance(rows, int) or not 0 <= rows <= 100:
         raise _bad(f"rows must be an integer from 0 to 100, got {rows!r}")
     if not isinstance(author_limit, int) or not 1 <= author_limit <= 500:
@@ -220,16 +284,32 @@ def search_works_request(raw: Mapping[str, Any]) -> SearchWorksRequest:
             "sort_cursor_conflict",
             hint="Use offset paging for a publication-date sort, or sort by created for a cursor walk.",
         )
-    fields = raw.get("fields")
-    select: list[str] | None = None
-    if fields:
-        unknown = [f for f in fields if f not in SELECT_FIELDS]
-        if unknown:
-            raise _bad(
-                f"unknown fields {unknown}; accepted: {', '.join(SELECT_FIELDS)}",
-                hint="Use Crossref select names (case-sensitive), e.g. DOI, title, author, published.",
-            )
-        select = ["DOI", *[f for f in dict.fromkeys(fields) if f != "DOI"]]
+    return _WorksPaging(rows, author_limit, offset, cursor, sort, order)
+
+
+def _works_select(fields: Any) -> list[str] | None:
+    """The ``select`` of ``fields`` (``DOI`` first, duplicates dropped), None when no field was asked.
+
+    Raises:
+        InvalidInput: ``invalid_parameter`` for a field not in :data:`SELECT_FIELDS`.
+    """
+    if not fields:
+        return None
+    unknown = [f for f in fields if f not in SELECT_FIELDS]
+    if unknown:
+        raise _bad(
+            f"unknown fields {unknown}; accepted: {', '.join(SELECT_FIELDS)}",
+            hint="Use Crossref select names (case-sensitive), e.g. DOI, title, author, published.",
+        )
+    return ["DOI", *[f for f in dict.fromkeys(fields) if f != "DOI"]]
+
+
+def _works_facets(raw: Mapping[str, Any]) -> tuple[dict[str, str], list[str]]:
+    """The facets asked (name -> ``"*"`` or a count, counts past :data:`FACET_MAX` clamped) and the notices.
+
+    Raises:
+        InvalidInput: ``invalid_parameter`` for a facet count that is neither ``"*"`` nor positive.
+    """
     notices: list[str] = []
     facets: dict[str, str] = {}
     for name, value in (raw.get("facets") or {}).items():
@@ -241,7 +321,17 @@ def search_works_request(raw: Mapping[str, Any]) -> SearchWorksRequest:
                 notices.append(f"facet {name} asked for {v} values; Crossref returns at most {FACET_MAX}.")
                 v = str(FACET_MAX)
         facets[str(name)] = v
+    return facets, notices
 
+
+def _works_params(
+    values: Mapping[str, str],
+    filters: Mapping[str, str],
+    select: list[str] | None,
+    paging: _WorksPaging,
+    facets: Mapping[str, str],
+) -> dict[str, str]:
+    """The ``/works`` query parameters of a validated search (defaults left out: rows 20, offset 0)."""
     params: dict[str, str] = {}
     for name, param in _TERMS:
         if name in values:
@@ -250,37 +340,19 @@ def search_works_request(raw: Mapping[str, Any]) -> SearchWorksRequest:
         params["filter"] = ",".join(f"{k}:{v}" for k, v in filters.items())
     if select:
         params["select"] = ",".join(select)
-    if rows != 20:
-        params["rows"] = str(rows)
-    if offset > 0:
-        params["offset"] = str(offset)
-    if cursor is not None:
-        params["cursor"] = cursor
-    if sort is not None:
-        params["sort"] = sort
-    if order is not None:
-        params["order"] = order
+    if paging.rows != 20:
+        params["rows"] = str(paging.rows)
+    if paging.offset > 0:
+        params["offset"] = str(paging.offset)
+    if paging.cursor is not None:
+        params["cursor"] = paging.cursor
+    if paging.sort is not None:
+        params["sort"] = paging.sort
+    if paging.order is not None:
+        params["order"] = paging.order
     if facets:
         params["facet"] = ",".join(f"{k}:{v}" for k, v in facets.items())
-    inp = SearchWorksInput(
-        **values,
-        filter=filters or None,
-        fields=select,
-        rows=rows,
-        authorLimit=author_limit,
-        offset=offset,
-        cursor=cursor,
-        sort=sort,
-        order=order,  # type: ignore[arg-type]
-        facets=facets or None,
-    )
-    return SearchWorksRequest(
-        input=inp,
-        params=params,
-        blank_listing=supplied > 0 and not values and not filters,
-        notices=tuple(notices),
-        text=" ".join(values.values()),
-    )
+    return params
 
 
 def journal_works_params(rows: int, works_offset: int, works_cursor: str | None) -> dict[str, str]:

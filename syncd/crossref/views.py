@@ -453,6 +453,24 @@ def work_view(message: dict[str, Any], *, offset: int = 0, limit: int = AUTHOR_L
         InvalidInput: ``offset`` < 0 or ``limit`` outside 1..500 (``reason="invalid_parameter"``).
         MalformedResponse: ``message`` is not an object or has no non-empty ``DOI``.
     """
+    doi = _work_doi(message, offset, limit)
+    authors_raw = _list(message.get("author"))
+    count = len(authors_raw)
+    page = [_contributor(a) for a in authors_raw[offset : offset + limit]] if count else []
+    updated_by = _updates(message.get("updated-by"))
+    notices = [_update_notice(doi, updated_by)] if updated_by else []
+    paging = _paging_notice(count, offset, len(page), limit) if count else None
+    return WorkView(
+        doi=doi,
+        updatedBy=updated_by,
+        **_author_page_fields(count, page, offset, limit),
+        **_work_fields(message),
+        notice="\n".join([*notices, *([paging] if paging else [])]) or None,
+    )
+
+
+def _work_doi(message: Any, offset: Any, limit: Any) -> str:
+    """The ``DOI`` of a work ``message``, the author page checked first (raises as :func:`work_view`)."""
     if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
         raise InvalidInput(f"offset must be an integer >= 0, got {offset!r}", reason="invalid_parameter")
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= AUTHOR_LIMIT_MAX:
@@ -465,75 +483,67 @@ def work_view(message: dict[str, Any], *, offset: int = 0, limit: int = AUTHOR_L
     doi = _str(message.get("DOI"))
     if doi is None:
         raise MalformedResponse("Crossref work message has no DOI")
+    return doi
 
-    authors_raw = _list(message.get("author"))
-    count = len(authors_raw)
-    page = [_contributor(a) for a in authors_raw[offset : offset + limit]] if count else []
+
+def _author_page_fields(count: int, page: list[Contributor], offset: int, limit: int) -> dict[str, Any]:
+    """The author page's fields (``authors``..., then ``nextOffset``... when authors remain past it)."""
     remain = count > 0 and offset + len(page) < count
-    editors = [_contributor(e) for e in _list(message.get("editor"))]
-    updated_by = _updates(message.get("updated-by"))
+    return {
+        "authors": page if count else None,
+        "authorCount": count if count else None,
+        "offset": offset if count else None,
+        "nextOffset": offset + len(page) if remain else None,
+        "truncated": True if remain else None,
+        "shown": len(page) if remain else None,
+        "cap": limit if remain else None,
+    }
+
+
+def _work_fields(message: dict[str, Any]) -> dict[str, Any]:
+    """The :class:`WorkView` fields of a work ``message`` besides its DOI, authors, updates and notice."""
     abstract = _str(message.get("abstract"))
-
-    notices: list[str] = []
-    if updated_by:
-        notices.append(_update_notice(doi, updated_by))
-    if count:
-        paging = _paging_notice(count, offset, len(page), limit)
-        if paging:
-            notices.append(paging)
-
     funders = [f for f in (_funder(x) for x in _list(message.get("funder"))) if f is not None]
     licenses = [x for x in (_license(e) for e in _list(message.get("license"))) if x is not None]
     links = [x for x in (_link(e) for e in _list(message.get("link"))) if x is not None]
     subjects = [t for t in (_text(s) for s in _list(message.get("subject"))) if t]
     references = message.get("references-count", message.get("reference-count"))
-
-    return WorkView(
-        doi=doi,
-        title=_first_markup(message.get("title")),
-        subtitle=_first_markup(message.get("subtitle"), message.get("short-title")),
-        type=_str(message.get("type")),
-        authors=page if count else None,
-        authorCount=count if count else None,
-        offset=offset if count else None,
-        editors=editors or None,
-        updatedBy=updated_by,
-        updateTo=_updates(message.get("update-to")),
-        relations=_relations(message.get("relation")),
-        abstract=(jats_to_text(abstract, paragraphs=False) or None) if abstract else None,
-        isReferencedByCount=_int(message.get("is-referenced-by-count")),
-        referencesCount=_int(references),
-        containerTitle=_first_markup(message.get("container-title")),
-        volume=_locator(message.get("volume")),
-        issue=_locator(message.get("issue")),
-        page=_locator(message.get("page")),
-        articleNumber=_locator(message.get("article-number")),
-        issn=_strings(message.get("ISSN")),
-        isbn=_strings(message.get("ISBN")),
-        publisher=_text(message.get("publisher")),
-        published=_published(message),
-        funders=funders or None,
-        licenses=licenses or None,
-        links=links or None,
-        url=_str(message.get("URL")),
-        subject=subjects or None,
-        language=_str(message.get("language")),
-        containerTitles=_titles(message.get("container-title")),
-        memberId=_str(message.get("member")),
-        clinicalTrialNumbers=_trials(message.get("clinical-trial-number")),
-        assertions=_assertions(message.get("assertion")),
-        event=_event(message.get("event")),
-        institutions=_institutions(message.get("institution")),
-        degree=_strings(message.get("degree")),
-        approved=parse_date_parts(message.get("approved")),
-        subtype=_str(message.get("subtype")),
-        groupTitle=_text(message.get("group-title")),
-        nextOffset=offset + len(page) if remain else None,
-        truncated=True if remain else None,
-        shown=len(page) if remain else None,
-        cap=limit if remain else None,
-        notice="\n".join(notices) or None,
-    )
+    return {
+        "title": _first_markup(message.get("title")),
+        "subtitle": _first_markup(message.get("subtitle"), message.get("short-title")),
+        "type": _str(message.get("type")),
+        "editors": [_contributor(e) for e in _list(message.get("editor"))] or None,
+        "updateTo": _updates(message.get("update-to")),
+        "relations": _relations(message.get("relation")),
+        "abstract": (jats_to_text(abstract, paragraphs=False) or None) if abstract else None,
+        "isReferencedByCount": _int(message.get("is-referenced-by-count")),
+        "referencesCount": _int(references),
+        "containerTitle": _first_markup(message.get("container-title")),
+        "volume": _locator(message.get("volume")),
+        "issue": _locator(message.get("issue")),
+        "page": _locator(message.get("page")),
+        "articleNumber": _locator(message.get("article-number")),
+        "issn": _strings(message.get("ISSN")),
+        "isbn": _strings(message.get("ISBN")),
+        "publisher": _text(message.get("publisher")),
+        "published": _published(message),
+        "funders": funders or None,
+        "licenses": licenses or None,
+        "links": links or None,
+        "url": _str(message.get("URL")),
+        "subject": subjects or None,
+        "language": _str(message.get("language")),
+        "containerTitles": _titles(message.get("container-title")),
+        "memberId": _str(message.get("member")),
+        "clinicalTrialNumbers": _trials(message.get("clinical-trial-number")),
+        "assertions": _assertions(message.get("assertion")),
+        "event": _event(message.get("event")),
+        "institutions": _institutions(message.get("institution")),
+        "degree": _strings(message.get("degree")),
+        "approved": parse_date_parts(message.get("approved")),
+        "subtype": _str(message.get("subtype")),
+        "groupTitle": _text(message.get("group-title")),
+    }
 
 
 def content_hash_projection(message: dict[str, Any]) -> dict[str, Any]:

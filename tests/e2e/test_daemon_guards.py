@@ -23,7 +23,8 @@ from mcp import Client
 
 from syncd.config import Settings
 from syncd.crossref.names import CROSSREF_WORK
-from syncd.daemon import _sweep_pass, web_config
+from syncd.daemon import web_config
+from syncd.daemon_jobs import sweep_pass
 from syncd.errors import StoreError
 from syncd.registry import open_services
 from syncd.store.repo import EntryContent, Store
@@ -122,7 +123,7 @@ def test_a_sweep_on_an_unwritable_store_stops_without_a_traceback(tmp_path: Path
     svc = open_services(settings, store)
     try:
         store.stop_writing("database file deleted")
-        report = _sweep_pass(svc, 10)
+        report = sweep_pass(svc, 10)
         assert report.stopped == "store:database file deleted" and report.checked == 0
     finally:
         svc.close()

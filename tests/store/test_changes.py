@@ -22,7 +22,7 @@ from sqlalchemy import delete
 from syncd.cli import cli
 from syncd.config import Settings
 from syncd.crossref.lookups import work_content
-from syncd.daemon import _alerts_pass, _sweep_pass
+from syncd.daemon_jobs import alerts_pass, sweep_pass
 from syncd.normalize.changes import describe, since_epoch, since_stored_notice
 from syncd.registry import KINDS, open_services
 from syncd.store.changes import changes_of_entry, latest_change_id, list_changes, prune_changes
@@ -307,14 +307,14 @@ def test_the_daemon_sweep_prunes_old_changes_and_its_alert_pass_alerts(
     svc = open_services(settings, store)
     try:
         add_watch(store, "doi", {"doi": LANCET})
-        assert _alerts_pass(svc) == 0  # starts the cursor
+        assert alerts_pass(svc) == 0  # starts the cursor
         before, now = lancet_bodies()
         store_work(store, before, time.time() - 100 * DAY)
         store_work(store, now, time.time() - 99 * DAY)  # past keep_s
         store_work(store, before, time.time() - 9 * DAY)
         store_work(store, now, time.time() - 8 * DAY)
-        assert _alerts_pass(svc) == 2  # both retractions found since the cursor, the old one too
-        _sweep_pass(svc, 10)
+        assert alerts_pass(svc) == 2  # both retractions found since the cursor, the old one too
+        sweep_pass(svc, 10)
     finally:
         svc.close()
         store.close()
