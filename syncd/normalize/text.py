@@ -20,8 +20,9 @@ How :func:`jats_to_text` works, so that it stays linear on hostile input:
    string handed to lxml (recover mode, ``huge_tree`` off, no DTD, no network) is well-formed and carries
    the deposited character references untouched.
 3. A tree walk emits text with boundary markers by element class (tight, inline, block, paragraph,
-   list item); MathML becomes its TeX annotation or a linear form; ``alternatives`` keeps its first
-   text-bearing child. Each paragraph is then resolved, decoded once and whitespace-collapsed.
+   list item); MathML becomes its TeX annotation or a linear form (:mod:`syncd.normalize.mathml`);
+   ``alternatives`` keeps its first text-bearing child. Each paragraph is then resolved, decoded once
+   and whitespace-collapsed.
 
 Any exception falls back to a plain regex strip: the functions never raise on malformed markup.
 """
@@ -30,10 +31,11 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterator
 from html.entities import html5 as _HTML5
 
 from lxml import etree
+
+from syncd.normalize.mathml import element_children, local_name, math_text
 
 __all__ = ["MAX_DEPTH", "decode_entities", "jats_to_text", "normalize_text"]
 
@@ -264,15 +266,6 @@ _CITATION = frozenset({"mixed-citation", "element-citation", "nlm-citation", "ci
 _LINK = frozenset({"a", "ext-link", "uri"})
 
 
-def _local(el: etree._Element) -> str:
-    tag = el.tag
-    return tag if isinstance(tag, str) else ""
-
-
-def _children(el: etree._Element) -> Iterator[etree._Element]:
-    return (c for c in el if isinstance(c.tag, str))
-
-
 def _soften(text: str) -> str:
     """Mark whitespace runs that touch a tag and contain a line break as layout (:data:`_M_SOFT`).
 
@@ -307,17 +300,17 @@ class _Walker:
             self.out.append(" ")
 
     def walk(self, el: etree._Element) -> None:
-        name = _local(el)
+        name = local_name(el)
         if name in _DROP:
             return
         if name == "math":
-            self.out.append(_M_FORMULA_OPEN + _math_text(el) + _M_FORMULA_CLOSE)
+            self.out.append(_M_FORMULA_OPEN + math_text(el) + _M_FORMULA_CLOSE)
             return
         if name in _FORMULA:
             self.content(el, _M_FORMULA_OPEN, _M_FORMULA_CLOSE)
             return
         if name == "alternatives":
-            for child in _children(el):
+            for child in element_children(el):
                 if "".join(child.itertext()).strip():
                     self.walk(child)
                     break
@@ -356,7 +349,7 @@ class _Walker:
         self.out.append(before)
         if el.text:
             self.out.append(_soften(el.text))
-        for child in _children(el):
+        for child in element_children(el):
             self.walk(child)
             if child.tail:
                 self.out.append(_soften(child.tail))
@@ -370,101 +363,6 @@ class _Walker:
             if href not in text and href.split("://", 1)[1] not in text:
                 self.out.append(f" ({href})")
         self.out.append(_M_INLINE)
-
-
-# --------------------------------------------------------------------------------------------------
-# MathML
-# --------------------------------------------------------------------------------------------------
-
-_MML_TOKENS = frozenset({"mi", "mn", "mo", "mtext", "ms"})
-_SIMPLE = re.compile(r"[\w.′']+|.")
-
-
-def _group(s: str) -> str:
-    return s if len(s) == 1 else "{" + s + "}"
-
-
-def _paren(s: str) -> str:
-    return s if _SIMPLE.fullmatch(s) else f"({s})"
-
-
-def _math_text(el: etree._Element) -> str:
-    """Read a MathML ``<math>`` element: its TeX annotation if present, else a linear form, else alttext."""
-    for node in el.iter("annotation"):
-        if "tex" in (node.get("encoding") or "").lower():
-            tex = "".join(node.itertext()).strip()
-            if tex:
-                return _WS.sub(" ", tex)
-    linear = _WS.sub(" ", _mml(el)).strip()
-    return linear or (el.get("alttext") or "").strip()
-
-
-def _mml(el: etree._Element) -> str:
-    name = _local(el)
-    kids = [_mml(c) for c in _children(el)]
-    if name in _MML_TOKENS:
-        return "".join(el.itertext()).strip()
-    if name in ("annotation", "annotation-xml", "mphantom", "none", "mprescripts"):
-        return ""
-    if name == "mspace":
-        return " "
-    if name == "semantics":
-        return kids[0] if kids else ""
-    if name in ("msub", "munder") and len(kids) >= 2:
-        return f"{_paren(kids[0])}_{_group(kids[1])}"
-    if name in ("msup", "mover") and len(kids) >= 2:
-        return f"{_paren(kids[0])}^{_group(kids[1])}"
-    if name in ("msubsup", "munderover") and len(kids) >= 3:
-        return f"{_paren(kids[0])}_{_group(kids[1])}^{_group(kids[2])}"
-    if name == "mfrac" and len(kids) >= 2:
-        return f"{_paren(kids[0])}/{_paren(kids[1])}"
-    if name == "msqrt":
-        return f"√({''.join(kids)})"
-    if name == "mroot" and len(kids) >= 2:
-        return f"√[{kids[1]}]({kids[0]})"
-    if name == "mfenced":
-        return _mfenced(el, kids)
-    if name == "mmultiscripts" and kids:
-        return _multiscripts(el, kids)
-    if name == "mtable":
-        return "; ".join(k for k in kids if k)
-    if name in ("mtr", "mlabeledtr"):
-        return ", ".join(k for k in kids if k)
-    if name == "maction":
-        return kids[0] if kids else ""
-    if not kids:
-        return "".join(el.itertext()).strip()
-    return "".join(kids)
-
-
-def _multiscripts(el: etree._Element, kids: list[str]) -> str:
-    """``mmultiscripts``: prescripts ahead of the base, postscripts after it (``^{33}Si``, ``R_i^j``).
-
-    Children after the base come in (sub, sup) pairs, postscripts first; ``mprescripts`` starts the
-    prescripts; ``none`` is an empty script.
-    """
-    names = [_local(c) for c in _children(el)]
-    split = names.index("mprescripts") if "mprescripts" in names else len(names)
-
-    def scripts(pairs: list[str]) -> str:
-        out = ""
-        for i in range(0, len(pairs), 2):
-            sub, sup = pairs[i], pairs[i + 1] if i + 1 < len(pairs) else ""
-            out += (f"_{_group(sub)}" if sub else "") + (f"^{_group(sup)}" if sup else "")
-        return out
-
-    return scripts(kids[split + 1 :]) + _paren(kids[0]) + scripts(kids[1:split])
-
-
-def _mfenced(el: etree._Element, kids: list[str]) -> str:
-    seps = el.get("separators")
-    seps = "," if seps is None else seps.replace(" ", "")
-    parts: list[str] = []
-    for i, kid in enumerate(kids):
-        if i and seps:
-            parts.append(seps[min(i - 1, len(seps) - 1)])
-        parts.append(kid)
-    return f"{el.get('open', '(')}{''.join(parts)}{el.get('close', ')')}"
 
 
 # --------------------------------------------------------------------------------------------------
