@@ -5,7 +5,8 @@ Adding an upstream is one folder (``syncd/<slice>/`` with its ``names.py``, ``ru
 the road (:func:`syncd.cache.local_first`) and the store receive a :class:`~syncd.kinds.Kind`, the
 refresh, import, verify and change-feed code look a kind up by name in :data:`KINDS`; the passes over
 the watch lists (:mod:`syncd.sync`) find each watch kind's walker in :data:`WALKERS` and who fetches a
-watched DOI in :data:`DOI_WALKERS` (each slice declares its own in its ``walk.py``).
+watched DOI in :data:`DOI_WALKERS` (each slice declares its own in its ``walk.py``); :mod:`syncd.watch`
+and ``syncd watch add`` find how a watch kind is added and described in :data:`WATCH_TYPES`.
 
 A slice with MCP tools adds one entry to :data:`TOOL_MODULES`: the names of its tool modules, each
 holding ``TOOLS``, a tuple of :class:`~syncd.tools.params.ToolSpec` (one row per tool: name, title,
@@ -31,6 +32,7 @@ import httpx
 from syncd.config import Settings
 from syncd.crossref import kinds as crossref_kinds
 from syncd.crossref import walk as crossref_walk
+from syncd.crossref import walk_specs as crossref_watches
 from syncd.crossref.names import CROSSREF_WORK
 from syncd.datacite import kinds as datacite_kinds
 from syncd.datacite.names import DATACITE_WORK
@@ -43,9 +45,10 @@ from syncd.records import RecordSource
 from syncd.services import ClientFactory, Services
 from syncd.store.repo import Store
 from syncd.store.rules import StoreRules
-from syncd.watchwalk import DoiWalker, Walker
+from syncd.watchwalk import DoiWalker, Walker, WatchType
 from syncd.zenodo import kinds as zenodo_kinds
 from syncd.zenodo import walk as zenodo_walk
+from syncd.zenodo import walk_specs as zenodo_watches
 from syncd.zenodo.names import CONCEPT_DOI_PREFIX, ZENODO_RECORD
 
 if TYPE_CHECKING:
@@ -65,6 +68,7 @@ __all__ = [
     "TOOL_MODULES",
     "WALKERS",
     "WATCHED_DOI_KIND",
+    "WATCH_TYPES",
     "kind_of",
     "open_services",
     "record_source",
@@ -117,6 +121,10 @@ SERIES_DOI_PREFIXES: tuple[str, ...] = (CONCEPT_DOI_PREFIX,)
 
 WALKERS: dict[str, Walker] = {**crossref_walk.WALKERS, **zenodo_walk.WALKERS}
 """The walker of each watch kind but ``doi`` (:mod:`syncd.sync` walks a watch through its kind's)."""
+
+WATCH_TYPES: dict[str, WatchType] = {**crossref_watches.WATCH_TYPES, **zenodo_watches.WATCH_TYPES}
+"""How each watch kind but ``doi`` is added (``syncd watch add``, the config's ``[watch]`` table) and
+described, in ``syncd watch add``'s order (each slice declares its own in its ``walk_specs.py``)."""
 
 DOI_WALKERS: tuple[DoiWalker, ...] = (crossref_walk.DOIS, zenodo_walk.DOIS)
 """Who fetches watched DOIs, in fetch order: a DOI goes to the walker that claims it, else to the one

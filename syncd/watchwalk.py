@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
@@ -32,6 +32,7 @@ __all__ = [
     "PageHook",
     "SyncReport",
     "Walker",
+    "WatchType",
     "deadline",
     "ended_early",
     "log_page",
@@ -144,6 +145,26 @@ class DoiWalker:
     claims: Callable[[str], bool] | None
     missing: Callable[[Store, str], bool]
     fetch: Callable[[Services, Sequence[str], SyncReport, float | None], None]
+
+
+@dataclass(frozen=True)
+class WatchType:
+    """How one watch kind of a slice is added and described (each slice declares its own).
+
+    ``kind``: the stored watch kind (``watches.kind``); ``command``: its word in ``syncd watch add``;
+    ``from_cli(values, options)``: the specs of one ``syncd watch add`` (its arguments and every
+    option by parameter name); ``from_config(watch_settings)``: the specs the ``[watch]`` table of
+    the config file lists, one at a time (those before a refused one are added);
+    ``describe(spec)``: one line for ``syncd watch ls`` and ``/status``. The spec builders raise
+    :class:`~syncd.errors.InvalidInput` (``invalid_parameter``, ``invalid_identifier``) for a watch
+    they refuse.
+    """
+
+    kind: str
+    command: str
+    from_cli: Callable[[Sequence[str], Mapping[str, Any]], list[dict[str, Any]]]
+    from_config: Callable[[Any], Iterable[dict[str, Any]]]
+    describe: Callable[[Mapping[str, Any]], str]
 
 
 def state_name(watch: StoredWatch) -> str:

@@ -28,6 +28,7 @@ from syncd.cli.common import (
 )
 from syncd.errors import InvalidInput, NotFound, SyncdError
 from syncd.policy import iso
+from syncd.registry import WATCH_TYPES
 from syncd.store.watches import (
     SyncRow,
     get_watch,
@@ -37,7 +38,7 @@ from syncd.store.watches import (
     request_stop,
     walk_status,
 )
-from syncd.sync import STOP, SyncReport, sync_all
+from syncd.sync import DOI_WATCH, STOP, SyncReport, sync_all
 
 EXIT_INTERRUPTED = 130
 """Exit code of a ``syncd watch sync`` stopped by Ctrl-C (128 + SIGINT)."""
@@ -52,7 +53,7 @@ def watch() -> None:
 
 @watch.command("add")
 @click.argument(
-    "what", type=NearChoice(["doi", "crossref", "zenodo-community", "zenodo-query"], "watch kind")
+    "what", type=NearChoice([DOI_WATCH, *(t.command for t in WATCH_TYPES.values())], "watch kind")
 )
 @click.argument("values", nargs=-1)
 @click.option(
@@ -101,30 +102,21 @@ def watch_add(
     form, an ORCID iD's check character, an ISSN's check digit, a ROR id's checksum): every invalid DOI
     is named (`dois.txt:3`) and none is added unless --skip-invalid adds the others; exit 2.
     """
-    if what == "doi":
-        specs = [("doi", s) for s in _doi_specs(values, doi_file, skip_invalid)]
-    elif what == "crossref":
-        if values:
-            raise InvalidInput("crossref watches take options, not arguments", reason="invalid_parameter")
-        spec = watch_mod.crossref_spec(
-            route=route,
-            filters=filters,
-            query=query,
-            rows=rows,
-            orcid=orcid,
-            funder=funder,
-            issn=issn,
-            member=member,
-        )
-        specs = [("crossref_query", spec)]
-    elif what == "zenodo-community":
-        if not values:
-            raise InvalidInput("give community ids", reason="invalid_parameter")
-        specs = [("zenodo_community", watch_mod.zenodo_spec(community=v, q=query)) for v in values]
+    if what == DOI_WATCH:
+        specs = [(DOI_WATCH, s) for s in _doi_specs(values, doi_file, skip_invalid)]
     else:
-        if len(values) != 1:
-            raise InvalidInput("give one query", reason="invalid_parameter")
-        specs = [("zenodo_query", watch_mod.zenodo_spec(q=values[0]))]
+        watch_type = next(t for t in WATCH_TYPES.values() if t.command == what)
+        options = {
+            "route": route,
+            "filters": filters,
+            "query": query,
+            "rows": rows,
+            "orcid": orcid,
+            "funder": funder,
+            "issn": issn,
+            "member": member,
+        }
+        specs = [(watch_type.kind, s) for s in watch_type.from_cli(values, options)]
     with session(ctx) as svc:
         writable(svc)
         added = [watch_mod.add(svc.store, k, s, label) for k, s in specs]

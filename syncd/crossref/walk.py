@@ -43,6 +43,7 @@ from typing import Any
 from syncd.crossref.lookups import fetch_work, work_content
 from syncd.crossref.names import CROSSREF_WORK
 from syncd.crossref.params_filter import filter_safe
+from syncd.crossref.walk_specs import CROSSREF_QUERY
 from syncd.cursorwalk import CURSOR_TTL_S, SORT, CursorWalk, WalkGuard
 from syncd.errors import (
     InvalidInput,
@@ -439,5 +440,5 @@ def fetch_dois(svc: Services, dois: Sequence[str], report: SyncReport, now: floa
 DOIS = DoiWalker(claims=None, missing=_missing, fetch=fetch_dois)
 """Watched DOIs no other upstream claims are Crossref works (:mod:`syncd.registry` lists it)."""
 
-WALKERS: dict[str, Walker] = {"crossref_query": sync_crossref_query}
+WALKERS: dict[str, Walker] = {CROSSREF_QUERY: sync_crossref_query}
 """The Crossref watch kinds and their walkers (:mod:`syncd.registry` lists them)."""

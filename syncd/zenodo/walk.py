@@ -50,6 +50,7 @@ from syncd.zenodo import views as zenodo_norm
 from syncd.zenodo.lookups import get_record, record_content, supersede_older
 from syncd.zenodo.names import ZENODO_RECORD
 from syncd.zenodo.params_id import RecordRef, parse_record_ref
+from syncd.zenodo.walk_specs import ZENODO_COMMUNITY, ZENODO_QUERY
 
 __all__ = [
     "DOIS",
@@ -228,5 +229,5 @@ def fetch_dois(svc: Services, dois: Sequence[str], report: SyncReport, now: floa
 DOIS = DoiWalker(claims=lambda doi: _record_ref(doi) is not None, missing=_missing, fetch=fetch_dois)
 """Watched Zenodo record DOIs (:mod:`syncd.registry` lists it)."""
 
-WALKERS: dict[str, Walker] = {"zenodo_community": sync_zenodo, "zenodo_query": sync_zenodo}
+WALKERS: dict[str, Walker] = {ZENODO_COMMUNITY: sync_zenodo, ZENODO_QUERY: sync_zenodo}
 """The Zenodo watch kinds and their walker (:mod:`syncd.registry` lists them)."""

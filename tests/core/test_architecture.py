@@ -20,7 +20,7 @@ import pytest
 
 from syncd.cli import COMMANDS
 from syncd.lazy import LAZY, load
-from syncd.registry import KINDS, TOOL_MODULES, tool_specs
+from syncd.registry import KINDS, TOOL_MODULES, WATCH_TYPES, tool_specs
 from syncd.tools import changes, server
 
 ROOT = Path(__file__).resolve().parents[2] / "syncd"
@@ -219,8 +219,10 @@ def _literal_args(tree: ast.Module) -> set[int]:
 
 
 def _kind_mentions(module: str) -> list[str]:
-    """Kind names written as strings, and slice kind-name modules imported, in ``module``."""
-    names = set(KINDS) | {"zenodo_preview"}
+    """Kind names (entry kinds and the slices' watch kinds) written as strings, and slice kind-name
+    modules imported, in ``module``.
+    """
+    names = set(KINDS) | set(WATCH_TYPES) | {"zenodo_preview"}
     tree = _tree(module)
     skip = _literal_args(tree)
     found = []
@@ -244,11 +246,12 @@ KIND_FREE = (
     "syncd.batch",
     "syncd.sync",
     "syncd.watchwalk",
+    "syncd.watch",
     "syncd.records",
 )
 """Modules (and packages) that must name no kind: the store, the road, the policy, the hook spec,
-the services bundle, revalidation and its batches, the watch passes and what walkers share, the record
-sources."""
+the services bundle, revalidation and its batches, the watch passes, what walkers share and the watch
+lists (each slice's watch types come from the registry), the record sources."""
 
 PENDING_KIND_NAMES: dict[str, str] = {}
 """Core modules that still name a kind, each with what removes it (kept failing if it grows)."""
@@ -408,12 +411,20 @@ def test_the_slices_hold_files_of_the_same_names_and_only_the_registry_imports_e
     assert across == sorted(PENDING_ACROSS)
 
 
-WALK_MACHINERY = ("syncd.sync", "syncd.watchwalk", "syncd.cursorwalk", "syncd.batch", "syncd.refresh")
+WALK_MACHINERY = (
+    "syncd.sync",
+    "syncd.watchwalk",
+    "syncd.watch",
+    "syncd.cursorwalk",
+    "syncd.batch",
+    "syncd.refresh",
+)
 
 
 def test_the_walk_and_batch_machinery_import_no_slice() -> None:
-    """The watch passes, what walkers share and the batch revalidation import no slice module: they read
-    each watch kind's walker and each kind's ``revalidate_many`` hook from the registry.
+    """The watch passes and lists, what walkers share and the batch revalidation import no slice module:
+    they read each watch kind's walker and watch type and each kind's ``revalidate_many`` hook from the
+    registry.
     """
     graph = _graph()
     slices = ("syncd.crossref", "syncd.zenodo", "syncd.doiorg", "syncd.datacite")

@@ -16,6 +16,7 @@ from syncd import watch as watch_mod
 from syncd.cli import cli
 from syncd.config import Settings
 from syncd.crossref.walk import crossref_params
+from syncd.crossref.walk_specs import crossref_spec
 from syncd.cursorwalk import STUCK_PAGES
 from syncd.services import Services
 from syncd.store.watches import get_sync_state, save_sync_state
@@ -97,7 +98,7 @@ def test_new_cursors_with_the_same_items_stop_at_no_new_items(
     1 + STUCK_PAGES requests (`no_new_items`); the position is cleared and the previous checkpoint
     is left as it was.
     """
-    spec = watch_mod.crossref_spec(filters=["prefix:10.2222"], rows=2)
+    spec = crossref_spec(filters=["prefix:10.2222"], rows=2)
     w, _ = watch_mod.add(daemon_cache.store, "crossref_query", spec)
     save_sync_state(daemon_cache.store, f"watch:{w.id}", checkpoint={"index_date": "2026-11-01"})
     same = ["10.2222/a", "10.2222/b"]
@@ -122,7 +123,7 @@ def test_a_walk_reading_past_total_results_is_stopped(
     reads 10 plus a margin of one page (2) and stops at the seventh page (`past_total`, 14 read, 8
     new), its position cleared.
     """
-    spec = watch_mod.crossref_spec(filters=["prefix:10.2222"], rows=2)
+    spec = crossref_spec(filters=["prefix:10.2222"], rows=2)
     w, _ = watch_mod.add(daemon_cache.store, "crossref_query", spec)
     chain = [("*", _page(["10.2222/a", "10.2222/p0"], "C1", 10))] + [
         (f"C{n}", _page(["10.2222/a", f"10.2222/p{n}"], f"C{n + 1}", 10)) for n in range(1, 12)

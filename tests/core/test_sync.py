@@ -25,6 +25,7 @@ from syncd.store.repo import Store
 from syncd.store.watches import get_sync_state, list_watches
 from syncd.sync import sync_all, sync_watch
 from syncd.zenodo.walk import ZENODO_FLOOR, zenodo_params
+from syncd.zenodo.walk_specs import zenodo_spec
 from tests.conftest import corpus_json, make_settings
 from tests.fakeupstream import FakeUpstream
 
@@ -200,7 +201,7 @@ def test_zenodo_community_full_walk_then_updated_window(daemon_cache: Services, 
     recorded records, the next pass asks only for [last end, now) and stores the one updated record.
     """
     store = daemon_cache.store
-    w, _ = watch_mod.add(store, "zenodo_community", watch_mod.zenodo_spec(community="frictionless"))
+    w, _ = watch_mod.add(store, "zenodo_community", zenodo_spec(community="frictionless"))
     hits = corpus_json("zenodo/search/records_creators-FD-Tester_all-versions_new-api.json")["hits"]["hits"]
     t0_iso = "2026-11-29T10:00:00"
     params = zenodo_params(w.spec, ZENODO_FLOOR, t0_iso, 1, 25)
@@ -232,7 +233,7 @@ def test_zenodo_community_full_walk_then_updated_window(daemon_cache: Services, 
 def test_zenodo_window_over_10000_is_split(daemon_cache: Services, fake: FakeUpstream) -> None:
     """A window whose total exceeds Zenodo's 10,000 limit is split in two halves, each walked on its own."""
     store = daemon_cache.store
-    w, _ = watch_mod.add(store, "zenodo_query", watch_mod.zenodo_spec(q="climate"))
+    w, _ = watch_mod.add(store, "zenodo_query", zenodo_spec(q="climate"))
     hits = corpus_json("zenodo/search/records_creators-FD-Tester_all-versions_new-api.json")["hits"]["hits"]
     start, end = "2026-01-01T00:00:00", "2026-01-03T00:00:00"
     state_now = dt.datetime(2026, 1, 3, tzinfo=dt.UTC).timestamp()

@@ -25,6 +25,7 @@ from syncd.cli import cli
 from syncd.cli.watch_commands import _outcome
 from syncd.config import Settings
 from syncd.crossref.walk import MAX_RESUMES
+from syncd.crossref.walk_specs import crossref_spec
 from syncd.cursorwalk import CURSOR_TTL_S
 from syncd.services import Services
 from syncd.store.watches import StoredWatch, get_sync_state, save_sync_state
@@ -136,7 +137,7 @@ def test_killed_walk_resumes_from_its_watermark_after_the_cursor_expired(
     """
     listed = works(150, per_day=4)
     walk = fake.serve_cursor_walk("/works", listed, style="rotating", ttl_s=60, expired=expired)
-    spec = watch_mod.crossref_spec(filters=[f"prefix:{PREFIX}"], rows=10)
+    spec = crossref_spec(filters=[f"prefix:{PREFIX}"], rows=10)
     w, _ = watch_mod.add(daemon_cache.store, "crossref_query", spec)
     with pytest.raises(Killed):
         sync_watch(daemon_cache, w, on_page=_kill_after(11))
@@ -173,7 +174,7 @@ def test_a_saved_scroll_id_is_never_sent_again(
     to the watermark, 5 requests for the 40 works left and the 2 of the overlap.
     """
     walk = fake.serve_cursor_walk("/works", works(150, per_day=4), style="scroll")
-    spec = watch_mod.crossref_spec(filters=[f"prefix:{PREFIX}"], rows=10)
+    spec = crossref_spec(filters=[f"prefix:{PREFIX}"], rows=10)
     w, _ = watch_mod.add(daemon_cache.store, "crossref_query", spec)
     with pytest.raises(Killed):
         sync_watch(daemon_cache, w, on_page=_kill_after(11))
@@ -200,7 +201,7 @@ def test_a_walk_whose_cursors_keep_expiring_ends_short_and_the_next_pass_finishe
     """
     listed = works(120, per_day=3)
     walk = fake.serve_cursor_walk("/works", listed, style="rotating", ttl_s=60, expired="empty")
-    spec = watch_mod.crossref_spec(filters=[f"prefix:{PREFIX}"], rows=10)
+    spec = crossref_spec(filters=[f"prefix:{PREFIX}"], rows=10)
     w, _ = watch_mod.add(daemon_cache.store, "crossref_query", spec)
     with caplog.at_level(logging.WARNING, logger="syncd"):
         short = sync_watch(daemon_cache, w, on_page=lambda _w, _p: clock.tick(120))
@@ -234,7 +235,7 @@ def test_an_incremental_pass_never_moves_its_checkpoint_past_works_it_has_not_st
     """
     listed = works(120, per_day=3)
     fake.serve_cursor_walk("/works", listed, style="rotating", ttl_s=60, expired="empty")
-    spec = watch_mod.crossref_spec(filters=[f"prefix:{PREFIX}"], rows=10)
+    spec = crossref_spec(filters=[f"prefix:{PREFIX}"], rows=10)
     w, _ = watch_mod.add(daemon_cache.store, "crossref_query", spec)
     name = f"watch:{w.id}"
     save_sync_state(daemon_cache.store, name, checkpoint={"index_date": "2026-12-01"}, status="ok")

@@ -21,6 +21,7 @@ from syncd.logsetup import mask_email, setup_logging
 from syncd.sdnotify import notify, watchdog_interval_s
 from syncd.store.repo import Store
 from syncd.store.watches import save_sync_state
+from syncd.zenodo.walk_specs import zenodo_spec
 
 NOW = dt.datetime(2026, 11, 29, 12, 0, tzinfo=dt.UTC)
 
@@ -66,7 +67,7 @@ def test_interrupted_or_new_walk_runs_soon(settings: Settings, store: Store) -> 
     """A walk left with a cursor (crash mid-walk) or a watch never synced makes the sync run right
     after the startup delay, to resume from its checkpoint.
     """
-    w, _ = watch_mod.add(store, "zenodo_community", watch_mod.zenodo_spec(community="frictionless"))
+    w, _ = watch_mod.add(store, "zenodo_community", zenodo_spec(community="frictionless"))
     assert plan_jobs(_settings(settings), store, NOW)["sync"]["next_run_time"] == NOW + dt.timedelta(
         seconds=5
     )
