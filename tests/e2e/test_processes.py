@@ -43,7 +43,12 @@ def _env(fake: FakeUpstream, db_url: str, tmp_path: Path, **extra: str) -> dict[
 
 
 def _start_daemon(env: dict[str, str], port: int) -> subprocess.Popen[str]:
-    """Start ``syncd daemon`` and wait (at most 60 s: a busy machine) until it listens on ``port``."""
+    """Start ``syncd daemon`` and wait (at most 60 s: a busy machine) until it answers HTTP on ``port``.
+
+    The daemon binds its socket before anything else starts, so an accepted connection alone does not
+    mean it is serving (a SIGTERM then could land before its handlers are installed); any HTTP answer of
+    ``/healthz`` (200 or 503) does.
+    """
     proc = subprocess.Popen(
         [sys.executable, "-m", "syncd", "daemon"],
         env=env,
@@ -55,9 +60,11 @@ def _start_daemon(env: dict[str, str], port: int) -> subprocess.Popen[str]:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return proc
-        except OSError:
+            httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2.0)
+            return proc
+        except httpx.HTTPError:
+            if proc.poll() is not None:
+                break
             time.sleep(0.1)
     proc.kill()
     pytest.fail("daemon did not listen")
