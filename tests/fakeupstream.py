@@ -38,7 +38,10 @@ Crossref and doi.org; the query is compared as a multiset of pairs, ignoring ``m
    DOIs whose agency is known, ``/works?filter=doi:A,doi:B,...`` (no ``select``) as a work list of the
    corpus works named (the others left out, as Crossref does); Zenodo ``/records/{id}`` from
    ``zenodo/record`` (and ``record-history``, newest preferred) by the id in the body, concept ids
-   answer ``302`` to the highest corpus version, ``/records/{id}/versions/latest`` likewise, tombstones
+   answer ``302`` to the highest corpus version, ``/records/{id}/versions/latest`` ``302`` to the
+   series' newest version the corpus names (a body with ``versions.is_latest`` / legacy ``is_last``
+   true, or a legacy ``last_child``; ``404`` when the corpus cannot say), the hits of recorded
+   ``/records/{id}/versions`` pages as records too (a versions hit is the whole record), tombstones
    answer ``410``; Zenodo ``/funders`` and ``/awards`` with ``q=identifiers.identifier:"<id>"`` from the
    recorded funder/award entries (``zenodo/funder``, ``zenodo/vocabulary``) carrying that identifier;
    doi.org ``/ra/{doi}[,{doi}...]``;
@@ -507,6 +510,8 @@ class _Corpus:
         self.works: dict[str, _Canned] = {}
         self.records: dict[str, _Canned] = {}
         self.concepts: dict[str, str] = {}
+        self.series: dict[str, str] = {}
+        self.latest: dict[str, str] = {}
         self.tombstones: dict[str, _Canned] = {}
         self.agencies: dict[str, str] = {}
         self.terms: dict[str, dict[str, Any]] = {}
@@ -700,10 +705,44 @@ class _Corpus:
                 concept = (doc.get("parent") or {}).get("id") or doc.get("conceptrecid")
                 if concept:
                     versions.setdefault(str(concept), set()).add(int(recid))
+        for path in sorted(self.root.glob("zenodo/versions/*.json")):  # a versions hit is a whole record
+            rel_file = str(path.relative_to(self.root))
+            for hit in (json.loads(path.read_bytes()).get("hits") or {}).get("hits") or []:
+                recid = str(hit.get("id", ""))
+                if recid.isdigit() and recid not in ranked:
+                    ranked[recid] = (
+                        (-1, 0.0),
+                        _Canned(200, (("content-type", _JSON_CT),), _json_bytes(hit), rel_file),
+                    )
         self.records = {recid: canned for recid, (_, canned) in ranked.items()}
         self.concepts = {
             concept: str(max(ids)) for concept, ids in versions.items() if concept not in self.records
         }
+        self._load_latest()
+
+    def _load_latest(self) -> None:
+        """What the corpus says each series' newest version is (``/records/{id}/versions/latest``).
+
+        A record or versions hit saying ``versions.is_latest: true`` (legacy ``is_last``) names its
+        concept's latest; a legacy ``last_child`` names it too; a concept id without either redirects
+        to its highest corpus version (as the concept route does). ``series`` maps each corpus
+        version to its concept.
+        """
+        for recid, canned in self.records.items():
+            doc = json.loads(canned.body)
+            concept = (doc.get("parent") or {}).get("id") or doc.get("conceptrecid")
+            if not concept:
+                continue
+            self.series[recid] = str(concept)
+            chain = ((doc.get("metadata") or {}).get("relations") or {}).get("version") or [{}]
+            latest_flag = (doc.get("versions") or {}).get("is_latest", chain[0].get("is_last"))
+            last_child = (chain[0].get("last_child") or {}).get("pid_value")
+            if latest_flag is True:
+                self.latest[str(concept)] = recid
+            elif last_child:
+                self.latest.setdefault(str(concept), str(last_child))
+        for concept, target in self.concepts.items():
+            self.latest.setdefault(concept, target)
         for path in self.root.glob("zenodo/error/records-*_410_tombstone.json"):
             recid = path.name.split("-", 1)[1].split("_", 1)[0]
             self.tombstones[recid] = _Canned(
@@ -1414,8 +1453,8 @@ class FakeUpstream:
         if recid in self.corpus.tombstones and not latest:
             return self.corpus.tombstones[recid]
         target = self.corpus.concepts.get(recid)
-        if latest and target is None and recid in self.corpus.records:
-            target = recid
+        if latest:  # the series' newest version as the corpus knows it; a 404 when it cannot say
+            target = self.corpus.latest.get(self.corpus.series.get(recid, recid))
         if target is not None:
             location = f"{self.zenodo_url}/records/{target}"
             return _Canned(302, (("location", location), ("content-type", _JSON_CT)), b"", "concept redirect")

@@ -262,6 +262,7 @@ class UpstreamHTTP:
         accept: tuple[int, ...] = (200,),
         parse_json: tuple[int, ...] = (200,),
         max_bytes: int | None = None,
+        follow: bool = True,
     ) -> Response:
         """GET ``path`` within ``deadline`` through the budget of ``pool``.
 
@@ -274,6 +275,7 @@ class UpstreamHTTP:
             accept: statuses returned to the caller as outcomes (e.g. 404, 410, 304).
             parse_json: accepted statuses whose body must be JSON.
             max_bytes: stop reading the body after this many bytes (file previews); None reads it all.
+            follow: follow redirects; False answers a 3xx as is (in ``accept``; ``Location`` in headers).
 
         Raises:
             BudgetExhausted: no token before the deadline (reason ``store_unavailable`` when the budget
@@ -305,7 +307,7 @@ class UpstreamHTTP:
                 if deadline.expired():
                     raise UpstreamTimeout(f"{self.name}: deadline reached before the request", deadline=True)
                 sent = True
-                status, hdrs, body, url = self._exchange(path, deadline, params, headers, max_bytes)
+                status, hdrs, body, url = self._exchange(path, deadline, params, headers, max_bytes, follow)
                 outcome = Outcome.ANSWERED
                 announced = self._announced(pool, hdrs)
                 if status == 429:
@@ -414,6 +416,7 @@ class UpstreamHTTP:
         params: Mapping[str, str] | None,
         headers: Mapping[str, str] | None,
         max_bytes: int | None,
+        follow_redirects: bool = True,
     ) -> tuple[int, dict[str, str], bytes, str]:
         """Send the GET and read the whole answer (status, lowercased headers, body, final URL).
 
@@ -430,7 +433,14 @@ class UpstreamHTTP:
         started = time.monotonic()
         answered: httpx.Response | None = None
         try:
-            with self.client.stream("GET", path, params=params, headers=headers, timeout=timeout) as resp:
+            with self.client.stream(
+                "GET",
+                path,
+                params=params,
+                headers=headers,
+                timeout=timeout,
+                follow_redirects=follow_redirects,
+            ) as resp:
                 answered = resp
                 body = self._read_body(resp, deadline, max_bytes)
         except httpx.TimeoutException as exc:

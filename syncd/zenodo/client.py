@@ -13,8 +13,10 @@ hash (DESIGN.md "Freshness").
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -30,6 +32,8 @@ __all__ = ["LEGACY_JSON", "RDM_JSON", "ZENODO_WINDOW_S", "BytesAnswer", "RecordA
 RDM_JSON = "application/vnd.inveniordm.v1+json"
 LEGACY_JSON = "application/json"
 """The ``Accept`` file endpoints and vocabularies need (the RDM one gets a 406 there)."""
+LATEST_LOCATION_RE = re.compile(r"/records/(\d{1,20})/?$")
+"""The record id at the end of the ``Location`` path of ``/records/{id}/versions/latest``."""
 ZENODO_WINDOW_S = 60.0
 """The window of Zenodo's ``X-RateLimit-Limit`` (seconds): Flask-Limiter reports its shortest limit,
 per minute (guest 60 or 133, 100 with a token, searches 30)."""
@@ -139,6 +143,34 @@ class ZenodoClient:
         if not (isinstance(body, dict) and ("id" in body or "recid" in body) and "metadata" in body):
             raise MalformedResponse("zenodo: the answer is not a record")
         return RecordAnswer("ok", body, resp.text, etag_out, last_modified)
+
+    def latest_version(self, recid: str, deadline: Deadline) -> str | None:
+        """The newest version's record id of ``recid``'s series (``GET /records/{recid}/versions/latest``).
+
+        The redirect is not followed (zenodo_general pool): Zenodo answers 302 (or 301) whose
+        ``Location`` ends in ``/records/{latest}`` (query and fragment ignored, relative or absolute).
+        None for Zenodo's own 404 (no such record) and for a redirect whose ``Location`` names no
+        record id (logged by the caller; never followed elsewhere).
+
+        Raises:
+            UpstreamUnavailable: a 404 whose body is not Zenodo's own (``zenodo.base_url`` may be wrong).
+            UpstreamError, BudgetExhausted: see :meth:`UpstreamHTTP.get` (any other status included).
+        """
+        resp = self.http.get(
+            "zenodo_general",
+            f"/records/{recid}/versions/latest",
+            deadline=deadline,
+            headers={"Accept": RDM_JSON},
+            accept=(301, 302, 303, 307, 308, 404),
+            parse_json=(),
+            follow=False,
+        )
+        self._own_not_found(resp)
+        if resp.status == 404:
+            return None
+        path = urlsplit(resp.headers.get("location", "")[:2048]).path
+        found = LATEST_LOCATION_RE.search(path)
+        return found.group(1) if found else None
 
     def get_json(
         self,

@@ -73,6 +73,7 @@ __all__ = [
     "keep_last_known",
     "last_known",
     "latest_live_version",
+    "latest_of_series",
     "latest_version",
     "local_search",
     "miss_error",
@@ -407,6 +408,46 @@ def latest_version(store: Store, recid: str) -> str | None:
     """The stored latest version id when ``recid`` is a known concept record id, else None."""
     concept = store.concept_latest(recid)
     return concept[0] if concept is not None else None
+
+
+def latest_of_series(
+    svc: Services, recid: str, concept_recid: str | None, deadline: Deadline | None = None
+) -> str | None:
+    """The newest version's record id of the series of version ``recid`` (not itself the latest).
+
+    Local first: the stored concept -> latest mapping (``concepts`` table) answers while it is fresh
+    (``ttl.zenodo_record``, the lifetime of the record it names) and names another version. Otherwise
+    ``GET /records/{recid}/versions/latest`` without following the redirect (zenodo_general pool,
+    :meth:`~syncd.zenodo.client.ZenodoClient.latest_version`) reads the id from ``Location``; the
+    mapping is stored (when ``concept_recid`` is known) and older stored versions stop claiming to be
+    the latest (:func:`supersede_older`). When Zenodo cannot be asked (offline, budget spent, an
+    error), a stale stored mapping still answers; with none, or on Zenodo's 404, None: the caller
+    leaves ``latest_recid`` out, it never fails the call for it.
+    """
+    now = svc.budget.clock()
+    known = svc.store.concept_latest(concept_recid) if concept_recid else None
+    stale = known[0] if known is not None and known[0] != recid else None
+    if stale is not None and known is not None:
+        before, after = policy.fresh_bounds(svc.settings.ttl.zenodo_record, now)
+        if before < known[1] <= after:
+            return stale
+    if svc.read_only:
+        return stale
+    try:
+        deadline = deadline or current_deadline(svc.settings.deadline_s)
+        latest = svc.upstreams.zenodo.latest_version(recid, deadline)
+    except (UpstreamError, BudgetExhausted) as exc:
+        log.info("event=latest_version recid=%s found=%s reason=%s", recid, stale or "none", exc.reason)
+        return stale
+    if latest is None:  # Zenodo's 404, or a Location naming no record
+        log.info("event=latest_version recid=%s found=%s answer=no_record_id", recid, stale or "none")
+        return stale
+    if latest == recid:  # Zenodo says this version is the newest after all: nothing to name
+        return None
+    if concept_recid:
+        svc.store.set_concept(concept_recid, latest, now=now)
+        supersede_older(svc.store, concept_recid, latest)
+    return latest
 
 
 def stored_record(store: Store, ref: RecordRef) -> StoredEntry | None:

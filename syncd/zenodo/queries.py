@@ -101,7 +101,11 @@ def _last_known(known: lookups_zenodo.LastKnown) -> dict[str, Any]:
 
 
 def _found(
-    ref: RecordRef, lookup: lookups_zenodo.RecordLookup, state: CursorState | None, style: str | None
+    services: Services,
+    ref: RecordRef,
+    lookup: lookups_zenodo.RecordLookup,
+    state: CursorState | None,
+    style: str | None,
 ) -> dict[str, Any]:
     """The answer for a readable record: the record (or the cursor's window), notices, citation."""
     entry = lookup.entry
@@ -121,6 +125,7 @@ def _found(
             data["continuations"] = [c.model_dump(mode="json", exclude_none=True) for c in conts]
     else:
         _record_answer(data, body, parts, description, binding)
+        _name_latest(services, data["record"])
     if lookup.notes:  # the concept route missed: the latest live version, said so
         data["notice"] = " ".join(filter(None, [data.get("notice"), *lookup.notes]))
     if style is not None:
@@ -139,6 +144,24 @@ def _not_readable(services: Services, ref: RecordRef, lookup: lookups_zenodo.Rec
     if lookup.last_known is not None:
         data["last_known"] = _last_known(lookup.last_known)
     return data
+
+
+def _name_latest(services: Services, record: dict[str, Any]) -> None:
+    """Name the newest version in ``record.versions.latest_recid`` of a version that is not the latest.
+
+    Only when the body does not (RDM bodies never do): :func:`~syncd.zenodo.lookups.latest_of_series`.
+    Left out when it cannot be known now; the answer never fails for it.
+    """
+    versions = record.get("versions")
+    if (
+        not isinstance(versions, dict)
+        or versions.get("is_latest") is not False
+        or versions.get("latest_recid")
+    ):
+        return
+    latest = lookups_zenodo.latest_of_series(services, str(record["recid"]), record.get("concept_recid"))
+    if latest:
+        versions["latest_recid"] = latest
 
 
 def _record_answer(
@@ -247,7 +270,7 @@ def record_answer(
         data["cache"] = exc.provenance.as_dict()
     else:
         if lookup.entry.status == "ok":
-            data = _found(ref, lookup, state, style)
+            data = _found(services, ref, lookup, state, style)
         else:
             data = _not_readable(services, ref, lookup)
         put_cache(data, lookup.provenance)
@@ -276,9 +299,12 @@ def versions_answer(services: Services, id: str, page: int = 1, size: int = 25) 
     latest = series.get("latest_recid") or next((v.recid for v in versions if v.is_latest), None)
     if latest is None and page == 1 and versions:
         latest = versions[0].recid
-    if latest is None and data.get("concept_recid"):
-        known = services.store.concept_latest(str(data["concept_recid"]))
-        latest = known[0] if known else None
+    if latest is None and total:  # a later page, or past the end: Zenodo's versions/latest says
+        stored = None if versions else lookups_zenodo.stored_record(services.store, ref)
+        asked = versions[0].recid if versions else (stored.key if stored is not None else ref.recid)
+        concept = data.get("concept_recid")
+        if asked:
+            latest = lookups_zenodo.latest_of_series(services, asked, str(concept) if concept else None)
     if latest:
         data["latest_recid"] = latest
     data.update(pages.versions_fields(total, page, size, versions))
