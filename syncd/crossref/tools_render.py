@@ -109,6 +109,7 @@ def render_references(data: dict[str, Any]) -> str:
             "- "
             + (r.get("unstructured") or r.get("articleTitle") or r.get("volumeTitle") or "")
             + (f" doi:{r['doi']}" if r.get("doi") else "")
+            + (f" ISSN {r['issn']}" if r.get("issn") else "")
         )
     if data.get("nextOffset") is not None:
         lines.append(f"nextOffset: {data['nextOffset']}")

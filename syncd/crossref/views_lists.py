@@ -65,13 +65,17 @@ __all__ = [
 
 _SUMMARY_DATES = ("published", "published-print", "published-online")
 
-# formatting elements stripped from citation strings; any other bracketed span is kept as deposited
+# formatting elements stripped from citation strings; any other bracketed span is kept as deposited.
+# A bracket is markup only in a tag's shape (anchors 3.6 test 1): ``<name attr="v" ...>`` with the name
+# right after ``<`` and every attribute double-quoted (``_TAG_ATTRS``); ``href='x'`` is not that shape.
+_TAG_ATTRS = r"""(?:\s+[a-z_][\w:.-]*="[^"<>]*")*\s*"""
 _CITATION_TAG = re.compile(
     r"</?(?:[a-z]+:)?(?:i|b|u|em|strong|italic|bold|sc|sup|sub|inf|span|underline|small|big|tt|"
     r"monospace|roman|sans-serif|overline|strike|font|mixed-citation|element-citation|citation|"
     r"article-title|source|year|volume|issue|fpage|lpage|string-name|surname|given-names|name|"
     r"person-group|etal|pub-id|publisher-name|publisher-loc|chapter-title|collab|comment)"
-    r"(?:\s[^<>]*)?/?>",
+    + _TAG_ATTRS
+    + r"/?>",
     re.IGNORECASE,
 )
 _WS = re.compile(r"\s+")
@@ -80,12 +84,8 @@ _CITATION_LINK = re.compile(
     r"<(?P<p>(?:[a-z]+:)?)(?P<n>a|ext-link|uri)(?P<attrs>\s[^<>]*)?>(?P<text>[^<]*)</(?P=p)(?P=n)\s*>",
     re.IGNORECASE,
 )
-_HREF = re.compile(r"""(?:^|\s)(?:[a-z]+:)?href\s*=\s*["']([^"']*)["']""", re.IGNORECASE)
-
-
-_LINK_TAG = re.compile(r"</?(?:[a-z]+:)?(?:a|ext-link|uri)(?:\s[^<>]*)?/?>", re.IGNORECASE)
-"""A link element's opener or closer left without its pair (never shown: JATS tags do not leak)."""
-_DOI_RESOLVER = re.compile(r"^https?://(?:dx\.)?doi\.org/", re.IGNORECASE)
+_SHAPED = re.compile(_TAG_ATTRS + r"/?", re.IGNORECASE)
+_HREF = re.compile(r'(?:^|\s)(?:[a-z]+:)?href="([^"]*)"', re.IGNORECASE)
 _FORMULA_TAG = re.compile(
     r"<(?P<close>/)?(?P<name>(?:[a-z]+:)?(?:inline-formula|alternatives|math|tex-math))\b[^<>]*>",
     re.IGNORECASE,
@@ -120,37 +120,44 @@ def _formulas(s: str) -> str:
 
 
 def _unwrap_link(match: re.Match[str]) -> str:
-    """A link element as text; the tags never remain.
+    """A link element (anchors 3.6, link class): its text, or the element as deposited.
 
-    Its text where that text already holds its ``href`` (``<uri>`` is its own href, a doi.org href
-    counts as its DOI), else ``text (href)``.
+    Its text where that text already holds its ``href`` or the ``href`` minus its scheme (``<uri>`` is
+    its own href); else the element as deposited.
+
+    An opener not in a tag's shape (``_TAG_ATTRS``: a single-quoted or bare attribute value) is no
+    markup: the element is kept as deposited too.
     """
+    attrs = match.group("attrs") or ""
+    if not _SHAPED.fullmatch(attrs):
+        return match.group(0)
     text = match.group("text")
-    found = _HREF.search(match.group("attrs") or "")
+    found = _HREF.search(attrs)
     href = (found.group(1) if found else text).strip()
     bare = href.split("://", 1)[-1]
-    doi = _DOI_RESOLVER.sub("", href)
-    if not href or href in text or (bare and bare in text) or (doi != href and doi in text):
+    if not href or href in text or (bare and bare in text):
         return text
-    return f"{text} ({href})" if text.strip() else href
+    return match.group(0)
 
 
 def citation_text(value: Any) -> str | None:
     """Normalize a citation string (``normalizeReferenceText``).
 
     A citation string with formatting markup stripped, character references decoded (once) and
-    whitespace collapsed. Link elements (``a``, ``ext-link``, ``uri``) are unwrapped where their text
-    already holds the ``href`` (anchors 3.6), so ``<uri>https://x.org</uri>`` reads ``https://x.org``,
-    and read ``text (href)`` where it does not; no link tag remains; a formula (MathML, ``tex-math``,
-    ``inline-formula``) reads as in a JATS field;
-    any other bracketed span that is not a known formatting tag (a Miller index ``<100>``, a DOI
-    fragment) is kept exactly as deposited. None when nothing is left.
+    whitespace collapsed (anchors 3.6). A bracket is markup only in a tag's shape (``<name attr="v">``,
+    attributes double-quoted: ``_TAG_ATTRS``). Link elements (``a``, ``ext-link``, ``uri``) are
+    unwrapped where their text already holds the ``href`` or the ``href`` minus its scheme, so
+    ``<uri>https://x.org</uri>`` reads ``https://x.org``; any other link element (its text not its
+    href, its opener not in a tag's shape such as ``<a target="_blank" href='x'>``, or a lone link
+    tag) is relayed as deposited. A formula (MathML, ``tex-math``, ``inline-formula``) reads as in a
+    JATS field; any other bracketed span that is not a known formatting tag (a Miller index ``<100>``,
+    a DOI fragment, an unknown element) is kept exactly as deposited. None when nothing is left.
     """
     s = _str(value)
     if s is None:
         return None
     s = _formulas(s) if "<" in s else s
-    s = _LINK_TAG.sub("", _CITATION_LINK.sub(_unwrap_link, _CITATION_TAG.sub("", s)))
+    s = _CITATION_LINK.sub(_unwrap_link, _CITATION_TAG.sub("", s))
     out = _WS.sub(" ", decode_entities(s)).strip()
     return out or None
 
