@@ -163,14 +163,14 @@ def _works_page(
         if not works and total and works_offset >= total:
             last = max(0, (min(total, WORKS_CEILING) - 1) // rows * rows)
             notices.append(
-                f"works_offset={works_offset} is past the end of the {total} works; call again with "
+                f"works_offset={works_offset} is past the end of the {total:,} works; call again with "
                 f"works_offset={last} for the last page of {rows}."
             )
         elif end < total:
             if end + rows > WORKS_CEILING:
                 notices.append(
-                    f"The works list reached the {WORKS_CEILING:,} offset ceiling with {total} works in all; "
-                    'continue with works_cursor="*".'
+                    f"The works list reached the {WORKS_CEILING:,} offset ceiling with {total:,} works in "
+                    'all; continue with works_cursor="*".'
                 )
             else:
                 out["nextOffset"] = end
@@ -307,7 +307,7 @@ def _by_query(
     if not records:
         last = max(0, (min(total, 100_000) - 1) // rows * rows)
         notices.append(
-            f"offset={offset} is past the end of the {total} matching {spec.plural}; call again with "
+            f"offset={offset} is past the end of the {total:,} matching {spec.plural}; call again with "
             f"offset={last} for the last page of {rows}."
             if total
             else f"No {spec.noun} matched the {spec.query_word} query {query!r}; try fewer or other words, "
@@ -322,7 +322,7 @@ def _by_query(
         candidates = [spec.candidate(r) for r in records]
         listed = "; ".join(spec.describe(c) for c in candidates)
         raise InvalidInput(
-            f"include_works needs one {spec.noun}, but {total} match {query!r}: {listed}",
+            f"include_works needs one {spec.noun}, but {total:,} match {query!r}: {listed}",
             reason=f"ambiguous_{spec.noun}",
             hint=f"Call again with {spec.id_arg} set to one candidate's {spec.id_hint}.",
             candidates=candidates,

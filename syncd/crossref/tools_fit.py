@@ -40,7 +40,7 @@ def _authors(data: dict[str, Any], args: Mapping[str, Any], kept: int, total: in
     data["cap"] = int(args.get("limit") or kept)
     count = data.get("authorCount", total)
     return (
-        f"Showing authors {start + 1}-{start + kept} of {count}; call again with offset={start + kept} "
+        f"Showing authors {start + 1:,}-{start + kept:,} of {count:,}; call again with offset={start + kept} "
         f"(limit={max(kept, 1)} fits) for the next authors"
     )
 
@@ -91,7 +91,7 @@ def _references(data: dict[str, Any], args: Mapping[str, Any], kept: int, total:
     start = int(args.get("offset") or 0)
     data.update(nextOffset=start + kept, truncated=True, shown=kept, cap=int(args.get("limit") or kept))
     return (
-        f"Showing references {start + 1}-{start + kept} of {data.get('referenceCount', total)}; "
+        f"Showing references {start + 1:,}-{start + kept:,} of {data.get('referenceCount', total):,}; "
         f"call again with offset={start + kept} (limit={max(kept, 1)} fits)"
     )
 

@@ -327,19 +327,19 @@ def _paging_notice(count: int, offset: int, shown: int, limit: int) -> str | Non
         noun = "author" if count == 1 else "authors"
         last = (count - 1) // limit * limit
         return (
-            f"offset={offset} is past the end of the author list ({count} {noun}); no authors on this "
-            f"page. Call again with offset={last} for the last page (authors {last + 1}–{count}); every "
+            f"offset={offset} is past the end of the author list ({count:,} {noun}); no authors on this "
+            f"page. Call again with offset={last} for the last page (authors {last + 1:,}–{count:,}); every "
             "other field is complete on every page."
         )
     first, last = offset + 1, offset + shown
     if last < count:
         remaining = count - last
         return (
-            f"Showing authors {first}–{last} of {count}; call again with offset={last} for the next "
+            f"Showing authors {first:,}–{last:,} of {count:,}; call again with offset={last} for the next "
             f"{min(limit, remaining)} (every other field is already complete)."
         )
     if offset > 0:
-        return f"Showing authors {first}–{last} of {count}; this is the last page of authors."
+        return f"Showing authors {first:,}–{last:,} of {count:,}; this is the last page of authors."
     return None
 
 

@@ -285,13 +285,13 @@ def search_view(message: dict[str, Any], params: SearchWorksInput, *, blank_list
             pass
         elif params.cursor is not None:
             notices.append(
-                f"The cursor walk is complete: this empty page ends the list of {total} matching records, "
+                f"The cursor walk is complete: this empty page ends the list of {total:,} matching records, "
                 "so no nextCursor is given."
             )
         elif params.offset >= total:
             last = max(0, (min(total, 10_000) - 1) // max(params.rows, 1) * max(params.rows, 1))
             notices.append(
-                f"offset={params.offset} is past the end of the {total} matching records; call again with "
+                f"offset={params.offset} is past the end of the {total:,} matching records; call again with "
                 f"offset={last} for the last page of {params.rows}"
                 + (', or cursor="*" to walk past 10,000.' if total > 10_000 else ".")
             )
@@ -369,12 +369,12 @@ def references_view(message: dict[str, Any], *, offset: int, limit: int) -> Refe
         )
     elif offset >= count:
         notice = (
-            f"Offset {offset} is past the end of this reference list ({count} references listed); call "
+            f"Offset {offset} is past the end of this reference list ({count:,} references listed); call "
             f"again with offset={max(0, (count - 1) // limit * limit)} for the last page of {limit}."
         )
     elif remain:
         notice = (
-            f"Showing references {offset + 1}–{offset + len(page)} of {count}; call again with "
+            f"Showing references {offset + 1:,}–{offset + len(page):,} of {count:,}; call again with "
             f"offset={offset + len(page)} for more."
         )
     return ReferencesView(

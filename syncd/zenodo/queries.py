@@ -187,7 +187,7 @@ def _record_answer(
             else "Files are restricted; metadata only."
         )
     elif total is not None and total > shown:
-        data["notice"] = f"Showing {shown} of {total} files; page the rest with zenodo_list_files."
+        data["notice"] = f"Showing {shown} of {total:,} files; page the rest with zenodo_list_files."
 
 
 def _versions_listing(

@@ -217,13 +217,13 @@ def page_tail(
     data: dict[str, Any] = {"offset": offset, "limit": limit, "matched": matched, "has_more": has_more}
     if has_more:
         data["next_offset"] = offset + shown
-        notes.append(f"Showing {shown} of {matched}; call again with offset {offset + shown}.")
+        notes.append(f"Showing {shown} of {matched:,}; call again with offset {offset + shown}.")
     if key_contains and not matched:
         notes.append(f"No key contains {key_contains!r}; call zenodo_list_files again without key_contains.")
     elif matched and offset >= matched:
         last = (matched - 1) // limit * limit
         notes.append(
-            f"Offset {offset} is past the last of {matched} entries; call again with offset {last} "
+            f"Offset {offset} is past the last of {matched:,} entries; call again with offset {last} "
             f"for the last page of {limit}."
         )
     truncated = has_more or unlisted  # files Zenodo did not list are missing too
@@ -369,6 +369,14 @@ def excerpt(raw: bytes, total: int | None, offset_bytes: int, max_bytes: int, mo
     return Excerpt("empty" if not raw else "text", None, text, kept, replacement, more)
 
 
+def _range_shown(offset_bytes: int, kept: int, total: int | None) -> str:
+    """``Showing bytes a–b of N.`` (inclusive, 0-based, thousands separated) for a cut excerpt, or ``""``."""
+    if kept <= 0:
+        return ""
+    of = f" of {total:,}" if total is not None else ""
+    return f"Showing bytes {offset_bytes:,}–{offset_bytes + kept - 1:,}{of}. "
+
+
 def excerpt_notice(
     ex: Excerpt,
     source: str,
@@ -383,9 +391,10 @@ def excerpt_notice(
         notice = f"Served from the locally kept preview; Zenodo could not be used ({upstream_error})."
     if ex.status == "text" and ex.more:
         hint = (
-            f"The member is {total} bytes; pass max_bytes {min(total, 65_536)} or download it."
+            f"The member is {total:,} bytes; pass max_bytes {min(total, 65_536)} or download it."
             if member and total
-            else f"More follows; call again with offset_bytes {offset_bytes + ex.kept}."
+            else f"{_range_shown(offset_bytes, ex.kept, total)}More follows; call again with offset_bytes "
+            f"{offset_bytes + ex.kept}."
         )
         notice = f"{notice} {hint}" if notice else hint
     return notice

@@ -165,12 +165,12 @@ def search_notice(
         )
     if shown == 0:
         last = -(-min(total, WINDOW_LIMIT) // size)
-        return f"Page {page} is past the last page ({last} pages of {size}); call again with page {last}."
+        return f"Page {page} is past the last page ({last:,} pages of {size}); call again with page {last}."
     notes = []
     if total > WINDOW_LIMIT:
-        notes.append(f"Only the first 10,000 of {total} hits are reachable; narrow the query.")
+        notes.append(f"Only the first 10,000 of {total:,} hits are reachable; narrow the query.")
     if page * size < min(total, WINDOW_LIMIT):
-        notes.append(f"Showing {shown} of {total}; call again with page {page + 1}.")
+        notes.append(f"Showing {shown} of {total:,}; call again with page {page + 1}.")
     return " ".join(notes) or None
 
 
@@ -309,13 +309,13 @@ def vocabulary_notice(
         entries = "entry" if total == 1 else "entries"
         pages_of = "page" if last == 1 else "pages"
         return (
-            f"Page {page} is past the last page ({last} {pages_of} of {size} for {total} {entries}); "
+            f"Page {page} is past the last page ({last:,} {pages_of} of {size} for {total:,} {entries}); "
             f"call again with page {last}."
         )
     elif vocab == "funders" and total > 1 and query:
         notice = "Several funders share names across countries; check country before filtering."
     if has_more:
-        more = f"Showing {shown} of {total}; call again with page {page + 1}."
+        more = f"Showing {shown} of {total:,}; call again with page {page + 1}."
         notice = f"{notice} {more}" if notice else more
     return notice
 

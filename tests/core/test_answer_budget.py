@@ -173,7 +173,7 @@ async def test_author_pages_cut_to_the_budget_continue_with_the_next_author(
             k = sc["nextOffset"]
             assert 0 < k < 500 and sc["shown"] == k and sc["truncated"] is True
             assert sc["authors"] == whole["authors"][:k]
-            assert f"Showing authors 1-{k} of 2932; call again with offset={k}" in sc["notice"]
+            assert f"Showing authors 1-{k} of 2,932; call again with offset={k}" in sc["notice"]
             assert "Showing authors 1–500" not in sc["notice"]  # the superseded paging advice is gone
             nxt = await client.call_tool("crossref_get_work", {"doi": ATLAS, "limit": 500, "offset": k})
             assert nxt.structured_content["authors"][0] == whole["authors"][k]

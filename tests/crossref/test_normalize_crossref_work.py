@@ -224,6 +224,7 @@ def test_thousands_of_authors_page_through_completely() -> None:
     """
     first = view("10.1016_j.physletb.2012.08.020")
     assert first["authorCount"] == 2932 and len(first["authors"]) == 25 and first["nextOffset"] == 25
+    assert first["notice"].startswith("Showing authors 1–25 of 2,932; call again with offset=25")  # issue 25
     families: list[str] = []
     offset: int | None = 0
     while offset is not None:
