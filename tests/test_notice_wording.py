@@ -85,3 +85,21 @@ async def test_blank_cursor_is_offset_paging_and_past_the_end_says_so(
     )
     sent = [r for r in fake.requests if r.service == "crossref" and "/works" in r.path]
     assert sent and all("cursor" not in r.query for r in sent)
+
+
+async def test_window_refusals_name_the_last_valid_page_or_lower(cache: Services, fake: FakeUpstream) -> None:
+    """Page 500 x size 25 names page 400 or lower; Crossref offset 9,990 + rows 20 names offset 9,980 or
+    lower; both refused before any request.
+    """
+    async with Client(build_server(cache)) as client:
+        zen = await client.call_tool("zenodo_search_records", {"query": "x", "page": 500, "size": 25})
+        cr = await client.call_tool("crossref_search_works", {"query": "x", "offset": 9990, "rows": 20})
+    zerr, cerr = zen.structured_content["error"], cr.structured_content["error"]
+    assert zerr["data"]["reason"] == "result_window_exceeded"
+    assert "use page 400 or lower at size 25" in zerr["message"]
+    assert cerr["data"]["reason"] == "offset_too_large"
+    assert (
+        "offset + rows = 10,010 passes Crossref's 10,000 offset window: use offset 9,980 or lower"
+        in (cerr["message"])
+    )
+    assert fake.count() == 0

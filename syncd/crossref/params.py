@@ -274,7 +274,8 @@ def _works_paging(raw: Mapping[str, Any]) -> _WorksPaging:
         )
     if cursor is None and offset + rows > WORKS_OFFSET_CEILING:
         raise _bad(
-            f"offset + rows = {offset + rows} passes Crossref's {WORKS_OFFSET_CEILING} offset window",
+            f"offset + rows = {offset + rows:,} passes Crossref's {WORKS_OFFSET_CEILING:,} offset window: "
+            f"use offset {max(0, WORKS_OFFSET_CEILING - rows):,} or lower with rows {rows}",
             "offset_too_large",
             hint='Use cursor="*" for deep paging past ~10,000 results.',
         )

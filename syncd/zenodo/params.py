@@ -55,10 +55,16 @@ def listish(value: str | list[str] | None) -> list[str]:
 
 
 def window_check(page: int, size: int) -> None:
-    """Refuse a page past Zenodo's 10,000-result window (``result_window_exceeded``)."""
+    """Refuse a page past Zenodo's 10,000-result window (``result_window_exceeded``), naming the last page.
+
+    Raises:
+        InvalidInput: ``page * size`` > 10,000; the message names the last page reachable at ``size``.
+    """
     if page * size > WINDOW_LIMIT:
+        last = WINDOW_LIMIT // size
         raise InvalidInput(
-            f"page {page} x size {size} passes Zenodo's 10,000-result window",
+            f"page {page} x size {size} passes Zenodo's 10,000-result window: use page {last:,} or lower "
+            f"at size {size}",
             reason="result_window_exceeded",
             hint="Narrow the query or filters; Zenodo serves only the first 10,000 results.",
         )
