@@ -31,7 +31,14 @@ from urllib.parse import quote
 
 from syncd import policy
 from syncd.cache import Lookup, local_first
-from syncd.errors import BudgetExhausted, MalformedResponse, NotFound, UpstreamError, UpstreamUnavailable
+from syncd.errors import (
+    BudgetExhausted,
+    MalformedResponse,
+    NotFound,
+    StoreError,
+    UpstreamError,
+    UpstreamUnavailable,
+)
 from syncd.kinds import ALL_STATUSES, Kind
 from syncd.policy import Provenance
 from syncd.services import Services
@@ -425,7 +432,10 @@ def latest_of_series(
     leaves ``latest_recid`` out, it never fails the call for it.
     """
     now = svc.budget.clock()
-    known = svc.store.concept_latest(concept_recid) if concept_recid else None
+    try:
+        known = svc.store.concept_latest(concept_recid) if concept_recid else None
+    except StoreError:  # the store cannot be read: Zenodo is asked
+        known = None
     stale = known[0] if known is not None and known[0] != recid else None
     if stale is not None and known is not None:
         before, after = policy.fresh_bounds(svc.settings.ttl.zenodo_record, now)
@@ -445,8 +455,13 @@ def latest_of_series(
     if latest == recid:  # Zenodo says this version is the newest after all: nothing to name
         return None
     if concept_recid:
-        svc.store.set_concept(concept_recid, latest, now=now)
-        supersede_older(svc.store, concept_recid, latest)
+        try:  # a side write: the answer names the latest even when the store cannot keep it
+            svc.store.set_concept(concept_recid, latest, now=now)
+            supersede_older(svc.store, concept_recid, latest)
+        except StoreError as exc:
+            log.warning(
+                "event=latest_version_unstored recid=%s latest=%s reason=%s", recid, latest, exc.reason
+            )
     return latest
 
 
