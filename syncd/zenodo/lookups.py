@@ -423,7 +423,8 @@ def latest_of_series(
     """The newest version's record id of the series of version ``recid`` (not itself the latest).
 
     Local first: the stored concept -> latest mapping (``concepts`` table) answers while it is fresh
-    (``ttl.zenodo_record``, the lifetime of the record it names) and names another version. Otherwise
+    (``ttl.zenodo_record``, the lifetime of the record it names): another version, or None when it
+    names ``recid`` itself (the newest live version, a newer one deleted). Otherwise
     ``GET /records/{recid}/versions/latest`` without following the redirect (zenodo_general pool,
     :meth:`~syncd.zenodo.client.ZenodoClient.latest_version`) reads the id from ``Location``; the
     mapping is stored (when ``concept_recid`` is known) and older stored versions stop claiming to be
@@ -437,9 +438,9 @@ def latest_of_series(
     except StoreError:  # the store cannot be read: Zenodo is asked
         known = None
     stale = known[0] if known is not None and known[0] != recid else None
-    if stale is not None and known is not None:
+    if known is not None:
         before, after = policy.fresh_bounds(svc.settings.ttl.zenodo_record, now)
-        if before < known[1] <= after:
+        if before < known[1] <= after:  # fresh; naming this very version (its newer one deleted): none
             return stale
     if svc.read_only:
         return stale
