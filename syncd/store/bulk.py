@@ -31,9 +31,8 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from sqlalchemy import Connection, bindparam, select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
 
-from syncd.store.dialect import is_postgresql
+from syncd.store.dialect import is_postgresql, postgresql_insert
 from syncd.store.models import Entry, Validation
 from syncd.store.references import write_many
 from syncd.store.repo import EntryContent, Store
@@ -158,7 +157,7 @@ def _insert_sqlite(store: Store, conn: Connection, items: Sequence[BulkItem]) ->
 def _insert_postgresql(store: Store, conn: Connection, items: Sequence[BulkItem]) -> list[BulkItem]:
     """PostgreSQL: insert ``items``; a key another process stored meanwhile is returned (deferred)."""
     stmt = (
-        pg_insert(Entry.__table__)
+        postgresql_insert(Entry.__table__)
         .on_conflict_do_nothing()
         .returning(Entry.__table__.c.id, Entry.__table__.c.key, sort_by_parameter_order=True)
     )

@@ -21,7 +21,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import Connection, Engine, Table, text
-from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import URL, make_url
 
@@ -34,6 +33,7 @@ __all__ = [
     "is_postgresql",
     "migration_lock",
     "normalize_url",
+    "postgresql_insert",
     "reset_sequences",
     "upsert",
 ]
@@ -61,8 +61,19 @@ def is_postgresql(bind: Connection | Engine) -> bool:
     return bind.dialect.name == "postgresql"
 
 
+def postgresql_insert(table: Table) -> Any:
+    """PostgreSQL's ``INSERT`` construct for ``table`` (``on_conflict_do_nothing``/``_do_update``).
+
+    SQLAlchemy's PostgreSQL dialect package (about 40 ms to import, its driver modules included) is
+    loaded on the first PostgreSQL write, never by a process that only uses a SQLite store.
+    """
+    from sqlalchemy.dialects.postgresql import insert
+
+    return insert(table)
+
+
 def _insert(conn: Connection, table: Table) -> Any:
-    return (pg_insert if is_postgresql(conn) else sqlite_insert)(table)
+    return postgresql_insert(table) if is_postgresql(conn) else sqlite_insert(table)
 
 
 def insert_ignore(conn: Connection, table: Table, values: Mapping[str, Any]) -> int:

@@ -123,7 +123,7 @@ class ToolArgs(BaseModel):
     fields; ``description=`` texts and bounds become the tool's ``inputSchema``.
     """
 
-    model_config = ConfigDict(strict=True, extra="ignore", populate_by_name=True)
+    model_config = ConfigDict(strict=True, extra="ignore", populate_by_name=True, defer_build=True)
 
     @classmethod
     def _input_keys(cls) -> dict[str, str]:

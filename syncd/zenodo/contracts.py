@@ -68,9 +68,12 @@ Unit = Literal["characters", "entries"]
 
 
 class _Contract(BaseModel):
-    """Base of the contract models: unknown keys are refused, as ``additionalProperties: false``."""
+    """Base of the contract models: unknown keys are refused, as ``additionalProperties: false``.
 
-    model_config = ConfigDict(extra="forbid")
+    Validators and schemas are built on first use (``defer_build``), not when a command imports the slice.
+    """
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class Affiliation(_Contract):
@@ -539,9 +542,9 @@ class GetRecordView(_Contract):
 
 
 class _Open(BaseModel):
-    """Base of the list contracts: JSON-schema objects, unknown keys refused."""
+    """Base of the list contracts: JSON-schema objects, unknown keys refused (built on first use)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class HitCreator(_Open):
@@ -800,7 +803,7 @@ class ReadFileView(_Open):
 class VocabularyEntry(BaseModel):
     """One vocabulary entry; extra fields depend on the vocabulary (slug, ror_id, number, url, ...)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
     filter_param: str = Field(description="The zenodo_search_records parameter this entry feeds.")
     filter_value: str = Field(description="The value to pass there.")
