@@ -2,13 +2,16 @@
 
 Opening a store that is at the shipped schema revision imports no Alembic (the head is read from the
 migration files and the stored revision with plain SQL); opening the upstream clients makes no
-connection pool (each one loads the CA bundle) until a request goes to that upstream. Import-level
-checks of the command line are in tests/core/test_architecture.py.
+connection pool (each one loads the CA bundle) until a request goes to that upstream. ``syncd cache
+show`` and ``syncd mcp`` (up to its ``initialize`` answer) are run in fresh processes and the modules
+they loaded, and the models they built, are pinned. Import-level checks of the command line are in
+tests/core/test_architecture.py.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import subprocess
 import sys
@@ -22,7 +25,7 @@ from sqlalchemy import text
 from syncd.config import Settings
 from syncd.crossref import lookups as lookups_crossref
 from syncd.normalize.doi import parse_doi
-from syncd.registry import open_services
+from syncd.registry import TOOL_MODULES, open_services
 from syncd.store.engine import head_revision, make_engine, shipped_head, upgrade_to_head
 from syncd.store.repo import Store
 
@@ -90,3 +93,129 @@ def test_upstream_clients_make_their_connection_pool_on_the_first_request(
         assert len(made) == 1
     finally:
         svc.close()
+
+
+# --------------------------------------------------------------------------------------------------
+# what `syncd cache show` and `syncd mcp` load (issue 28 item 1): module sets, never the clock
+
+NEVER_AT_START = ("alembic", "citeproc", "sqlalchemy.dialects.postgresql", "syncd.daemon", "syncd.httpauth")
+"""Loaded by neither command on a SQLite store at head: migrations, the citation extra, PostgreSQL's
+dialect, the daemon and its HTTP authentication."""
+
+_STATE = (
+    "import json, sys\n"
+    "def state():\n"
+    "    from syncd.crossref.contracts import WorkView\n"
+    "    from syncd.zenodo.contracts import GetRecordView\n"
+    "    built = [m.__name__ for m in (WorkView, GetRecordView) if m.__pydantic_complete__]\n"
+    "    server = sys.modules.get('syncd.tools.server')\n"
+    "    listed = server.catalogue.cache_info().currsize if server else None\n"
+    "    return {'modules': sorted(sys.modules), 'built': built, 'catalogue': listed}\n"
+)
+
+
+def _under(loaded: list[str], families: tuple[str, ...]) -> list[str]:
+    return [m for m in loaded if m in families or m.startswith(tuple(f"{f}." for f in families))]
+
+
+def _cli_env(settings: Settings, tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SYNCD_")}
+    env.update(
+        {
+            "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
+            "XDG_DATA_HOME": str(tmp_path / "data"),
+            "SYNCD_DATABASE_URL": settings.database_url,
+            "SYNCD_CROSSREF__BASE_URL": settings.crossref.base_url,
+            "SYNCD_CROSSREF__MAILTO": "ci@example.org",
+        }
+    )
+    return env
+
+
+def test_cache_show_loads_no_mcp_no_tool_and_builds_no_contract_model(
+    settings: Settings, store: Store, tmp_path: Path
+) -> None:
+    """`syncd cache show 10.1101/598821` (stored) prints the entry having loaded no MCP SDK, no
+    syncd.tools module, no tool module of any slice, no Alembic, citeproc or PostgreSQL dialect, and
+    having built no contract model (pydantic defer_build: WorkView, GetRecordView stay unbuilt).
+    """
+    svc = open_services(settings, store)
+    try:
+        lookups_crossref.get_work(svc, parse_doi(RAPTOR))
+    finally:
+        svc.close()
+    code = (
+        _STATE + "from syncd.cli import cli\n"
+        "try:\n"
+        f"    cli(['cache', 'show', {RAPTOR!r}, '--json'], obj={{}})\n"
+        "except SystemExit as exc:\n"
+        "    code = exc.code\n"
+        "print(json.dumps({'exit': code, **state()}))\n"
+    )
+    argv = [sys.executable, "-c", code]
+    out = subprocess.run(argv, env=_cli_env(settings, tmp_path), capture_output=True, text=True, check=True)
+    result = json.loads(out.stdout.splitlines()[-1])
+    assert result["exit"] == 0 and '"key": "10.1101/598821"' in out.stdout, out.stderr
+    loaded = result["modules"]
+    assert "syncd.cli.cache_commands" in loaded and "sqlalchemy" in loaded
+    tool_modules = {m for mods in TOOL_MODULES.values() for m in mods}
+    assert _under(loaded, ("mcp", "mcp_types", "syncd.tools", *NEVER_AT_START)) == []
+    assert tool_modules.isdisjoint(loaded)
+    assert result["built"] == []
+
+
+def test_mcp_initialize_loads_only_the_served_tool_modules_and_builds_no_catalogue(
+    settings: Settings, store: Store, tmp_path: Path
+) -> None:
+    """`syncd mcp` answers `initialize` (serverInfo syncd) having loaded the tool modules the registry
+    names for its slices and no other, no Alembic, citeproc, PostgreSQL dialect, daemon or other
+    command, and having built neither the `tools/list` catalogue nor a contract model (both wait for
+    the first list or call).
+    """
+    state_file = tmp_path / "state.json"
+    code = (
+        _STATE + "import atexit, pathlib\n"
+        f"atexit.register(lambda: pathlib.Path({str(state_file)!r}).write_text(json.dumps(state())))\n"
+        "from syncd.cli import cli\n"
+        "cli(['mcp'], obj={})\n"
+    )
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"},
+        },
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code],
+        env=_cli_env(settings, tmp_path),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write((json.dumps(initialize) + "\n").encode())
+        proc.stdin.flush()
+        answer = json.loads(proc.stdout.readline())
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=60)
+    assert answer["result"]["serverInfo"]["name"] == "syncd"
+    result = json.loads(state_file.read_text())
+    loaded = result["modules"]
+    assert "mcp.server.lowlevel" in loaded and "syncd.tools.server" in loaded
+    served = {m for mods in TOOL_MODULES.values() for m in mods}
+    tool_like = {
+        m
+        for m in loaded
+        if m.count(".") == 2 and not m.startswith("syncd.tools.") and m.rsplit(".", 1)[-1].startswith("tools")
+    }
+    assert tool_like == served
+    commands = {m for m in loaded if m.startswith("syncd.cli.") and m.endswith("_commands")}
+    assert commands == {"syncd.cli.mcp_commands"}
+    assert _under(loaded, NEVER_AT_START) == []
+    assert result["catalogue"] == 0 and result["built"] == []
