@@ -168,9 +168,9 @@ def test_mcp_initialize_loads_only_the_served_tool_modules_and_builds_no_catalog
     settings: Settings, store: Store, tmp_path: Path
 ) -> None:
     """`syncd mcp` answers `initialize` (serverInfo syncd) having loaded the tool modules the registry
-    names for its slices and no other, no Alembic, citeproc, PostgreSQL dialect, daemon or other
-    command, and having built neither the `tools/list` catalogue nor a contract model (both wait for
-    the first list or call).
+    names (with their tools_<topic> role files) of the slices it serves and no other slice's; no
+    Alembic, citeproc, PostgreSQL dialect, daemon or other command; and having built neither the
+    `tools/list` catalogue nor a contract model (both wait for the first list or call).
     """
     state_file = tmp_path / "state.json"
     code = (
@@ -214,7 +214,8 @@ def test_mcp_initialize_loads_only_the_served_tool_modules_and_builds_no_catalog
         for m in loaded
         if m.count(".") == 2 and not m.startswith("syncd.tools.") and m.rsplit(".", 1)[-1].startswith("tools")
     }
-    assert tool_like == served
+    assert served <= tool_like  # each slice's tools modules, and their role files (tools_<topic>) ...
+    assert {m.split(".")[1] for m in tool_like} == set(TOOL_MODULES)  # ... of the served slices only
     commands = {m for m in loaded if m.startswith("syncd.cli.") and m.endswith("_commands")}
     assert commands == {"syncd.cli.mcp_commands"}
     assert _under(loaded, NEVER_AT_START) == []
