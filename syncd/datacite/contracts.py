@@ -29,13 +29,13 @@ MissReason = Literal["not_public", "other_agency", "does_not_exist", "unclassifi
 class _Contract(BaseModel):
     """Base of the contract models: unknown keys are refused, as ``additionalProperties: false``."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class _Open(BaseModel):
     """A nested entry whose keys follow the deposit (refused only when not an object)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
 
 class Repository(_Contract):

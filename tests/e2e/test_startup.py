@@ -104,10 +104,11 @@ dialect, the daemon and its HTTP authentication."""
 
 _STATE = (
     "import json, sys\n"
+    "from pydantic import BaseModel\n"
     "def state():\n"
-    "    from syncd.crossref.contracts import WorkView\n"
-    "    from syncd.zenodo.contracts import GetRecordView\n"
-    "    built = [m.__name__ for m in (WorkView, GetRecordView) if m.__pydantic_complete__]\n"
+    "    contracts = [m for n, m in sys.modules.items() if n.endswith('.contracts') or '.contracts.' in n]\n"
+    "    models = [v for m in contracts for v in vars(m).values() if isinstance(v, type)]\n"
+    "    built = [v.__qualname__ for v in models if issubclass(v, BaseModel) and v.__pydantic_complete__]\n"
     "    server = sys.modules.get('syncd.tools.server')\n"
     "    listed = server.catalogue.cache_info().currsize if server else None\n"
     "    return {'modules': sorted(sys.modules), 'built': built, 'catalogue': listed}\n"
@@ -137,7 +138,8 @@ def test_cache_show_loads_no_mcp_no_tool_and_builds_no_contract_model(
 ) -> None:
     """`syncd cache show 10.1101/598821` (stored) prints the entry having loaded no MCP SDK, no
     syncd.tools module, no tool module of any slice, no Alembic, citeproc or PostgreSQL dialect, and
-    having built no contract model (pydantic defer_build: WorkView, GetRecordView stay unbuilt).
+    having built no contract model (pydantic defer_build: no model of a loaded contracts module is
+    complete; WorkView, GetRecordView and the rest wait for their first use).
     """
     svc = open_services(settings, store)
     try:
