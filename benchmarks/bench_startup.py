@@ -9,9 +9,10 @@ ratio holds while the machine's speed drifts; the medians and the median of the 
 reported, with each command's median CPU seconds and the load average while it ran. The package's
 bytecode is compiled first (``compileall``), as ``pip install`` does for an installed syncd: with
 ``PYTHONDONTWRITEBYTECODE`` set (as on the development machines) an editable install otherwise
-recompiles every syncd module on every start. The catalogue is ``tools/list`` for every tool as an MCP client receives it, measured as
-``json.dumps`` text (the measure of issue 24's 169k) and as the compact JSON-RPC wire form, with
-the nullable ``type`` arrays the Inspector's portability lint warns about.
+recompiles every syncd module on every start. The catalogue is ``tools/list`` for every tool as an
+MCP client receives it, measured as ``json.dumps`` text (the measure of issue 24's 169k) and as the
+compact JSON-RPC wire form, with the nullable ``type`` arrays the Inspector's portability lint warns
+about.
 """
 
 from __future__ import annotations
