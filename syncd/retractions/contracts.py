@@ -16,7 +16,9 @@ Level = Literal["retracted", "expression_of_concern", "corrected", "reinstated"]
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """Base of the models here: unknown keys refused; built on first use (``defer_build``)."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class RetractionWatchVersion(_Model):

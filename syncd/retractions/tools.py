@@ -39,7 +39,9 @@ class CitedByArgs(ToolArgs):
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """Base of the models here: unknown keys refused; built on first use (``defer_build``)."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class CitingWork(_Model):
