@@ -57,10 +57,12 @@ POOLS = {
     "zenodo_container": "zenodo_general",
     "zenodo_funder": "zenodo_general",
     "zenodo_award": "zenodo_general",
+    "datacite_work": "datacite",
+    "datacite_search": "datacite",
 }
 
 
-def test_the_kinds_table_lists_the_15_stored_kinds_with_their_pools() -> None:
+def test_the_kinds_table_lists_the_17_stored_kinds_with_their_pools() -> None:
     """Every stored kind is declared once, with the budget pool its requests (and the sweep) use."""
     assert {k: v.pool for k, v in KINDS.items()} == POOLS
 
@@ -122,7 +124,12 @@ def test_background_ttls_leave_out_on_demand_pages_and_cover_every_status() -> N
     background = policy.ttls(TTL, KINDS.values(), background=True)
     assert ("zenodo_record", "gone") in every and ("crossref_work", "gone") not in every
     assert {k for k, _ in every} == set(KINDS)
-    assert {k for k, _ in background} == set(KINDS) - {"crossref_search", "zenodo_search", "zenodo_versions"}
+    assert {k for k, _ in background} == set(KINDS) - {
+        "crossref_search",
+        "zenodo_search",
+        "zenodo_versions",
+        "datacite_search",
+    }
     assert {s for _, s in every} == set(ALL_STATUSES)
 
 

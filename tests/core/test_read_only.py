@@ -33,7 +33,15 @@ from syncd.tools.changes import CHANGES_URI
 from syncd.tools.server import build_server
 from tests.cli.test_cli import env  # noqa: F401  (fixture: SYNCD_* pointing at the fake and a temp DB)
 from tests.conftest import make_settings
-from tests.e2e.test_faults_all_tools import BATCH, LANCET, SEEDED_CHANGE_TYPES, STORE_ONLY, TOOLS, seed_change
+from tests.e2e.test_faults_all_tools import (
+    BATCH,
+    INDEX_ONLY,
+    LANCET,
+    SEEDED_CHANGE_TYPES,
+    STORE_ONLY,
+    TOOLS,
+    seed_change,
+)
 from tests.e2e.test_faults_all_tools import _setup as corpus_overrides
 from tests.e2e.test_processes import ROOT
 from tests.e2e.test_processes import _env as process_env
@@ -196,7 +204,7 @@ def cache_blocks(name: str, answer: dict[str, Any]) -> list[dict[str, Any]]:
 async def test_every_mcp_tool_answers_from_a_read_only_store(
     ro_services: Services, fake: FakeUpstream
 ) -> None:
-    """All 15 tools answer from the read-only store: fresh answers come from the store, stale ones
+    """Every tool answers from the read-only store: fresh answers come from the store, stale ones
     are flagged store-stale with upstream_error store_read_only (crossref_get_works: each DOI item's own
     cache block); syncd_list_changes answers source store both times (the feed is never stale) and
     lists the recorded change, as does syncd://changes; no request reaches upstream.
@@ -214,7 +222,7 @@ async def test_every_mcp_tool_answers_from_a_read_only_store(
         res = await _call(ro_services, name, args)
         assert res.is_error is False, (name, res.structured_content)
         blocks = cache_blocks(name, res.structured_content)
-        expected = ("store", None) if name in STORE_ONLY else ("store-stale", READ_ONLY_REASON)
+        expected = ("store", None) if name in STORE_ONLY | INDEX_ONLY else ("store-stale", READ_ONLY_REASON)
         assert blocks and [(b["source"], b.get("upstream_error")) for b in blocks] == [expected] * len(
             blocks
         ), (name, blocks)

@@ -240,7 +240,8 @@ def test_the_migration_converts_an_existing_store(tmp_path: Path) -> None:
             new = [r[0] for r in conn.execute(text("SELECT rowid FROM entries_fts ORDER BY rowid"))]
             conn.execute(text("INSERT INTO entries_fts(entries_fts, rank) VALUES ('integrity-check', 1)"))
             codes = search.kind_codes(conn)
-        assert codes == {CROSSREF_WORK: 1, ZENODO_RECORD: 2}  # as migration 0006 banded them
+        # as migration 0006 banded them, and 0012 gave DataCite works the next band
+        assert codes == {CROSSREF_WORK: 1, ZENODO_RECORD: 2, "datacite_work": 3}
         assert new == sorted(search.index_rowid(codes.get(k, 0), s, i) for i, k, _, s, _, _ in rows)
         page, total = store.search_page(["echidna"], CROSSREF_WORK)
         assert ([e.key for e in page], total) == (["10.5555/a"], 1)
