@@ -46,8 +46,9 @@ DEFAULT_INSPECTOR = ROOT / "tests" / "inspector" / "node_modules" / ".bin" / "mc
 INSPECTOR_VERSION = "2.12.0"
 CALL_TIMEOUT_S = 90
 TOOL_COUNT = len(TOOLS)
-EXPECTED_TOOL_COUNT = 16
-"""13 original tools, crossref_get_works and syncd_list_changes (issue 16), syncd_cited_by (issue 23)."""
+EXPECTED_TOOL_COUNT = 22
+"""13 original tools, crossref_get_works and syncd_list_changes (issue 16), syncd_cited_by (issue 23),
+DataCite's six (issue 26)."""
 HIGGS_TITLE = (
     "Observation of a new particle in the search for the Standard Model Higgs boson with the ATLAS detector "
     "at the LHC"
@@ -232,7 +233,7 @@ def _fits(schemas: dict[str, dict[str, Any]], tool: str, result: dict[str, Any])
 def test_tools_list_shows_every_tool_with_a_portable_output_schema(
     tools_list: InspectorRun, output_schemas: dict[str, dict[str, Any]]
 ) -> None:
-    """``tools/list`` through the Inspector: 15 tools, each with an object outputSchema, and the
+    """``tools/list`` through the Inspector: 22 tools, each with an object outputSchema, and the
     Inspector's ``--strict`` schema-portability lint finds no error (exit 0, not 6) and no warning
     (issue 24 item 3: it warned 364 times of nullable ``type`` arrays).
     """
