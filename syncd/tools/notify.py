@@ -35,6 +35,7 @@ from mcp.server.subscriptions import ResourceUpdated, ServerEvent, SubscriptionB
 from mcp.shared.exceptions import MCPError
 from mcp.types import (
     INTERNAL_ERROR,
+    INVALID_PARAMS,
     LoggingLevel,
     LoggingMessageNotification,
     LoggingMessageNotificationParams,
@@ -45,6 +46,7 @@ from syncd.logsetup import redact
 __all__ = [
     "LOG_BACKLOG",
     "MAX_SESSIONS",
+    "MAX_URIS",
     "MCP_LEVELS",
     "SEND_TIMEOUT_S",
     "SessionNotifier",
@@ -68,6 +70,8 @@ LOG_BACKLOG = 500
 """Log messages kept for sending (older ones dropped, and counted, when sessions fall behind)."""
 MAX_SESSIONS = 256
 """Handshake-era sessions kept at once (subscribed or with a log level)."""
+MAX_URIS = 64
+"""Resource URIs one session may be subscribed to at once."""
 SEND_TIMEOUT_S = 5.0
 """Longest one notification may take to send before its session is dropped (seconds)."""
 SOURCE_LOGGER = "syncd"
@@ -162,9 +166,16 @@ class SessionNotifier:
         """``resources/subscribe``: send ``notifications/resources/updated`` for ``uri`` to ``session``.
 
         Raises:
-            MCPError: -32603 when :data:`MAX_SESSIONS` sessions are already kept.
+            MCPError: -32602 when the session already holds :data:`MAX_URIS` other subscriptions;
+                -32603 when :data:`MAX_SESSIONS` sessions are already kept.
         """
-        self._peer(session).uris.add(uri)
+        peer = self._peer(session)
+        if uri not in peer.uris and len(peer.uris) >= MAX_URIS:
+            raise MCPError(
+                INVALID_PARAMS,
+                f"subscription limit reached ({MAX_URIS} URIs in this session); unsubscribe from one first",
+            )
+        peer.uris.add(uri)
 
     def unsubscribe(self, session: ServerSession, uri: str) -> None:
         """``resources/unsubscribe``: stop sending updates of ``uri`` (a URI not subscribed is no error)."""

@@ -49,6 +49,8 @@ from mcp.types import (
     ListResourcesResult,
     ListResourceTemplatesResult,
     ListToolsResult,
+    LoggingMessageNotification,
+    LoggingMessageNotificationParams,
     PaginatedRequestParams,
     ReadResourceRequestParams,
     ReadResourceResult,
@@ -112,6 +114,8 @@ TOOLS: tuple[ToolSpec, ...] = (*tool_specs(), *changes.TOOLS)
 """Every tool, in the order ``tools/list`` gives them: the slices' (from the registry), then the
 change feed's."""
 RESOURCES: tuple[ResourceSpec, ...] = (*resource_specs(), *changes.RESOURCES)
+OWN_SCHEMES: frozenset[str] = frozenset(spec.uri.split(":", 1)[0].lower() for spec in RESOURCES)
+"""URI schemes syncd serves resources in (``syncd``, ``skill``): it is the authority for their URIs."""
 """Every resource and resource template, in the order ``resources/list`` gives them."""
 
 EVERY_TOOL_ERRORS = (
@@ -302,12 +306,36 @@ class _Handlers:
     async def subscribe(self, ctx: ServerRequestContext[Deps], params: SubscribeRequestParams) -> EmptyResult:
         """``resources/subscribe`` (2025-11-25): updates of a listed resource (or template match).
 
+        syncd is the authority for the schemes it serves (:data:`OWN_SCHEMES`: ``syncd://``,
+        ``skill://``): a URI there that no resource or template matches is a mistake and is refused. A
+        URI of another scheme is accepted and tracked, as the protocol's subscription contract asks
+        (the conformance suite's ``resources-subscribe``), but syncd serves nothing there, so the
+        session is told so at once (a ``warning`` ``notifications/message``) and the server logs
+        ``event=subscribe_unserved``: no update will ever arrive for it.
+
         Raises:
-            MCPError: -32602 for a URI no resource or template matches.
+            MCPError: -32602 for a URI of :data:`OWN_SCHEMES` nothing matches, or past
+                :data:`~syncd.tools.notify.MAX_URIS` subscriptions of one session; -32603 past
+                :data:`~syncd.tools.notify.MAX_SESSIONS` sessions.
         """
         uri = str(params.uri)
-        self._resolve(uri)
+        served = any(spec.match(uri) is not None for spec in RESOURCES)
+        if not served and uri.split(":", 1)[0].lower() in OWN_SCHEMES:
+            self._resolve(uri)  # raises the -32602 naming the URI
         self.sessions.subscribe(ctx.session, uri)
+        if not served:
+            shown = uri if len(uri) <= 300 else f"{uri[:300]}..."
+            log.info("event=subscribe_unserved uri=%s", shown)
+            text = (
+                f"subscribed to {shown}, which syncd does not serve: no update will be sent for it "
+                f"(syncd serves {', '.join(f'{x}://' for x in sorted(OWN_SCHEMES))} resources; "
+                "see resources/list)"
+            )
+            await ctx.session.send_notification(
+                LoggingMessageNotification(
+                    params=LoggingMessageNotificationParams(level="warning", logger=log.name, data=text)
+                )
+            )
         return EmptyResult()
 
     async def unsubscribe(

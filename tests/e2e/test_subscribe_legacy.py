@@ -31,6 +31,7 @@ from syncd.crossref.lookups import work_content
 from syncd.registry import open_services
 from syncd.store.repo import Store
 from syncd.tools.changes import CHANGES_URI
+from syncd.tools.notify import MAX_URIS
 from syncd.tools.server import build_server
 from tests.conftest import corpus_json
 
@@ -147,6 +148,40 @@ async def test_subscribe_refuses_an_unknown_uri_and_logs_respect_the_level(tmp_p
         assert [(p.level, p.data) for p in inbox.logs] == [
             ("warning", "event=loud url=https://x.example/?access_token=***")
         ]
+    finally:
+        services.close()
+        store.close()
+
+
+async def test_a_foreign_uri_is_tracked_with_a_warning_and_subscriptions_are_bounded(tmp_path: Path) -> None:
+    """2025-11-25: ``test://watched-resource`` (the conformance suite's URI, a scheme syncd does not
+    serve) is accepted and the session is warned at once that no update will come; unsubscribing
+    from it is accepted; a session holding MAX_URIS subscriptions is refused one more (-32602), and
+    syncd://changes still subscribes once one is dropped.
+    """
+    settings = Settings(database_url=f"sqlite:///{tmp_path / 'x.db'}")
+    store = Store.open(settings.database_url)
+    services = open_services(settings, store)
+    inbox = Inbox()
+    try:
+        async with Client(build_server(services), mode="legacy", logging_callback=inbox.on_log) as c:
+            await c.subscribe_resource("test://watched-resource")
+            await inbox.until(lambda: inbox.logs)
+            assert inbox.logs[0].level == "warning"
+            assert inbox.logs[0].data.startswith(
+                "subscribed to test://watched-resource, which syncd does not serve: no update will be sent"
+            )
+            assert "skill://, syncd://" in inbox.logs[0].data
+            await c.unsubscribe_resource("test://watched-resource")
+            for i in range(MAX_URIS):
+                await c.subscribe_resource(f"urn:example:{i}")
+            with pytest.raises(MCPError) as refused:
+                await c.subscribe_resource(CHANGES_URI)
+            assert refused.value.error.code == -32602
+            assert f"subscription limit reached ({MAX_URIS} URIs" in refused.value.error.message
+            await c.subscribe_resource("urn:example:0")  # one already held: no new slot needed
+            await c.unsubscribe_resource("urn:example:0")
+            await c.subscribe_resource(CHANGES_URI)
     finally:
         services.close()
         store.close()
