@@ -10,6 +10,7 @@ the command line loads no MCP SDK, no tool, no lxml, no citeproc and no database
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import subprocess
 import sys
@@ -53,6 +54,7 @@ def _targets(node: ast.Import | ast.ImportFrom, module: str) -> list[str]:
     return out
 
 
+@functools.cache  # one parse of the package per worker; the tests only read it
 def _graph() -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {}
     for module, path in MODULES.items():
@@ -201,6 +203,7 @@ def test_the_low_modules_import_no_lookup_and_no_tool(module: str) -> None:
 # the kind adapter (issue 21): a kind has one home, the core names none
 
 
+@functools.cache
 def _tree(module: str) -> ast.Module:
     return ast.parse(MODULES[module].read_text(encoding="utf-8"))
 
