@@ -1,8 +1,10 @@
 """Import ``retraction_watch.csv`` from a file, a directory (a git checkout) or bytes fetched elsewhere.
 
 An import hashes the file first: when its SHA-256 is the newest stored version's, nothing is parsed
-or written (``unchanged``). Otherwise the file is parsed (:mod:`syncd.retractions.csvfile`) and
-stored as the new version (:func:`syncd.retractions.storage.apply_version`). A directory is read at
+or written (``unchanged``). Otherwise the file is parsed (:mod:`syncd.retractions.csvfile`; rows
+whose raw cells hash to the stored ``row_hash`` are not parsed) and stored as the new version
+(:func:`syncd.retractions.storage.apply_version`; read again when another import stored a version
+meanwhile, at most :data:`ATTEMPTS` times). A directory is read at
 ``<dir>/retraction_watch.csv``; when it is a git checkout its ``HEAD`` commit is recorded with the
 version (read from ``.git`` without running git).
 """
@@ -16,15 +18,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from syncd.errors import InvalidInput
+from syncd.errors import InvalidInput, StoreError
 from syncd.retractions.csvfile import parse_bytes
 from syncd.retractions.names import CSV_NAME
-from syncd.retractions.storage import Dataset, apply_version, latest_dataset
+from syncd.retractions.storage import Dataset, apply_version, latest_dataset, stored_hashes
 from syncd.store.repo import Store
 
-__all__ = ["ImportReport", "git_head", "import_bytes", "import_path", "resolve_file"]
+__all__ = ["ATTEMPTS", "ImportReport", "git_head", "import_bytes", "import_path", "resolve_file"]
 
 log = logging.getLogger("syncd.retractions")
+
+ATTEMPTS = 3
+"""Reads of the stored hashes per import when other imports keep storing versions meanwhile."""
 
 
 @dataclass(frozen=True)
@@ -96,7 +101,8 @@ def import_bytes(
 
     Raises:
         InvalidInput: not the Retraction Watch export (nothing written).
-        StoreError: the database failed (nothing written).
+        StoreError: the database failed, or concurrent imports won :data:`ATTEMPTS` times (nothing
+            written).
     """
     started = time.monotonic()
     now = time.time() if now is None else now
@@ -105,10 +111,24 @@ def import_bytes(
     if latest is not None and latest.sha256 == digest:
         log.info("event=retractions_unchanged sha256=%s source=%s", digest[:12], source)
         return ImportReport(latest, True, seconds=time.monotonic() - started)
-    parsed = parse_bytes(data)
-    dataset, changes = apply_version(
-        store, parsed.rows, sha256=digest, source=source, commit=commit, skipped=parsed.skipped, now=now
-    )
+    for _ in range(ATTEMPTS):
+        based_on, known = stored_hashes(store)
+        parsed = parse_bytes(data, known)
+        applied = apply_version(
+            store,
+            parsed,
+            based_on=based_on,
+            known=known,
+            sha256=digest,
+            source=source,
+            commit=commit,
+            now=now,
+        )
+        if applied is not None:
+            break
+    else:
+        raise StoreError(f"other Retraction Watch imports kept storing versions; {source} not stored")
+    dataset, changes = applied
     seconds = time.monotonic() - started
     log.info(
         "event=retractions_imported sha256=%s rows=%d added=%d changed=%d removed=%d changes=%d seconds=%.1f",

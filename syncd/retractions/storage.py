@@ -1,24 +1,29 @@
 """The Retraction Watch tables: the newest version's rows and the history of versions (SQL only).
 
 :func:`apply_version` writes a parsed file as the new version in one transaction: rows added,
-changed (their :meth:`~syncd.retractions.csvfile.RetractionWatchRow.row_hash` differs) and removed
-against the version before, the ``retraction_datasets`` row, and one change-feed row (``changes``)
-per added or changed row whose original DOI names a work held in the store, so the daemon's alerts
-(:mod:`syncd.alerts`) see a new retraction of a watched work like any other. The first version is
-the baseline: it records no change (as the alerts' first pass does not alert the history).
+changed and removed against the version before, the ``retraction_datasets`` row, and one
+change-feed row (``changes``) per added or changed row whose original DOI names a work held in the
+store, so the daemon's alerts (:mod:`syncd.alerts`) see a new retraction of a watched work like
+any other. The first version is the baseline: it records no change (as the alerts' first pass does
+not alert the history).
+
+A row whose raw cells hash to the stored ``row_hash`` (:func:`~syncd.retractions.csvfile.cells_hash`)
+was not even parsed; one whose hash differs is changed when its parsed fields differ from the
+stored ones, else only its hash is rewritten (a re-quoted row, a reordered header, or a row stored
+when ``row_hash`` was the hash of the parsed fields).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, delete, insert, select
+from sqlalchemy import Connection, bindparam, delete, func, insert, select, update
 
 from syncd.crossref.names import CROSSREF_WORK
-from syncd.retractions.csvfile import RetractionWatchRow
+from syncd.retractions.csvfile import ParsedFile, RetractionWatchRow
 from syncd.retractions.facts import Dataset
 from syncd.store.models import Change, Entry, RetractionDataset, RetractionRow
 from syncd.store.repo import Store
@@ -32,6 +37,7 @@ __all__ = [
     "datasets",
     "latest_dataset",
     "rows_for",
+    "stored_hashes",
 ]
 
 CHUNK = 500
@@ -102,6 +108,18 @@ def rows_for(store: Store, dois: Sequence[str] = (), pmids: Sequence[str] = ()) 
                         r.record_id, StoredRow(RetractionWatchRow.from_json(r.fields), r.dataset_id)
                     )
     return sorted(found.values(), key=lambda s: (s.row.notice_date or "", s.row.record_id))
+
+
+def stored_hashes(store: Store) -> tuple[int | None, dict[str, str]]:
+    """The newest version's id (None before the first import) and record id -> its stored ``row_hash``.
+
+    Read in one transaction: :func:`apply_version` writes only when that version is still the newest.
+    """
+    table = RetractionRow.__table__
+    with store.read() as conn:
+        newest = conn.execute(select(func.max(RetractionDataset.__table__.c.id))).scalar()
+        known = {r.record_id: r.row_hash for r in conn.execute(select(table.c.record_id, table.c.row_hash))}
+    return newest, known
 
 
 def _values(row: RetractionWatchRow, digest: str, dataset_id: int) -> dict[str, Any]:
@@ -183,62 +201,82 @@ def _record_changes(
     return len(rows)
 
 
+def _stored_fields(conn: Connection, record_ids: Sequence[str]) -> dict[str, str]:
+    table = RetractionRow.__table__
+    out: dict[str, str] = {}
+    for chunk in _chunks(record_ids):
+        query = select(table.c.record_id, table.c.fields).where(table.c.record_id.in_(chunk))
+        out.update({r.record_id: r.fields for r in conn.execute(query)})
+    return out
+
+
 def apply_version(
     store: Store,
-    rows: Sequence[RetractionWatchRow],
+    parsed: ParsedFile,
     *,
+    based_on: int | None,
+    known: Mapping[str, str],
     sha256: str,
     source: str,
     commit: str | None,
-    skipped: int,
     now: float,
-) -> tuple[Dataset, int]:
-    """Store ``rows`` (record ids unique) as the newest version; returns it and the changes recorded.
+) -> tuple[Dataset, int] | None:
+    """Store ``parsed`` as the newest version; returns it and the change-feed rows recorded.
 
-    One transaction: rows not in ``rows`` are deleted, changed ones rewritten, new ones inserted,
-    the version row added, and the change feed written (see the module docstring).
+    ``parsed`` was read with ``known`` (:func:`stored_hashes`, when version ``based_on`` was the
+    newest). One transaction: rows the file no longer holds are deleted, changed ones rewritten,
+    new ones inserted, re-hashed ones updated, the version row added, and the change feed written
+    (see the module docstring). Returns None, writing nothing, when another import stored a version
+    after ``based_on`` (read again and retry).
 
     Raises:
         StoreError: the database failed (nothing written).
     """
     table = RetractionRow.__table__
     versions = RetractionDataset.__table__
-    digests = {r.record_id: r.row_hash() for r in rows}
     with store.write() as conn:
-        first = conn.execute(select(versions.c.id).limit(1)).first() is None
-        before = {r.record_id: r.row_hash for r in conn.execute(select(table.c.record_id, table.c.row_hash))}
-        added = [r for r in rows if r.record_id not in before]
-        changed = [r for r in rows if r.record_id in before and before[r.record_id] != digests[r.record_id]]
-        removed = sorted(set(before) - set(digests))
+        if conn.execute(select(func.max(versions.c.id))).scalar() != based_on:
+            return None
+        present = set(parsed.unchanged) | {r.record_id for r in parsed.rows}
+        removed = sorted(set(known) - present)
+        added = [r for r in parsed.rows if r.record_id not in known]
+        stored = _stored_fields(conn, [r.record_id for r in parsed.rows if r.record_id in known])
+        changed = [r for r in parsed.rows if r.record_id in stored and stored[r.record_id] != r.fields_json()]
+        rehashed = [
+            r for r in parsed.rows if r.record_id in stored and stored[r.record_id] == r.fields_json()
+        ]
         dataset_id = conn.execute(
             insert(versions)
             .values(
                 sha256=sha256,
-                row_count=len(rows),
+                row_count=parsed.total,
                 source=source,
                 git_commit=commit,
                 imported_at=now,
                 added=len(added),
                 changed=len(changed),
                 removed=len(removed),
-                skipped=skipped,
+                skipped=parsed.skipped,
             )
             .returning(versions.c.id)
         ).scalar_one()
-        old_rows: dict[str, RetractionWatchRow] = {}
-        for chunk in _chunks([r.record_id for r in changed]):
-            query = select(table.c.record_id, table.c.fields).where(table.c.record_id.in_(chunk))
-            old_rows.update(
-                {r.record_id: RetractionWatchRow.from_json(r.fields) for r in conn.execute(query)}
-            )
         for chunk in _chunks(removed + [r.record_id for r in changed]):
             conn.execute(delete(table).where(table.c.record_id.in_(chunk)))
-        fresh = [_values(r, digests[r.record_id], dataset_id) for r in (*added, *changed)]
+        fresh = [_values(r, parsed.hashes[r.record_id], dataset_id) for r in (*added, *changed)]
         for i in range(0, len(fresh), 5000):
             conn.execute(insert(table), fresh[i : i + 5000])
+        if rehashed:
+            conn.execute(
+                update(table)
+                .where(table.c.record_id == bindparam("rid"))
+                .values(row_hash=bindparam("digest")),
+                [{"rid": r.record_id, "digest": parsed.hashes[r.record_id]} for r in rehashed],
+            )
         recorded = 0
-        if not first:
-            pairs = [(r, None) for r in added] + [(r, old_rows.get(r.record_id)) for r in changed]
+        if based_on is not None:
+            pairs = [(r, None) for r in added] + [
+                (r, RetractionWatchRow.from_json(stored[r.record_id])) for r in changed
+            ]
             recorded = _record_changes(conn, pairs, sha256, now)
         row = conn.execute(select(versions).where(versions.c.id == dataset_id)).one()
     return _dataset(row), recorded
