@@ -102,13 +102,15 @@ class ReverseFacts:
     ``state``: ``asked`` (answered now or from its stored page within ``ttl.search``), ``stored``
     (a stored page read without asking, any age), or the reason code it could not be asked
     (``upstream_unavailable``, ``rate_limited``...). ``notices`` the entries naming the work,
-    ``total`` Crossref's ``total-results``, ``validated_at`` when the page was last confirmed (epoch s).
+    ``total`` Crossref's ``total-results``, ``validated_at`` when the page was last confirmed (epoch s);
+    ``requested``: a request was sent for it in this call.
     """
 
     state: str
     notices: tuple[NoticeFact, ...] = ()
     total: int | None = None
     validated_at: float | None = None
+    requested: bool = False
 
     @property
     def answered(self) -> bool:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from syncd.crossref.lookups import list_page, message_of, search_key
@@ -60,13 +61,16 @@ def notices_in(doi: str, message: dict[str, Any], validated_at: float | None) ->
     return out
 
 
-def _facts(doi: str, state: str, message: dict[str, Any], validated_at: float | None) -> ReverseFacts:
+def _facts(
+    doi: str, state: str, message: dict[str, Any], validated_at: float | None, requested: bool = False
+) -> ReverseFacts:
     total = message.get("total-results")
     return ReverseFacts(
         state,
         tuple(notices_in(doi, message, validated_at)),
         total if isinstance(total, int) else None,
         validated_at,
+        requested,
     )
 
 
@@ -103,8 +107,10 @@ def ask_reverse(
         except (UpstreamError, BudgetExhausted) as exc:
             failed = exc.reason
             log.info("event=reverse_query_failed doi=%s reason=%s", doi, failed)
-            out[doi] = stored_reverse(svc.store, doi) or ReverseFacts(failed)
+            held = stored_reverse(svc.store, doi) or ReverseFacts(failed)
+            out[doi] = replace(held, requested=isinstance(exc, UpstreamError))
             continue
         state = "asked" if not page.provenance.stale else "stored"
-        out[doi] = _facts(doi, state, page.message, page.provenance.validated_at)
+        requested = page.provenance.source == "upstream" or page.provenance.upstream_error is not None
+        out[doi] = _facts(doi, state, page.message, page.provenance.validated_at, requested)
     return out
