@@ -3,9 +3,9 @@
 :func:`apply_version` writes a parsed file as the new version in one transaction: rows added,
 changed and removed against the version before, the ``retraction_datasets`` row, and one
 change-feed row (``changes``) per added or changed row whose original DOI names a work held in the
-store, so the daemon's alerts (:mod:`syncd.alerts`) see a new retraction of a watched work like
-any other. The first version is the baseline: it records no change (as the alerts' first pass does
-not alert the history).
+store or a watched DOI (:mod:`syncd.retractions.feed`), so the daemon's alerts
+(:mod:`syncd.alerts`) see a new retraction of a watched work like any other. The first version is
+the baseline: it records no change (as the alerts' first pass does not alert the history).
 
 A row whose raw cells hash to the stored ``row_hash`` (:func:`~syncd.retractions.csvfile.cells_hash`)
 was not even parsed; one whose hash differs is changed when its parsed fields differ from the
@@ -15,21 +15,19 @@ when ``row_hash`` was the hash of the parsed fields).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, bindparam, delete, func, insert, select, update
 
-from syncd.crossref.names import CROSSREF_WORK
 from syncd.retractions.csvfile import ParsedFile, RetractionWatchRow
 from syncd.retractions.facts import Dataset
-from syncd.store.models import Change, Entry, RetractionDataset, RetractionRow
+from syncd.retractions.feed import record_changes
+from syncd.store.models import RetractionDataset, RetractionRow
 from syncd.store.repo import Store
 
 __all__ = [
-    "CHANGE_FIELDS",
     "CHUNK",
     "Dataset",
     "StoredRow",
@@ -42,8 +40,6 @@ __all__ = [
 
 CHUNK = 500
 """Keys per ``IN (...)`` of a lookup or delete (below SQLite's and PostgreSQL's parameter limits)."""
-CHANGE_FIELDS = ("nature", "notice_doi", "notice_date", "original_doi", "original_pmid", "title", "reasons")
-"""Fields a change-feed item names when a row changed between versions."""
 
 
 @dataclass(frozen=True)
@@ -139,68 +135,6 @@ def _values(row: RetractionWatchRow, digest: str, dataset_id: int) -> dict[str, 
     }
 
 
-def _summary(
-    row: RetractionWatchRow, old: RetractionWatchRow | None, dataset: str, title: str | None
-) -> tuple[str, dict[str, Any]]:
-    """The change type and feed summary of an added (``old`` None) or changed row."""
-    item: dict[str, Any] = {
-        "type": row.nature,
-        "doi": row.notice_doi,
-        "source": "retraction-watch",
-        "record_id": row.record_id,
-        "updated": row.notice_date,
-        "dataset": dataset,
-    }
-    kind = row.nature
-    if old is not None:
-        changed = [f for f in CHANGE_FIELDS if getattr(old, f) != getattr(row, f)] or ["other"]
-        item["fields"] = changed
-        if old.nature == row.nature:
-            kind = "retraction_watch_updated"
-            item = {**item, "type": kind, "nature": row.nature}
-    summary: dict[str, Any] = {"types": [kind], "items": [item], "doi": row.original_doi}
-    if title:
-        summary["title"] = title
-    return kind, summary
-
-
-def _record_changes(
-    conn: Connection,
-    changed: list[tuple[RetractionWatchRow, RetractionWatchRow | None]],
-    sha: str,
-    now: float,
-) -> int:
-    """One ``changes`` row per added/changed row naming a stored Crossref work; returns how many."""
-    dois = sorted({r.original_doi for r, _ in changed if r.original_doi})
-    held: dict[str, tuple[int, str | None]] = {}
-    for chunk in _chunks(dois):
-        query = select(Entry.id, Entry.key, Entry.title).where(
-            Entry.kind == CROSSREF_WORK, Entry.key.in_(chunk)
-        )
-        held.update({r.key: (r.id, r.title) for r in conn.execute(query)})
-    rows = []
-    for row, old in changed:
-        if row.original_doi not in held:
-            continue
-        entry_id, title = held[row.original_doi]
-        kind, summary = _summary(row, old, sha[:12], title)
-        rows.append(
-            {
-                "entry_id": entry_id,
-                "kind": CROSSREF_WORK,
-                "key": row.original_doi,
-                "doi": row.original_doi,
-                "series": None,
-                "detected_at": now,
-                "types": kind,
-                "summary": json.dumps(summary, ensure_ascii=False, separators=(",", ":")),
-            }
-        )
-    if rows:
-        conn.execute(insert(Change), rows)
-    return len(rows)
-
-
 def _stored_fields(conn: Connection, record_ids: Sequence[str]) -> dict[str, str]:
     table = RetractionRow.__table__
     out: dict[str, str] = {}
@@ -220,8 +154,8 @@ def apply_version(
     source: str,
     commit: str | None,
     now: float,
-) -> tuple[Dataset, int] | None:
-    """Store ``parsed`` as the newest version; returns it and the change-feed rows recorded.
+) -> tuple[Dataset, int, int] | None:
+    """Store ``parsed`` as the newest version; returns it, the change-feed rows recorded and pending.
 
     ``parsed`` was read with ``known`` (:func:`stored_hashes`, when version ``based_on`` was the
     newest). One transaction: rows the file no longer holds are deleted, changed ones rewritten,
@@ -272,11 +206,11 @@ def apply_version(
                 .values(row_hash=bindparam("digest")),
                 [{"rid": r.record_id, "digest": parsed.hashes[r.record_id]} for r in rehashed],
             )
-        recorded = 0
+        recorded = pending = 0
         if based_on is not None:
             pairs = [(r, None) for r in added] + [
                 (r, RetractionWatchRow.from_json(stored[r.record_id])) for r in changed
             ]
-            recorded = _record_changes(conn, pairs, sha256, now)
+            recorded, pending = record_changes(conn, pairs, sha256, now)
         row = conn.execute(select(versions).where(versions.c.id == dataset_id)).one()
-    return _dataset(row), recorded
+    return _dataset(row), recorded, pending
