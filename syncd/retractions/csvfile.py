@@ -202,8 +202,8 @@ def _list(value: str | None, strip: str = "") -> tuple[str, ...]:
     if not value:
         return ()
     if strip:
-        return tuple(p for p in (x.strip().lstrip(strip).strip() for x in value.split(";")) if p)
-    return tuple(p for p in (x.strip() for x in value.split(";")) if p)
+        return tuple(filter(None, [x.strip().lstrip(strip).strip() for x in value.split(";")]))
+    return tuple(filter(None, [x.strip() for x in value.split(";")]))
 
 
 def _text(value: str | None) -> str | None:
