@@ -14,17 +14,18 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from mcp import Client
 
 from syncd.cli import cli
 from syncd.retractions.facts import CrossrefFacts, ReverseFacts, update_fact
-from syncd.retractions.reverse import notices_in, reverse_params
+from syncd.retractions.reverse import ask_reverse, notices_in, reverse_params
 from syncd.retractions.verdict import needs_reverse, verdict
+from syncd.services import Services
+from syncd.tools.server import build_server
 from tests.cli.test_cli import env  # noqa: F401  (fixture: SYNCD_* pointing at the fake and a temp DB)
 from tests.corpus_path import CORPUS
 from tests.fakeupstream import FakeUpstream
 from tests.retraction_helpers import SAMPLE
-
-pytestmark = pytest.mark.usefixtures("env")
 
 NOTICE_ONLY = "10.1371/journal.pone.0090062"
 NOTICE = "10.1371/journal.pone.0210896"
@@ -58,6 +59,7 @@ def entries(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {r["doi"].lower(): r for r in report["reported"]}
 
 
+@pytest.mark.usefixtures("env")
 def test_deep_finds_a_retraction_only_its_notice_names(fake: FakeUpstream, tmp_path: Path) -> None:
     """Without --deep the PLOS work (no Crossref record, not in Retraction Watch) is unknown and no
     reverse query is sent; with --deep one updates: request per work nothing else flags (the PLOS work
@@ -101,6 +103,7 @@ def test_deep_finds_a_retraction_only_its_notice_names(fake: FakeUpstream, tmp_p
     ] == ("stored")
 
 
+@pytest.mark.usefixtures("env")
 def test_deep_stays_inside_the_budget(
     fake: FakeUpstream, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -160,3 +163,22 @@ def test_a_work_whose_own_record_speaks_is_not_asked() -> None:
     )
     assert not needs_reverse(facts, [])
     assert needs_reverse(CrossrefFacts(doi=LANCET, title=lancet["title"][0]), [])
+
+
+@pytest.mark.anyio
+async def test_crossref_get_works_reads_the_stored_reverse_page(cache: Services, fake: FakeUpstream) -> None:
+    """ask_reverse stores the page (one updates: request); crossref_get_works then gives the PLOS work
+    retracted from that stored page without asking it again (schema-checked answer).
+    """
+    asked = ask_reverse(cache, [NOTICE_ONLY.upper()])
+    assert asked[NOTICE_ONLY].state == "asked" and asked[NOTICE_ONLY].requested
+    assert [n.notice_doi for n in asked[NOTICE_ONLY].notices] == [NOTICE]
+    assert updates_requests(fake) == [f"updates:{NOTICE_ONLY}"]
+    fake.reset_log()
+    async with Client(build_server(cache)) as client:
+        res = await client.call_tool("crossref_get_works", {"dois": [NOTICE_ONLY]})
+    [item] = res.structured_content["items"]
+    assert item["found"] is False and item["retraction"]["severity"] == "retracted"
+    assert item["retraction"]["restsOn"]["updatesQuery"]["state"] == "stored"
+    assert item["retraction"]["signals"][0]["source"] == "crossref:updates-query"
+    assert updates_requests(fake) == []
