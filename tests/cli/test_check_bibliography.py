@@ -103,9 +103,10 @@ def test_sixty_entry_bibtex_reports_exactly_the_retracted_and_bad(
 ) -> None:
     """The 60-entry file with 8 of its works already stored: the report lists exactly the 3 retracted
     works (recorded titles, retracted first) and the 2 bad DOIs (not_found, invalid_doi); the notice and
-    the 52 clean works are ok; the 2 entries without a DOI or PubMed id are no_doi, verdict unknown. The 50 unstored DOIs (48 works and the 2 bad ones)
-    cost 2 upstream requests: one filter=doi: list request for the 49 well-formed ones and one doi.org
-    request naming the missing DOI's agency. Exit 1; the table run after it sends no request.
+    the 52 clean works are ok; the 2 entries without a DOI or PubMed id are no_doi, verdict unknown.
+    The 50 unstored DOIs (48 works and the 2 bad ones) cost 2 upstream requests: one filter=doi: list
+    request for the 49 well-formed ones and one doi.org request naming the missing DOI's agency. Exit
+    1; the table run after it sends no request.
     """
     path, real = sixty_entry_bib(tmp_path)
     stored = real[-8:]
