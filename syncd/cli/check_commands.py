@@ -17,10 +17,9 @@ status                     meaning                                              
 ``not_found``              Crossref holds no record and no other agency registered it   yes
 ``invalid_doi``            the DOI text is not a DOI                                    yes
 ``unchecked``              upstream could not be asked and nothing is stored            yes
+``no_doi``                 no DOI: a PubMed id only, or nothing to look up              yes
 ``other_agency``           registered with another agency (DataCite, mEDRA...)          counted
 ``ok``                     found, no signal                                             counted
-
-``no_doi``                 no DOI: known by PubMed id only, or by nothing (verdict unknown) yes
 =========================  ===========================================================  ========
 
 A ``not_found``, ``unchecked``, ``other_agency`` or ``no_doi`` entry that Retraction Watch names takes
