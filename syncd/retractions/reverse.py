@@ -20,18 +20,29 @@ from typing import Any
 
 from syncd.crossref.lookups import list_page, message_of, search_key
 from syncd.crossref.names import CROSSREF_SEARCH
-from syncd.errors import BudgetExhausted, UpstreamError
+from syncd.crossref.params_filter import filter_safe
+from syncd.errors import BudgetExhausted, UpstreamError, UpstreamRejected
 from syncd.retractions.facts import NoticeFact, ReverseFacts, update_fact
 from syncd.services import Services
 from syncd.store.repo import Store
 from syncd.upstream.http import Deadline, current_deadline
 
-__all__ = ["ROUTE", "ROWS", "ask_reverse", "notices_in", "reverse_params", "stored_reverse"]
+__all__ = [
+    "NOT_FILTER_SAFE",
+    "ROUTE",
+    "ROWS",
+    "ask_reverse",
+    "notices_in",
+    "reverse_params",
+    "stored_reverse",
+]
 
 log = logging.getLogger("syncd.retractions")
 
 ROUTE = "/works"
 """The route of the reverse query."""
+NOT_FILTER_SAFE = "not_filter_safe"
+"""State of a work whose DOI cannot be written in ``filter=updates:`` (not asked)."""
 ROWS = 50
 """Notices asked per work (``rows``); a work with more is read for the first ones (``total`` says)."""
 
@@ -87,10 +98,12 @@ def ask_reverse(
 ) -> dict[str, ReverseFacts]:
     """The reverse query of each of ``dois`` (lower-cased keys), local-first within the budget.
 
-    A fresh stored page answers without a request; a stale or missing one is asked. After the first
-    failure (reason code: ``upstream_unavailable``, ``rate_limited``, ``request_timeout``...), the
-    rest are answered from their stored pages (``stored``) or carry that reason. Never raises for
-    upstream failures.
+    A fresh stored page answers without a request; a stale or missing one is asked. A DOI that cannot
+    go into a filter (:func:`~syncd.crossref.params_filter.filter_safe`: a comma, a colon...) is not
+    asked (state :data:`NOT_FILTER_SAFE`); one whose filter Crossref refuses carries the reason.
+    After the first other failure (``upstream_unavailable``, ``rate_limited``, ``request_timeout``...),
+    the rest are answered from their stored pages (``stored``) or carry that reason. Never raises
+    for upstream failures.
 
     Raises:
         StoreError: the store cannot be read.
@@ -99,11 +112,17 @@ def ask_reverse(
     out: dict[str, ReverseFacts] = {}
     failed: str | None = None
     for doi in dict.fromkeys(d.lower() for d in dois):
+        if not filter_safe(doi):
+            out[doi] = ReverseFacts(NOT_FILTER_SAFE)
+            continue
         if failed is not None:
             out[doi] = stored_reverse(svc.store, doi) or ReverseFacts(failed)
             continue
         try:
             page = list_page(svc, ROUTE, reverse_params(doi), deadline)
+        except UpstreamRejected as exc:  # this DOI's filter refused: the others may still be asked
+            out[doi] = ReverseFacts(exc.reason, requested=True)
+            continue
         except (UpstreamError, BudgetExhausted) as exc:
             failed = exc.reason
             log.info("event=reverse_query_failed doi=%s reason=%s", doi, failed)

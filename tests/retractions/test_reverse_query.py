@@ -33,6 +33,7 @@ CLEAN = "10.1038/s41586-020-2649-2"  # Array programming with NumPy: no updated-
 CLEAN_2 = "10.1371/journal.pone.0000030"
 CLEAN_3 = "10.7554/elife.01567"
 LANCET = "10.1016/s0140-6736(20)31180-6"
+ECOLOGY = "10.1890/0012-9658(2006)87[2832:tiopma]2.0.co;2"  # no updated-by; not filter-safe
 PLOS_PAGE = (
     CORPUS / "crossref/work-list/journals-1932-6203-works_rows-30_cursor-star_with-retraction-notices.json"
 )
@@ -122,6 +123,20 @@ def test_deep_stays_inside_the_budget(
     assert (deep["works"], deep["answered"], deep["requests"]) == (3, 1, 1)
     assert deep["failed"] == ["rate_limited"]  # the budget's refusal, no request sent for it
     assert report["counts"]["ok"] == 3
+
+
+@pytest.mark.usefixtures("env")
+def test_a_doi_a_filter_cannot_hold_is_not_asked(fake: FakeUpstream, tmp_path: Path) -> None:
+    """The Ecology paper's DOI holds ``[`` and ``:`` (Crossref's filter parser splits on ``:``): no
+    updates: request for it, its verdict names the reason; NumPy beside it is asked.
+    """
+    path = tmp_path / "refs.txt"
+    path.write_text(f"{ECOLOGY}\n{CLEAN}\n", encoding="utf-8")
+    code, report = check_json(path, "--deep", "--allow-unknown")
+    assert code == 0
+    assert updates_requests(fake) == [f"updates:{CLEAN}"]
+    assert report["updatesQuery"]["failed"] == ["not_filter_safe"]
+    assert report["updatesQuery"]["requests"] == 1
 
 
 def test_a_correction_notice_found_by_the_reverse_query_is_corrected() -> None:
