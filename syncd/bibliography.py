@@ -9,8 +9,14 @@ lines and ``#`` comments skipped, as ``syncd watch add doi --file`` reads them).
 
 Where the DOI comes from, per format: BibTeX ``doi`` (any case), else a ``url`` that is a doi.org
 URL; RIS ``DO``, else a doi.org ``UR``; CSL-JSON ``DOI``, else a doi.org ``URL``. An entry with none
-has ``doi`` None (``syncd check`` counts it as skipped). The DOI text is kept as written: it is
-parsed later, with the tools' DOI parser, so a malformed one is reported, not dropped.
+has ``doi`` None. The DOI text is kept as written: it is parsed later, with the tools' DOI parser,
+so a malformed one is reported, not dropped.
+
+The PubMed id (PMID), per format: BibTeX ``pmid``, else ``eprint`` when ``eprinttype`` is
+``pubmed`` (biblatex); RIS ``PM``, else ``AN`` (accession number) when it is written ``PMID: n`` or
+the record's database (``DB``/``DP``) is PubMed or MEDLINE (another database's accession number is
+not a PMID); CSL-JSON ``PMID``. A PMID is digits (``PMID:`` prefix dropped); anything else is None.
+``syncd check`` matches it to the Retraction Watch rows' ``OriginalPaperPubMedID``.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ __all__ = [
     "Format",
     "Reference",
     "detect_format",
+    "parse_pmid",
     "parse_text",
     "read_bibliography",
 ]
@@ -52,6 +59,9 @@ _SUFFIXES: dict[str, Format] = {
 _DOI_URL = re.compile(r"^\s*(?:https?://)?(?:dx\.|www\.)?doi\.org/", re.IGNORECASE)
 _BIBTEX_ENTRY = re.compile(r"^\s*@\s*[A-Za-z]+\s*[{(]", re.MULTILINE)
 _RIS_TAG = re.compile(r"^TY  - ", re.MULTILINE)
+_PMID = re.compile(r"^\s*(?:pmid\s*:?\s*)?(\d{1,9})\s*$", re.IGNORECASE)
+_PMID_LABELLED = re.compile(r"^\s*pmid\s*:?\s*\d", re.IGNORECASE)
+_PUBMED_DATABASES = ("pubmed", "medline", "nlm")
 
 
 @dataclass(frozen=True)
@@ -60,13 +70,14 @@ class Reference:
 
     ``position`` is 1-based in file order; ``label`` the entry's own name (BibTeX key, CSL ``id``,
     RIS ``ID``; None when it has none); ``title`` as written; ``doi`` the DOI text as written (None:
-    the entry names no DOI).
+    the entry names no DOI); ``pmid`` its PubMed id (digits; None: none named).
     """
 
     position: int
     label: str | None
     title: str | None
     doi: str | None
+    pmid: str | None = None
 
 
 @dataclass
@@ -113,6 +124,34 @@ def _text(value: Any) -> str | None:
     return text or None
 
 
+def parse_pmid(value: Any) -> str | None:
+    """A PubMed id cell (``30500001``, ``PMID: 30500001``) as its digits; None for anything else or ``0``."""
+    text = _text(value)
+    m = _PMID.match(text) if text else None
+    return m.group(1).lstrip("0") or None if m else None
+
+
+def _bibtex_pmid(fields: dict[str, Any]) -> str | None:
+    if fields.get("pmid") is not None:
+        return parse_pmid(fields.get("pmid"))
+    if (_text(fields.get("eprinttype")) or "").lower() == "pubmed":
+        return parse_pmid(fields.get("eprint"))
+    return None
+
+
+def _ris_pmid(entry: dict[str, Any]) -> str | None:
+    unknown = entry.get("unknown_tag") or {}
+    if isinstance(unknown, dict) and unknown.get("PM"):
+        return parse_pmid(unknown["PM"])
+    accession = _text(entry.get("accession_number"))
+    if not accession:
+        return None
+    database = " ".join(_text(entry.get(k)) or "" for k in ("name_of_database", "database_provider")).lower()
+    if _PMID_LABELLED.match(accession) or any(d in database for d in _PUBMED_DATABASES):
+        return parse_pmid(accession)
+    return None
+
+
 def _bibtex(text: str) -> Bibliography:
     logging.getLogger("bibtexparser").setLevel(logging.ERROR)  # a block it cannot read is counted instead
     library = bibtexparser.parse_string(text)
@@ -122,7 +161,13 @@ def _bibtex(text: str) -> Bibliography:
         doi = _text(fields.get("doi")) or _doi_url(fields.get("url"))
         title = _text(fields.get("title"))
         out.references.append(
-            Reference(n, entry.key, title.replace("{", "").replace("}", "") if title else None, doi)
+            Reference(
+                n,
+                entry.key,
+                title.replace("{", "").replace("}", "") if title else None,
+                doi,
+                _bibtex_pmid(fields),
+            )
         )
     return out
 
@@ -137,7 +182,7 @@ def _ris(text: str) -> Bibliography:
         urls = entry.get("urls") or []
         doi = _text(entry.get("doi")) or next((u for u in map(_doi_url, urls) if u), None)
         title = _text(entry.get("title") or entry.get("primary_title"))
-        out.references.append(Reference(n, _text(entry.get("id")), title, doi))
+        out.references.append(Reference(n, _text(entry.get("id")), title, doi, _ris_pmid(entry)))
     return out
 
 
@@ -155,7 +200,8 @@ def _csl_json(text: str) -> Bibliography:
             out.unparsed += 1
             continue
         doi = _text(item.get("DOI") or item.get("doi")) or _doi_url(item.get("URL"))
-        out.references.append(Reference(n, _text(item.get("id")), _text(item.get("title")), doi))
+        pmid = parse_pmid(item.get("PMID") or item.get("pmid"))
+        out.references.append(Reference(n, _text(item.get("id")), _text(item.get("title")), doi, pmid))
     return out
 
 

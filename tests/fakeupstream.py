@@ -36,7 +36,9 @@ Crossref and doi.org; the query is compared as a multiset of pairs, ignoring ``m
 6. Crossref ``/works/{doi}`` from every ``crossref/work/*.json`` by the DOI in the body (URL forms such as
    ``/works/https://doi.org/10.1/x`` and ``doi:`` are accepted), ``/works/{doi}/agency`` synthesised for
    DOIs whose agency is known, ``/works?filter=doi:A,doi:B,...`` (no ``select``) as a work list of the
-   corpus works named (the others left out, as Crossref does); Zenodo ``/records/{id}`` from
+   corpus works named (the others left out, as Crossref does), ``/works?filter=updates:A[,updates:B]``
+   (no recording has one) as a work list of the corpus' notice records - recorded ``/works/{doi}``
+   bodies and recorded work-list items - whose ``update-to`` names A (or B); Zenodo ``/records/{id}`` from
    ``zenodo/record`` (and ``record-history``, newest preferred) by the id in the body, concept ids
    answer ``302`` to the highest corpus version, ``/records/{id}/versions/latest`` ``302`` to the
    series' newest version the corpus names (a body with ``versions.is_latest`` / legacy ``is_last``
@@ -514,6 +516,7 @@ class _Corpus:
         self.latest: dict[str, str] = {}
         self.tombstones: dict[str, _Canned] = {}
         self.agencies: dict[str, str] = {}
+        self.notices: dict[str, list[dict[str, Any]]] = {}
         self.terms: dict[str, dict[str, Any]] = {}
         self.by_file: dict[str, _Canned] = {}
         self._index: list[dict[str, Any]] = []
@@ -685,6 +688,34 @@ class _Corpus:
                 self.agencies[message["DOI"].lower()] = agency
         for doi in self.works:
             self.agencies.setdefault(doi, "Crossref")
+        self._load_notices()
+
+    def _load_notices(self) -> None:
+        """Index the recorded works with an ``update-to`` (work bodies, work-list items) by the DOIs named."""
+        seen: set[str] = set()
+        paths = [
+            *sorted(self.root.glob("crossref/work/*.json")),
+            *sorted(self.root.glob("crossref/work-list/*.json")),
+        ]
+        for path in paths:
+            if path.name.endswith(".headers.json"):
+                continue
+            message = json.loads(path.read_bytes()).get("message") or {}
+            items = message.get("items") if isinstance(message.get("items"), list) else [message]
+            for item in items:
+                if (
+                    not isinstance(item, dict)
+                    or not item.get("update-to")
+                    or not isinstance(item.get("DOI"), str)
+                ):
+                    continue
+                if item["DOI"].lower() in seen:
+                    continue
+                seen.add(item["DOI"].lower())
+                targets = dict.fromkeys(str(u.get("DOI", "")).lower() for u in item["update-to"])
+                for target in targets:
+                    if target:
+                        self.notices.setdefault(target, []).append(item)
 
     def _load_records(self) -> None:
         ranked: dict[str, tuple[tuple[int, float], _Canned]] = {}
@@ -1393,6 +1424,9 @@ class FakeUpstream:
             listed = self._doi_list(request.query.get("filter", ""))
             if listed is not None:
                 return listed
+            updates = self._updates_list(request.query.get("filter", ""), request.query.get("rows"))
+            if updates is not None:
+                return updates
         decoded = re.sub(r"/{2,}", "/", unquote(request.raw_rel))
         match = re.match(r"^/works/(.+)$", decoded, re.IGNORECASE)
         if not match:
@@ -1433,6 +1467,25 @@ class FakeUpstream:
         message = {"facets": {}, "total-results": len(items), "items": items, "items-per-page": len(items)}
         body = {"status": "ok", "message-type": "work-list", "message-version": "1.0.0", "message": message}
         return _Canned(200, (("content-type", _JSON_CT),), _json_bytes(body), "doi filter list")
+
+    def _updates_list(self, filters: str, rows: str | None) -> _Canned | None:
+        """``/works?filter=updates:A,updates:B`` (OR): the corpus' notices whose ``update-to`` names A or B.
+
+        Built from recorded notice bodies (no recording of the filter exists); ``rows`` caps the items,
+        ``total-results`` counts them all. None when a filter is not ``updates:``.
+        """
+        clauses = [c.strip() for c in filters.split(",") if c.strip()]
+        if not clauses or not all(c.lower().startswith("updates:") for c in clauses):
+            return None
+        found: dict[str, dict[str, Any]] = {}
+        for doi in dict.fromkeys(c[len("updates:") :].lower() for c in clauses):
+            for item in self.corpus.notices.get(doi, []):
+                found.setdefault(item["DOI"].lower(), item)
+        items = list(found.values())
+        shown = items[: int(rows)] if rows and rows.isdigit() else items[:20]
+        message = {"facets": {}, "total-results": len(items), "items": shown, "items-per-page": len(shown)}
+        body = {"status": "ok", "message-type": "work-list", "message-version": "1.0.0", "message": message}
+        return _Canned(200, (("content-type", _JSON_CT),), _json_bytes(body), "updates filter list")
 
     def _zenodo(self, request: _Request) -> _Canned | None:
         npath = request.npath.rstrip("/")

@@ -17,13 +17,21 @@ status                     meaning                                              
 ``not_found``              Crossref holds no record and no other agency registered it   yes
 ``invalid_doi``            the DOI text is not a DOI                                    yes
 ``unchecked``              upstream could not be asked and nothing is stored            yes
+``no_doi``                 no DOI: a PubMed id only, or nothing to look up              yes
 ``other_agency``           registered with another agency (DataCite, mEDRA...)          counted
 ``ok``                     found, no signal                                             counted
 =========================  ===========================================================  ========
 
-A ``not_found``, ``unchecked`` or ``other_agency`` entry that Retraction Watch names takes the
-verdict's status instead (a DOI known only to Retraction Watch is ``retracted``); one it does not
-name has verdict ``unknown`` with the reason. Entries without a DOI are counted as skipped.
+A ``not_found``, ``unchecked``, ``other_agency`` or ``no_doi`` entry that Retraction Watch names takes
+the verdict's status instead (a DOI known only to Retraction Watch is ``retracted``; a PubMed id is
+matched to the rows' ``OriginalPaperPubMedID``); one it does not name has verdict ``unknown`` with
+the reason. An entry naming neither a DOI nor a PubMed id is ``no_doi`` with verdict ``unknown``
+(nothing to look up: never read as clean); ``skipped`` counts them.
+
+``--deep`` also asks Crossref's reverse query ``/works?filter=updates:{doi}`` (notices whose
+``update-to`` names the work, local-first, within the budget) for each work whose ``updated-by`` and
+Retraction Watch rows say nothing (:mod:`syncd.retractions.reverse`); without it only reverse pages
+already stored are read.
 
 Exit code (``--fail-on``, default ``retracted``): 1 when any entry is at or above the level
 (``retracted``; ``concern``: retracted or expression of concern; ``corrected``: those or corrected;
@@ -49,7 +57,7 @@ from syncd.crossref.lookups_batch import get_works
 from syncd.crossref.tools_batch import item_data
 from syncd.policy import iso
 from syncd.retractions.citations import COVERAGE_NOTE, cited_problems
-from syncd.retractions.lookups import work_verdicts
+from syncd.retractions.lookups import Seen, verdicts_for, work_verdicts
 from syncd.retractions.verdict import Verdict
 from syncd.store.repo import Store
 
@@ -66,8 +74,11 @@ REPORTED = (
     "not_found",
     "invalid_doi",
     "unchecked",
+    "no_doi",
 )
 """Statuses printed, in this order (the rest are counted only)."""
+NO_DOI = "no_doi"
+"""The status (and item ``reason``) of an entry that names no DOI."""
 FLAGGED = ("retracted", "expression_of_concern", "corrected", "reinstated")
 """Verdict severities that are an entry's status."""
 FAIL_ON: dict[str, tuple[str, ...]] = {
@@ -87,6 +98,8 @@ def entry_status(item: dict[str, Any]) -> str:
     if item["found"]:
         return "ok"
     reason = item.get("reason")
+    if reason == NO_DOI:
+        return NO_DOI
     if reason == "invalid_parameter":
         return "invalid_doi"
     if reason == "doi_not_found":
@@ -125,6 +138,7 @@ def _row(ref: Reference, item: dict[str, Any], status: str) -> dict[str, Any]:
         "status": status,
         "severity": verdict.get("severity"),
         "doi": item.get("doi") or ref.doi,
+        "pmid": ref.pmid,
         "title": item.get("title") or ref.title,
         "detail": _detail(item),
         "reason": verdict.get("reason"),
@@ -173,6 +187,29 @@ def _basis(verdicts: list[Verdict | None]) -> dict[str, Any]:
     }
 
 
+def _no_doi_item(ref: Reference, verdict: Verdict) -> dict[str, Any]:
+    """The item of an entry without a DOI: its PubMed id (if any) and its verdict."""
+    message = (
+        f"no DOI; PubMed id {ref.pmid} matched against the Retraction Watch data"
+        if ref.pmid
+        else "the entry names no DOI and no PubMed id"
+    )
+    data = {"input": None, "pmid": ref.pmid, "found": False, "reason": NO_DOI, "message": message}
+    return {**{k: v for k, v in data.items() if v is not None}, "retraction": verdict.as_dict(iso)}
+
+
+def _updates_query(verdicts: list[Verdict | None]) -> dict[str, Any]:
+    """``--deep``'s reverse query: works consulted, pages read, requests sent, works it could not ask."""
+    reverse = [v.reverse for v in verdicts if v is not None and v.reverse is not None]
+    return {
+        "works": len(reverse),
+        "answered": sum(1 for r in reverse if r.answered),
+        "requests": sum(1 for r in reverse if r.requested),
+        "notices": sum(len(r.notices) for r in reverse),
+        "failed": sorted({r.state for r in reverse if not r.answered}),
+    }
+
+
 def _report(
     path: str, bib: Bibliography, items: list[dict[str, Any]], refs: list[Reference]
 ) -> dict[str, Any]:
@@ -188,8 +225,10 @@ def _report(
         "file": path,
         "format": bib.format,
         "entries": len(bib.references),
-        "withDoi": len(refs),
-        "skipped": len(bib.references) - len(refs),
+        "withDoi": sum(1 for r in refs if r.doi),
+        "withPmid": sum(1 for r in refs if r.pmid),
+        "pmidOnly": sum(1 for r in refs if r.pmid and not r.doi),
+        "skipped": sum(1 for r in refs if not r.doi and not r.pmid),
         "unparsed": bib.unparsed,
         "counts": counts,
         "severities": {s: severities.count(s) for s in dict.fromkeys(x for x in severities if x)},
@@ -215,10 +254,12 @@ def _print_report(report: dict[str, Any]) -> None:
     c = report["counts"]
     click.echo(
         f"{report['entries']} entries ({report['format']}): {report['withDoi']} with a DOI, "
-        f"{report['skipped']} without (skipped), {report['unparsed']} unreadable blocks; "
+        f"{report['pmidOnly']} with a PubMed id only, {report['skipped']} with neither (verdict unknown), "
+        f"{report['unparsed']} unreadable blocks; "
         f"ok {c['ok']}, retracted {c['retracted']}, expression of concern {c['expression_of_concern']}, "
         f"corrected {c['corrected']}, reinstated {c['reinstated']}, not found {c['not_found']}, "
-        f"invalid {c['invalid_doi']}, unchecked {c['unchecked']}, other agency {c['other_agency']}"
+        f"invalid {c['invalid_doi']}, unchecked {c['unchecked']}, other agency {c['other_agency']}, "
+        f"no DOI {c['no_doi']}"
     )
     rw = report["basis"]["retractionWatch"]
     click.echo(
@@ -245,6 +286,13 @@ def _print_report(report: dict[str, Any]) -> None:
         click.echo(f"  #{other['position']} {other['doi']}: registered with {other['registrationAgency']}")
     req = report["requests"]
     click.echo(f"upstream: {req['listRequests']} list requests, {req['singleFetches']} single lookups")
+    deep = report.get("updatesQuery")
+    if deep is not None:
+        failed = f"; could not ask: {', '.join(deep['failed'])}" if deep["failed"] else ""
+        click.echo(
+            f"--deep: reverse query (filter=updates:) for {deep['works']} works, {deep['requests']} "
+            f"requests, {deep['notices']} notices found{failed}"
+        )
     if report.get("watched") is not None:
         click.echo(f"watching {report['watched']} DOIs (new: {report['watchedNew']})")
 
@@ -266,6 +314,12 @@ def _print_report(report: dict[str, Any]) -> None:
     show_default=True,
     help="Exit 1 when an entry is at or above this level (concern: retracted or expression of concern).",
 )
+@click.option(
+    "--deep",
+    is_flag=True,
+    help="Also ask Crossref's reverse query (filter=updates:DOI) for works nothing else flags "
+    "(one list request each, within the budget).",
+)
 @click.option("--allow-unknown", is_flag=True, help="Exit 0, not 3, when some entries could not be checked.")
 @click.option(
     "--cited",
@@ -282,6 +336,7 @@ def check(
     add_watches: bool,
     fail_on: str,
     allow_unknown: bool,
+    deep: bool,
     cited: bool,
     as_json: bool,
 ) -> None:
@@ -298,16 +353,24 @@ def check(
     (default retracted), else 3 when a verdict is unknown (upstream unreachable, nothing stored, not
     at Crossref and not in Retraction Watch) unless --allow-unknown, else 0. --cited also lists, for
     each entry held in the store, the works its reference list cites that are retracted or under an
-    expression of concern (from the store and the Retraction Watch data; no request).
+    expression of concern (from the store and the Retraction Watch data; no request). Entries
+    without a DOI are matched by PubMed id (BibTeX pmid, RIS PM/AN, CSL-JSON PMID) to the Retraction
+    Watch data; one with neither is unknown. --deep also asks Crossref's reverse query
+    (filter=updates:DOI: notices pointing at the work) for works nothing else flags.
     """
     bib = read_bibliography(file, fmt)  # type: ignore[arg-type]
     refs = [r for r in bib.references if r.doi]
+    others = [r for r in bib.references if not r.doi]
     with session(ctx) as svc:
         answer = get_works(svc, [r.doi or "" for r in refs])
-        verdicts = work_verdicts(svc, answer.items)
+        verdicts = work_verdicts(svc, answer.items, pmids=[r.pmid for r in refs], deep=deep)
         items = [item_data(i, v) for i, v in zip(answer.items, verdicts, strict=True)]
-        report = _report(file, bib, items, refs)
-        report["basis"] = _basis(verdicts)
+        by_pmid = verdicts_for(svc.store, [Seen(None, pmid=r.pmid) for r in others])
+        items += [_no_doi_item(r, v) for r, v in zip(others, by_pmid, strict=True)]
+        report = _report(file, bib, items, refs + others)
+        report["basis"] = _basis([*verdicts, *by_pmid])
+        if deep:
+            report["updatesQuery"] = _updates_query(verdicts)
         if cited:
             report["cited"] = _cited(svc.store, [i["doi"] for i in items if i["found"]])
         report["requests"] = {"listRequests": answer.list_requests, "singleFetches": answer.single_fetches}

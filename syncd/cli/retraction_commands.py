@@ -59,6 +59,8 @@ def retractions_import(ctx: click.Context, path: str, as_json: bool) -> None:
 
     def human() -> None:
         d = report.dataset
+        if report.flushed:
+            click.echo(f"{report.flushed} pending changes of watched works recorded")
         if report.unchanged:
             click.echo(
                 f"unchanged: {d.source} is the version already held (sha256 {d.sha256[:12]}, {d.rows} rows)"
@@ -68,8 +70,13 @@ def retractions_import(ctx: click.Context, path: str, as_json: bool) -> None:
             f"imported {d.rows} rows (sha256 {d.sha256[:12]}"
             f"{', commit ' + d.commit[:12] if d.commit else ''}) "
             f"in {report.seconds:.1f} s: {d.added} added, {d.changed} changed, {d.removed} removed, "
-            f"{d.skipped} skipped; {report.changes} changes of stored works recorded"
+            f"{d.skipped} skipped; {report.changes} changes of stored or watched works recorded"
         )
+        if report.pending:
+            click.echo(
+                f"{report.pending} changes of watched DOIs not stored yet kept pending: they reach the "
+                "change feed once the daemon has stored those works"
+            )
         if report.replaced_bytes:
             click.echo(f"{report.replaced_bytes} bytes were not UTF-8 and were read as Windows-1252")
 

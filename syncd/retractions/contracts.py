@@ -10,7 +10,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["RetractionBasis", "RetractionSignal", "RetractionVerdict", "RetractionWatchVersion"]
+__all__ = [
+    "RetractionBasis",
+    "RetractionSignal",
+    "RetractionVerdict",
+    "RetractionWatchVersion",
+    "UpdatesQuery",
+]
 
 Level = Literal["retracted", "expression_of_concern", "corrected", "reinstated"]
 
@@ -36,7 +42,8 @@ class RetractionSignal(_Model):
 
     source: str = Field(
         description="crossref:retraction-watch or crossref:publisher (an updatedBy entry), crossref:notice "
-        "(a stored notice whose update-to names the work), retraction-watch-data (a row of the imported "
+        "(a stored notice whose update-to names the work), crossref:updates-query (a notice the reverse "
+        "query filter=updates:{doi} found), retraction-watch-data (a row of the imported "
         "Retraction Watch file), title (a RETRACTED:/WITHDRAWN:/Expression of Concern: title prefix)."
     )
     type: str = Field(description="Update type or Retraction Watch nature, e.g. retraction, erratum.")
@@ -45,6 +52,21 @@ class RetractionSignal(_Model):
     date: str | None = Field(None, description="Date of the notice (ISO 8601, possibly year or year-month).")
     recordId: str | None = Field(None, description="Retraction Watch record id.")
     lifted: bool | None = Field(None, description="True: a later reinstatement lifted this retraction.")
+
+
+class UpdatesQuery(_Model):
+    """The reverse query ``/works?filter=updates:{doi}`` (Crossref's notices naming the work)."""
+
+    state: str = Field(
+        description="asked: answered now or from its stored page within ttl.search; stored: a stored "
+        "page read without asking; otherwise the reason it could not be asked (upstream_unavailable, "
+        "rate_limited...)."
+    )
+    notices: int = Field(description="Notices found whose update-to names the work.")
+    total: int | None = Field(None, description="Crossref's total-results for the query.")
+    validatedAt: str | None = Field(
+        None, description="When the page used was last confirmed upstream (ISO 8601 UTC)."
+    )
 
 
 class RetractionBasis(_Model):
@@ -59,6 +81,11 @@ class RetractionBasis(_Model):
     )
     retractionWatch: RetractionWatchVersion | None = Field(
         None, description="The Retraction Watch version consulted; absent when none was imported."
+    )
+    updatesQuery: UpdatesQuery | None = Field(
+        None,
+        description="The reverse query, when it was consulted (the work's updatedBy and the Retraction "
+        "Watch data said nothing, and the check asked for it or its page was stored).",
     )
 
 

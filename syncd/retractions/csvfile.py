@@ -16,6 +16,11 @@ quotes and line breaks). What the export needs beyond that, handled here:
 - ``RetractionNature`` is one of ``Retraction``, ``Correction``, ``Expression of concern``,
   ``Reinstatement`` (:data:`~syncd.retractions.names.NATURES`; another value is kept lower-cased);
 - a row without a record id, or a record id seen before in the file, is skipped and counted.
+
+Each row also gets the SHA-256 of its raw cells (:func:`cells_hash`), stored beside it: the next
+version's rows whose raw cells hash to the stored value are unchanged and are not parsed at all
+(``known`` of :func:`parse_bytes`), so importing a daily version costs about the standard library's
+``csv.reader`` over the file, not a full parse of every row (BENCHMARKS.md, 23.1).
 """
 
 from __future__ import annotations
@@ -26,14 +31,22 @@ import hashlib
 import io
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from functools import cached_property
 
 from syncd.errors import InvalidInput
 from syncd.retractions.names import NATURES
 
-__all__ = ["REQUIRED", "ParsedFile", "RetractionWatchRow", "parse_bytes", "parse_date", "parse_doi"]
+__all__ = [
+    "REQUIRED",
+    "ParsedFile",
+    "RetractionWatchRow",
+    "cells_hash",
+    "parse_bytes",
+    "parse_date",
+    "parse_doi",
+]
 
 REQUIRED = ("Record ID", "RetractionNature", "OriginalPaperDOI", "OriginalPaperPubMedID")
 """Columns without which a file is not the Retraction Watch export."""
@@ -42,6 +55,7 @@ _ERRORS = "syncd-cp1252"
 _DATE = re.compile(r"^\s*(\d{1,2})/(\d{1,2})/(\d{4})(?:\s+\d{1,2}:\d{2}(?::\d{2})?)?\s*$")
 _ISO = re.compile(r"^\s*(\d{4})-(\d{2})-(\d{2})")
 _SPACE = re.compile(r"\s")
+_CELL_SEPARATOR = "\x1f"  # ASCII unit separator: cannot end one cell and start the next ambiguously
 _DOI_URL = re.compile(r"^(?:https?://)?(?:dx\.)?doi\.org/", re.IGNORECASE)
 csv.field_size_limit(16 * 1024 * 1024)  # a long author or notes field is one field, not an error
 
@@ -124,14 +138,33 @@ _FIELD_NAMES = tuple(f.name for f in fields(RetractionWatchRow))
 class ParsedFile:
     """What :func:`parse_bytes` read from one file.
 
-    ``rows`` (record ids unique, file order), ``skipped`` rows, ``replaced_bytes`` read as
-    Windows-1252, and the file's ``sha256`` (hex).
+    ``rows`` parsed (record ids unique, file order), ``hashes`` record id -> :func:`cells_hash` of
+    each parsed row, ``unchanged`` record ids whose raw cells hash to the ``known`` value given (not
+    parsed; empty without ``known``), ``skipped`` rows, ``replaced_bytes`` read as Windows-1252, and
+    the file's ``sha256`` (hex). The file holds ``len(rows) + len(unchanged)`` rows (:attr:`total`).
     """
 
     sha256: str
     rows: list[RetractionWatchRow] = field(default_factory=list)
+    hashes: dict[str, str] = field(default_factory=dict)
+    unchanged: list[str] = field(default_factory=list)
     skipped: int = 0
     replaced_bytes: int = 0
+
+    @property
+    def total(self) -> int:
+        """Rows of the file (parsed and unchanged), the skipped ones not counted."""
+        return len(self.rows) + len(self.unchanged)
+
+
+def cells_hash(cells: list[str]) -> str:
+    """SHA-256 (hex) of one CSV row's raw cells as read (file order, unit-separator joined).
+
+    Equal for a row written identically in two versions; a reordered or extended header changes
+    every row's value (such rows are then parsed and compared field by field, see
+    :func:`syncd.retractions.storage.apply_version`).
+    """
+    return hashlib.sha256(_CELL_SEPARATOR.join(cells).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def parse_date(value: str | None) -> str | None:
@@ -169,8 +202,8 @@ def _list(value: str | None, strip: str = "") -> tuple[str, ...]:
     if not value:
         return ()
     if strip:
-        return tuple(p for p in (x.strip().lstrip(strip).strip() for x in value.split(";")) if p)
-    return tuple(p for p in (x.strip() for x in value.split(";")) if p)
+        return tuple(filter(None, [x.strip().lstrip(strip).strip() for x in value.split(";")]))
+    return tuple(filter(None, [x.strip() for x in value.split(";")]))
 
 
 def _text(value: str | None) -> str | None:
@@ -214,16 +247,13 @@ def _header(reader: Iterator[list[str]]) -> Columns:
     return {n: i for i, n in reversed(list(enumerate(names))) if n}
 
 
-def _row(cells: list[str], columns: Columns) -> RetractionWatchRow | None:
+def _row(cells: list[str], columns: Columns, record_id: str) -> RetractionWatchRow:
     width = len(cells)
 
     def cell(name: str) -> str | None:
         i = columns.get(name)
         return cells[i] if i is not None and i < width else None
 
-    record_id = (cell("Record ID") or "").strip()
-    if not record_id:
-        return None
     return RetractionWatchRow(
         record_id=record_id,
         nature=_nature(cell("RetractionNature")),
@@ -248,8 +278,11 @@ def _row(cells: list[str], columns: Columns) -> RetractionWatchRow | None:
     )
 
 
-def parse_bytes(data: bytes) -> ParsedFile:
+def parse_bytes(data: bytes, known: Mapping[str, str] | None = None) -> ParsedFile:
     """Every row of a ``retraction_watch.csv`` file's bytes (see the module docstring).
+
+    ``known``: record id -> the :func:`cells_hash` stored for it; a row whose raw cells hash to it
+    is listed in :attr:`ParsedFile.unchanged`, not parsed.
 
     Raises:
         InvalidInput: reason ``invalid_parameter``: empty, or the header lacks a :data:`REQUIRED`
@@ -257,19 +290,26 @@ def parse_bytes(data: bytes) -> ParsedFile:
     """
     text, replaced = decode(data)
     out = ParsedFile(sha256=hashlib.sha256(data).hexdigest(), replaced_bytes=replaced)
+    known = known or {}
     seen: set[str] = set()
     try:
         reader = csv.reader(io.StringIO(text, newline=""))
         columns = _header(reader)
+        id_column = columns["Record ID"]
         for cells in reader:
             if not cells or not any(cells):
                 continue
-            row = _row(cells, columns)
-            if row is None or row.record_id in seen:
+            record_id = cells[id_column].strip() if id_column < len(cells) else ""
+            if not record_id or record_id in seen:
                 out.skipped += 1
                 continue
-            seen.add(row.record_id)
-            out.rows.append(row)
+            seen.add(record_id)
+            digest = cells_hash(cells)
+            if known.get(record_id) == digest:
+                out.unchanged.append(record_id)
+                continue
+            out.rows.append(_row(cells, columns, record_id))
+            out.hashes[record_id] = digest
     except csv.Error as exc:
         raise InvalidInput(
             f"the Retraction Watch file is not readable CSV: {exc}", reason="invalid_parameter"

@@ -23,6 +23,7 @@ import httpx
 from syncd import __version__
 from syncd.config import Settings
 from syncd.errors import MalformedResponse, StoreError, SyncdError, UpstreamUnavailable
+from syncd.retractions.feed import flush_pending
 from syncd.retractions.importer import ImportReport, import_bytes, import_path
 from syncd.store.repo import Store
 from syncd.store.watches import get_sync_state, save_sync_state
@@ -135,6 +136,7 @@ def scheduled_pass(store: Store, settings: Settings) -> None:
     if store.write_problem() is not None:
         return
     try:
+        flush_pending(store, time.time())
         fetch_when_due(store, settings)
     except StoreError as exc:
         log.info("event=retractions_skipped reason=%s", exc.reason)

@@ -1,8 +1,10 @@
 """Import ``retraction_watch.csv`` from a file, a directory (a git checkout) or bytes fetched elsewhere.
 
 An import hashes the file first: when its SHA-256 is the newest stored version's, nothing is parsed
-or written (``unchanged``). Otherwise the file is parsed (:mod:`syncd.retractions.csvfile`) and
-stored as the new version (:func:`syncd.retractions.storage.apply_version`). A directory is read at
+or written (``unchanged``). Otherwise the file is parsed (:mod:`syncd.retractions.csvfile`; rows
+whose raw cells hash to the stored ``row_hash`` are not parsed) and stored as the new version
+(:func:`syncd.retractions.storage.apply_version`; read again when another import stored a version
+meanwhile, at most :data:`ATTEMPTS` times). A directory is read at
 ``<dir>/retraction_watch.csv``; when it is a git checkout its ``HEAD`` commit is recorded with the
 version (read from ``.git`` without running git).
 """
@@ -16,15 +18,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from syncd.errors import InvalidInput
+from syncd.errors import InvalidInput, StoreError
 from syncd.retractions.csvfile import parse_bytes
+from syncd.retractions.feed import flush_pending
 from syncd.retractions.names import CSV_NAME
-from syncd.retractions.storage import Dataset, apply_version, latest_dataset
+from syncd.retractions.storage import Dataset, apply_version, latest_dataset, stored_hashes
 from syncd.store.repo import Store
 
-__all__ = ["ImportReport", "git_head", "import_bytes", "import_path", "resolve_file"]
+__all__ = ["ATTEMPTS", "ImportReport", "git_head", "import_bytes", "import_path", "resolve_file"]
 
 log = logging.getLogger("syncd.retractions")
+
+ATTEMPTS = 3
+"""Reads of the stored hashes per import when other imports keep storing versions meanwhile."""
 
 
 @dataclass(frozen=True)
@@ -32,8 +38,10 @@ class ImportReport:
     """Outcome of one import: the version now newest, whether the file was new, what it recorded.
 
     ``unchanged`` True: the file's SHA-256 equals the newest version's (nothing parsed, nothing
-    written; ``dataset`` is that version). ``changes``: change-feed rows written; ``replaced_bytes``:
-    bytes read as Windows-1252 (not UTF-8); ``seconds``: wall time of the import.
+    written; ``dataset`` is that version). ``changes``: change-feed rows written; ``pending``:
+    changes of watched DOIs not stored yet, kept for later (:mod:`syncd.retractions.feed`);
+    ``flushed``: earlier pending changes written now; ``replaced_bytes``: bytes read as
+    Windows-1252 (not UTF-8); ``seconds``: wall time of the import.
     """
 
     dataset: Dataset
@@ -41,13 +49,17 @@ class ImportReport:
     changes: int = 0
     replaced_bytes: int = 0
     seconds: float = 0.0
+    pending: int = 0
+    flushed: int = 0
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON form: ``dataset``, ``unchanged``, ``changes``, ``replacedBytes``, ``seconds``."""
+        """JSON form: the fields above in camelCase (``replacedBytes``), ``seconds`` rounded to ms."""
         return {
             "dataset": self.dataset.as_dict(),
             "unchanged": self.unchanged,
             "changes": self.changes,
+            "pending": self.pending,
+            "flushed": self.flushed,
             "replacedBytes": self.replaced_bytes,
             "seconds": round(self.seconds, 3),
         }
@@ -96,19 +108,35 @@ def import_bytes(
 
     Raises:
         InvalidInput: not the Retraction Watch export (nothing written).
-        StoreError: the database failed (nothing written).
+        StoreError: the database failed, or concurrent imports won :data:`ATTEMPTS` times (nothing
+            written).
     """
     started = time.monotonic()
     now = time.time() if now is None else now
     digest = hashlib.sha256(data).hexdigest()
+    flushed = flush_pending(store, now)
     latest = latest_dataset(store)
     if latest is not None and latest.sha256 == digest:
         log.info("event=retractions_unchanged sha256=%s source=%s", digest[:12], source)
-        return ImportReport(latest, True, seconds=time.monotonic() - started)
-    parsed = parse_bytes(data)
-    dataset, changes = apply_version(
-        store, parsed.rows, sha256=digest, source=source, commit=commit, skipped=parsed.skipped, now=now
-    )
+        return ImportReport(latest, True, seconds=time.monotonic() - started, flushed=flushed)
+    for _ in range(ATTEMPTS):
+        based_on, known = stored_hashes(store)
+        parsed = parse_bytes(data, known)
+        applied = apply_version(
+            store,
+            parsed,
+            based_on=based_on,
+            known=known,
+            sha256=digest,
+            source=source,
+            commit=commit,
+            now=now,
+        )
+        if applied is not None:
+            break
+    else:
+        raise StoreError(f"other Retraction Watch imports kept storing versions; {source} not stored")
+    dataset, changes, pending = applied
     seconds = time.monotonic() - started
     log.info(
         "event=retractions_imported sha256=%s rows=%d added=%d changed=%d removed=%d changes=%d seconds=%.1f",
@@ -120,7 +148,7 @@ def import_bytes(
         changes,
         seconds,
     )
-    return ImportReport(dataset, False, changes, parsed.replaced_bytes, seconds)
+    return ImportReport(dataset, False, changes, parsed.replaced_bytes, seconds, pending, flushed)
 
 
 def import_path(store: Store, path: str | Path, now: float | None = None) -> ImportReport:

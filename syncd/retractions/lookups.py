@@ -3,14 +3,18 @@
 :func:`verdicts_for` answers many works at once from what the caller learnt of their Crossref
 records (a :class:`Seen` per work: the normalized view and when it was validated, or the reason
 there is none) and from the store: one read of the newest Retraction Watch version, one indexed
-read of its rows for every DOI and PubMed id, and the stored notices named in the records'
-``updatedBy`` whose own ``update-to`` names the work. No upstream request is sent here.
+read of its rows for every DOI and PubMed id, the stored notices named in the records'
+``updatedBy`` whose own ``update-to`` names the work, and for a work whose ``updated-by`` and
+Retraction Watch rows say nothing, the reverse query's page (:mod:`syncd.retractions.reverse`):
+the stored one, or asked through the caller's ``ask`` (``syncd check --deep``). No upstream request
+is sent here but through ``ask``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from syncd.crossref.contracts import PublishedDate, Update, WorkView
 from syncd.crossref.lookups_batch import WorkItem
@@ -18,17 +22,31 @@ from syncd.crossref.names import CROSSREF_WORK
 from syncd.crossref.rules import WORK_RULES
 from syncd.crossref.views import work_view
 from syncd.errors import MalformedResponse, NotFound
-from syncd.retractions.facts import CrossrefFacts, NoticeFact, UpdateFact
+from syncd.retractions.facts import CrossrefFacts, NoticeFact, ReverseFacts, UpdateFact, update_fact
+from syncd.retractions.reverse import ask_reverse, stored_reverse
 from syncd.retractions.storage import latest_dataset, rows_for
-from syncd.retractions.verdict import Verdict, verdict
+from syncd.retractions.verdict import Verdict, needs_reverse, verdict
 from syncd.services import Services
 from syncd.store.content import document
 from syncd.store.repo import Store
 
-__all__ = ["MAX_NOTICES", "Seen", "crossref_facts", "iso_date", "seen_of", "verdicts_for", "work_verdicts"]
+__all__ = [
+    "MAX_NOTICES",
+    "Ask",
+    "Seen",
+    "crossref_facts",
+    "iso_date",
+    "seen_of",
+    "verdicts_for",
+    "work_verdicts",
+]
 
 MAX_NOTICES = 20
 """Most stored notices read per work (a record naming more is read for the first ones)."""
+
+Ask = Callable[[list[str]], Mapping[str, ReverseFacts]]
+"""``(DOIs) -> DOI -> reverse-query facts``: asks the reverse query (as
+:func:`~syncd.retractions.reverse.ask_reverse`)."""
 
 
 @dataclass(frozen=True)
@@ -70,23 +88,6 @@ def crossref_facts(view: WorkView, validated_at: float | None) -> CrossrefFacts:
     )
 
 
-def _raw_fact(u: dict[str, object]) -> UpdateFact | None:
-    doi, kind = u.get("DOI"), u.get("type")
-    if not isinstance(doi, str) or not isinstance(kind, str):
-        return None
-    parts = ((u.get("updated") or {}).get("date-parts") or [[None]])[0]  # type: ignore[union-attr]
-    date = "-".join(f"{p:02d}" if i else f"{p:04d}" for i, p in enumerate(parts) if isinstance(p, int))
-    record = u.get("record-id")
-    source = u.get("source")
-    return UpdateFact(
-        kind,
-        doi.lower(),
-        source if isinstance(source, str) else None,
-        date or None,
-        record if isinstance(record, str) else None,
-    )
-
-
 def stored_notices(store: Store, work_doi: str, notice_dois: Sequence[str]) -> list[NoticeFact]:
     """Stored notices among ``notice_dois`` whose ``update-to`` names ``work_doi`` (their own entries)."""
     own = work_doi.lower()
@@ -100,14 +101,18 @@ def stored_notices(store: Store, work_doi: str, notice_dois: Sequence[str]) -> l
         except ValueError:
             continue
         for raw in message.get("update-to") or []:
-            fact = _raw_fact(raw) if isinstance(raw, dict) else None
+            fact = update_fact(raw) if isinstance(raw, dict) else None
             if fact is not None and fact.doi == own:
                 out.append(NoticeFact(notice, fact, entry.validated_at))
     return out
 
 
-def verdicts_for(store: Store, seen: Sequence[Seen]) -> list[Verdict]:
-    """One :class:`~syncd.retractions.verdict.Verdict` per item of ``seen``, in order (store reads only).
+def verdicts_for(store: Store, seen: Sequence[Seen], ask: Ask | None = None) -> list[Verdict]:
+    """One :class:`~syncd.retractions.verdict.Verdict` per item of ``seen``, in order.
+
+    A work whose ``updated-by`` and Retraction Watch rows say nothing
+    (:func:`~syncd.retractions.verdict.needs_reverse`) gets the reverse query: ``ask`` (one call for
+    all such works) when given, else its stored page when one is held (no request).
 
     Raises:
         StoreError: the store cannot be read.
@@ -116,7 +121,7 @@ def verdicts_for(store: Store, seen: Sequence[Seen]) -> list[Verdict]:
     dois = [s.doi.lower() for s in seen if s.doi]
     pmids = [s.pmid for s in seen if s.pmid]
     rows = rows_for(store, dois, pmids) if dataset is not None else []
-    out = []
+    prepared = []
     for s in seen:
         own = s.doi.lower() if s.doi else None
         mine = [
@@ -125,6 +130,15 @@ def verdicts_for(store: Store, seen: Sequence[Seen]) -> list[Verdict]:
             if (own and r.row.original_doi == own) or (s.pmid and r.row.original_pmid == s.pmid)
         ]
         facts = crossref_facts(s.view, s.validated_at) if s.view is not None else None
+        silent = own is not None and needs_reverse(facts, mine)
+        prepared.append((s, own, mine, facts, silent))
+    silent_dois = [own for _, own, _, _, silent in prepared if silent and own]
+    asked = dict(ask(silent_dois)) if ask is not None and silent_dois else {}
+    out = []
+    for s, own, mine, facts, silent in prepared:
+        reverse = None
+        if silent and own:
+            reverse = asked.get(own) or stored_reverse(store, own)
         notices = (
             stored_notices(store, own, [u.doi for u in s.view.updatedBy or []]) if own and s.view else []
         )
@@ -137,6 +151,7 @@ def verdicts_for(store: Store, seen: Sequence[Seen]) -> list[Verdict]:
                 notices=notices,
                 rw_rows=mine,
                 dataset=dataset,
+                reverse=reverse,
             )
         )
     return out
@@ -162,12 +177,28 @@ def seen_of(item: WorkItem) -> Seen | None:
     )
 
 
-def work_verdicts(svc: Services, items: Sequence[WorkItem]) -> list[Verdict | None]:
+def work_verdicts(
+    svc: Services,
+    items: Sequence[WorkItem],
+    *,
+    pmids: Sequence[str | None] | None = None,
+    deep: bool = False,
+) -> list[Verdict | None]:
     """The verdict of each batch item (:func:`seen_of`; None for an input that is not a DOI), in order.
+
+    ``pmids``: the PubMed id known for each item (same order), matched to Retraction Watch rows too.
+    ``deep``: ask the reverse query (within the budget) for the works whose ``updated-by`` and
+    Retraction Watch rows say nothing; otherwise only stored reverse pages are read.
 
     Raises:
         StoreError: the store cannot be read.
     """
     seen = [seen_of(i) for i in items]
-    found = iter(verdicts_for(svc.store, [s for s in seen if s is not None]))
+    if pmids is not None:
+        seen = [
+            Seen(s.doi, s.view, s.validated_at, s.missing, pmid) if s is not None and pmid else s
+            for s, pmid in zip(seen, pmids, strict=True)
+        ]
+    ask = partial(ask_reverse, svc) if deep else None
+    found = iter(verdicts_for(svc.store, [s for s in seen if s is not None], ask))
     return [next(found) if s is not None else None for s in seen]

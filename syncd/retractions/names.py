@@ -11,6 +11,7 @@ __all__ = [
     "SOURCE_CROSSREF_PUBLISHER",
     "SOURCE_CROSSREF_RW",
     "SOURCE_NOTICE",
+    "SOURCE_REVERSE",
     "SOURCE_RW_DATA",
     "SOURCE_TITLE",
     "Severity",
@@ -44,6 +45,8 @@ SOURCE_CROSSREF_PUBLISHER: Final = "crossref:publisher"
 """Signal source: an ``updated-by`` entry of the Crossref record asserted by the publisher."""
 SOURCE_NOTICE: Final = "crossref:notice"
 """Signal source: a stored notice record whose ``update-to`` names the work."""
+SOURCE_REVERSE: Final = "crossref:updates-query"
+"""Signal source: a notice found by the reverse query ``/works?filter=updates:{doi}``."""
 SOURCE_RW_DATA: Final = "retraction-watch-data"
 """Signal source: a row of the imported Retraction Watch CSV."""
 SOURCE_TITLE: Final = "title"

@@ -1,30 +1,33 @@
 """The Retraction Watch tables: the newest version's rows and the history of versions (SQL only).
 
 :func:`apply_version` writes a parsed file as the new version in one transaction: rows added,
-changed (their :meth:`~syncd.retractions.csvfile.RetractionWatchRow.row_hash` differs) and removed
-against the version before, the ``retraction_datasets`` row, and one change-feed row (``changes``)
-per added or changed row whose original DOI names a work held in the store, so the daemon's alerts
+changed and removed against the version before, the ``retraction_datasets`` row, and one
+change-feed row (``changes``) per added or changed row whose original DOI names a work held in the
+store or a watched DOI (:mod:`syncd.retractions.feed`), so the daemon's alerts
 (:mod:`syncd.alerts`) see a new retraction of a watched work like any other. The first version is
 the baseline: it records no change (as the alerts' first pass does not alert the history).
+
+A row whose raw cells hash to the stored ``row_hash`` (:func:`~syncd.retractions.csvfile.cells_hash`)
+was not even parsed; one whose hash differs is changed when its parsed fields differ from the
+stored ones, else only its hash is rewritten (a re-quoted row, a reordered header, or a row stored
+when ``row_hash`` was the hash of the parsed fields).
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, delete, insert, select
+from sqlalchemy import Connection, bindparam, delete, func, insert, select, update
 
-from syncd.crossref.names import CROSSREF_WORK
-from syncd.retractions.csvfile import RetractionWatchRow
+from syncd.retractions.csvfile import ParsedFile, RetractionWatchRow
 from syncd.retractions.facts import Dataset
-from syncd.store.models import Change, Entry, RetractionDataset, RetractionRow
+from syncd.retractions.feed import record_changes
+from syncd.store.models import RetractionDataset, RetractionRow
 from syncd.store.repo import Store
 
 __all__ = [
-    "CHANGE_FIELDS",
     "CHUNK",
     "Dataset",
     "StoredRow",
@@ -32,12 +35,11 @@ __all__ = [
     "datasets",
     "latest_dataset",
     "rows_for",
+    "stored_hashes",
 ]
 
 CHUNK = 500
 """Keys per ``IN (...)`` of a lookup or delete (below SQLite's and PostgreSQL's parameter limits)."""
-CHANGE_FIELDS = ("nature", "notice_doi", "notice_date", "original_doi", "original_pmid", "title", "reasons")
-"""Fields a change-feed item names when a row changed between versions."""
 
 
 @dataclass(frozen=True)
@@ -104,6 +106,18 @@ def rows_for(store: Store, dois: Sequence[str] = (), pmids: Sequence[str] = ()) 
     return sorted(found.values(), key=lambda s: (s.row.notice_date or "", s.row.record_id))
 
 
+def stored_hashes(store: Store) -> tuple[int | None, dict[str, str]]:
+    """The newest version's id (None before the first import) and record id -> its stored ``row_hash``.
+
+    Read in one transaction: :func:`apply_version` writes only when that version is still the newest.
+    """
+    table = RetractionRow.__table__
+    with store.read() as conn:
+        newest = conn.execute(select(func.max(RetractionDataset.__table__.c.id))).scalar()
+        known = {r.record_id: r.row_hash for r in conn.execute(select(table.c.record_id, table.c.row_hash))}
+    return newest, known
+
+
 def _values(row: RetractionWatchRow, digest: str, dataset_id: int) -> dict[str, Any]:
     return {
         "record_id": row.record_id,
@@ -121,124 +135,82 @@ def _values(row: RetractionWatchRow, digest: str, dataset_id: int) -> dict[str, 
     }
 
 
-def _summary(
-    row: RetractionWatchRow, old: RetractionWatchRow | None, dataset: str, title: str | None
-) -> tuple[str, dict[str, Any]]:
-    """The change type and feed summary of an added (``old`` None) or changed row."""
-    item: dict[str, Any] = {
-        "type": row.nature,
-        "doi": row.notice_doi,
-        "source": "retraction-watch",
-        "record_id": row.record_id,
-        "updated": row.notice_date,
-        "dataset": dataset,
-    }
-    kind = row.nature
-    if old is not None:
-        changed = [f for f in CHANGE_FIELDS if getattr(old, f) != getattr(row, f)] or ["other"]
-        item["fields"] = changed
-        if old.nature == row.nature:
-            kind = "retraction_watch_updated"
-            item = {**item, "type": kind, "nature": row.nature}
-    summary: dict[str, Any] = {"types": [kind], "items": [item], "doi": row.original_doi}
-    if title:
-        summary["title"] = title
-    return kind, summary
-
-
-def _record_changes(
-    conn: Connection,
-    changed: list[tuple[RetractionWatchRow, RetractionWatchRow | None]],
-    sha: str,
-    now: float,
-) -> int:
-    """One ``changes`` row per added/changed row naming a stored Crossref work; returns how many."""
-    dois = sorted({r.original_doi for r, _ in changed if r.original_doi})
-    held: dict[str, tuple[int, str | None]] = {}
-    for chunk in _chunks(dois):
-        query = select(Entry.id, Entry.key, Entry.title).where(
-            Entry.kind == CROSSREF_WORK, Entry.key.in_(chunk)
-        )
-        held.update({r.key: (r.id, r.title) for r in conn.execute(query)})
-    rows = []
-    for row, old in changed:
-        if row.original_doi not in held:
-            continue
-        entry_id, title = held[row.original_doi]
-        kind, summary = _summary(row, old, sha[:12], title)
-        rows.append(
-            {
-                "entry_id": entry_id,
-                "kind": CROSSREF_WORK,
-                "key": row.original_doi,
-                "doi": row.original_doi,
-                "series": None,
-                "detected_at": now,
-                "types": kind,
-                "summary": json.dumps(summary, ensure_ascii=False, separators=(",", ":")),
-            }
-        )
-    if rows:
-        conn.execute(insert(Change), rows)
-    return len(rows)
+def _stored_fields(conn: Connection, record_ids: Sequence[str]) -> dict[str, str]:
+    table = RetractionRow.__table__
+    out: dict[str, str] = {}
+    for chunk in _chunks(record_ids):
+        query = select(table.c.record_id, table.c.fields).where(table.c.record_id.in_(chunk))
+        out.update({r.record_id: r.fields for r in conn.execute(query)})
+    return out
 
 
 def apply_version(
     store: Store,
-    rows: Sequence[RetractionWatchRow],
+    parsed: ParsedFile,
     *,
+    based_on: int | None,
+    known: Mapping[str, str],
     sha256: str,
     source: str,
     commit: str | None,
-    skipped: int,
     now: float,
-) -> tuple[Dataset, int]:
-    """Store ``rows`` (record ids unique) as the newest version; returns it and the changes recorded.
+) -> tuple[Dataset, int, int] | None:
+    """Store ``parsed`` as the newest version; returns it, the change-feed rows recorded and pending.
 
-    One transaction: rows not in ``rows`` are deleted, changed ones rewritten, new ones inserted,
-    the version row added, and the change feed written (see the module docstring).
+    ``parsed`` was read with ``known`` (:func:`stored_hashes`, when version ``based_on`` was the
+    newest). One transaction: rows the file no longer holds are deleted, changed ones rewritten,
+    new ones inserted, re-hashed ones updated, the version row added, and the change feed written
+    (see the module docstring). Returns None, writing nothing, when another import stored a version
+    after ``based_on`` (read again and retry).
 
     Raises:
         StoreError: the database failed (nothing written).
     """
     table = RetractionRow.__table__
     versions = RetractionDataset.__table__
-    digests = {r.record_id: r.row_hash() for r in rows}
     with store.write() as conn:
-        first = conn.execute(select(versions.c.id).limit(1)).first() is None
-        before = {r.record_id: r.row_hash for r in conn.execute(select(table.c.record_id, table.c.row_hash))}
-        added = [r for r in rows if r.record_id not in before]
-        changed = [r for r in rows if r.record_id in before and before[r.record_id] != digests[r.record_id]]
-        removed = sorted(set(before) - set(digests))
+        if conn.execute(select(func.max(versions.c.id))).scalar() != based_on:
+            return None
+        present = set(parsed.unchanged) | {r.record_id for r in parsed.rows}
+        removed = sorted(set(known) - present)
+        added = [r for r in parsed.rows if r.record_id not in known]
+        stored = _stored_fields(conn, [r.record_id for r in parsed.rows if r.record_id in known])
+        changed = [r for r in parsed.rows if r.record_id in stored and stored[r.record_id] != r.fields_json()]
+        rehashed = [
+            r for r in parsed.rows if r.record_id in stored and stored[r.record_id] == r.fields_json()
+        ]
         dataset_id = conn.execute(
             insert(versions)
             .values(
                 sha256=sha256,
-                row_count=len(rows),
+                row_count=parsed.total,
                 source=source,
                 git_commit=commit,
                 imported_at=now,
                 added=len(added),
                 changed=len(changed),
                 removed=len(removed),
-                skipped=skipped,
+                skipped=parsed.skipped,
             )
             .returning(versions.c.id)
         ).scalar_one()
-        old_rows: dict[str, RetractionWatchRow] = {}
-        for chunk in _chunks([r.record_id for r in changed]):
-            query = select(table.c.record_id, table.c.fields).where(table.c.record_id.in_(chunk))
-            old_rows.update(
-                {r.record_id: RetractionWatchRow.from_json(r.fields) for r in conn.execute(query)}
-            )
         for chunk in _chunks(removed + [r.record_id for r in changed]):
             conn.execute(delete(table).where(table.c.record_id.in_(chunk)))
-        fresh = [_values(r, digests[r.record_id], dataset_id) for r in (*added, *changed)]
+        fresh = [_values(r, parsed.hashes[r.record_id], dataset_id) for r in (*added, *changed)]
         for i in range(0, len(fresh), 5000):
             conn.execute(insert(table), fresh[i : i + 5000])
-        recorded = 0
-        if not first:
-            pairs = [(r, None) for r in added] + [(r, old_rows.get(r.record_id)) for r in changed]
-            recorded = _record_changes(conn, pairs, sha256, now)
+        if rehashed:
+            conn.execute(
+                update(table)
+                .where(table.c.record_id == bindparam("rid"))
+                .values(row_hash=bindparam("digest")),
+                [{"rid": r.record_id, "digest": parsed.hashes[r.record_id]} for r in rehashed],
+            )
+        recorded = pending = 0
+        if based_on is not None:
+            pairs = [(r, None) for r in added] + [
+                (r, RetractionWatchRow.from_json(stored[r.record_id])) for r in changed
+            ]
+            recorded, pending = record_changes(conn, pairs, sha256, now)
         row = conn.execute(select(versions).where(versions.c.id == dataset_id)).one()
-    return _dataset(row), recorded
+    return _dataset(row), recorded, pending

@@ -10,6 +10,10 @@ Signals, each kept with its source, notice DOI, date and record id:
   :func:`syncd.crossref.lookups_batch.update_flags`;
 - stored notice records whose ``update-to`` names the work (:class:`~syncd.retractions.facts.NoticeFact`),
   except a publisher link the work's own ``update-to`` names back (two-way links, as above);
+- the notices the reverse query ``/works?filter=updates:{doi}`` found
+  (:class:`~syncd.retractions.facts.ReverseFacts`, consulted when the record's ``updated-by`` and the
+  Retraction Watch data say nothing, :func:`needs_reverse`), with the same two-way rule; a notice
+  already named by another Crossref signal is not listed twice;
 - the imported Retraction Watch rows of the work (by DOI or PubMed id);
 - the title: ``RETRACTED:``, ``RETRACTED ARTICLE:``, ``WITHDRAWN:``, ``Notice of Retraction``,
   ``Expression of Concern:`` - only for a record that is not itself a notice for another work
@@ -34,18 +38,28 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from syncd.retractions.csvfile import RetractionWatchRow
-from syncd.retractions.facts import CrossrefFacts, Dataset, NoticeFact
+from syncd.retractions.facts import CrossrefFacts, Dataset, NoticeFact, ReverseFacts
 from syncd.retractions.names import (
     SEVERITIES,
     SOURCE_CROSSREF_PUBLISHER,
     SOURCE_CROSSREF_RW,
     SOURCE_NOTICE,
+    SOURCE_REVERSE,
     SOURCE_RW_DATA,
     SOURCE_TITLE,
     Severity,
 )
 
-__all__ = ["LEVELS", "Signal", "Verdict", "level_of", "notice_targets", "title_signal", "verdict"]
+__all__ = [
+    "LEVELS",
+    "Signal",
+    "Verdict",
+    "level_of",
+    "needs_reverse",
+    "notice_targets",
+    "title_signal",
+    "verdict",
+]
 
 LEVELS: dict[str, Severity] = {
     **dict.fromkeys(("retraction", "withdrawal", "removal", "partial_retraction"), "retracted"),
@@ -119,7 +133,8 @@ class Verdict:
     lifted ones); ``reason`` why it is ``unknown`` (None otherwise); ``replaced``: retracted and
     replaced under the same DOI; ``crossref``: ``seen``, ``not_found`` or ``unseen`` (the record could
     not be read), ``crossref_validated_at`` when the record answered was last confirmed (epoch s);
-    ``dataset`` the Retraction Watch version consulted (None: none imported); ``notes`` for people.
+    ``dataset`` the Retraction Watch version consulted (None: none imported); ``reverse`` what the
+    reverse query said (None: not consulted); ``notes`` for people.
     """
 
     doi: str | None
@@ -131,6 +146,7 @@ class Verdict:
     crossref: str = "seen"
     crossref_validated_at: float | None = None
     dataset: Dataset | None = None
+    reverse: ReverseFacts | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     def as_dict(self, iso: Any = None) -> dict[str, Any]:
@@ -146,6 +162,7 @@ class Verdict:
             "crossref": self.crossref,
             "crossrefValidatedAt": when(self.crossref_validated_at) if self.crossref_validated_at else None,
             "retractionWatch": rw,
+            "updatesQuery": _reverse_dict(self.reverse, when) if self.reverse is not None else None,
         }
         data = {
             "severity": self.severity,
@@ -156,6 +173,16 @@ class Verdict:
             "notes": list(self.notes) or None,
         }
         return {k: v for k, v in data.items() if v is not None}
+
+
+def _reverse_dict(reverse: ReverseFacts, when: Any) -> dict[str, Any]:
+    data = {
+        "state": reverse.state,
+        "notices": len(reverse.notices),
+        "total": reverse.total,
+        "validatedAt": when(reverse.validated_at) if reverse.validated_at else None,
+    }
+    return {k: v for k, v in data.items() if v is not None}
 
 
 def title_signal(title: str | None) -> Signal | None:
@@ -201,8 +228,10 @@ def _crossref_signals(facts: CrossrefFacts) -> list[Signal]:
     return out
 
 
-def _notice_signals(own: str | None, notices: Sequence[NoticeFact], back: set[str]) -> list[Signal]:
-    """Signals of the stored notices naming ``own``.
+def _notice_signals(
+    own: str | None, notices: Sequence[NoticeFact], back: set[str], source: str = SOURCE_NOTICE
+) -> list[Signal]:
+    """Signals of the notices naming ``own`` (stored ones, or ``source`` the reverse query's).
 
     A notice the work's own ``update-to`` names (``back``) is a two-way publisher link, kept only when
     Retraction Watch asserted it.
@@ -216,7 +245,7 @@ def _notice_signals(own: str | None, notices: Sequence[NoticeFact], back: set[st
             continue
         out.append(
             Signal(
-                SOURCE_NOTICE,
+                source,
                 _norm(n.update.type),
                 level,
                 n.notice_doi.lower(),
@@ -234,6 +263,29 @@ def _rw_signals(rows: Sequence[RetractionWatchRow]) -> list[Signal]:
         if level is not None:
             out.append(Signal(SOURCE_RW_DATA, r.nature, level, r.notice_doi, r.notice_date, r.record_id))
     return out
+
+
+def needs_reverse(crossref: CrossrefFacts | None, rw_rows: Sequence[RetractionWatchRow]) -> bool:
+    """Whether the reverse query is worth asking: nothing else names a notice of the work.
+
+    True when the record's own ``updated-by`` (and updates recorded in place) give no level and no
+    Retraction Watch row names the work (a title prefix alone does not count: it names no notice).
+    """
+    if _rw_signals(rw_rows):
+        return False
+    if crossref is None:
+        return True
+    return not any(s.source != SOURCE_TITLE for s in _crossref_signals(crossref))
+
+
+def _reverse_signals(
+    own: str | None, reverse: ReverseFacts | None, back: set[str], known: list[Signal]
+) -> list[Signal]:
+    if reverse is None or not reverse.notices:
+        return []
+    named = {(s.notice_doi, s.type) for s in known if s.source != SOURCE_RW_DATA}
+    found = _notice_signals(own, reverse.notices, back, SOURCE_REVERSE)
+    return [s for s in found if (s.notice_doi, s.type) not in named]
 
 
 def _lift(signals: list[Signal]) -> list[Signal]:
@@ -267,6 +319,7 @@ def verdict(
     notices: Sequence[NoticeFact] = (),
     rw_rows: Sequence[RetractionWatchRow] = (),
     dataset: Dataset | None = None,
+    reverse: ReverseFacts | None = None,
 ) -> Verdict:
     """The verdict of the work ``doi`` (or PubMed id ``pmid``) from every signal (module docstring).
 
@@ -279,6 +332,7 @@ def verdict(
         notices: stored notices whose ``update-to`` names ``doi``.
         rw_rows: the Retraction Watch rows of the work (by DOI or PubMed id).
         dataset: the Retraction Watch version ``rw_rows`` come from (None: nothing imported).
+        reverse: what the reverse query ``filter=updates:{doi}`` said (None: not consulted).
     """
     own = doi.lower() if doi else None
     signals: list[Signal] = []
@@ -290,11 +344,14 @@ def verdict(
             notes.append(f"this record is an update notice for {', '.join(targets)}")
     back = {u.doi.lower() for u in crossref.update_to} if crossref is not None else set()
     signals += _notice_signals(own, notices, back)
+    signals += _reverse_signals(own, reverse, back, signals)
     signals += _rw_signals(rw_rows)
     signals = _lift(_unique(signals))
     replaced = any(s.level == "retracted" and not s.lifted and own and s.notice_doi == own for s in signals)
     if replaced:
         notes.append("retracted and replaced under the same DOI: the record now is the retraction notice")
+    if reverse is not None and not reverse.answered:
+        notes.append(f"the reverse query filter=updates:{own} could not be asked ({reverse.state})")
     if dataset is None:
         notes.append("no Retraction Watch data imported: Crossref's record alone was consulted")
     state = (
@@ -310,7 +367,7 @@ def verdict(
             severity = "none_found"
         else:
             severity = "unknown"
-            reason = _unknown_reason(state, crossref_missing, dataset, doi)
+            reason = _unknown_reason(state, crossref_missing, dataset, doi, pmid)
     return Verdict(
         doi=own,
         pmid=pmid,
@@ -321,14 +378,21 @@ def verdict(
         crossref=state,
         crossref_validated_at=crossref.validated_at if crossref is not None else None,
         dataset=dataset,
+        reverse=reverse,
         notes=tuple(notes),
     )
 
 
-def _unknown_reason(state: str, missing: str | None, dataset: Dataset | None, doi: str | None) -> str:
+def _unknown_reason(
+    state: str, missing: str | None, dataset: Dataset | None, doi: str | None, pmid: str | None
+) -> str:
     rw = "not in Retraction Watch" if dataset is not None else "no Retraction Watch data imported"
+    if doi is None and pmid is None:
+        return "the entry names no DOI and no PubMed id: nothing to look up"
     if state == "not_found":
         return f"not at Crossref and {rw}"
     if state == "not_asked":
-        return f"no DOI to ask Crossref and {rw}" if doi is None else f"Crossref not asked and {rw}"
+        if doi is None:
+            return f"no DOI to ask Crossref and PubMed id {pmid} {rw}"
+        return f"Crossref not asked and {rw}"
     return f"the Crossref record could not be read ({missing}) and {rw}"

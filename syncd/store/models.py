@@ -382,8 +382,9 @@ class RetractionRow(Base):
     ``original_pmid``/``notice_pmid`` PubMed ids (None for ``0``); ``nature`` normalized
     (``retraction``, ``expression_of_concern``, ``correction``, ``reinstatement``, ...); dates ISO
     8601 (``YYYY-MM-DD``); ``fields`` the JSON of every other column as parsed
-    (:class:`syncd.retractions.csvfile.RetractionWatchRow`); ``row_hash`` the SHA-256 of the parsed
-    row (a changed row between versions); ``dataset_id`` the version that last added or changed it.
+    (:class:`syncd.retractions.csvfile.RetractionWatchRow`); ``row_hash`` the SHA-256 of the row's
+    raw cells (:func:`syncd.retractions.csvfile.cells_hash`: an unchanged row is not parsed again);
+    ``dataset_id`` the version that last added or changed it.
     """
 
     __tablename__ = "retraction_rows"

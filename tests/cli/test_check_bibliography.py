@@ -103,9 +103,10 @@ def test_sixty_entry_bibtex_reports_exactly_the_retracted_and_bad(
 ) -> None:
     """The 60-entry file with 8 of its works already stored: the report lists exactly the 3 retracted
     works (recorded titles, retracted first) and the 2 bad DOIs (not_found, invalid_doi); the notice and
-    the 52 clean works are ok; 2 entries skipped. The 50 unstored DOIs (48 works and the 2 bad ones)
-    cost 2 upstream requests: one filter=doi: list request for the 49 well-formed ones and one doi.org
-    request naming the missing DOI's agency. Exit 1; the table run after it sends no request.
+    the 52 clean works are ok; the 2 entries without a DOI or PubMed id are no_doi, verdict unknown.
+    The 50 unstored DOIs (48 works and the 2 bad ones) cost 2 upstream requests: one filter=doi: list
+    request for the 49 well-formed ones and one doi.org request naming the missing DOI's agency. Exit
+    1; the table run after it sends no request.
     """
     path, real = sixty_entry_bib(tmp_path)
     stored = real[-8:]
@@ -129,7 +130,14 @@ def test_sixty_entry_bibtex_reports_exactly_the_retracted_and_bad(
         ("retracted", "10.1109/icetce.2011.5774727"),
         ("not_found", MISSING),
         ("invalid_doi", MALFORMED),
+        ("no_doi", None),
+        ("no_doi", None),
     ]
+    unidentified = report["reported"][-2:]
+    assert [r["title"] for r in unidentified] == ["A book with no DOI", "A thesis with no DOI"]
+    assert {(r["severity"], r["reason"]) for r in unidentified} == {
+        ("unknown", "the entry names no DOI and no PubMed id: nothing to look up")
+    }
     for row in report["reported"][:3]:
         assert row["title"].startswith(RETRACTED[row["doi"]]) and "retraction" in row["detail"]
     assert report["counts"] == {
@@ -140,6 +148,7 @@ def test_sixty_entry_bibtex_reports_exactly_the_retracted_and_bad(
         "not_found": 1,
         "invalid_doi": 1,
         "unchecked": 0,
+        "no_doi": 2,
         "other_agency": 0,
         "ok": 53,
     }
@@ -180,7 +189,7 @@ def test_ris_and_csl_json_are_read(env: Settings, fake: FakeUpstream, tmp_path: 
     """A RIS file (DO tag, a UR doi.org URL, an entry with neither) and a CSL-JSON export (DOI, URL, none)
     name the same works: the retracted Lancet paper (retracted, its expression of concern and correction
     named in detail), the corrected PLOS ONE paper, a Zenodo DOI registered with DataCite (counted, not
-    reported); one skipped entry each.
+    reported); one entry without an identifier each (no_doi, verdict unknown).
     """
     lancet, zenodo = "10.1016/s0140-6736(20)31180-6", "10.5281/zenodo.5244404"
     ris = (
@@ -210,6 +219,7 @@ def test_ris_and_csl_json_are_read(env: Settings, fake: FakeUpstream, tmp_path: 
         assert [(r["status"], r["doi"]) for r in report["reported"]] == [
             ("retracted", lancet),
             ("corrected", CORRECTED),
+            ("no_doi", None),
         ]
         detail = report["reported"][0]["detail"]
         assert "expression_of_concern 10.1016/s0140-6736(20)31290-3" in detail
