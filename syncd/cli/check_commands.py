@@ -26,7 +26,8 @@ A ``not_found``, ``unchecked``, ``other_agency`` or ``no_doi`` entry that Retrac
 the verdict's status instead (a DOI known only to Retraction Watch is ``retracted``; a PubMed id is
 matched to the rows' ``OriginalPaperPubMedID``); one it does not name has verdict ``unknown`` with
 the reason. An entry naming neither a DOI nor a PubMed id is ``no_doi`` with verdict ``unknown``
-(nothing to look up: never read as clean); ``skipped`` counts them.
+(nothing to look up: never read as clean); ``skipped`` counts them. They do not make the check exit
+3: a book or a web page in a reference list is no failure of the check.
 
 ``--deep`` also asks Crossref's reverse query ``/works?filter=updates:{doi}`` (notices whose
 ``update-to`` names the work, local-first, within the budget) for each work whose ``updated-by`` and
@@ -196,6 +197,14 @@ def _no_doi_item(ref: Reference, verdict: Verdict) -> dict[str, Any]:
     )
     data = {"input": None, "pmid": ref.pmid, "found": False, "reason": NO_DOI, "message": message}
     return {**{k: v for k, v in data.items() if v is not None}, "retraction": verdict.as_dict(iso)}
+
+
+def _nothing_to_look_up(item: dict[str, Any]) -> bool:
+    """Whether the entry names neither a DOI nor a PubMed id (a book, a web page).
+
+    Such an entry is listed with verdict unknown but not counted in the exit code: nothing could be asked.
+    """
+    return item.get("reason") == NO_DOI and not item.get("pmid")
 
 
 def _updates_query(verdicts: list[Verdict | None]) -> dict[str, Any]:
@@ -381,6 +390,7 @@ def check(
             report["watched"] = len(added)
             report["watchedNew"] = sum(1 for _, created in added if created)
     emit(report, as_json, lambda: _print_report(report))
-    code = exit_code([(i.get("retraction") or {}).get("severity") for i in items], fail_on, allow_unknown)
+    judged = [i for i in items if not _nothing_to_look_up(i)]
+    code = exit_code([(i.get("retraction") or {}).get("severity") for i in judged], fail_on, allow_unknown)
     if code:
         sys.exit(code)
