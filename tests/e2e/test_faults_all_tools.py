@@ -17,7 +17,7 @@ Claims, per cell:
 
 Timing: "within the deadline" is measured on the server side, inside each tool (its body, upstream
 included; never the MCP client's wall clock, which adds 30 concurrent sessions' CPU-bound set-up and
-schema checks on 2 cores), and must be under ``deadline_s + 10`` s (deadline 1.5 s): far below the 30 s
+schema checks on 2 cores), and must be under ``deadline_s + 20`` s (deadline 1.5 s): far below the 30 s
 the hang fault lasts and the 70 s and more the slow fault needs for a recorded body, so a call that waits
 a fault out counts as hung, while a loaded machine's queueing does not. Multi-stage calls whose stages
 could each take a deadline are proved by bounded work instead (``test_multi_stage_call_keeps_one_deadline``:
@@ -96,8 +96,10 @@ DEADLINE_S = 1.5
 SETUP_DEADLINE_S = 30.0
 """The deadline of the calls that set the stage with no fault injected (the template's first answers, a
 test's first call): on a busy machine they may take longer than the 1.5 s the faulted calls get."""
-HUNG_SLACK_S = 10.0  # 30 concurrent calls queue on 2 cores and on SQLite's one writer: waits, not hangs
-"""Seconds past the deadline a tool body may take before it counts as hung (the hang fault lasts 30 s)."""
+HUNG_SLACK_S = 20.0  # 30 concurrent calls queue on 2 cores and on SQLite's one writer: waits, not hangs
+"""Seconds past the deadline a tool body may take before it counts as hung. The hang fault lasts 30 s,
+so a body that waited it out takes at least 30 s and is still caught; a store-only body took 15.2 s on
+a 2-core machine at load 14, so 10 s of slack was not enough there."""
 UPSTREAM_REASONS = {
     "upstream_unavailable",
     "rate_limited",
