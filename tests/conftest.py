@@ -51,6 +51,7 @@ from syncd.config import Settings
 from syncd.registry import open_services
 from syncd.services import Services
 from syncd.store.repo import Store
+from syncd.store.session import StoreSession
 from tests.corpus_path import CORPUS
 from tests.fakeupstream import FakeUpstream
 from tests.schema_check import checking
@@ -112,6 +113,70 @@ def schema_checked_once() -> Iterator[None]:
         yield
 
 
+def _new_sqlite_file(database_url: str) -> Path | None:
+    """The path of a file-backed SQLite URL whose file does not exist yet (nor any companion file that
+    says one was expected there), in an existing directory; None for anything else.
+    """
+    if not database_url.startswith("sqlite:///") or "?" in database_url:
+        return None
+    path = Path(database_url[len("sqlite:///") :]).expanduser()
+    if str(path) in ("", ":memory:") or path.exists() or not path.parent.is_dir():
+        return None
+    if any(path.with_name(path.name + s).exists() for s in ("-wal", "-shm", ".daemon.lock")):
+        return None
+    return path
+
+
+@pytest.fixture(scope="session", autouse=True)
+def sqlite_stores_start_at_head(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """A new SQLite store in a test starts as a copy of one database migrated to head (per worker).
+
+    Replaying the 13 migrations for each of the suite's ~1,500 fresh SQLite stores cost about 0.1 s of
+    CPU each; here ``Store.open`` of a file that does not exist yet (first use) copies a database
+    migrated once, so it opens at head as any existing store does. Only in-process opens with
+    ``upgrade=True`` are served so; a copy that cannot be written (a full or read-only disk under
+    test) falls back to the real first open. The migrations themselves are tested where they are
+    the claim (tests/store/test_migrations*.py open old stores from kept samples or with
+    ``upgrade=False``; processes such as ``syncd db upgrade`` subprocesses are untouched). Tests
+    marked ``pytest.mark.real_first_open`` get the real first open.
+    """
+    template = tmp_path_factory.mktemp("head-template") / "head.db"
+    Store.open(f"sqlite:///{template}").close()
+    original = StoreSession.open.__func__  # type: ignore[attr-defined]
+
+    def open_at_head(cls: type[Any], database_url: str, *, upgrade: bool = True, **limits: Any) -> Any:
+        path = _new_sqlite_file(database_url) if upgrade and not _REAL_FIRST_OPEN else None
+        if path is not None:
+            try:
+                shutil.copyfile(template, path)
+                path.chmod(0o660)  # as the first open leaves it (owner and group)
+            except OSError:
+                with contextlib.suppress(OSError):
+                    path.unlink()
+        return original(cls, database_url, upgrade=upgrade, **limits)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(StoreSession, "open", classmethod(open_at_head))
+        yield
+
+
+_REAL_FIRST_OPEN: list[bool] = []
+"""Non-empty while a test marked ``real_first_open`` runs."""
+
+
+@pytest.fixture(autouse=True)
+def _real_first_open(request: pytest.FixtureRequest) -> Iterator[None]:
+    """``pytest.mark.real_first_open``: new SQLite stores of this test replay the migrations."""
+    if request.node.get_closest_marker("real_first_open") is None:
+        yield
+        return
+    _REAL_FIRST_OPEN.append(True)
+    try:
+        yield
+    finally:
+        _REAL_FIRST_OPEN.pop()
+
+
 @pytest.fixture(autouse=True)
 def answers_fit_output_schema(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Every tool answer in every test is checked against its tool's outputSchema (tests/schema_check.py)."""
@@ -143,6 +208,10 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.addinivalue_line(
         "markers", f"full: part of the full cross product, run only when {FULL_ENV}=1 (.ci/run sets it)"
+    )
+    config.addinivalue_line(
+        "markers",
+        "real_first_open: new SQLite stores replay the migrations (not a copy of a migrated template)",
     )
     config.addinivalue_line(
         "markers",

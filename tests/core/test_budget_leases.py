@@ -321,14 +321,15 @@ def test_a_timed_out_request_keeps_its_slot_until_the_lease_expires(budget_store
 
 
 def test_upstream_never_sees_more_requests_than_the_slots(fake: FakeUpstream, tmp_path: Path) -> None:
-    """in_flight=1, upstream taking 1.5 s, calls with a 0.4 s deadline: the first times out, the second is
+    """in_flight=1, upstream taking 8 s, calls with a 0.4 s deadline: the first times out, the second is
     refused by the budget instead of being sent while upstream still works (before: 2 at once upstream).
+    Upstream's 8 s (was 1.5 s) keep it working through the second call on a loaded machine.
     """
     db_url = f"sqlite:///{tmp_path / 's.db'}"
     settings = make_settings(fake, db_url, budget={POOL: {"in_flight": 1}})
     store = Store.open(db_url)
     http = UpstreamHTTP("crossref", fake.crossref_url, Budget(store, settings))
-    fake.fault("latency", delay_s=1.5, service="crossref")
+    fake.fault("latency", delay_s=8.0, service="crossref")
     try:
         with pytest.raises(UpstreamTimeout):
             http.get(POOL, "/works/10.1101/598821", deadline=Deadline(0.4))

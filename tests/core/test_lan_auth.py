@@ -129,7 +129,7 @@ def endpoint(fake: FakeUpstream, tmp_path: Path) -> Iterator[str]:
     web = web_server(settings, services)
     thread = threading.Thread(target=web.run, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 60
     while not web.started and time.monotonic() < deadline and thread.is_alive():
         time.sleep(0.05)
     assert web.started, "the endpoint did not start"

@@ -55,12 +55,12 @@ def test_crossref_404_from_a_wrong_base_url_is_upstream_unavailable(
     client = CrossrefClient(settings, budget)
     try:
         with pytest.raises(UpstreamUnavailable) as err:
-            client.get_work("10.1101/598821", Deadline(5))
+            client.get_work("10.1101/598821", Deadline(30))  # the claim is the reason, not the time
         assert err.value.reason == "upstream_unavailable"
         assert "crossref.base_url may be wrong" in err.value.hint
         assert "No such service mount." in err.value.message
         with pytest.raises(UpstreamUnavailable):
-            client.get_entity("/members/98", "member", Deadline(5))
+            client.get_entity("/members/98", "member", Deadline(30))
     finally:
         client.close()
 
@@ -74,7 +74,7 @@ def test_crossref_own_404_is_still_a_miss(fake: FakeUpstream, tmp_path: Path) ->
     store = Store.open(settings.database_url)
     client = CrossrefClient(settings, Budget(store, settings))
     try:
-        assert client.get_work("10.9999/no-such-work", Deadline(5)).status == "not_found"
+        assert client.get_work("10.9999/no-such-work", Deadline(30)).status == "not_found"
     finally:
         client.close()
         store.close()
@@ -88,7 +88,7 @@ def test_zenodo_404_from_a_wrong_base_url_is_upstream_unavailable(
     client = ZenodoClient(settings, budget)
     try:
         with pytest.raises(UpstreamUnavailable) as err:
-            client.get_record("5244404", Deadline(5))
+            client.get_record("5244404", Deadline(30))
         assert "zenodo.base_url may be wrong" in err.value.hint
     finally:
         client.close()
@@ -118,7 +118,7 @@ def test_zenodo_record_with_a_trimmed_404_is_not_found(fake: FakeUpstream, tmp_p
     store = Store.open(settings.database_url)
     client = ZenodoClient(settings, Budget(store, settings))
     try:
-        assert client.get_record("68358988", Deadline(5)).status == "not_found"
+        assert client.get_record("68358988", Deadline(30)).status == "not_found"
     finally:
         client.close()
         store.close()

@@ -120,7 +120,7 @@ def endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         web = web_server(settings, services)
         thread = threading.Thread(target=web.run, daemon=True)
         thread.start()
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 60
         while not web.started and time.monotonic() < deadline and thread.is_alive():
             time.sleep(0.05)
         assert web.started, "the endpoint did not start"

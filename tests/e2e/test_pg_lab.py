@@ -64,7 +64,7 @@ def _daemon(fake: FakeUpstream, db_url: str, home: Path, port: int, **extra: str
     )
 
 
-def _wait_listening(port: int, proc: subprocess.Popen[str], seconds: float = 30) -> None:
+def _wait_listening(port: int, proc: subprocess.Popen[str], seconds: float = 120) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if proc.poll() is not None:
