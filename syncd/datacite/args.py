@@ -239,7 +239,9 @@ class TraceRelationsArgs(ToolArgs):
     """``datacite_trace_relations`` input."""
 
     doi: DoiArg
-    depth: Literal[1, 2] = Field(1, description="1: the DOI's neighbours; 2: also theirs (not expanded yet).")
+    depth: Literal[1, 2] = Field(
+        1, description="1: the DOI's neighbours; 2: also those of its first 10 DataCite neighbours."
+    )
     relation_types: Annotated[
         list[RelationType] | None, BeforeValidator(_fold_list(tuple(RELATION_TYPES)))
     ] = Field(

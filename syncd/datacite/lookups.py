@@ -53,6 +53,7 @@ __all__ = [
     "classify_ra",
     "fetch_list",
     "fetch_work",
+    "fetch_works",
     "get_work",
     "is_partial",
     "list_page",
@@ -181,6 +182,26 @@ def fetch_work(svc: Services, key: str, deadline: Deadline) -> StoredEntry:
     content = work_content(key, body) if body is not None else _miss_content(svc, key, deadline)
     stored, changed = svc.store.put_content(content)
     log.debug("event=stored kind=datacite_work key=%s changed=%s", key, changed)
+    return stored
+
+
+def fetch_works(svc: Services, keys: list[str], deadline: Deadline) -> dict[str, StoredEntry]:
+    """Ask DataCite for the whole records of ``keys`` (lower-cased DOIs, at most 50) in one request.
+
+    Each record answered is stored; returns the stored entries by DOI (a DOI left out is not asked
+    of doi.org here).
+
+    Raises:
+        ValueError: more than 50 DOIs.
+        UpstreamError, BudgetExhausted: DataCite could not be used; nothing was written.
+    """
+    found = svc.upstreams.datacite.get_works(keys, deadline)
+    stored: dict[str, StoredEntry] = {}
+    for key, body in found.items():
+        try:
+            stored[key], _ = svc.store.put_content(work_content(key, body))
+        except MalformedResponse as exc:  # a poison record never stops the others
+            log.info("event=skip_item kind=datacite_work key=%s reason=%s", key, exc.reason)
     return stored
 
 
