@@ -35,6 +35,8 @@ from syncd.crossref import walk as crossref_walk
 from syncd.crossref import walk_specs as crossref_watches
 from syncd.crossref.names import CROSSREF_WORK
 from syncd.datacite import kinds as datacite_kinds
+from syncd.datacite import walk as datacite_walk
+from syncd.datacite import walk_specs as datacite_watches
 from syncd.datacite.names import DATACITE_WORK
 from syncd.doiorg import kinds as doiorg_kinds
 from syncd.doiorg.names import DOI_RA
@@ -119,10 +121,14 @@ SERIES_DOI_PREFIXES: tuple[str, ...] = (CONCEPT_DOI_PREFIX,)
 """DOI prefixes that make a series id a concept DOI (the change feed's watch match)."""
 
 
-WALKERS: dict[str, Walker] = {**crossref_walk.WALKERS, **zenodo_walk.WALKERS}
+WALKERS: dict[str, Walker] = {**crossref_walk.WALKERS, **zenodo_walk.WALKERS, **datacite_walk.WALKERS}
 """The walker of each watch kind but ``doi`` (:mod:`syncd.sync` walks a watch through its kind's)."""
 
-WATCH_TYPES: dict[str, WatchType] = {**crossref_watches.WATCH_TYPES, **zenodo_watches.WATCH_TYPES}
+WATCH_TYPES: dict[str, WatchType] = {
+    **crossref_watches.WATCH_TYPES,
+    **zenodo_watches.WATCH_TYPES,
+    **datacite_watches.WATCH_TYPES,
+}
 """How each watch kind but ``doi`` is added (``syncd watch add``, the config's ``[watch]`` table) and
 described, in ``syncd watch add``'s order (each slice declares its own in its ``walk_specs.py``)."""
 
