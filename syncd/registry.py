@@ -35,6 +35,7 @@ from syncd.crossref import walk as crossref_walk
 from syncd.crossref import walk_specs as crossref_watches
 from syncd.crossref.names import CROSSREF_WORK
 from syncd.datacite import kinds as datacite_kinds
+from syncd.datacite import queries_agency as datacite_agency
 from syncd.datacite import walk as datacite_walk
 from syncd.datacite import walk_specs as datacite_watches
 from syncd.datacite.names import DATACITE_WORK
@@ -44,7 +45,7 @@ from syncd.errors import InvalidInput
 from syncd.kinds import Kind
 from syncd.lazy import load
 from syncd.records import RecordSource
-from syncd.services import ClientFactory, Services
+from syncd.services import AgencyRecords, ClientFactory, Services
 from syncd.store.repo import Store
 from syncd.store.rules import StoreRules
 from syncd.watchwalk import DoiWalker, Walker, WatchType
@@ -58,6 +59,7 @@ if TYPE_CHECKING:
     from syncd.tools.resource import ResourceSpec
 
 __all__ = [
+    "AGENCIES",
     "CHANGE_SOURCES",
     "CLIENTS",
     "DOI_WALKERS",
@@ -144,6 +146,11 @@ CLIENTS: dict[str, ClientFactory] = {
 }
 """Each upstream's client constructor by client name, in the order ``cache stats`` checks them."""
 
+AGENCIES: dict[str, AgencyRecords] = {"datacite": datacite_agency.agency_records}
+"""Each registration agency a slice answers for, by lower-cased name (doi.org's ``RA``): handed to every
+:class:`~syncd.services.Services` bundle, so the Crossref batch answers a DataCite DOI from the
+DataCite slice without importing it."""
+
 
 def open_services(
     settings: Settings,
@@ -159,7 +166,7 @@ def open_services(
 
     The keywords are those of :meth:`Services.open <syncd.services.Services.open>`: ``interactive``
     (False: the daemon, which leaves the budget reserve), ``transport`` (tests), ``read_only``,
-    ``clock`` (epoch seconds) and ``sleep`` (seconds).
+    ``clock`` (epoch seconds) and ``sleep`` (seconds); every bundle gets :data:`AGENCIES`.
     """
     return Services.open(
         settings,
@@ -170,6 +177,7 @@ def open_services(
         read_only=read_only,
         clock=clock,
         sleep=sleep,
+        agencies=AGENCIES,
     )
 
 

@@ -59,6 +59,7 @@ __all__ = [
     "list_page",
     "mirror_search",
     "miss_of",
+    "store_miss",
     "stored_work",
     "work_content",
 ]
@@ -202,6 +203,16 @@ def fetch_works(svc: Services, keys: list[str], deadline: Deadline) -> dict[str,
             stored[key], _ = svc.store.put_content(work_content(key, body))
         except MalformedResponse as exc:  # a poison record never stops the others
             log.info("event=skip_item kind=datacite_work key=%s reason=%s", key, exc.reason)
+    return stored
+
+
+def store_miss(svc: Services, key: str, deadline: Deadline) -> StoredEntry:
+    """Store the classified miss of ``key``, a DOI a list answer just left out (asks doi.org why).
+
+    Raises:
+        StoreError: the store could not be written.
+    """
+    stored, _ = svc.store.put_content(_miss_content(svc, key, deadline))
     return stored
 
 
