@@ -136,15 +136,10 @@ def _item_line(item: dict[str, Any]) -> str:
         record = item.get("agencyRecord") or {}
         note = ""
         if record.get("found"):
-            bits = [
-                record.get("title") or "(untitled)",
-                record.get("resourceTypeGeneral"),
-                record.get("state"),
-            ]
-            year = record.get("publicationYear")
-            note = f" (registered with {agency}: " + " | ".join(
-                str(b) for b in (*bits[:2], year, bits[2]) if b
-            )
+            keys = ("resourceTypeGeneral", "publicationYear", "state")
+            shown = [str(record.get("title") or "(untitled)")]
+            shown += [str(record[k]) for k in keys if record.get(k)]
+            note = f" (registered with {agency}: " + " | ".join(shown)
             note += f" [{(record.get('cache') or {}).get('source')}])"
         elif record.get("missReason"):
             note = f" (registered with {agency}; {agency} holds no public record: {record['missReason']})"

@@ -21,7 +21,7 @@ import warnings
 from functools import lru_cache
 from typing import Any
 
-from syncd.datacite.views import first_title, publication_year
+from syncd.datacite.views import as_object, first_title, publication_year
 
 __all__ = ["csl_item", "has_style", "render_csl_json", "render_text"]
 
@@ -54,7 +54,7 @@ def _issued(doc: dict[str, Any], year: int) -> list[int]:
 
 def csl_item(doc: dict[str, Any]) -> dict[str, Any]:
     """The CSL JSON item of a flattened DataCite record (:func:`syncd.datacite.views.document`)."""
-    types = doc.get("types") if isinstance(doc.get("types"), dict) else {}
+    types = as_object(doc.get("types"))
     doi = str(doc.get("doi") or doc.get("id") or "")
     item: dict[str, Any] = {
         "id": doi.lower(),
