@@ -22,9 +22,10 @@ from syncd.datacite import lookups, queries
 from syncd.datacite.client import DataciteClient
 from syncd.datacite.params import parse_datacite_doi
 from syncd.datacite.rules import WORK_RULES
-from syncd.datacite.views_citation import has_style, render_csl_json, render_text
+from syncd.datacite.views_citation import render_csl_json, render_text
 from syncd.datacite.views_reference import FORMATS, locale_of
 from syncd.errors import InvalidInput, NotFound, UpstreamUnavailable
+from syncd.normalize.citation import has_style
 from syncd.services import Services
 from syncd.store.content import document
 from syncd.upstream.http import current_deadline
