@@ -171,3 +171,33 @@ def test_a_depth_two_answer_over_the_size_budget_is_cut_with_a_continuation(
     assert f"Edges cut to {len(data['edges'])} of 4 to fit the answer size" in data["notice"]
     assert "lower max_nodes, narrow relation_types or trace a node on its own" in data["notice"]
     assert len(data["nodes"]) == 3
+
+
+def test_the_second_hop_adds_depth_two_nodes_up_to_max_nodes(dc: Services, upstream: Recorded) -> None:
+    """10.15468/efb17f, which DataCite holds no record of, is named by the GBIF download
+    10.15468/dl.msish2 (References, found by the reverse query): the second hop reads that download's
+    whole record and adds the 17 other datasets it References as depth-2 nodes; max_nodes=10 keeps the
+    root, the download and the first 8 of them (flagged truncated, the notice counting every hop), and
+    only the edges between kept nodes; depth-2 DOIs DataCite does not answer stay unhydrated.
+    """
+    root, download = "10.15468/efb17f", "10.15468/dl.msish2"
+    upstream.add_work(download, _record(download))
+    upstream.add_list(_naming(root), {**_record(download), "meta": {"total": 1}})
+    upstream.add_list(_naming(download), {"data": [], "included": [], "meta": {"total": 0}, "links": {}})
+    data = trace_answer(dc, root, 2, None, False, 10)
+    nodes = data["nodes"]
+    assert [(n["id"], n["depth"]) for n in nodes[:3]] == [(root, 0), (download, 1), ("10.15468/ab3s5x", 2)]
+    assert len(nodes) == 10 and {n["depth"] for n in nodes[2:]} == {2}
+    assert (data["truncated"], data["shown"], data["cap"]) == (True, 10, 10)
+    assert "18 related identifiers found (1 in the first hop); 9 fit max_nodes" in data["notice"]
+    assert data["coverage"]["reverseMetadata"]["secondHop"] == {
+        "total": 0,
+        "fetched": 0,
+        "expanded": 1,
+        "ownEdges": 18,
+    }
+    kept = {n["id"] for n in nodes}
+    assert all(e["from"] in kept and e["to"] in kept for e in data["edges"])
+    assert _edges(data)[(download, "References", root)] == ["reverse_metadata", "metadata"]
+    assert len(data["edges"]) == 9 and not any(n["hydrated"] for n in nodes[2:])
+    assert nodes[1]["hydrated"] is True and nodes[1]["repositoryId"] == "gbif.gbif"
