@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from syncd import policy
-from syncd.cache import Lookup, local_first
+from syncd.cache import Lookup, facts_of, local_first
 from syncd.datacite.lookups_content import is_partial, work_content
 from syncd.datacite.lookups_revalidate import REVALIDATE_MANY
 from syncd.datacite.names import DATACITE_SEARCH, DATACITE_WORK
@@ -54,6 +54,7 @@ __all__ = [
     "fetch_list",
     "fetch_work",
     "fetch_works",
+    "fetched_now",
     "get_work",
     "is_partial",
     "list_page",
@@ -214,6 +215,11 @@ def store_miss(svc: Services, key: str, deadline: Deadline) -> StoredEntry:
     """
     stored, _ = svc.store.put_content(_miss_content(svc, key, deadline))
     return stored
+
+
+def fetched_now(entry: StoredEntry) -> Lookup:
+    """The lookup of an entry this call just fetched and stored (:func:`fetch_works`, :func:`store_miss`)."""
+    return Lookup(entry, policy.from_upstream(facts_of(entry)))
 
 
 def stored_work(store: Store, key: str) -> StoredEntry | None:

@@ -4,8 +4,8 @@
 carry this summary instead of "another agency" (the composition root hands :func:`agency_records`
 to the :class:`~syncd.services.Services` bundle as ``agencies["datacite"]``; the Crossref slice never
 imports this one). Local-first: the DOIs with no whole stored record are fetched first, 50 per
-``query=doi:(a OR b ...)`` request (stored as works), then each DOI is read through
-:func:`syncd.datacite.lookups.get_work` (the store, its TTL, doi.org's classified miss for one
+``query=doi:(a OR b ...)`` request (stored as works), then each DOI not just fetched is read
+through :func:`syncd.datacite.lookups.get_work` (the store, its TTL, doi.org's classified miss for one
 DataCite does not hold, asked right after the batch left it out). Within the running call's
 deadline: once it is spent, the rest are ``upstream_unavailable`` items, answered from the store
 when stored.
@@ -34,6 +34,7 @@ from syncd.errors import BudgetExhausted, SyncdError, UpstreamError
 from syncd.normalize.doi import is_zenodo_doi
 from syncd.services import Services
 from syncd.store.content import document
+from syncd.store.repo import StoredEntry
 from syncd.upstream.http import current_deadline
 
 __all__ = ["AGENCY", "RELATED_SHOWN", "agency_records", "summary"]
@@ -103,24 +104,31 @@ def agency_records(svc: Services, dois: Sequence[str]) -> dict[str, dict[str, An
     deadline = current_deadline(svc.settings.deadline_s)
     keys = list(dict.fromkeys(d.strip().lower() for d in dois if d.strip()))
     unheld = [k for k in keys if (e := lookups.stored_work(svc.store, k)) is None or lookups.is_partial(e)]
+    fetched: dict[str, StoredEntry] = {}
     for i in range(0, len(unheld), BATCH_MAX):
         if deadline.expired():
             break
         chunk = unheld[i : i + BATCH_MAX]
         try:
-            found = lookups.fetch_works(svc, chunk, deadline)
+            fetched.update(lookups.fetch_works(svc, chunk, deadline))
         except (UpstreamError, BudgetExhausted) as exc:
             log.info("event=agency_batch_failed size=%d reason=%s", len(chunk), exc.reason)
             break
-        for key in (k for k in chunk if k not in found):
+        for key in (k for k in chunk if k not in fetched):
             try:  # doi.org says why (unclassified: asked again later)
-                lookups.store_miss(svc, key, deadline)
+                fetched[key] = lookups.store_miss(svc, key, deadline)
             except SyncdError as exc:
                 log.info("event=agency_miss_unstored doi=%s reason=%s", key, exc.reason)
     out: dict[str, dict[str, Any]] = {}
     for key in keys:
         try:
-            out[key] = summary(lookups.get_work(svc, parse_datacite_doi(key), deadline))
+            lookup = (
+                lookups.fetched_now(fetched[key])
+                if key in fetched
+                else lookups.get_work(svc, parse_datacite_doi(key), deadline)
+            )
         except SyncdError as exc:
             out[key] = {"agency": AGENCY, "found": False, "doi": key, "reason": exc.reason}
+            continue
+        out[key] = summary(lookup)
     return out

@@ -31,7 +31,8 @@ def test_get_works_answers_datacite_dois_from_the_datacite_slice(cache: Services
     the arXiv preprint's title, Preprint, 2019, findable; the Zenodo DOI with its record id and the
     pointer to zenodo_get_record; the Dryad dataset with its IsCitedBy of a Crossref work; a DataCite
     DOI DataCite does not hold carries DataCite's own miss. One DataCite batch request for the four
-    (plus doi.org for the one it left out); the same call again asks DataCite nothing.
+    (plus doi.org for the one it left out), each summary's cache block saying upstream; the same call
+    again asks DataCite nothing and every block says store.
     """
     assert set(cache.agencies) == set(AGENCIES) == {"datacite"}
     res = get_works_tool(cache, [ARXIV, ZENODO, DRYAD, CROSSREF, NOWHERE])
@@ -41,10 +42,10 @@ def test_get_works_answers_datacite_dois_from_the_datacite_slice(cache: Services
     assert (arxiv["agency"], arxiv["found"], arxiv["resourceTypeGeneral"], arxiv["publicationYear"]) == (
         "DataCite", True, "Preprint", 2019,
     )  # fmt: skip
-    assert (arxiv["state"], arxiv["repositoryId"], arxiv["cache"]["stale"]) == (
+    assert (arxiv["state"], arxiv["repositoryId"], arxiv["cache"]["source"]) == (
         "findable",
         "arxiv.content",
-        False,
+        "upstream",
     )
     zenodo = items[ZENODO]["agencyRecord"]
     assert zenodo["zenodoRecordId"] == "48440" and "zenodo_get_record" in zenodo["notice"]
