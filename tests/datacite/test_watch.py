@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from syncd import watch as watch_mod
 from syncd.cli import cli
-from syncd.config import Settings
+from syncd.config import Settings, WatchSettings
 from syncd.datacite.walk import DATACITE_FLOOR, datacite_params
 from syncd.datacite.walk_specs import datacite_spec
 from syncd.errors import InvalidInput
@@ -169,3 +169,16 @@ def test_syncd_watch_add_then_sync_a_datacite_query(env: Settings, fake: FakeUps
         ("datacite_query", 5, 1, True)
     ]
     assert fake.count("/dois", service="datacite") == 1
+
+
+def test_the_config_s_datacite_queries_become_watches(walker: Services) -> None:
+    """``watch.datacite_queries`` in the config file adds one ``datacite_query`` watch per query (label
+    ``config``), once: applying the same table again adds none.
+    """
+    config = WatchSettings(datacite_queries=["glacier mass balance"])
+    added = watch_mod.apply_config(walker.store, config)
+    assert [(w.kind, w.spec["q"], w.label) for w in added] == [
+        ("datacite_query", "glacier mass balance", "config")
+    ]
+    again = watch_mod.apply_config(walker.store, config)
+    assert [w.id for w in again] == [w.id for w in added]
