@@ -311,6 +311,7 @@ class WatchSettings(BaseModel):
     crossref: list[CrossrefWatchSettings] = Field(default_factory=list)
     zenodo_communities: list[str] = Field(default_factory=list, description="Zenodo community ids.")
     zenodo_queries: list[str] = Field(default_factory=list, description="Zenodo search queries.")
+    datacite_queries: list[str] = Field(default_factory=list, description="DataCite search queries.")
 
 
 ANSWER_MIN_CHARS = 4_000

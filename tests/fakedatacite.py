@@ -6,6 +6,13 @@ Mounted at ``fake.datacite_url`` (``http://127.0.0.1:PORT/datacite``). What it a
   of those DOIs (``datacite/work/*.json``, each ``GET /dois/{doi}`` body's ``data`` with its
   included client, and the full list-endpoint records of ``datacite/work-list/``), newest recording
   first; DOIs it does not hold are left out, as DataCite does;
+* ``GET /dois?query=[(<q>) AND ]updated:[A TO B]&page[cursor]=...`` (a watch's window walk): the held
+  records whose ``attributes.updated`` lies in ``[A, B]`` (and whose ``client`` is ``client-id`` when
+  given; ``q`` other than ``*`` must appear in the record's JSON text, case-insensitive), by
+  ``created`` ascending, ``page[size]`` per page, ``links.next`` carrying a cursor token (unpadded
+  base64 of ``<created>,<doi>`` of the page's last row, as DataCite's) while rows are left. The
+  corpus is shared by every fake of a process: a test changing a held record (``records[doi]``, to
+  stand for DataCite's copy changing) restores it (``monkeypatch.setitem``);
 * ``GET /dois`` with another query: the recorded glacier search page when the query holds the word
   ``glacier`` (its recorded ``meta.page`` set to the page asked), else an empty page;
 * ``GET /repositories``: the recorded ``ids=`` page when ``ids`` is given, else the glacier search page;
@@ -16,6 +23,7 @@ Mounted at ``fake.datacite_url`` (``http://127.0.0.1:PORT/datacite``). What it a
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from pathlib import Path
@@ -24,6 +32,7 @@ from typing import Any
 __all__ = ["DataciteCorpus"]
 
 _PHRASE = re.compile(r'"((?:[^"\\]|\\.)+)"')
+_WINDOW = re.compile(r"^(?:\((?P<q>.*)\) AND )?updated:\[(?P<a>\S+) TO (?P<b>\S+)\]$")
 _JSON = (("content-type", "application/json; charset=utf-8"),)
 
 
@@ -98,7 +107,55 @@ class DataciteCorpus:
                 "meta": {"total": len(hits)},
                 "links": {},
             }
+        window = _WINDOW.match(q)
+        if window is not None:
+            return self._window(window.group("q") or "*", window.group("a"), window.group("b"), query)
         page = int(query.get("page[number]") or 1)
         if "glacier" in q.lower() and self.search is not None:
             return {**self.search, "meta": {**self.search["meta"], "page": page}}
         return {"data": [], "included": [], "meta": {"total": 0, "totalPages": 0, "page": page}, "links": {}}
+
+    def _window(self, q: str, start: str, end: str, query: dict[str, str]) -> dict[str, Any]:
+        """One cursor page of the held records updated in ``[start, end]`` (see the module docstring)."""
+
+        def instant(value: str) -> str:
+            return value.replace(".000Z", "Z")
+
+        client = query.get("client-id")
+        rows = sorted(
+            (
+                (r, inc)
+                for r, inc in self.records.values()
+                if instant(start) <= instant(str(r["attributes"].get("updated") or "")) <= instant(end)
+                and (
+                    client is None
+                    or (r.get("relationships") or {}).get("client", {}).get("data", {}).get("id") == client
+                )
+                and (q == "*" or q.lower() in json.dumps(r).lower())
+            ),
+            key=lambda pair: (
+                pair[0]["attributes"].get("created") or "",
+                pair[0]["attributes"]["doi"].lower(),
+            ),
+        )
+        total = len(rows)
+        token = query.get("page[cursor]", "1")
+        if token != "1":
+            after = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
+            rows = [
+                p
+                for p in rows
+                if f"{p[0]['attributes'].get('created')},{p[0]['attributes']['doi'].lower()}" > after
+            ]
+        size = int(query.get("page[size]") or 25)
+        page, left = rows[:size], rows[size:]
+        included: list[Any] = []
+        for _, clients in page:
+            included += [c for c in clients if c not in included]
+        links: dict[str, str] = {}
+        if page and left:
+            last = page[-1][0]["attributes"]
+            mark = f"{last.get('created')},{last['doi'].lower()}".encode()
+            cursor = base64.urlsafe_b64encode(mark).decode().rstrip("=")
+            links["next"] = f"https://api.datacite.org/dois?page%5Bcursor%5D={cursor}&page%5Bsize%5D={size}"
+        return {"data": [r for r, _ in page], "included": included, "meta": {"total": total}, "links": links}

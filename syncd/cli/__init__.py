@@ -99,7 +99,7 @@ COMMANDS: Final[dict[str, Command]] = {
     "watch": Command(
         "syncd.cli.watch_commands",
         "watch",
-        "Manage the watch lists the daemon keeps mirrored (DOIs, Crossref queries, Zenodo communities).",
+        "Manage the watch lists the daemon keeps mirrored (DOIs, Crossref, Zenodo and DataCite queries).",
     ),
 }
 """Every top-level ``syncd`` command; each module is declared in :data:`syncd.lazy.LAZY` too."""

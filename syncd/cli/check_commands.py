@@ -14,26 +14,13 @@ status                     meaning                                              
 ``expression_of_concern``  the verdict is an expression of concern                      yes
 ``corrected``              the verdict is corrected (erratum, corrigendum, ...)         yes
 ``reinstated``             a reinstatement lifted its retraction                        yes
-``not_found``              Crossref holds no record and no other agency registered it   yes
+``not_found``              no record at Crossref nor at the agency that registered it   yes
 ``invalid_doi``            the DOI text is not a DOI                                    yes
 ``unchecked``              upstream could not be asked and nothing is stored            yes
 ``no_doi``                 no DOI: a PubMed id only, or nothing to look up              yes
 ``other_agency``           registered with another agency (DataCite, mEDRA...)          counted
 ``ok``                     found, no signal                                             counted
-=========================  ===========================================================  ========
-
-A ``not_found``, ``unchecked``, ``other_agency`` or ``no_doi`` entry that Retraction Watch names takes
-the verdict's status instead (a DOI known only to Retraction Watch is ``retracted``; a PubMed id is
-matched to the rows' ``OriginalPaperPubMedID``); one it does not name has verdict ``unknown`` with
-the reason. An entry naming neither a DOI nor a PubMed id is ``no_doi`` with verdict ``unknown``
-(nothing to look up: never read as clean); ``skipped`` counts them. They do not make the check exit
-3: a book or a web page in a reference list is no failure of the check.
-
-``--deep`` also asks Crossref's reverse query ``/works?filter=updates:{doi}`` (notices whose
-``update-to`` names the work, local-first, within the budget) for each work whose ``updated-by`` and
-Retraction Watch rows say nothing (:mod:`syncd.retractions.reverse`); without it only reverse pages
-already stored are read.
-
+=========================  ===========================================================  =
 Exit code (``--fail-on``, default ``retracted``): 1 when any entry is at or above the level
 (``retracted``; ``concern``: retracted or expression of concern; ``corrected``: those or corrected;
 ``never``: never 1), else 3 when any verdict is ``unknown`` (not with ``--allow-unknown``), else 0;
@@ -104,6 +91,11 @@ def entry_status(item: dict[str, Any]) -> str:
     if reason == "invalid_parameter":
         return "invalid_doi"
     if reason == "doi_not_found":
+        record = item.get("agencyRecord") or {}
+        if record.get("found"):
+            return "ok"  # resolved at its own agency (DataCite): title, type, year, state in the item
+        if record.get("missReason") in ("does_not_exist", "not_public"):
+            return "not_found"  # not found at that agency either
         agency = item.get("registrationAgency")
         return "other_agency" if agency and agency.lower() != "crossref" else "not_found"
     return "unchecked"
@@ -140,7 +132,7 @@ def _row(ref: Reference, item: dict[str, Any], status: str) -> dict[str, Any]:
         "severity": verdict.get("severity"),
         "doi": item.get("doi") or ref.doi,
         "pmid": ref.pmid,
-        "title": item.get("title") or ref.title,
+        "title": item.get("title") or (item.get("agencyRecord") or {}).get("title") or ref.title,
         "detail": _detail(item),
         "reason": verdict.get("reason"),
         "signals": verdict.get("signals") or [],

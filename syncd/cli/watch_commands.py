@@ -48,7 +48,7 @@ EXIT_INTERRUPTED = 130
 
 @click.group()
 def watch() -> None:
-    """Manage the watch lists the daemon keeps mirrored (DOIs, Crossref queries, Zenodo communities)."""
+    """Manage the watch lists the daemon keeps mirrored (DOIs, Crossref, Zenodo and DataCite queries)."""
 
 
 @watch.command("add")
@@ -95,12 +95,14 @@ def watch_add(
     skip_invalid: bool,
     as_json: bool,
 ) -> None:
-    """Add watches: DOIs, a Crossref query, Zenodo communities or a Zenodo query.
+    """Add watches: DOIs, a Crossref query, Zenodo communities, a Zenodo or a DataCite query.
 
     `doi DOI... | --file F`, `crossref --orcid/--funder/--issn/--member/--filter/--query/--route`,
-    `zenodo-community ID... [--query Q]`, `zenodo-query QUERY`. Identifiers are checked first (a DOI's
-    form, an ORCID iD's check character, an ISSN's check digit, a ROR id's checksum): every invalid DOI
-    is named (`dois.txt:3`) and none is added unless --skip-invalid adds the others; exit 2.
+    `zenodo-community ID... [--query Q]`, `zenodo-query QUERY`, `datacite-query QUERY [REPOSITORY]`
+    (DataCite query syntax; `*` with a repository id such as cern.zenodo). Identifiers are checked
+    first (a DOI's form, an ORCID iD's check character, an ISSN's check digit, a ROR id's checksum):
+    every invalid DOI is named (`dois.txt:3`) and none is added unless --skip-invalid adds the
+    others; exit 2.
     """
     if what == DOI_WATCH:
         specs = [(DOI_WATCH, s) for s in _doi_specs(values, doi_file, skip_invalid)]

@@ -11,7 +11,16 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["CacheInfo", "ErrorData", "ErrorInfo", "Recovery", "WithCache", "wire_schema"]
+__all__ = [
+    "ENVELOPE_FIELDS",
+    "CacheInfo",
+    "ErrorData",
+    "ErrorInfo",
+    "Recovery",
+    "WithCache",
+    "wire_depth",
+    "wire_schema",
+]
 
 
 class CacheInfo(BaseModel):
@@ -122,12 +131,29 @@ _SHAPE_KEYS = frozenset({"properties", "required", "additionalProperties", "patt
 """What says an object's fields: published only above :data:`WIRE_DEPTH`."""
 
 
-def wire_schema(schema: dict[str, Any]) -> dict[str, Any]:
+def wire_depth(model: Any) -> int:
+    """The property depth an output model's published schema spells out (:func:`wire_schema`).
+
+    Its ``wire_depth`` class attribute when it declares one (a slice whose nested values add little at
+    depth 2, e.g. DataCite's open deposit objects: 1), else :data:`WIRE_DEPTH`.
+    """
+    depth = getattr(model, "wire_depth", WIRE_DEPTH)
+    return depth if isinstance(depth, int) and depth >= 1 else WIRE_DEPTH
+
+
+ENVELOPE_FIELDS = frozenset({"error"})
+"""Root fields every tool shares whose shape is published to :data:`WIRE_DEPTH` whatever the model's
+:func:`wire_depth` (the error envelope ``{code, message, data}`` a client checks)."""
+
+
+def wire_schema(schema: dict[str, Any], depth: int = WIRE_DEPTH) -> dict[str, Any]:
     """The ``outputSchema`` a client receives for the pydantic ``schema`` of an output model.
 
     One self-contained, portable node tree a validator walks once:
 
-    - every ``$ref`` into ``$defs`` is inlined (recursion ends at :data:`WIRE_DEPTH`), so no
+    - every ``$ref`` into ``$defs`` is inlined (recursion ends at ``depth``, default
+      :data:`WIRE_DEPTH`; :func:`wire_depth` of the model; :data:`ENVELOPE_FIELDS` always to
+      :data:`WIRE_DEPTH`), so no
       ``$defs`` is published and nothing is repeated beyond what the kept depth shows;
     - an optional field's ``anyOf: [X, {type: null}]`` becomes ``X``: syncd never sends ``null``
       (answers are dumped with ``exclude_none``; an absent field is how "none" is said), so no
@@ -160,7 +186,7 @@ def wire_schema(schema: dict[str, Any]) -> dict[str, Any]:
             return {**resolve(rest[0]), **others}
         return {**others, "anyOf": rest}
 
-    def walk(node: Any, depth: int, field: bool = False) -> Any:
+    def walk(node: Any, level: int, field: bool = False, limit: int = depth) -> Any:
         node = non_null(resolve(node))
         if not isinstance(node, dict):
             return node
@@ -169,18 +195,26 @@ def wire_schema(schema: dict[str, Any]) -> dict[str, Any]:
             if key in _DROPPED_KEYS or (key == "default" and value is None):
                 continue
             if key == "description":
-                if field and depth <= DESCRIBED_DEPTH:
+                if field and level <= DESCRIBED_DEPTH:
                     out[key] = value
-            elif key in _SHAPE_KEYS and depth >= WIRE_DEPTH:
+            elif key in _SHAPE_KEYS and level >= limit:
                 continue
             elif key == "properties":
-                out[key] = {name: walk(sub, depth + 1, field=True) for name, sub in value.items()}
+                out[key] = {
+                    name: walk(
+                        sub,
+                        level + 1,
+                        True,
+                        max(limit, WIRE_DEPTH) if level == 0 and name in ENVELOPE_FIELDS else limit,
+                    )
+                    for name, sub in value.items()
+                }
             elif key == "additionalProperties" and isinstance(value, dict):
-                out[key] = walk(value, depth + 1)
+                out[key] = walk(value, level + 1, False, limit)
             elif key == "items" and isinstance(value, dict):
-                out[key] = walk(value, depth)
+                out[key] = walk(value, level, False, limit)
             elif key == "anyOf" and isinstance(value, list):
-                out[key] = [walk(b, depth) for b in value]
+                out[key] = [walk(b, level, False, limit) for b in value]
             else:
                 out[key] = value
         return out

@@ -8,7 +8,7 @@ MCP tool's output JSON schema (``WorkView.model_json_schema()``).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -735,6 +735,11 @@ class WorksItem(_Model):
         description="The registration agency doi.org names for a DOI Crossref does not hold (DataCite...).",
     )
     zenodoRecordId: str | None = Field(None, description="A Zenodo DOI's record id (for zenodo_get_record).")
+    agencyRecord: dict[str, Any] | None = Field(
+        None,
+        description="Another agency's DOI (DataCite): its record there {agency, found, title, "
+        "resourceTypeGeneral, publicationYear, state, ..., cache} or its miss {found: false, missReason}.",
+    )
     retryAfterS: float | None = Field(None, description="Seconds to wait before asking again (rate_limited).")
     cache: CacheInfo | None = Field(
         None, description="Where this item came from and how fresh it is (absent when nothing is stored)."

@@ -41,6 +41,11 @@ and an agent's list resolve alike). For each input, in order:
    failed no other is tried: works already read from upstream are answered unstored (their ``cache``
    block says ``stored: false``), the rest carry ``store_unavailable``.
 
+7. A ``doi_not_found`` whose registration agency another slice answers for (``services.agencies``,
+   handed down by the composition root: DataCite) carries that agency's summary of the DOI
+   (``agency_record``: found with title, type, year and state, or the agency's own miss, each with
+   its ``cache`` block), asked once for all such DOIs of the call, local-first, inside its budget.
+
 Requests for ``n`` DOIs to fetch: ``ceil(n / 50)`` list requests (two at a time), one
 ``/works/{doi}`` per DOI that cannot go in a filter and per DOI a list answer left out (while the
 deadline lasts), one doi.org request per new prefix among the confirmed misses.
@@ -59,6 +64,7 @@ notice DOI) does not flag ``corrected``.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
 import time
@@ -139,6 +145,8 @@ class WorkItem:
     ``lookup`` (the stored work and its provenance) and ``error`` (why there is none: invalid input,
     ``doi_not_found`` with the registration agency, or the upstream failure) is set.
     ``miss_provenance``: where a ``doi_not_found`` came from (the stored miss; None otherwise).
+    ``agency_record``: the registration agency's summary of a ``doi_not_found`` another slice
+    answers for (:data:`syncd.services.AgencyRecords`; None otherwise).
     """
 
     input: str
@@ -146,6 +154,7 @@ class WorkItem:
     lookup: Lookup | None = None
     error: SyncdError | None = None
     miss_provenance: Provenance | None = None
+    agency_record: dict[str, Any] | None = None
 
 
 @dataclass
@@ -298,7 +307,34 @@ def get_works(svc: Services, inputs: Sequence[str]) -> WorksAnswer:
         done = pending[doi.key].result
         assert done is not None
         answer.items.append(WorkItem(raw, doi, done.lookup, done.error, done.miss_provenance))
+    answer.items = _with_agency_records(svc, answer.items)
     return answer
+
+
+def _agency_of(item: WorkItem) -> str | None:
+    """The lower-cased agency of a ``doi_not_found`` item doi.org names another agency for (else None)."""
+    if not isinstance(item.error, NotFound) or item.parsed is None:
+        return None
+    agency = item.error.data.get("registrationAgency")
+    return agency.lower() if isinstance(agency, str) and agency.lower() != "crossref" else None
+
+
+def _with_agency_records(svc: Services, items: list[WorkItem]) -> list[WorkItem]:
+    """``items`` with the agency's summary on each miss an agency of ``svc.agencies`` answers for."""
+    asked: dict[str, list[str]] = {}
+    for item in items:
+        agency = _agency_of(item)
+        if agency in svc.agencies and item.parsed is not None:
+            asked.setdefault(agency, []).append(item.parsed.key)
+    if not asked:
+        return items
+    records = {a: svc.agencies[a](svc, list(dict.fromkeys(keys))) for a, keys in asked.items()}
+    out = []
+    for item in items:
+        agency = _agency_of(item)
+        record = records.get(agency, {}).get(item.parsed.key) if agency and item.parsed else None
+        out.append(dataclasses.replace(item, agency_record=record) if record is not None else item)
+    return out
 
 
 def _groups(listed: list[_Pending]) -> list[list[_Pending]]:

@@ -21,13 +21,14 @@ import logging
 from collections.abc import Sequence
 
 from syncd import policy
-from syncd.batch import BatchReport, count_outcome, halves, revalidate_alone, splittable
+from syncd.batch import BatchReport, Settled, run_batches
 from syncd.crossref.client import CrossrefClient
 from syncd.crossref.names import CROSSREF_WORK
 from syncd.crossref.params_filter import GROUP, batch_params, filter_safe
-from syncd.errors import BudgetExhausted, InvalidInput, UpstreamError
+from syncd.errors import InvalidInput
 from syncd.kinds import OnEntry, RevalidateMany, RevalidateOne
 from syncd.normalize.doi import parse_doi
+from syncd.policy import Outcome
 from syncd.services import Services
 from syncd.store.repo import StoredEntry
 from syncd.upstream.http import Deadline
@@ -90,7 +91,6 @@ def revalidate_works(
     failed with its reason, so every sweep makes progress. Stops early (``stopped``) when the budget
     is spent, a pool is rate limited or the list pool is offline; the rest waits for the next sweep.
     """
-    report = BatchReport()
     todo = [e for e in entries if eligible(e)]
     alone = [e for e in todo if not filter_safe(e.doi or e.key)]
     for entry in alone:
@@ -98,35 +98,16 @@ def revalidate_works(
     pending: list[Sequence[StoredEntry]] = [[e] for e in alone]
     safe = [e for e in todo if filter_safe(e.doi or e.key)]
     pending += [safe[i : i + group] for i in range(0, len(safe), group)]
-    while pending and not report.stopped:
-        chunk = pending.pop(0)
-        if len(chunk) == 1:
-            revalidate_alone(svc, chunk[0], report, single, deadline_s, on_entry)
-            continue
-        report.list_requests += 1
-        try:
-            stamps = fetch_stamps(svc.upstreams.crossref, chunk, Deadline(deadline_s))
-        except (UpstreamError, BudgetExhausted) as exc:
-            if isinstance(exc, UpstreamError) and splittable(exc):
-                log.info("event=batch_split size=%d reason=%s", len(chunk), exc.reason)
-                pending[:0] = halves(chunk)
-                continue
-            report.stopped = exc.reason
-            log.info("event=batch_stopped reason=%s", exc.reason)
-            break
-        for entry in chunk:
-            if confirmed(entry, stamps):
-                svc.store.mark_validated(entry.id)
-                count_outcome(report, entry, policy.UNCHANGED, on_entry)
-            elif revalidate_alone(svc, entry, report, single, deadline_s, on_entry):
-                break
-    log.info(
-        "event=batch_revalidate checked=%d unchanged=%d changed=%d failed=%d list_requests=%d "
-        "single_requests=%d stopped=%s",
-        report.checked, report.unchanged, report.changed, report.failed, report.list_requests,
-        report.single_requests, report.stopped or "-",
-    )  # fmt: skip
-    return report
+
+    def settle(chunk: Sequence[StoredEntry], deadline: Deadline) -> Settled:
+        stamps = fetch_stamps(svc.upstreams.crossref, chunk, deadline)
+        settled: list[tuple[StoredEntry, Outcome]] = []
+        for entry in (e for e in chunk if confirmed(e, stamps)):
+            svc.store.mark_validated(entry.id)
+            settled.append((entry, policy.UNCHANGED))
+        return settled, [e for e in chunk if not confirmed(e, stamps)]
+
+    return run_batches(svc, pending, settle, single, on_entry, kind=CROSSREF_WORK, deadline_s=deadline_s)
 
 
 REVALIDATE_MANY = RevalidateMany(eligible=eligible, run=revalidate_works)

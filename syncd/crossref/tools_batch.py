@@ -86,6 +86,10 @@ def item_data(item: WorkItem, verdict: Verdict | None = None) -> dict[str, Any]:
     data = _item_data(item)
     if verdict is not None:
         data["retraction"] = verdict.as_dict(iso)
+        record = item.agency_record
+        if record is not None:  # what the verdict rests on: that agency's record too
+            seen = "seen" if record.get("found") else "not_found" if record.get("missReason") else "unseen"
+            data["retraction"]["restsOn"]["agencyRecord"] = f"{record.get('agency')}: {seen}"
     return data
 
 
@@ -106,6 +110,7 @@ def _item_data(item: WorkItem) -> dict[str, Any]:
         "zenodoRecordId": exc.data.get("zenodoRecordId"),
         "retryAfterS": exc.data.get("retry_after_s"),
         "cache": cache if isinstance(cache, dict) else None,
+        "agencyRecord": item.agency_record,
     }
     return {k: v for k, v in data.items() if v is not None}
 
@@ -128,8 +133,17 @@ def counts_of(items: list[dict[str, Any]]) -> dict[str, int]:
 def _item_line(item: dict[str, Any]) -> str:
     if not item["found"]:
         agency = item.get("registrationAgency")
+        record = item.get("agencyRecord") or {}
         note = ""
-        if agency and agency.lower() != "crossref":
+        if record.get("found"):
+            keys = ("resourceTypeGeneral", "publicationYear", "state")
+            shown = [str(record.get("title") or "(untitled)")]
+            shown += [str(record[k]) for k in keys if record.get(k)]
+            note = f" (registered with {agency}: " + " | ".join(shown)
+            note += f" [{(record.get('cache') or {}).get('source')}])"
+        elif record.get("missReason"):
+            note = f" (registered with {agency}; {agency} holds no public record: {record['missReason']})"
+        elif agency and agency.lower() != "crossref":
             note = f" (registered with {agency}, not Crossref)"
         elif agency:
             note = " (a Crossref prefix: mistyped, or not yet indexed)"
@@ -207,8 +221,10 @@ def get_works_tool(services: Services, dois: list[str], offset: int = 0) -> Call
     given, with title, first authors, date, container, flags (retracted, corrected,
     expression_of_concern from updatedBy), the updates themselves and its own cache block. DOIs not
     stored (or stale) are fetched 50 per Crossref list request, so 100 DOIs cost at most 2 requests.
-    A DOI Crossref does not hold is an item with reason doi_not_found naming the registration agency
-    (e.g. DataCite); an input that is not a DOI is an item with reason invalid_parameter; an upstream
+    A DOI Crossref does not hold is an item with reason doi_not_found naming the registration agency;
+    for a DataCite DOI (arXiv, Zenodo, Dryad...) agencyRecord gives DataCite's title, type, year and
+    state with its own cache block. An input that is not a DOI is an item with reason
+    invalid_parameter; an upstream
     failure is the reason of the items it left unanswered (stored copies are answered stale). Only an
     empty list or more than 100 DOIs refuse the call. counts tallies every DOI given; an answer cut to
     fit continues with offset=nextOffset (from the store). Errors: invalid_arguments.

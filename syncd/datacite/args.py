@@ -8,7 +8,7 @@ mean unset; enum-ish values accept any case with ``-``, ``_`` and spaces interch
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
 
 from pydantic import AfterValidator, BeforeValidator, Field
 
@@ -150,15 +150,26 @@ DoiArg = Annotated[
     AfterValidator(_doi_shape),
 ]
 Text = Annotated[str | None, BeforeValidator(_blank)]
-Format = Literal[tuple(CITATION_FORMATS)]  # type: ignore[valid-type]
-Sort = Literal[tuple(SORTS)]  # type: ignore[valid-type]
-ResourceType = Literal[RESOURCE_TYPE_IDS]  # type: ignore[valid-type]
-FieldOfScience = Literal[FOS_IDS]  # type: ignore[valid-type]
-Topic = Literal[tuple(TOPICS)]  # type: ignore[valid-type]
-RepositoryType = Literal[REPOSITORY_TYPES]  # type: ignore[valid-type]
-RelationType = Literal[tuple(RELATION_TYPES)]  # type: ignore[valid-type]
-Certificate = Literal[CERTIFICATES]  # type: ignore[valid-type]
-ClientType = Literal[tuple(CLIENT_TYPES)]  # type: ignore[valid-type]
+if TYPE_CHECKING:  # the vocabularies' values are data: to the type checker each is a string
+    Format: TypeAlias = str
+    Sort: TypeAlias = str
+    ResourceType: TypeAlias = str
+    FieldOfScience: TypeAlias = str
+    Topic: TypeAlias = str
+    RepositoryType: TypeAlias = str
+    RelationType: TypeAlias = str
+    Certificate: TypeAlias = str
+    ClientType: TypeAlias = str
+else:  # to pydantic, enums of the vocabularies (the published input schemas list them)
+    Format = Literal[tuple(CITATION_FORMATS)]
+    Sort = Literal[tuple(SORTS)]
+    ResourceType = Literal[RESOURCE_TYPE_IDS]
+    FieldOfScience = Literal[FOS_IDS]
+    Topic = Literal[tuple(TOPICS)]
+    RepositoryType = Literal[REPOSITORY_TYPES]
+    RelationType = Literal[tuple(RELATION_TYPES)]
+    Certificate = Literal[CERTIFICATES]
+    ClientType = Literal[tuple(CLIENT_TYPES)]
 CLIENT_TYPE_NAMES = {**{k: k for k in CLIENT_TYPES}, **{v: k for k, v in CLIENT_TYPES.items()}}
 
 
@@ -239,7 +250,9 @@ class TraceRelationsArgs(ToolArgs):
     """``datacite_trace_relations`` input."""
 
     doi: DoiArg
-    depth: Literal[1, 2] = Field(1, description="1: the DOI's neighbours; 2: also theirs (not expanded yet).")
+    depth: Literal[1, 2] = Field(
+        1, description="1: the DOI's neighbours; 2: also those of its first 10 DataCite neighbours."
+    )
     relation_types: Annotated[
         list[RelationType] | None, BeforeValidator(_fold_list(tuple(RELATION_TYPES)))
     ] = Field(

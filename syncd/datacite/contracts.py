@@ -8,7 +8,7 @@ answer that drifts from the contract fails the tests (tests/schema_check.py).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
@@ -27,9 +27,15 @@ MissReason = Literal["not_public", "other_agency", "does_not_exist", "unclassifi
 
 
 class _Contract(BaseModel):
-    """Base of the contract models: unknown keys are refused, as ``additionalProperties: false``."""
+    """Base of the contract models: unknown keys are refused, as ``additionalProperties: false``.
+
+    Published one level deep (``wire_depth``, :func:`syncd.contracts.common.wire_depth`): the answer's
+    own fields with their types, enums and descriptions; a nested value (a deposit's open objects, the
+    ``cache`` block) by its type alone. The models stay the whole contract syncd's tests check.
+    """
 
     model_config = ConfigDict(extra="forbid", defer_build=True)
+    wire_depth: ClassVar[int] = 1
 
 
 class _Open(BaseModel):

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from syncd import policy
-from syncd.cache import Lookup, local_first
+from syncd.cache import Lookup, facts_of, local_first
 from syncd.datacite.lookups_content import is_partial, work_content
 from syncd.datacite.lookups_revalidate import REVALIDATE_MANY
 from syncd.datacite.names import DATACITE_SEARCH, DATACITE_WORK
@@ -53,11 +53,14 @@ __all__ = [
     "classify_ra",
     "fetch_list",
     "fetch_work",
+    "fetch_works",
+    "fetched_now",
     "get_work",
     "is_partial",
     "list_page",
     "mirror_search",
     "miss_of",
+    "store_miss",
     "stored_work",
     "work_content",
 ]
@@ -182,6 +185,41 @@ def fetch_work(svc: Services, key: str, deadline: Deadline) -> StoredEntry:
     stored, changed = svc.store.put_content(content)
     log.debug("event=stored kind=datacite_work key=%s changed=%s", key, changed)
     return stored
+
+
+def fetch_works(svc: Services, keys: list[str], deadline: Deadline) -> dict[str, StoredEntry]:
+    """Ask DataCite for the whole records of ``keys`` (lower-cased DOIs, at most 50) in one request.
+
+    Each record answered is stored; returns the stored entries by DOI (a DOI left out is not asked
+    of doi.org here).
+
+    Raises:
+        ValueError: more than 50 DOIs.
+        UpstreamError, BudgetExhausted: DataCite could not be used; nothing was written.
+    """
+    found = svc.upstreams.datacite.get_works(keys, deadline)
+    stored: dict[str, StoredEntry] = {}
+    for key, body in found.items():
+        try:
+            stored[key], _ = svc.store.put_content(work_content(key, body))
+        except MalformedResponse as exc:  # a poison record never stops the others
+            log.info("event=skip_item kind=datacite_work key=%s reason=%s", key, exc.reason)
+    return stored
+
+
+def store_miss(svc: Services, key: str, deadline: Deadline) -> StoredEntry:
+    """Store the classified miss of ``key``, a DOI a list answer just left out (asks doi.org why).
+
+    Raises:
+        StoreError: the store could not be written.
+    """
+    stored, _ = svc.store.put_content(_miss_content(svc, key, deadline))
+    return stored
+
+
+def fetched_now(entry: StoredEntry) -> Lookup:
+    """The lookup of an entry this call just fetched and stored (:func:`fetch_works`, :func:`store_miss`)."""
+    return Lookup(entry, policy.from_upstream(facts_of(entry)))
 
 
 def stored_work(store: Store, key: str) -> StoredEntry | None:

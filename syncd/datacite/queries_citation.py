@@ -19,11 +19,13 @@ from typing import Any
 
 from syncd.cache import Lookup
 from syncd.datacite import lookups, queries
+from syncd.datacite.client import DataciteClient
 from syncd.datacite.params import parse_datacite_doi
 from syncd.datacite.rules import WORK_RULES
-from syncd.datacite.views_citation import has_style, render_csl_json, render_text
+from syncd.datacite.views_citation import render_csl_json, render_text
 from syncd.datacite.views_reference import FORMATS, locale_of
 from syncd.errors import InvalidInput, NotFound, UpstreamUnavailable
+from syncd.normalize.citation import has_style
 from syncd.services import Services
 from syncd.store.content import document
 from syncd.upstream.http import current_deadline
@@ -101,7 +103,7 @@ def _upstream(
     """
     deadline = current_deadline(svc.settings.deadline_s)
     params = {k: v for k, v in (("style", style if style != "apa" else None), ("locale", locale)) if v}
-    client = svc.upstreams.datacite
+    client: DataciteClient = svc.upstreams.datacite
     try:
         answer = client.render(FORMATS[fmt][0], lookup.entry.key, deadline, params)
     except UpstreamUnavailable as exc:

@@ -17,6 +17,7 @@ from typing import Any
 from syncd.datacite import lookups
 from syncd.datacite.params import flatten, phrase
 from syncd.datacite.queries_search import rejected_error
+from syncd.datacite.views import as_object
 from syncd.datacite.views_reference import fos_labels
 from syncd.errors import InvalidInput, UpstreamRejected
 from syncd.services import Services
@@ -31,7 +32,7 @@ def _strings(value: Any) -> list[str]:
 
 def repository_row(record: dict[str, Any]) -> dict[str, Any]:
     """One ``repositories[]`` row of a ``/repositories`` record (the registry's name order kept)."""
-    a = record.get("attributes") if isinstance(record.get("attributes"), dict) else {}
+    a = as_object(record.get("attributes"))
     provider = ((record.get("relationships") or {}).get("provider") or {}).get("data") or {}
     row: dict[str, Any] = {
         "repositoryId": str(record.get("id")),
@@ -125,7 +126,7 @@ def repositories_answer(svc: Services, args: dict[str, Any]) -> dict[str, Any]:
     except UpstreamRejected as exc:
         raise rejected_error(exc, bool(args.get("query"))) from None
     body = page.body
-    meta = body.get("meta") if isinstance(body.get("meta"), dict) else {}
+    meta = as_object(body.get("meta"))
     rows = [repository_row(r) for r in body.get("data") or [] if isinstance(r, dict)]
     total, size, number = int(meta.get("total") or 0), int(params["page[size]"]), int(params["page[number]"])
     data: dict[str, Any] = {

@@ -20,6 +20,7 @@ from syncd.datacite import lookups
 from syncd.datacite.client import parse_error
 from syncd.datacite.params_search import PAGE_CEILING, Cursor, SearchRequest, encode_cursor, search_request
 from syncd.datacite.rules import WORK_RULES
+from syncd.datacite.views import as_object
 from syncd.datacite.views_search import facets, row, rows
 from syncd.errors import BudgetExhausted, InvalidInput, SyncdError, UpstreamError, UpstreamRejected
 from syncd.services import Services
@@ -131,7 +132,7 @@ def _paging(data: dict[str, Any], req: SearchRequest, body: dict[str, Any], tota
         token = urllib.parse.parse_qs(
             urllib.parse.urlparse(str((body.get("links") or {}).get("next") or "")).query
         )
-        upstream_token = (token.get("page[cursor]") or [None])[0]
+        upstream_token = next(iter(token.get("page[cursor]") or []), None)
         delivered = req.cursor.delivered + shown
         last = (
             _created_ms((body.get("data") or [{}])[-1].get("attributes", {}).get("created"))
@@ -206,7 +207,7 @@ def search_works_answer(svc: Services, args: dict[str, Any], sorts: dict[str, st
             raise
         return _offline(svc, req, exc)
     body = page.body
-    meta = body.get("meta") if isinstance(body.get("meta"), dict) else {}
+    meta = as_object(body.get("meta"))
     asked = meta.get("page")
     if req.cursor is None and isinstance(asked, int) and asked != req.page:
         raise InvalidInput(

@@ -1,216 +1,89 @@
-"""``datacite_trace_relations``: the relation graph around one DOI, from three sources, local-first.
+"""``datacite_trace_relations``: the relation graph around one DOI, one or two hops, local-first.
+
+First hop (:mod:`syncd.datacite.queries_trace_graph` reads each source):
 
 1. Own metadata: the root's stored record (:func:`syncd.datacite.lookups.get_work`) names its
    related identifiers and related items: an edge root -> each (``sources: ["metadata"]``).
-2. Reverse metadata: DataCite records whose ``relatedIdentifiers`` name the root in any of its
-   forms (bare DOI, doi.org and dx.doi.org URLs), a cached ``/dois`` page of 10 (100 when more
-   match); each matching assertion re-checked pair by pair is an edge record -> root.
-3. Event Data: ``/events?doi=<root>`` (a DataCite root: both sides) or ``subj-id=https://doi.org/<root>``
-   (another agency's root: outgoing only), the citation family narrowed by ``relation_types``; a
-   transient failure degrades to ``coverage.eventData.status: "unavailable"`` with a notice.
+2. Reverse metadata: DataCite records naming the root in any of its forms, a cached ``/dois`` page
+   of 10 (100 when more match); each matching assertion is an edge record -> root.
+3. Event Data: ``/events`` (a DataCite root: both sides; another agency's: outgoing only); a transient
+   failure degrades to ``coverage.eventData.status: "unavailable"`` with a notice.
 
-Edges keep the asserting side and type exactly; identical (from, to, type) triples merge their
-``sources``. ``relation_types`` is read from the traced DOI's side: the root's own assertions pass on
-their type, assertions pointing at it on the inverse type. Nodes (root first, then in discovery
-order, up to ``max_nodes``) are hydrated from the records DataCite returns for their DOIs (one
-``doi:(a OR b ...)`` request per 50, stored as works). The second hop (``depth: 2``) is not expanded
-yet: the answer says so.
+Nodes (root first, then in discovery order, up to ``max_nodes``) are hydrated from the stored works,
+else from one ``doi:(a OR b ...)`` request per 50 DOIs whose whole records are stored as works.
+
+Second hop (``depth: 2``, only when the first hop left room under ``max_nodes`` and the call
+deadline has at least :data:`SECOND_HOP_SHARE` of its time left): the first :data:`FRONTIER` (10)
+depth-1 nodes DataCite holds, in node order, read local-first (their stored whole records; the
+partial or missing ones in one batch request), their own metadata and one reverse page (100) over
+all their DOI forms; the new nodes are depth 2 and hydrated in turn. A node met again (a cycle back
+to the root, a neighbour shared by two depth-1 nodes) keeps its first depth and the edge triples
+merge their sources. A second hop that cannot be read (budget, upstream) leaves the first hop's
+answer whole, with a notice. Hydration sends no batch once less than :data:`HYDRATE_SHARE` of the
+deadline is left (:data:`SECOND_HOP_SHARE` while a second hop is still to come): those nodes stay
+unhydrated and the notice says how many.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from syncd.datacite import lookups
-from syncd.datacite.params import parse_datacite_doi, phrase
+from syncd.datacite.params import parse_datacite_doi
+from syncd.datacite.queries_trace_graph import Graph, event_edges, own_edges, reverse_edges
 from syncd.datacite.rules import WORK_RULES
-from syncd.datacite.views import client_of, document, first_title, publication_year
-from syncd.datacite.views_reference import CITATION_GROUP, RELATION_TYPES
+from syncd.datacite.views import client_of, first_title, publication_year
 from syncd.errors import BudgetExhausted, UpstreamError
 from syncd.services import Services
 from syncd.store.content import document as stored_document
-from syncd.upstream.http import current_deadline
+from syncd.store.repo import StoredEntry
+from syncd.upstream.http import Deadline, current_deadline
 
-__all__ = ["EDGE_CAP", "trace_answer"]
+__all__ = ["EDGE_CAP", "FRONTIER", "HYDRATE_SHARE", "SECOND_HOP_SHARE", "trace_answer"]
 
 EDGE_CAP = 1_000
 """Most edges returned."""
-
-_DOI_URL = re.compile(r"^https?://(?:dx\.)?doi\.org/", re.IGNORECASE)
-_REVERSE_FIELDS = "doi,titles,types,publicationYear,citationCount,versionCount,client,relatedIdentifiers"
-
-
-def _kebab(relation: str) -> str:
-    return re.sub(r"([a-z])([A-Z])", r"\1-\2", relation).lower()
-
-
-def _pascal(kebab: str) -> str:
-    return "".join(p.capitalize() for p in kebab.split("-"))
+FRONTIER = 10
+"""Most depth-1 DataCite nodes the second hop expands (in node order)."""
+SECOND_HOP_SHARE = 20 / 45
+"""Share of the call deadline that must be left to start the second hop (the anchor: 25 s of 45 spent)."""
+HYDRATE_SHARE = 5 / 45
+"""Share of the call deadline that must be left to send a hydration batch (the anchor: 40 s of 45)."""
 
 
-def _target(value: str, kind: str | None) -> tuple[str, str]:
-    """``(id, idType)`` of a related identifier: a DOI (or doi.org URL) as the bare lower-case DOI."""
-    text = value.strip()
-    if kind == "DOI" or (kind == "URL" and _DOI_URL.match(text)):
-        return _DOI_URL.sub("", text).lower(), "DOI"
-    return text, kind or "Unknown"
+def _time_left(deadline: Deadline, share: float) -> bool:
+    return deadline.remaining() >= share * deadline.seconds
 
 
-class _Graph:
-    """Nodes in discovery order and merged edges, with the caps applied at the end."""
-
-    def __init__(self, root: str) -> None:
-        self.nodes: dict[str, dict[str, Any]] = {
-            root: {"id": root, "idType": "DOI", "depth": 0, "hydrated": False}
-        }
-        self.edges: dict[tuple[str, str, str], dict[str, Any]] = {}
-
-    def node(self, ident: str, kind: str) -> None:
-        self.nodes.setdefault(ident, {"id": ident, "idType": kind, "depth": 1, "hydrated": False})
-
-    def edge(self, src: str, dst: str, relation: str, source: str, event_source: str | None = None) -> None:
-        edge = self.edges.setdefault(
-            (src, dst, relation), {"from": src, "to": dst, "relationType": relation, "sources": []}
-        )
-        if source not in edge["sources"]:
-            edge["sources"].append(source)
-        if event_source and event_source not in edge.setdefault("eventSources", []):
-            edge["eventSources"].append(event_source)
+def _whole(entry: StoredEntry | None) -> dict[str, Any] | None:
+    """The document of a stored whole record (None: not stored, a miss, or a search page's part)."""
+    if entry is None or entry.status != "ok" or lookups.is_partial(entry):
+        return None
+    return stored_document(entry, WORK_RULES) or None
 
 
-def _admits(relation: str, allowed: set[str] | None, *, inverse: bool) -> bool:
-    if allowed is None:
-        return True
-    if not inverse:
-        return relation in allowed
-    back = RELATION_TYPES.get(relation, (None, ""))[0]
-    return back is not None and back in allowed
+def _hydrate(svc: Services, nodes: list[dict[str, Any]], deadline: Deadline, share: float) -> int:
+    """Fill the DOI nodes not yet hydrated from the stored works, else one request per 50 DOIs (stored).
 
-
-def _own(graph: _Graph, root: str, doc: dict[str, Any], allowed: set[str] | None) -> int:
-    count = 0
-    for r in doc.get("relatedIdentifiers") or []:
-        relation, value = (r or {}).get("relationType"), (r or {}).get("relatedIdentifier")
-        if not (isinstance(relation, str) and isinstance(value, str) and value.strip()):
-            continue
-        if _admits(relation, allowed, inverse=False):
-            ident, kind = _target(value, r.get("relatedIdentifierType"))
-            graph.node(ident, kind)
-            graph.edge(root, ident, relation, "metadata")
-            count += 1
-    for item in doc.get("relatedItems") or []:
-        ident_obj = (item or {}).get("relatedItemIdentifier") or {}
-        relation, value = (item or {}).get("relationType"), ident_obj.get("relatedItemIdentifier")
-        if (
-            isinstance(relation, str)
-            and isinstance(value, str)
-            and value.strip()
-            and _admits(relation, allowed, inverse=False)
-        ):
-            ident, kind = _target(value, ident_obj.get("relatedItemIdentifierType"))
-            graph.node(ident, kind)
-            graph.edge(root, ident, relation, "metadata")
-            count += 1
-    return count
-
-
-def _reverse(svc: Services, graph: _Graph, root: str, allowed: set[str] | None) -> dict[str, Any]:
-    forms = [
-        root,
-        *(
-            f"{p}{root}"
-            for p in ("https://doi.org/", "http://doi.org/", "https://dx.doi.org/", "http://dx.doi.org/")
-        ),
-    ]
-    query = "relatedIdentifiers.relatedIdentifier:(" + " OR ".join(phrase(f) for f in forms) + ")"
-    if allowed is not None:
-        inverses = sorted({RELATION_TYPES[t][0] for t in allowed if RELATION_TYPES.get(t, (None,))[0]})
-        query += " AND relatedIdentifiers.relationType:(" + " OR ".join(inverses or ["Other"]) + ")"
-    params = {"query": query, "sort": "-created", "page[size]": "10", "fields[dois]": _REVERSE_FIELDS}
-    params.update(affiliation="true", publisher="true")
-    body = lookups.list_page(svc, "/dois", params).body
-    total = int((body.get("meta") or {}).get("total") or 0)
-    if total > 10:
-        body = lookups.list_page(svc, "/dois", {**params, "page[size]": "100"}).body
-    records = [r for r in body.get("data") or [] if isinstance(r, dict)]
-    for record in records:
-        doc = document({"data": record, "included": []}) or {}
-        src = str(doc.get("doi") or doc.get("id") or "").lower()
-        for r in doc.get("relatedIdentifiers") or []:
-            relation, value = (r or {}).get("relationType"), (r or {}).get("relatedIdentifier")
-            if not (isinstance(relation, str) and isinstance(value, str)):
-                continue
-            if _target(value, r.get("relatedIdentifierType"))[0] == root and _admits(
-                relation, allowed, inverse=True
-            ):
-                graph.node(src, "DOI")
-                graph.edge(src, root, relation, "reverse_metadata")
-    return {"status": "ok", "total": total, "fetched": len(records)}
-
-
-def _events(
-    svc: Services, graph: _Graph, root: str, datacite: bool, allowed: set[str] | None, include: bool
-) -> dict[str, Any]:
-    types = [
-        t for t in CITATION_GROUP if allowed is None or t in allowed or _admits(t, allowed, inverse=True)
-    ]
-    if not include:
-        return {"status": "skipped", "detail": "include_event_data is false."}
-    if not types:
-        return {"status": "skipped", "detail": "No citation relation type is admitted by relation_types."}
-    params = {"relation-type-id": ",".join(_kebab(t) for t in types), "page[size]": "100"}
-    params.update({"doi": root} if datacite else {"subj-id": f"https://doi.org/{root}"})
-    try:
-        body = lookups.list_page(svc, "/events", params).body
-    except (UpstreamError, BudgetExhausted) as exc:
-        return {"status": "unavailable", "detail": f"Event Data did not answer ({exc.reason})."}
-    kept = 0
-    rows = [e for e in body.get("data") or [] if isinstance(e, dict)]
-    for event in rows:
-        a = event.get("attributes") or {}
-        src = _DOI_URL.sub("", str(a.get("subj-id") or "")).lower()
-        dst = _DOI_URL.sub("", str(a.get("obj-id") or "")).lower()
-        relation = _pascal(str(a.get("relation-type-id") or ""))
-        if not src or not dst or root not in (src, dst):
-            continue
-        if not _admits(relation, allowed, inverse=dst == root):
-            continue
-        other = dst if src == root else src
-        graph.node(other, "DOI")
-        graph.edge(src, dst, relation, "event_data", a.get("source-id"))
-        kept += 1
-    meta = body.get("meta") or {}
-    scope = "both_sides" if datacite else "outgoing_to_datacite"
-    return {
-        "status": "ok",
-        "scope": scope,
-        "total": int(meta.get("total") or 0),
-        "fetched": len(rows),
-        "kept": kept,
-    }
-
-
-def _hydrate(svc: Services, nodes: list[dict[str, Any]]) -> None:
-    """Fill DOI nodes from the stored records, else one ``doi:(...)`` request per 50 (best effort)."""
-    deadline = current_deadline(svc.settings.deadline_s)
-    wanted = [n for n in nodes if n["idType"] == "DOI" and n["depth"] > 0]
+    Best effort: no batch once less than ``share`` of the deadline is left, nor after a failed one.
+    Returns how many DOI nodes stay unhydrated for want of time.
+    """
+    wanted = [n for n in nodes if n["idType"] == "DOI" and n["depth"] > 0 and not n["hydrated"]]
     missing = [n["id"] for n in wanted if lookups.stored_work(svc.store, n["id"]) is None]
-    found: dict[str, dict[str, Any]] = {}
+    late = 0
     for i in range(0, len(missing), 50):
+        if not _time_left(deadline, share):
+            late = len(missing) - i
+            break
         try:
-            found.update(svc.upstreams.datacite.get_works(missing[i : i + 50], deadline))
+            lookups.fetch_works(svc, missing[i : i + 50], deadline)
         except (UpstreamError, BudgetExhausted):
             break
     for node in wanted:
         entry = lookups.stored_work(svc.store, node["id"])
-        doc = (
-            stored_document(entry, WORK_RULES)
-            if entry is not None and entry.status == "ok"
-            else document(found.get(node["id"]))
-        )
-        if doc:
-            _describe(node, doc)
+        if entry is not None and entry.status == "ok":
+            _describe(node, stored_document(entry, WORK_RULES) or {})
+    return late
 
 
 def _describe(node: dict[str, Any], doc: dict[str, Any]) -> None:
@@ -225,6 +98,43 @@ def _describe(node: dict[str, Any], doc: dict[str, Any]) -> None:
         "versionCount": doc.get("versionCount") if isinstance(doc.get("versionCount"), int) else None,
     }
     node.update({k: v for k, v in extra.items() if v is not None})
+
+
+def _frontier_docs(svc: Services, frontier: list[str], deadline: Deadline) -> dict[str, dict[str, Any]]:
+    """The whole records of the frontier DOIs: stored ones as they are, the others in one request.
+
+    Raises:
+        UpstreamError, BudgetExhausted: the batch request failed.
+    """
+    docs = {d: doc for d in frontier if (doc := _whole(lookups.stored_work(svc.store, d))) is not None}
+    asked = [d for d in frontier if d not in docs]
+    if asked:
+        for key, entry in lookups.fetch_works(svc, asked, deadline).items():
+            if (doc := _whole(entry)) is not None:
+                docs[key] = doc
+    return docs
+
+
+def _second_hop(
+    svc: Services, graph: Graph, frontier: list[str], allowed: set[str] | None, deadline: Deadline
+) -> dict[str, Any]:
+    """Expand ``frontier`` (depth-1 DataCite DOIs): their own metadata and one reverse page.
+
+    New nodes are depth 2. Returns ``coverage.reverseMetadata.secondHop``: ``{total, fetched,
+    expanded, ownEdges}``.
+
+    Raises:
+        UpstreamError, BudgetExhausted: a record batch or the reverse page could not be had.
+    """
+    docs = _frontier_docs(svc, frontier, deadline)
+    own = sum(own_edges(graph, d, docs[d], allowed, depth=2) for d in frontier if d in docs)
+    reverse = reverse_edges(svc, graph, frontier, allowed, depth=2, sizes=(100,))
+    return {
+        "total": reverse["total"],
+        "fetched": reverse["fetched"],
+        "expanded": len(frontier),
+        "ownEdges": own,
+    }
 
 
 _ROOT_COUNTS = (
@@ -246,6 +156,56 @@ def _root(root: str, node: dict[str, Any], doc: dict[str, Any] | None) -> dict[s
     return out
 
 
+class _Trace:
+    """One call's state: the graph, the coverage, the notices and the enrichment so far."""
+
+    def __init__(self, svc: Services, root: str, allowed: set[str] | None, max_nodes: int) -> None:
+        self.svc, self.root, self.allowed, self.max_nodes = svc, root, allowed, max_nodes
+        self.graph = Graph(root)
+        self.coverage: dict[str, Any] = {}
+        self.notices: list[str] = []
+        self.data: dict[str, Any] = {}
+        self.late = 0
+        self.deadline = current_deadline(svc.settings.deadline_s)
+
+    def kept_nodes(self) -> list[dict[str, Any]]:
+        """The nodes within ``max_nodes`` (discovery order); marks the answer truncated when some are left."""
+        nodes = list(self.graph.nodes.values())
+        if len(nodes) > self.max_nodes:
+            self.data.update(truncated=True, shown=self.max_nodes, cap=self.max_nodes)
+        return nodes[: self.max_nodes]
+
+    def second_hop(self, share_after: float) -> None:
+        """Expand the first :data:`FRONTIER` depth-1 DataCite nodes when room and time allow."""
+        first = self.kept_nodes()
+        if len(self.graph.nodes) >= self.max_nodes:
+            self.data.update(truncated=True, shown=self.max_nodes, cap=self.max_nodes)
+            self.notices.append(
+                f"The second hop was not expanded: the first hop filled max_nodes ({self.max_nodes:,})."
+            )
+            return
+        candidates = [n["id"] for n in first if n["depth"] == 1 and n.get("isDataCiteDoi")]
+        frontier = candidates[:FRONTIER]
+        if not frontier:
+            self.coverage["reverseMetadata"]["secondHop"] = {"total": 0, "fetched": 0, "expanded": 0}
+            return
+        if not _time_left(self.deadline, SECOND_HOP_SHARE):
+            self.notices.append("The second hop was not expanded: the call's time budget ran short.")
+            return
+        try:
+            hop = _second_hop(self.svc, self.graph, frontier, self.allowed, self.deadline)
+        except (UpstreamError, BudgetExhausted) as exc:
+            self.notices.append(f"The second hop could not be read ({exc.reason}): the first hop is shown.")
+            return
+        self.coverage["reverseMetadata"]["secondHop"] = hop
+        if len(candidates) > FRONTIER:
+            self.notices.append(
+                f"{len(candidates) - FRONTIER:,} more depth-1 DataCite nodes were not expanded (the "
+                f"second hop reads the first {FRONTIER}): trace one of them to go further."
+            )
+        self.late += _hydrate(self.svc, self.kept_nodes(), self.deadline, share_after)
+
+
 def trace_answer(
     svc: Services,
     doi: str,
@@ -258,56 +218,57 @@ def trace_answer(
 
     Raises:
         InvalidInput: ``invalid_doi``.
-        UpstreamError, BudgetExhausted: the root or the reverse query could not be read.
+        UpstreamError, BudgetExhausted: the root or the first hop's reverse query could not be read.
     """
-    root = parse_datacite_doi(doi).key
-    allowed = set(relation_types) if relation_types else None
-    lookup = lookups.get_work(svc, parse_datacite_doi(doi))
-    graph = _Graph(root)
+    parsed = parse_datacite_doi(doi)
+    root = parsed.key
+    t = _Trace(svc, root, set(relation_types) if relation_types else None, max_nodes)
+    lookup = lookups.get_work(svc, parsed, t.deadline)
     held = lookup.entry.status == "ok"
-    doc = stored_document(lookup.entry, WORK_RULES) if held else {}
-    notices: list[str] = []
-    own = _own(graph, root, doc, allowed) if held else 0
+    doc = (stored_document(lookup.entry, WORK_RULES) or {}) if held else {}
+    own = own_edges(t.graph, root, doc, t.allowed) if held else 0
     if not held:
-        notices.append(
+        t.notices.append(
             f"DataCite holds no public record of {root} (see datacite_get_work): only what others "
             "assert is shown."
         )
-    coverage: dict[str, Any] = {"ownMetadata": {"status": "ok" if held else "not_datacite", "edgeCount": own}}
-    coverage["reverseMetadata"] = _reverse(svc, graph, root, allowed)
-    coverage["eventData"] = _events(svc, graph, root, held, allowed, include_event_data)
-    if coverage["eventData"]["status"] == "unavailable":
-        notices.append("Event Data did not answer: its citations are missing.")
-    nodes = list(graph.nodes.values())
-    data: dict[str, Any] = {}
-    if len(nodes) > max_nodes:
-        data.update(truncated=True, shown=max_nodes, cap=max_nodes)
-        notices.append(
-            f"{len(nodes) - 1:,} related identifiers found; {max_nodes - 1:,} fit max_nodes "
-            "(raise it, up to 100)."
+    t.coverage["ownMetadata"] = {"status": "ok" if held else "not_datacite", "edgeCount": own}
+    t.coverage["reverseMetadata"] = reverse_edges(svc, t.graph, [root], t.allowed)
+    t.coverage["eventData"] = event_edges(svc, t.graph, root, held, t.allowed, include_event_data)
+    if t.coverage["eventData"]["status"] == "unavailable":
+        t.notices.append("Event Data did not answer: its citations are missing.")
+    found_first = len(t.graph.nodes)
+    t.late = _hydrate(svc, t.kept_nodes(), t.deadline, SECOND_HOP_SHARE if depth == 2 else HYDRATE_SHARE)
+    if depth == 2:
+        t.second_hop(HYDRATE_SHARE)
+    nodes = t.kept_nodes()
+    if len(t.graph.nodes) > max_nodes:
+        t.notices.append(
+            f"{len(t.graph.nodes) - 1:,} related identifiers found ({found_first - 1:,} in the first hop); "
+            f"{max_nodes - 1:,} fit max_nodes (raise it, up to 100, or narrow relation_types)."
         )
-        nodes = nodes[:max_nodes]
-    _hydrate(svc, nodes)
-    root_node = nodes[0]
+    if t.late:
+        t.notices.append(f"{t.late:,} nodes were left unhydrated by the call's time budget.")
     if held:
-        _describe(root_node, doc)
+        _describe(nodes[0], doc)
     kept = {n["id"] for n in nodes}
-    edges = [e for e in graph.edges.values() if e["from"] in kept and e["to"] in kept]
+    edges = [e for e in t.graph.edges.values() if e["from"] in kept and e["to"] in kept]
     if len(edges) > EDGE_CAP:
-        data.update(truncated=True, edgesFound=len(edges))
+        t.data.update(truncated=True, edgesFound=len(edges))
+        t.notices.append(
+            f"{len(edges):,} edges found between the nodes shown; the first {EDGE_CAP:,} are listed."
+        )
         edges = edges[:EDGE_CAP]
     if not edges:
-        notices.append(
+        t.notices.append(
             "No relation was found in the sources read"
-            + (" for the relation types given." if allowed else ".")
+            + (" for the relation types given." if t.allowed else ".")
         )
-    if depth == 2:
-        notices.append("The second hop is not expanded by syncd yet: trace a depth-1 node to go further.")
-    data["root"] = _root(root, root_node, doc if held else None)
+    t.data["root"] = _root(root, nodes[0], doc if held else None)
     if held:
-        data["rootCounts"] = {k: int(doc.get(k) or 0) for k in _ROOT_COUNTS}
-    data.update(nodes=nodes, edges=edges, coverage=coverage)
-    if notices:
-        data["notice"] = " ".join(notices)
-    data["cache"] = lookup.provenance.as_dict()
-    return data
+        t.data["rootCounts"] = {k: int(doc.get(k) or 0) for k in _ROOT_COUNTS}
+    t.data.update(nodes=nodes, edges=edges, coverage=t.coverage)
+    if t.notices:
+        t.data["notice"] = " ".join(t.notices)
+    t.data["cache"] = lookup.provenance.as_dict()
+    return t.data

@@ -53,7 +53,7 @@ from syncd.datacite.tools_render import (
 from syncd.datacite.views_reference import reference
 from syncd.services import Services
 from syncd.tools.errors import error_result
-from syncd.tools.fit import Cut, Fit, dropped, plain
+from syncd.tools.fit import Cut, Fit, Resume, dropped, plain
 from syncd.tools.params import ToolSpec
 
 __all__ = [
@@ -130,6 +130,21 @@ def trace_relations(
     except Exception as exc:
         return error_result(exc)
     return result(data, render_trace(data))
+
+
+def _trace_cut(noun: str) -> Resume:
+    """The size-budget cut of a trace's edges or nodes: how many stay, and the calls that show the rest."""
+
+    def resume(data: dict[str, Any], args: Mapping[str, Any], kept: int, total: int) -> str:
+        data["truncated"] = True
+        if noun == "Nodes":
+            data["shown"] = kept
+        return (
+            f"{noun} cut to {kept:,} of {total:,} to fit the answer size: lower max_nodes, narrow "
+            "relation_types or trace a node on its own to see the rest"
+        )
+
+    return resume
 
 
 class SearchRepositoriesResult(RepositoriesView, WithCache):
@@ -260,7 +275,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         TraceRelationsResult,
         trace_relations,
         _ANNOTATIONS,
-        fit=Fit((Cut("edges", dropped("Edges")), Cut("nodes", dropped("Nodes"))), plain(render_trace)),
+        fit=Fit((Cut("edges", _trace_cut("Edges")), Cut("nodes", _trace_cut("Nodes"))), plain(render_trace)),
     ),
     ToolSpec(
         "datacite_search_repositories",

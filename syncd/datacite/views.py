@@ -20,6 +20,8 @@ __all__ = [
     "CAPS",
     "COUNT_FIELDS",
     "VOLATILE_FIELDS",
+    "as_list",
+    "as_object",
     "client_of",
     "content_hash_projection",
     "document",
@@ -62,12 +64,17 @@ CAPS = {
 _DIGITS = re.compile(r"^\d+$")
 
 
-def _d(value: Any) -> dict[str, Any]:
+def as_object(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else ``{}`` (a field DataCite may send as null or a string)."""
     return value if isinstance(value, dict) else {}
 
 
-def _l(value: Any) -> list[Any]:
+def as_list(value: Any) -> list[Any]:
+    """``value`` when it is a JSON array, else ``[]``."""
     return value if isinstance(value, list) else []
+
+
+_d, _l = as_object, as_list
 
 
 def _s(value: Any) -> str | None:

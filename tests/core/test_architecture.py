@@ -372,9 +372,7 @@ SLICE_ROLES = (
 """The files every upstream slice holds, each for one job; ``<role>_<topic>.py`` splits a big role."""
 FULL_SLICES = ("crossref", "zenodo", "datacite")
 """The upstream slices that hold every role (``doiorg/`` holds a subset)."""
-PENDING_ROLES: dict[str, dict[str, str]] = {
-    "datacite": {"walk": "watched DataCite queries (updated:[A TO B] windows) and DOIs are not walked yet"},
-}
+PENDING_ROLES: dict[str, dict[str, str]] = {}
 """Roles a full slice does not hold yet, with what removes each (kept failing when it is done)."""
 
 

@@ -136,9 +136,11 @@ async def test_url_and_upper_case_name_the_same_work(client_of: Any, fake: FakeU
 async def test_misses_and_bad_inputs_are_item_reasons(client_of: Any, fake: FakeUpstream) -> None:
     """One call with a non-DOI, a missing Crossref DOI, a Zenodo DOI, an arXiv DOI, the Lancet paper and
     its retraction notice: never an error; reasons invalid_parameter, doi_not_found (agency Crossref),
-    doi_not_found (DataCite, record 5244404, no request), doi_not_found (DataCite); the Lancet paper is
-    retracted, corrected and under an expression of concern; its notice (which lists the paper in both
-    updatedBy and updateTo) is flagged nothing.
+    doi_not_found (DataCite, record 5244404, no Crossref request), doi_not_found (DataCite); the two
+    DataCite DOIs are asked of DataCite in one batch request, which holds neither (the fake has no
+    record of them), so each carries DataCite's own miss (doi.org: DataCite's prefix, not public);
+    the Lancet paper is retracted, corrected and under an expression of concern; its notice (which
+    lists the paper in both updatedBy and updateTo) is flagged nothing.
     """
     inputs = ["not a doi", "10.1371/NotARealDOI", "10.5281/zenodo.5244404", "10.48550/arXiv.2101.00001"]
     res = await client_of("crossref_get_works", {"dois": [*inputs, LANCET, LANCET_NOTICE]})
@@ -153,6 +155,10 @@ async def test_misses_and_bad_inputs_are_item_reasons(client_of: Any, fake: Fake
         "5244404",
     )
     assert (arxiv["reason"], arxiv["registrationAgency"]) == ("doi_not_found", "DataCite")
+    for item in (zenodo, arxiv):
+        record = item["agencyRecord"]
+        assert (record["agency"], record["found"], record["missReason"]) == ("DataCite", False, "not_public")
+        assert item["retraction"]["restsOn"]["agencyRecord"] == "DataCite: not_found"
     assert paper["title"].startswith(
         "RETRACTED: Hydroxychloroquine or chloroquine with or without a macrolide"
     )
@@ -167,8 +173,10 @@ async def test_misses_and_bad_inputs_are_item_reasons(client_of: Any, fake: Fake
         "corrected": 1,
         "expressionOfConcern": 1,
     }
-    # one list request for the four Crossref-side DOIs, doi.org for the two prefixes the list missed
-    assert len(list_requests(fake)) == 1 and fake.count(service="doi") == 2
+    # one list request for the four Crossref-side DOIs, doi.org for the two prefixes the list missed,
+    # one DataCite batch for its two DOIs and doi.org for each DOI that batch left out
+    assert len(list_requests(fake)) == 1 and fake.count(service="doi") == 4
+    assert fake.count("/dois", service="datacite") == 1
 
 
 async def test_empty_or_oversized_lists_are_invalid_arguments(client_of: Any, fake: FakeUpstream) -> None:

@@ -21,7 +21,7 @@ from mcp import Client
 from pydantic import TypeAdapter
 
 from syncd.config import McpSettings
-from syncd.contracts.common import WIRE_DEPTH, wire_schema
+from syncd.contracts.common import ENVELOPE_FIELDS, WIRE_DEPTH, wire_depth, wire_schema
 from syncd.tools.server import TOOLS, build_server
 
 pytestmark = pytest.mark.anyio
@@ -43,17 +43,20 @@ def _resolve(node: Any, defs: dict[str, Any]) -> Any:
     return node
 
 
-def _shape(node: Any, defs: dict[str, Any], depth: int = 0) -> Any:
-    """Type, and above ``WIRE_DEPTH`` property names, required, additionalProperties; item shapes."""
+def _shape(node: Any, defs: dict[str, Any], depth: int = 0, limit: int = WIRE_DEPTH) -> Any:
+    """Type, and above ``limit`` (the model's wire depth) property names, required, closed; items."""
     node = _resolve(node, defs)
     if not isinstance(node, dict):
         return None
-    shape: dict[str, Any] = {"type": node.get("type"), "items": _shape(node.get("items"), defs, depth)}
-    if depth < WIRE_DEPTH:
+    shape: dict[str, Any] = {"type": node.get("type"), "items": _shape(node.get("items"), defs, depth, limit)}
+    if depth < limit:
         shape["required"] = sorted(node.get("required") or [])
         shape["additional"] = node.get("additionalProperties")
         shape["properties"] = {
-            k: _shape(v, defs, depth + 1) for k, v in (node.get("properties") or {}).items()
+            k: _shape(
+                v, defs, depth + 1, max(limit, WIRE_DEPTH) if depth == 0 and k in ENVELOPE_FIELDS else limit
+            )
+            for k, v in (node.get("properties") or {}).items()
         }
     return shape
 
@@ -86,7 +89,8 @@ async def test_listed_schemas_keep_the_models_fields_to_the_wire_depth_and_nothi
     cache: Any,
 ) -> None:
     """For all tools, the listed outputSchema is a valid draft 2020-12 schema with the model's fields,
-    required lists, closed objects and types to ``WIRE_DEPTH`` (types below), and contains no ``$ref``,
+    required lists, closed objects and types to its model's wire depth (``WIRE_DEPTH``; DataCite's: 1;
+    types below), and contains no ``$ref``,
     no ``$defs``, no ``type`` array, no ``null`` type and no ``anyOf`` with a ``null`` branch.
     """
     listed = {t["name"]: t["outputSchema"] for t in await _listed(cache)}
@@ -95,7 +99,8 @@ async def test_listed_schemas_keep_the_models_fields_to_the_wire_depth_and_nothi
         model = TypeAdapter(spec.output).json_schema()
         wire = listed[spec.name]
         Draft202012Validator.check_schema(wire)
-        assert _shape(wire, {}) == _shape(model, model.get("$defs", {})), spec.name
+        limit = wire_depth(spec.output)
+        assert _shape(wire, {}, limit=limit) == _shape(model, model.get("$defs", {}), limit=limit), spec.name
         nodes = [n for n in _walk(wire) if isinstance(n, dict)]
         assert not [n for n in nodes if "$ref" in n or "$defs" in n], spec.name
         assert not [n for n in nodes if isinstance(n.get("type"), list) or n.get("type") == "null"], spec.name
