@@ -12,6 +12,7 @@ is sent here but through ``ask``.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -55,7 +56,8 @@ class Seen:
 
     Its ``doi`` (or ``pmid``), the Crossref ``view`` and when it was ``validated_at`` (epoch s), or
     ``missing``, the reason code there is no view (``doi_not_found``, ``upstream_unavailable``...;
-    None with no view: Crossref was not asked).
+    None with no view: Crossref was not asked). ``agency_seen``: the other registration agency
+    (``DataCite``) whose record of the DOI was read, for a DOI Crossref does not hold.
     """
 
     doi: str | None
@@ -63,6 +65,7 @@ class Seen:
     validated_at: float | None = None
     missing: str | None = None
     pmid: str | None = None
+    agency_seen: str | None = None
 
 
 def iso_date(date: PublishedDate | None) -> str | None:
@@ -152,6 +155,7 @@ def verdicts_for(store: Store, seen: Sequence[Seen], ask: Ask | None = None) -> 
                 rw_rows=mine,
                 dataset=dataset,
                 reverse=reverse,
+                agency_seen=s.agency_seen,
             )
         )
     return out
@@ -171,7 +175,9 @@ def seen_of(item: WorkItem) -> Seen | None:
     if isinstance(item.error, NotFound) or (
         item.lookup is not None and item.lookup.entry.status == "not_found"
     ):
-        return Seen(item.parsed.key, missing="doi_not_found")
+        record = item.agency_record or {}
+        agency = str(record.get("agency")) if record.get("found") and record.get("agency") else None
+        return Seen(item.parsed.key, missing="doi_not_found", agency_seen=agency)
     return Seen(
         item.parsed.key, missing=item.error.reason if item.error is not None else "upstream_unavailable"
     )
@@ -196,7 +202,7 @@ def work_verdicts(
     seen = [seen_of(i) for i in items]
     if pmids is not None:
         seen = [
-            Seen(s.doi, s.view, s.validated_at, s.missing, pmid) if s is not None and pmid else s
+            dataclasses.replace(s, pmid=pmid) if s is not None and pmid else s
             for s, pmid in zip(seen, pmids, strict=True)
         ]
     ask = partial(ask_reverse, svc) if deep else None

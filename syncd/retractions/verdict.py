@@ -25,7 +25,8 @@ concern -> ``expression_of_concern``; correction, erratum, corrigendum, addendum
 reinstatement dated on or after every retraction lifts them (they stay listed, ``lifted``); the
 severity is the most severe level left (:data:`~syncd.retractions.names.SEVERITIES`). A retraction
 whose notice DOI is the work's own (IEEE's "Notice of Retraction" replacing the paper) is a
-retract-and-replace: ``replaced``. No signal: ``none_found`` when the Crossref record was seen;
+retract-and-replace: ``replaced``. No signal: ``none_found`` when the Crossref record (or, for a DOI
+of another registration agency, that agency's record) was seen;
 ``unknown`` with the reason when it was not (upstream down, budget spent, not at Crossref and not in
 Retraction Watch) - "not found" never reads as clean.
 """
@@ -320,6 +321,7 @@ def verdict(
     rw_rows: Sequence[RetractionWatchRow] = (),
     dataset: Dataset | None = None,
     reverse: ReverseFacts | None = None,
+    agency_seen: str | None = None,
 ) -> Verdict:
     """The verdict of the work ``doi`` (or PubMed id ``pmid``) from every signal (module docstring).
 
@@ -333,6 +335,8 @@ def verdict(
         rw_rows: the Retraction Watch rows of the work (by DOI or PubMed id).
         dataset: the Retraction Watch version ``rw_rows`` come from (None: nothing imported).
         reverse: what the reverse query ``filter=updates:{doi}`` said (None: not consulted).
+        agency_seen: the other registration agency (``DataCite``) whose record of ``doi`` was read
+            when Crossref holds none: the work was seen there, so no signal means ``none_found``.
     """
     own = doi.lower() if doi else None
     signals: list[Signal] = []
@@ -365,6 +369,12 @@ def verdict(
     if severity is None:
         if crossref is not None:
             severity = "none_found"
+        elif agency_seen is not None and own:
+            severity = "none_found"
+            notes.append(
+                f"registered with {agency_seen}, whose record was seen: Crossref holds no record to "
+                "carry a retraction, so only the Retraction Watch data could name one"
+            )
         else:
             severity = "unknown"
             reason = _unknown_reason(state, crossref_missing, dataset, doi, pmid)

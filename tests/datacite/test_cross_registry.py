@@ -83,7 +83,8 @@ def test_syncd_check_resolves_arxiv_zenodo_dryad_and_crossref_dois(
 ) -> None:
     """A DOI list with arXiv, Zenodo, Dryad and Crossref DOIs: all four ``ok`` (the DataCite ones with
     DataCite's title in the row); a DataCite DOI DataCite holds no public record of is ``not_found``
-    (reported), not "other agency".
+    (reported), not "other agency". The three DataCite DOIs' verdicts are none_found: their records
+    were seen (only the DOI nowhere is unknown).
     """
     refs = tmp_path / "refs.txt"
     refs.write_text("\n".join([ARXIV, ZENODO, DRYAD, CROSSREF, NOWHERE]) + "\n", encoding="utf-8")
@@ -97,3 +98,5 @@ def test_syncd_check_resolves_arxiv_zenodo_dryad_and_crossref_dois(
     )
     assert [(r["status"], r["doi"]) for r in report["reported"]] == [("not_found", NOWHERE)]
     assert report["otherAgency"] == []
+    # DataCite's records were seen: verdict none_found (not unknown); only the DOI nowhere is unknown
+    assert report["severities"] == {"none_found": 4, "unknown": 1}, report["severities"]
