@@ -11,7 +11,6 @@ every test.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from functools import cache
@@ -30,11 +29,25 @@ __all__ = ["checking", "model_errors", "schema_errors"]
 
 def schema_errors(schema: dict[str, Any], content: Any) -> list[str]:
     """The ``jsonschema`` (draft 2020-12) errors of ``content`` against ``schema``, as readable lines."""
-    validator = Draft202012Validator(schema)
+    return _errors(Draft202012Validator(schema), content)
+
+
+def _errors(validator: Draft202012Validator, content: Any) -> list[str]:
     return [
         f"{'/'.join(str(p) for p in err.absolute_path) or '(root)'}: {err.message}"
         for err in sorted(validator.iter_errors(content), key=lambda e: list(e.absolute_path))
     ]
+
+
+_PUBLISHED: dict[str, tuple[dict[str, Any], Draft202012Validator]] = {}
+
+
+def _published_validator(name: str, schema: dict[str, Any]) -> Draft202012Validator:
+    """A validator of ``schema`` (tool ``name``'s published outputSchema), built once per schema."""
+    held = _PUBLISHED.get(name)
+    if held is None or held[0] is not schema:
+        held = _PUBLISHED[name] = (schema, Draft202012Validator(schema))
+    return held[1]
 
 
 @cache
@@ -47,29 +60,22 @@ def _model_validator(name: str) -> Draft202012Validator | None:
 def model_errors(name: str, content: Any) -> list[str]:
     """The errors of ``content`` against tool ``name``'s full output model schema (none for no such tool)."""
     validator = _model_validator(name)
-    if validator is None:
-        return []
-    return [
-        f"{'/'.join(str(p) for p in err.absolute_path) or '(root)'}: {err.message}"
-        for err in sorted(validator.iter_errors(content), key=lambda e: list(e.absolute_path))
-    ]
+    return [] if validator is None else _errors(validator, content)
 
 
-_LISTED: dict[int, tuple[weakref.ref[Client], dict[str, dict[str, Any] | None]]] = {}
-"""Each client session's listed outputSchemas by tool name (by ``id``, held while the client lives),
-fetched once a session (syncd's tools are fixed for a server's life): one ``tools/list`` per session
-instead of one per call."""
+_LISTED: dict[str, dict[str, Any] | None] = {}
+"""The outputSchema each tool name was listed with, by the first session that listed it. A tool's
+published schema is built from its spec alone (the same in every server of this process, whatever its
+slices), so later sessions reuse it: one ``tools/list`` per worker for this check instead of one per
+session (the fault matrix opens a session per call). The SDK client still lists in each session for
+its own check."""
 
 
 async def _output_schema(client: Client, name: str) -> dict[str, Any] | None:
-    """The outputSchema ``client`` lists for tool ``name`` (listed once per client session)."""
-    held = _LISTED.get(id(client))
-    listed = held[1] if held is not None and held[0]() is client else None
-    if listed is None or name not in listed:
-        listed = {t.name: t.output_schema for t in (await client.list_tools()).tools}
-        key = id(client)
-        _LISTED[key] = (weakref.ref(client, lambda _r: _LISTED.pop(key, None)), listed)
-    return listed.get(name)
+    """The outputSchema listed for tool ``name`` (listed by the first session that calls it)."""
+    if name not in _LISTED:
+        _LISTED.update({t.name: t.output_schema for t in (await client.list_tools()).tools})
+    return _LISTED.get(name)
 
 
 @contextmanager
@@ -82,7 +88,7 @@ def checking(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         if result.structured_content is not None:
             schema = await _output_schema(self, name)
             if schema is not None:
-                errors = schema_errors(schema, result.structured_content)
+                errors = _errors(_published_validator(name, schema), result.structured_content)
                 assert not errors, f"{name} answer breaks its outputSchema: {errors}"
             errors = model_errors(name, result.structured_content)
             assert not errors, f"{name} answer breaks its output model: {errors}"
