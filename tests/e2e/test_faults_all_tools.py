@@ -4,8 +4,8 @@ How it runs (and why it stays fast): once per module every tool is called in tur
 corpus-backed argument set into a template database (so each tool's first answer and the rows it
 stored are known). For each of the 18 injected faults, one *run* starts a fresh fake upstream, copies
 the template ("stored") and an empty migrated database ("missing"), sets every TTL tiny, injects the
-fault on both services and calls all 15 tools on each database *concurrently* (one MCP client
-session per call).
+fault on both services and calls every tool on each database *concurrently* (one MCP client
+session per database, its calls in flight together).
 Each call is timed on its own. So the full cross product (18 faults x 15 tools x 2 states = 540
 calls) costs about one deadline per fault instead of one per call; the runs are cached per module and
 every (fault, tool, state) is its own parametrized test asserting on the cached outcome, so a failure
@@ -338,7 +338,14 @@ async def _timed(
     server: Any, timings: dict[str, float], tool: str, state: str, args: dict[str, Any]
 ) -> Outcome:
     async with Client(server) as client:
-        res = await client.call_tool(tool, args)
+        return await _timed_on(client, timings, tool, state, args)
+
+
+async def _timed_on(
+    client: Client, timings: dict[str, float], tool: str, state: str, args: dict[str, Any]
+) -> Outcome:
+    """One call of ``tool`` on an open session (calls of one session run concurrently)."""
+    res = await client.call_tool(tool, args)
     text = "\n".join(getattr(c, "text", "") for c in res.content)
     return Outcome(tool, state, timings[tool], bool(res.is_error), res.structured_content, text)
 
@@ -427,10 +434,11 @@ def run_fault(fault_id: str, template: Template, workdir: Path) -> Run:
                 fake.fault(kind, **_fault_params(params))
 
             async def go() -> None:
-                calls = [_timed(s_server, s_times, t, "stored", a) for t, a in TOOLS.items()]
-                calls += [_timed(m_server, m_times, t, "missing", a) for t, a in TOOLS.items()]
-                for o in await asyncio.gather(*calls):
-                    run.outcomes[(o.tool, o.state)] = o
+                async with Client(s_server) as stored, Client(m_server) as missing:
+                    calls = [_timed_on(stored, s_times, t, "stored", a) for t, a in TOOLS.items()]
+                    calls += [_timed_on(missing, m_times, t, "missing", a) for t, a in TOOLS.items()]
+                    for o in await asyncio.gather(*calls):
+                        run.outcomes[(o.tool, o.state)] = o
 
             asyncio.run(go())
             run.rows_after.update(snapshot(s_store))
