@@ -175,12 +175,18 @@ def seen_of(item: WorkItem) -> Seen | None:
     if isinstance(item.error, NotFound) or (
         item.lookup is not None and item.lookup.entry.status == "not_found"
     ):
-        record = item.agency_record or {}
-        agency = str(record.get("agency")) if record.get("found") and record.get("agency") else None
-        return Seen(item.parsed.key, missing="doi_not_found", agency_seen=agency)
+        return Seen(item.parsed.key, missing="doi_not_found", agency_seen=_agency_seen(item))
     return Seen(
-        item.parsed.key, missing=item.error.reason if item.error is not None else "upstream_unavailable"
+        item.parsed.key,
+        missing=item.error.reason if item.error is not None else "upstream_unavailable",
+        agency_seen=_agency_seen(item),
     )
+
+
+def _agency_seen(item: WorkItem) -> str | None:
+    """The registration agency (``DataCite``) whose record of the item's DOI was read, else None."""
+    record = item.agency_record or {}
+    return str(record["agency"]) if record.get("found") and record.get("agency") else None
 
 
 def work_verdicts(
