@@ -26,7 +26,8 @@ pytestmark = pytest.mark.anyio
 @pytest.fixture(autouse=True)
 def roomy_deadline(cache: Services) -> None:
     """A 30 s call deadline: these claims are notice texts, and no fault here is slow (on a loaded
-    machine the suite's 3 s turned a recorded answer into request_timeout)."""
+    machine the suite's 3 s turned a recorded answer into request_timeout).
+    """
     cache.settings.deadline_s = 30.0
 
 
