@@ -118,7 +118,7 @@ def held(conn: Connection, kind: str, keys: Sequence[str]) -> dict[str, Held]:
 
 _ENTRY_COLUMNS = (
     "kind", "key", "status", "body", "content_hash", "upstream_version", "doi", "concept_key", "title",
-    "search_text", "fetched_at", "created_at",
+    "search_text", "fetched_at", "created_at", "summary",
 )  # fmt: skip
 """The ``entries`` columns a bulk insert writes, in the order of :func:`_entry_row`."""
 
@@ -131,7 +131,7 @@ def _entry_row(store: Store, conn: Connection, item: BulkItem) -> tuple[Any, ...
     body = item.stored_body if item.stored_body is not None else store.encode_body(c.body, conn)
     return (
         c.kind, c.key, c.status, body, c.content_hash, c.upstream_version, c.doi, c.concept_key,
-        _indexable(c.title), _indexable(c.search_text), item.when, item.when,
+        _indexable(c.title), _indexable(c.search_text), item.when, item.when, c.summary,
     )  # fmt: skip
 
 

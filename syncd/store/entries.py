@@ -246,6 +246,7 @@ class EntryStore(StoreSession):
                 "search_text": indexable(content.search_text),
                 "fetched_at": now,
                 "created_at": now,
+                "summary": content.summary,
             },
         )
         if not inserted:
@@ -413,6 +414,7 @@ class EntryStore(StoreSession):
                 title=indexable(content.title),
                 search_text=indexable(content.search_text),
                 fetched_at=now,
+                summary=content.summary,
             )
         )
         conn.execute(

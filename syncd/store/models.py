@@ -126,6 +126,9 @@ class Entry(Base):
     search_text: Mapped[str | None] = mapped_column(Text, nullable=True)
     fetched_at: Mapped[float] = mapped_column(Float)
     created_at: Mapped[float] = mapped_column(Float)
+    summary: Mapped[str | None] = mapped_column(Text, nullable=True)
+    """The body's list line (the fields a list line shows, JSON text written by the kind; migration
+    0014), so a search hit is rendered without parsing the body; NULL: none (the body is read)."""
 
 
 class Validation(Base):
