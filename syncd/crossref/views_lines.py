@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import msgspec
+
 __all__ = ["AUTHOR_TOTAL", "LINE_AUTHORS", "LINE_KEYS", "line_item", "list_line"]
 
 LINE_KEYS = (
@@ -29,6 +31,7 @@ AUTHOR_TOTAL = "syncd:author-count"
 """The key of the full author count in a list line whose authors were cut (no Crossref key has a colon)."""
 
 _NAMES = ("given", "family", "name")
+_ENCODE = msgspec.json.Encoder().encode
 
 
 def _author(value: Any) -> dict[str, Any]:
@@ -47,7 +50,13 @@ def list_line(message: dict[str, Any]) -> str | None:
             line[AUTHOR_TOTAL] = len(authors)
     elif "author" in message:
         line["author"] = authors
-    return json.dumps(line, ensure_ascii=False, separators=(",", ":"))
+    try:
+        encoded = _ENCODE(line)
+    except (TypeError, ValueError, OverflowError):  # e.g. a lone surrogate: json writes it
+        encoded = b"null"
+    if b"null" in encoded:  # msgspec writes NaN and infinities as null: json keeps them as read
+        return json.dumps(line, ensure_ascii=False, separators=(",", ":"))
+    return encoded.decode("utf-8")
 
 
 def line_item(text: str) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -428,7 +429,7 @@ def import_paths(
         if first is None:
             return report
         _store_prepared(store, first[1], _prepare_chunk(first[1], data_files), report, on_item, data_files)
-        encode = store.encode_body
+        encode = partial(store.encode_body, bulk=True)
         encode("{}")  # the store's body encoding is settled before the workers are forked
         with ProcessPoolExecutor(
             workers,
