@@ -139,16 +139,25 @@ SWEEP_PAGE = 100
 
 
 def _stale_pages(svc: Services, staleness: Staleness, limit: int) -> Iterator[list[StoredEntry]]:
-    """Up to ``limit`` stale entries, oldest first, in pages of :data:`SWEEP_PAGE` (each read when asked)."""
+    """Up to ``limit`` stale entries, oldest first, in pages of :data:`SWEEP_PAGE` (each read when asked).
+
+    An entry revalidated by this sweep that is still stale at the bounds' moment (a sweep run "later",
+    ``now`` ahead of the clock) sorts after the page it came in and is read again: it is left out
+    (each entry is checked once per sweep).
+    """
     after: tuple[float, int] | None = None
+    seen: set[int] = set()
     left = limit
     while left > 0:
         page = svc.store.stale(staleness, min(SWEEP_PAGE, left), after)
         if not page:
             return
-        left -= len(page)
         after = (page[-1].validated_at, page[-1].id)
-        yield page
+        fresh = [e for e in page if e.id not in seen]
+        seen.update(e.id for e in fresh)
+        left -= len(fresh)
+        if fresh:
+            yield fresh
 
 
 def _sweep_page(
