@@ -36,6 +36,7 @@ from syncd.crossref.contracts import (
     Update,
     WorkView,
 )
+from syncd.crossref.views_lines import author_names
 from syncd.errors import InvalidInput, MalformedResponse
 from syncd.normalize.text import jats_to_text, normalize_text
 
@@ -572,25 +573,6 @@ def _first_line(values: Any) -> str | None:
     return None
 
 
-def _author_names(authors: Any) -> str:
-    """Each author's ``given``, ``family`` and ``name`` (those set) joined by spaces, authors by spaces.
-
-    The plain case (``given`` and ``family`` strings, no ``name``) takes one concatenation; one work
-    of the data file has 2,932 authors, and this runs for every work of an import.
-    """
-    out: list[str] = []
-    append = out.append
-    for a in authors:
-        if type(a) is not dict and not isinstance(a, dict):
-            continue
-        given, family, name = a.get("given"), a.get("family"), a.get("name")
-        if not name and type(given) is str and type(family) is str and given and family:
-            append(given + " " + family)
-        else:
-            append(" ".join([str(v) for v in (given, family, name) if v]))
-    return " ".join(out)
-
-
 def work_search_fields(message: dict[str, Any]) -> tuple[str | None, str | None]:
     """``(title, search_text)`` of a Crossref work ``message``, as every path stores them.
 
@@ -602,7 +584,7 @@ def work_search_fields(message: dict[str, Any]) -> tuple[str | None, str | None]
     Raises:
         TypeError: ``author`` is not iterable.
     """
-    names = _author_names(message.get("author") or [])
+    names = author_names(message.get("author") or [])
     abstract = message.get("abstract")
     abstract_text = jats_to_text(abstract) if isinstance(abstract, str) and abstract.strip() else None
     publisher = message.get("publisher")
