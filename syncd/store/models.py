@@ -38,6 +38,9 @@ Tables:
     entries_fts   FTS5 index over ``entries.title`` and ``entries.search_text`` (migration 0006: its
                   rowid carries the entry's kind and status band, :mod:`syncd.store.search`; kept in
                   sync by triggers on ``entries``; not mapped here).
+    entries_fts_paused SQLite only (migration 0014), not mapped: holds a row only inside a bulk write's own
+                  transaction, while the insert trigger leaves the index to that write
+                  (:func:`syncd.store.search.paused_index`).
 """
 
 from __future__ import annotations
