@@ -1,10 +1,15 @@
 """Item 6: bytes per stored work vs its raw JSON, where the bytes go (dbstat), what compressing the
-bodies would give, and the resident memory of syncd processes holding the 1M-work store."""
+bodies would give, and the resident memory of syncd processes holding the 1M-work store; issue 28
+item 5: the daemon's RSS during a revalidation sweep of the largest cached store, ``syncd mcp`` idle.
+``python -m benchmarks.bench_footprint sweep`` runs just the sweep and idle figures."""
 
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import random
+import shutil
 import signal
 import socket
 import sqlite3
@@ -12,10 +17,12 @@ import subprocess
 import sys
 import time
 import zlib
+from pathlib import Path
+from typing import Any
 
 from benchmarks import bigstore
 from benchmarks.corpusgen import make_work, pools
-from benchmarks.harness import ROOT, Context, Row, bench, free_port, rss_kb, subprocess_env
+from benchmarks.harness import ROOT, Context, Row, bench, fake_upstream, free_port, rss_kb, subprocess_env
 from syncd.store.codec import decode_body
 from syncd.store.repo import Store
 
@@ -220,3 +227,154 @@ def rss(ctx: Context) -> list[Row]:
             )
         )
     return rows
+
+
+SWEEP_RSS_TARGET_MB = 150
+"""Peak RSS of ``syncd daemon`` during a revalidation sweep of a 1,000,000-work store (issue 28 item 5)."""
+MCP_IDLE_TARGET_MB = 100
+"""RSS of an idle ``syncd mcp`` after ``initialize`` (issue 28 item 5)."""
+SWEEP_WATCH_S = 90.0
+"""Seconds the daemon's RSS is sampled once its first sweep started."""
+
+
+def _largest_store() -> tuple[int, Path] | None:
+    """The largest cached big store (1M, else 100k works), or None."""
+    for n in (1_000_000, 100_000):
+        if bigstore.path_for(n).exists():
+            return n, bigstore.path_for(n)
+    return None
+
+
+_EMPTY_LIST = {
+    "status": "ok",
+    "message-type": "work-list",
+    "message-version": "1.0.0",
+    "message": {"total-results": 0, "items": [], "items-per-page": 100},
+}
+
+
+def sweep_rss_mb(db: Path, workdir: Path, fake: Any, watch_s: float = SWEEP_WATCH_S) -> dict[str, float]:
+    """``syncd daemon`` on a copy of ``db`` with every work stale and a sweep of the whole store.
+
+    ``SYNCD_TTL__CROSSREF_WORK=1`` (every work stale), ``SYNCD_REVALIDATE_BATCH`` the store's size (one
+    sweep over all of it), the first sweep 5 s after start, upstream the loopback fake (its
+    ``filter=doi:`` list requests answered with an empty list: each work is then confirmed by its own
+    ``/works/{doi}``, answered 404, at the budget's pace). VmRSS is sampled every 0.25 s for
+    ``watch_s`` seconds of sweeping; returns the idle RSS before the sweep, the peak during it (VmHWM)
+    and the entries checked meanwhile.
+    """
+    copy = workdir / "sweep.db"
+    shutil.copy(db, copy)
+    fake.set_body("crossref", "/works", _EMPTY_LIST)  # every list request: none of the generated works
+    works = sqlite3.connect(copy).execute("SELECT count(*) FROM entries").fetchone()[0]
+    port = free_port()
+    env = subprocess_env(
+        fake,
+        f"sqlite:///{copy}",
+        workdir,
+        SYNCD_HTTP__PORT=str(port),
+        SYNCD_TTL__CROSSREF_WORK="1",
+        SYNCD_REVALIDATE_BATCH=str(works),
+        SYNCD_REVALIDATE_INTERVAL_S="3600",
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "syncd", "daemon"],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        time.sleep(4.0)
+        idle = rss_kb(proc.pid)[0]
+        end = time.monotonic() + 5.0 + watch_s
+        peak = 0
+        while time.monotonic() < end and proc.poll() is None:
+            peak = max(peak, rss_kb(proc.pid)[1])
+            time.sleep(0.25)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    con = sqlite3.connect(copy)
+    checked = con.execute(
+        "SELECT count(*) FROM validations WHERE checks > 1 OR last_error IS NOT NULL"
+    ).fetchone()
+    con.close()
+    copy.unlink(missing_ok=True)
+    return {"works": works, "idle_mb": idle / 1024, "peak_mb": peak / 1024, "checked": checked[0]}
+
+
+def mcp_idle_rss_mb(workdir: Path, db_url: str) -> float:
+    """VmRSS of ``syncd mcp`` (stdio) 2 s after answering ``initialize``."""
+    from benchmarks.bench_startup import INITIALIZE
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "syncd", "mcp"],
+        env=subprocess_env(None, db_url, workdir),
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write((json.dumps(INITIALIZE) + "\n").encode())
+        proc.stdin.flush()
+        line = proc.stdout.readline()
+        if b'"result"' not in line:
+            raise RuntimeError(f"syncd mcp answered initialize with {line[:200]!r}")
+        time.sleep(2.0)
+        return rss_kb(proc.pid)[0] / 1024
+    finally:
+        proc.stdin.close()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@bench(6.6, "28.5", "sweep rss", figures=("daemon RSS during a sweep; syncd mcp idle RSS",))
+def sweep_rss(ctx: Context) -> list[Row]:
+    """Peak RSS of the daemon sweeping the largest cached store, and ``syncd mcp`` idle."""
+    from benchmarks.harness import NotMeasured
+
+    found = _largest_store()
+    if found is None:
+        raise NotMeasured("no big store is built (benchmarks.bigstore)")
+    n, db = found
+    fake = ctx.results.get("fake") or fake_upstream()
+    got = sweep_rss_mb(db, ctx.workdir, fake)
+    idle_mcp = mcp_idle_rss_mb(ctx.workdir, f"sqlite:///{ctx.workdir / 'mcp.db'}")
+    load = " / ".join(f"{x:.2f}" for x in os.getloadavg())
+    return [
+        Row(
+            "28.5",
+            f"`syncd daemon` during a revalidation sweep of the {n:,}-work store (every work stale, "
+            f"revalidate_batch {got['works']:,}): peak RSS over {SWEEP_WATCH_S:.0f} s of sweeping, "
+            f"{got['checked']:,} entries checked meanwhile (idle before: {got['idle_mb']:.0f} MB)",
+            f"{got['peak_mb']:.0f} MB",
+            f"≤ {SWEEP_RSS_TARGET_MB} MB (at 1M works)",
+            got["peak_mb"] <= SWEEP_RSS_TARGET_MB,
+            note=f"load {load}" + ("" if n == 1_000_000 else f"; {n:,} works, the 1M store not built"),
+        ),
+        Row(
+            "28.5",
+            "`syncd mcp` (stdio) idle RSS, 2 s after answering initialize",
+            f"{idle_mcp:.0f} MB",
+            f"≤ {MCP_IDLE_TARGET_MB} MB",
+            idle_mcp <= MCP_IDLE_TARGET_MB,
+            note=f"load {load}",
+        ),
+    ]
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["sweep"]:
+    import tempfile
+
+    for row in sweep_rss(
+        Context(workdir=Path(tempfile.mkdtemp(prefix="bench-sweep-")), quick=True, log=print)
+    ):
+        print(f"{row.figure}: {row.value} (target {row.target}, met {row.met}; {row.note})")

@@ -21,6 +21,10 @@ The hooks (every one optional; a kind supplies what it has):
                     ``indexed`` stamps through ``filter=doi:`` list requests; :class:`RevalidateMany`)
 =================== ================================================================================
 
+An upstream that publishes a data file of one of its kinds (Crossref's public data file of works) also
+declares how a line of it becomes an entry: a :class:`DataFileRows` (the kind's own bulk-import row
+builder), which the registry lists and the CLI hands to :func:`syncd.transfer.import_paths`.
+
 A kind's stored content is built with :meth:`Kind.content`, which puts the kind's rules on it.
 """
 
@@ -41,6 +45,8 @@ __all__ = [
     "ALL_STATUSES",
     "MISS_STATUSES",
     "Arrived",
+    "Built",
+    "DataFileRows",
     "Kind",
     "Load",
     "OnEntry",
@@ -95,6 +101,39 @@ class RevalidateMany:
 
     eligible: Callable[[StoredEntry], bool]
     run: Callable[[Any, Sequence[StoredEntry], RevalidateOne, OnEntry | None], Any]
+
+
+Built = tuple[EntryContent, float]
+"""``(content, when)``: an entry to store and the time (epoch seconds) it counts as fetched and validated
+at (a data-file object keeps its age: its upstream stamp, never later than now)."""
+
+
+@dataclass(frozen=True)
+class DataFileRows:
+    """How the objects of one kind in an upstream's public data file are imported (``syncd cache import``).
+
+    ``kind``: the :class:`Kind` the entries are of; ``label``: what one object is called in messages
+    ("a Crossref work").
+
+    ``find(doc)``: the kind's object in a decoded data-file item (a bare object or one in its single-object
+    envelope) as ``(object, enveloped)``, or None when ``doc`` is not one of the kind's.
+    ``complete(obj)``: whether the object carries every key the kind requires (else it takes the exact
+    path, where the store's guard decides).
+    ``envelope(text)``: the stored body of a bare object given as the JSON text ``text``.
+    ``row(obj, body, floats)``: the fast path's entry (``body``: the stored text; ``floats``: floats in the
+    item as :class:`~syncd.store.content.ExactDecoder` counted them) with the same values as ``exact``.
+    ``exact(obj, raw)``: the entry the fetch path's own builder makes (``raw``: the body text or None).
+    Both raise :class:`~syncd.errors.MalformedResponse`, :class:`~syncd.errors.InvalidInput`,
+    ``ValueError``, ``KeyError``, ``TypeError`` or ``AttributeError`` for an object they cannot store.
+    """
+
+    kind: Kind
+    label: str
+    find: Callable[[Any], tuple[dict[str, Any], bool] | None]
+    complete: Callable[[dict[str, Any]], bool]
+    envelope: Callable[[str], str]
+    row: Callable[[dict[str, Any], str, int], Built]
+    exact: Callable[[dict[str, Any], str | None], Built]
 
 
 @dataclass(frozen=True)

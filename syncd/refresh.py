@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -25,6 +25,7 @@ from syncd.records import RecordSource
 from syncd.registry import KINDS
 from syncd.services import Services
 from syncd.store.repo import StoredEntry
+from syncd.store.staleness import Staleness
 from syncd.upstream.http import Deadline
 
 __all__ = [
@@ -98,6 +99,8 @@ def sweep(
 ) -> SweepReport:
     """Revalidate up to ``limit`` stale entries (or exactly ``entries``), oldest first; one log line.
 
+    The stale entries are read and revalidated :data:`SWEEP_PAGE` at a time (keyset pages of
+    ``Store.stale``), so a sweep holds one page of entries whatever ``limit`` and the store's size.
     Stops early when the budget is spent or the kind's pool goes offline (the rest wait for the
     next sweep), so a sweep never turns into a retry loop against a failing upstream.
     """
@@ -105,19 +108,13 @@ def sweep(
     report = SweepReport()
     now = time.time() if now is None else now
     if entries is not None:
-        todo = list(entries)
+        pages: Iterator[list[StoredEntry]] = iter([list(entries)])
     else:
         ttls = policy.ttls(svc.settings.ttl, KINDS.values(), background=True)
-        todo = svc.store.stale(policy.staleness(ttls, now), limit)
-    todo = _in_batches(svc, todo, report, on_entry)
-    for entry in todo if report.stopped != "rate_limited" else []:
-        outcome = revalidate(svc, entry)
-        report.requests += 1
-        if on_entry is not None:
-            on_entry(entry, outcome)
-        report.add(outcome)
-        if outcome.result is Result.FAILED and stops(svc.budget, entry.kind, outcome.reason):
-            report.stopped = outcome.reason
+        pages = _stale_pages(svc, policy.staleness(ttls, now), limit)
+    for page in pages:
+        _sweep_page(svc, page, report, on_entry)
+        if report.stopped:
             break
     report.elapsed_s = round(time.monotonic() - started, 3)
     upstream_failed = bool(UPSTREAM_REASONS & set(report.failures)) or report.stopped in UPSTREAM_REASONS
@@ -135,6 +132,51 @@ def sweep(
         report.elapsed_s,
     )
     return report
+
+
+SWEEP_PAGE = 100
+"""Stale entries a sweep reads and revalidates at a time (its memory: one page of entries)."""
+
+
+def _stale_pages(svc: Services, staleness: Staleness, limit: int) -> Iterator[list[StoredEntry]]:
+    """Up to ``limit`` stale entries, oldest first, in pages of :data:`SWEEP_PAGE` (each read when asked).
+
+    An entry revalidated by this sweep that is still stale at the bounds' moment (a sweep run "later",
+    ``now`` ahead of the clock) sorts after the page it came in and is read again: it is left out
+    (each entry is checked once per sweep).
+    """
+    after: tuple[float, int] | None = None
+    seen: set[int] = set()
+    left = limit
+    while left > 0:
+        page = svc.store.stale(staleness, min(SWEEP_PAGE, left), after)
+        if not page:
+            return
+        after = (page[-1].validated_at, page[-1].id)
+        fresh = [e for e in page if e.id not in seen]
+        seen.update(e.id for e in fresh)
+        left -= len(fresh)
+        if fresh:
+            yield fresh
+
+
+def _sweep_page(
+    svc: Services,
+    page: list[StoredEntry],
+    report: SweepReport,
+    on_entry: Callable[[StoredEntry, Outcome], None] | None,
+) -> None:
+    """Revalidate one page of stale entries (in batches where a kind can, then singly) into ``report``."""
+    todo = _in_batches(svc, page, report, on_entry)
+    for entry in todo if report.stopped != "rate_limited" else []:
+        outcome = revalidate(svc, entry)
+        report.requests += 1
+        if on_entry is not None:
+            on_entry(entry, outcome)
+        report.add(outcome)
+        if outcome.result is Result.FAILED and stops(svc.budget, entry.kind, outcome.reason):
+            report.stopped = outcome.reason
+            break
 
 
 def _in_batches(

@@ -42,7 +42,7 @@ from syncd.datacite.names import DATACITE_WORK
 from syncd.doiorg import kinds as doiorg_kinds
 from syncd.doiorg.names import DOI_RA
 from syncd.errors import InvalidInput
-from syncd.kinds import Kind
+from syncd.kinds import DataFileRows, Kind
 from syncd.lazy import load
 from syncd.records import RecordSource
 from syncd.services import AgencyRecords, ClientFactory, Services
@@ -62,6 +62,7 @@ __all__ = [
     "AGENCIES",
     "CHANGE_SOURCES",
     "CLIENTS",
+    "DATA_FILES",
     "DOI_WALKERS",
     "KINDS",
     "RECORD_KINDS",
@@ -95,6 +96,10 @@ KINDS: dict[str, Kind] = {kind.name: kind for kinds in SLICES.values() for kind 
 
 STORE_RULES: Mapping[str, StoreRules] = {name: kind.rules for name, kind in KINDS.items()}
 """Each kind's store rules by name (``cache verify --hashes``)."""
+
+DATA_FILES: tuple[DataFileRows, ...] = (crossref_kinds.DATA_FILE,)
+"""How each upstream's public data file is imported (``syncd cache import``): the row builder of the
+kind its objects are stored as (Crossref's data file of works)."""
 
 RECORD_SOURCES: dict[str, RecordSource[Any]] = {
     source.name: source for source in (crossref_kinds.RECORDS, zenodo_kinds.RECORDS)

@@ -38,7 +38,7 @@ from syncd.cli.common import (
 from syncd.config import POOLS
 from syncd.errors import InvalidInput, NotFound, SyncdError
 from syncd.refresh import named_entries, sweep
-from syncd.registry import KINDS, STORE_RULES, WATCHED_DOI_KIND
+from syncd.registry import DATA_FILES, KINDS, STORE_RULES, WATCHED_DOI_KIND
 from syncd.store.maintenance import count_entries, delete_entries, list_entries, prune, vacuum, verify
 from syncd.store.watches import list_watches
 from syncd.transfer import WORKERS_MAX, default_workers, export_entries, import_paths, open_text
@@ -433,7 +433,11 @@ def cache_import(ctx: click.Context, paths: tuple[Path, ...], workers: int | Non
         store = svc.store
         with ProgressBar(not as_json, "importing") as bar:
             report = import_paths(
-                store, list(paths), on_item=bar.advance, workers=workers or default_workers()
+                store,
+                list(paths),
+                data_files=DATA_FILES,
+                on_item=bar.advance,
+                workers=workers or default_workers(),
             )
     emit(
         report.as_dict(),

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from syncd.crossref.client import CrossrefClient
 from syncd.crossref.lookups import ENTITY_KINDS, LIST, WORK
+from syncd.crossref.lookups_datafile import DATA_FILE
 from syncd.crossref.lookups_records import RECORDS
 from syncd.kinds import Kind
 from syncd.services import ClientFactory
 
-__all__ = ["CLIENTS", "KINDS", "RECORDS"]
+__all__ = ["CLIENTS", "DATA_FILE", "KINDS", "RECORDS"]
 
 KINDS: tuple[Kind, ...] = (WORK, LIST, *ENTITY_KINDS.values())
 """The Crossref slice's kinds, in the order ``syncd cache stats`` lists them."""

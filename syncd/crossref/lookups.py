@@ -45,6 +45,7 @@ from syncd.crossref.names import (
     CROSSREF_WORK,
 )
 from syncd.crossref.rules import ENTITY_RULES, LIST_RULES, WORK_RULES
+from syncd.crossref.views_lines import line_item, list_line
 from syncd.crossref.views_references import cited_dois
 from syncd.doiorg.lookups import registration_agency
 from syncd.errors import BudgetExhausted, MalformedResponse, NotFound, UpstreamError, UpstreamUnavailable
@@ -66,6 +67,7 @@ __all__ = [
     "get_entity",
     "get_work",
     "is_partial",
+    "line_of",
     "list_page",
     "message_of",
     "mirror_search",
@@ -168,6 +170,11 @@ def message_of(entry: StoredEntry) -> dict[str, Any]:
         return {}
     message = body.get("message") if isinstance(body, dict) else None
     return message if isinstance(message, dict) else {}
+
+
+def line_of(entry: StoredEntry) -> dict[str, Any]:
+    """What a list line of the stored work ``entry`` reads: its stored list line, else its ``message``."""
+    return line_item(entry.summary) if entry.summary is not None else message_of(entry)
 
 
 def is_partial(entry: StoredEntry | None) -> bool:
@@ -324,6 +331,7 @@ def work_content(
         last_modified=last_modified,
         volatile=volatile_json({k: message[k] for k in crossref_norm.VOLATILE_FIELDS if k in message}),
         cites=cited_dois(message),
+        summary=list_line(message),
     )
 
 
@@ -525,12 +533,13 @@ def mirror_search(
     """Stored works matching any term of ``text`` (FTS5 over title and search text, best first).
 
     Returns ``(entries, total_local_matches, provenance)``; the provenance is ``store-stale`` with the
-    oldest ``validated_at`` of the page (None when nothing matched).
+    oldest ``validated_at`` of the page (None when nothing matched). Each entry carries its stored list
+    line (``summary``) and its body only when it has none (:func:`line_of`).
     """
     terms = [t for t in text.split() if _TERM.search(t)]
     if not terms:
         return [], 0, None
-    entries, total = store.search_page(terms, kind=CROSSREF_WORK, offset=offset, limit=rows)
+    entries, total = store.search_page(terms, kind=CROSSREF_WORK, offset=offset, limit=rows, lines=True)
     entries = [e for e in entries if e.status == "ok"]
     if not entries:
         return [], total, None

@@ -16,6 +16,7 @@ from syncd import policy
 from syncd.crossref.lookups import (
     get_entity,
     get_work,
+    line_of,
     list_page,
     message_of,
     mirror_search,
@@ -88,7 +89,7 @@ def search_works(svc: Services, raw: dict[str, Any]) -> tuple[dict[str, Any], Pr
         entries, total, prov = mirror_search(svc.store, req.text, offset=inp.offset, rows=inp.rows)
         works, cut = [], 0
         for entry in entries:
-            summary, was_cut = work_summary(message_of(entry), inp.authorLimit)
+            summary, was_cut = work_summary(line_of(entry), inp.authorLimit)
             if summary is not None:
                 works.append(summary.model_dump(mode="json", exclude_none=True))
                 cut += int(was_cut)

@@ -36,6 +36,7 @@ from syncd.crossref.contracts import (
     Update,
     WorkView,
 )
+from syncd.crossref.views_lines import author_names
 from syncd.errors import InvalidInput, MalformedResponse
 from syncd.normalize.text import jats_to_text, normalize_text
 
@@ -583,13 +584,7 @@ def work_search_fields(message: dict[str, Any]) -> tuple[str | None, str | None]
     Raises:
         TypeError: ``author`` is not iterable.
     """
-    names = " ".join(
-        [
-            " ".join([str(v) for v in (a.get("given"), a.get("family"), a.get("name")) if v])
-            for a in message.get("author") or []
-            if isinstance(a, dict)
-        ]
-    )
+    names = author_names(message.get("author") or [])
     abstract = message.get("abstract")
     abstract_text = jats_to_text(abstract) if isinstance(abstract, str) and abstract.strip() else None
     publisher = message.get("publisher")

@@ -47,6 +47,7 @@ from syncd.crossref.views import (
     _updates,
     parse_date_parts,
 )
+from syncd.crossref.views_lines import AUTHOR_TOTAL
 from syncd.normalize.text import decode_entities, jats_to_text
 
 __all__ = [
@@ -181,13 +182,16 @@ def work_summary(item: dict[str, Any], author_limit: int) -> tuple[WorkSummary |
 
     The date chain is published -> published-print -> published-online (no ``issued``); authors are cut
     at ``author_limit`` with ``authorCount`` the full total. Returns ``(None, False)`` for an item with no
-    DOI (never fabricated).
+    DOI (never fabricated). ``item`` may be a stored list line (:mod:`syncd.crossref.views_lines`),
+    whose cut author list carries the full count.
     """
     item = _dict(item)
     doi = _str(item.get("DOI"))
     if doi is None:
         return None, False
     authors_raw = [_dict(a) for a in _list(item.get("author"))]
+    total = item.get(AUTHOR_TOTAL)
+    count = total if isinstance(total, int) and total > len(authors_raw) else len(authors_raw)
     authors = [
         SummaryAuthor(given=_text(a.get("given")), family=_text(a.get("family")), name=_text(a.get("name")))
         for a in authors_raw[:author_limit]
@@ -198,7 +202,7 @@ def work_summary(item: dict[str, Any], author_limit: int) -> tuple[WorkSummary |
         title=_first_markup(item.get("title")),
         type=_str(item.get("type")),
         authors=authors or None,
-        authorCount=len(authors_raw) if authors_raw else None,
+        authorCount=count if authors_raw else None,
         published=_summary_date(item),
         containerTitle=_first_markup(item.get("container-title")),
         volume=_locator(item.get("volume")),
@@ -213,7 +217,7 @@ def work_summary(item: dict[str, Any], author_limit: int) -> tuple[WorkSummary |
         updatedBy=_updates(item.get("updated-by")),
         updateTo=_updates(item.get("update-to")),
     )
-    return summary, len(authors_raw) > author_limit
+    return summary, count > author_limit
 
 
 def facet_counts(facets: Any) -> list[FacetCounts] | None:

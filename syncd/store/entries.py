@@ -18,7 +18,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from sqlalchemy import Connection, and_, delete, func, insert, or_, select, update
+from sqlalchemy import Connection, and_, delete, func, insert, or_, select, tuple_, update
 from sqlalchemy.exc import SQLAlchemyError
 
 from syncd.errors import MalformedResponse, StoreError
@@ -116,18 +116,25 @@ class EntryStore(StoreSession):
             )
             return [r[0] for r in rows]
 
-    def stale(self, staleness: Staleness, limit: int) -> list[StoredEntry]:
-        """Entries past their lifetime at the bounds' moment, oldest ``validated_at`` first.
+    def stale(
+        self, staleness: Staleness, limit: int, after: tuple[float, int] | None = None
+    ) -> list[StoredEntry]:
+        """Entries past their lifetime at the bounds' moment, oldest ``validated_at`` first (then id).
 
         Args:
             staleness: the bounds of the policy's one staleness rule (:func:`syncd.policy.staleness`):
                 per ``(kind, status)`` the lifetime's start, and the clock-skew bound after which an
                 entry (validated "in the future" by a clock that ran ahead) is stale too; those last.
             limit: most entries returned.
+            after: ``(validated_at, id)`` of the last entry of the previous page: this page starts
+                after it (keyset paging, so a caller reads a long list a page at a time).
         """
         if not staleness.before:
             return []
-        query = select_entries().where(staleness.clause()).order_by(Validation.validated_at).limit(limit)
+        query = select_entries().where(staleness.clause())
+        if after is not None:
+            query = query.where(tuple_(Validation.validated_at, Entry.id) > tuple_(*after))
+        query = query.order_by(Validation.validated_at, Entry.id).limit(limit)
         with self.read() as conn:
             return [row_to_entry(r) for r in conn.execute(query)]
 
@@ -246,6 +253,7 @@ class EntryStore(StoreSession):
                 "search_text": indexable(content.search_text),
                 "fetched_at": now,
                 "created_at": now,
+                "summary": content.summary,
             },
         )
         if not inserted:
@@ -413,6 +421,7 @@ class EntryStore(StoreSession):
                 title=indexable(content.title),
                 search_text=indexable(content.search_text),
                 fetched_at=now,
+                summary=content.summary,
             )
         )
         conn.execute(

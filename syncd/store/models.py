@@ -38,6 +38,9 @@ Tables:
     entries_fts   FTS5 index over ``entries.title`` and ``entries.search_text`` (migration 0006: its
                   rowid carries the entry's kind and status band, :mod:`syncd.store.search`; kept in
                   sync by triggers on ``entries``; not mapped here).
+    entries_fts_paused SQLite only (migration 0014), not mapped: holds a row only inside a bulk write's own
+                  transaction, while the insert trigger leaves the index to that write
+                  (:func:`syncd.store.search.paused_index`).
 """
 
 from __future__ import annotations
@@ -126,6 +129,9 @@ class Entry(Base):
     search_text: Mapped[str | None] = mapped_column(Text, nullable=True)
     fetched_at: Mapped[float] = mapped_column(Float)
     created_at: Mapped[float] = mapped_column(Float)
+    summary: Mapped[str | None] = mapped_column(Text, nullable=True)
+    """The body's list line (the fields a list line shows, JSON text written by the kind; migration
+    0014), so a search hit is rendered without parsing the body; NULL: none (the body is read)."""
 
 
 class Validation(Base):

@@ -16,7 +16,18 @@ from sqlalchemy import Connection, delete, func, insert, select
 
 from syncd.store.models import Entry, WorkReference
 
-__all__ = ["CHUNK", "Citing", "cited_by", "cites_of", "citing_among", "coverage", "write_cites", "write_many"]
+__all__ = [
+    "CHUNK",
+    "INSERT_SQLITE",
+    "Citing",
+    "cited_by",
+    "cites_of",
+    "citing_among",
+    "coverage",
+    "reference_rows",
+    "write_cites",
+    "write_many",
+]
 
 CHUNK = 500
 """Rows or keys per statement."""
@@ -42,13 +53,18 @@ def write_cites(conn: Connection, entry_id: int, cites: Iterable[str]) -> None:
         conn.execute(insert(WorkReference), rows[i : i + CHUNK])
 
 
+def reference_rows(pairs: Iterable[tuple[int, Sequence[str]]]) -> list[tuple[int, str]]:
+    """The ``(entry_id, cited_doi)`` rows of ``(entry_id, cites)`` pairs (lower-cased, each DOI once)."""
+    return [(entry_id, d) for entry_id, cites in pairs for d in dict.fromkeys(c.lower() for c in cites)]
+
+
+INSERT_SQLITE = "INSERT INTO work_references (entry_id, cited_doi) VALUES (?, ?)"
+"""The driver statement of a row (SQLite bulk writes, :mod:`syncd.store.bulk`)."""
+
+
 def write_many(conn: Connection, pairs: Iterable[tuple[int, Sequence[str]]]) -> None:
     """Rows of entries just inserted (none held before): ``(entry_id, cites)`` pairs, in ``conn``."""
-    rows = [
-        {"entry_id": entry_id, "cited_doi": d}
-        for entry_id, cites in pairs
-        for d in dict.fromkeys(c.lower() for c in cites)
-    ]
+    rows = [{"entry_id": entry_id, "cited_doi": d} for entry_id, d in reference_rows(pairs)]
     for i in range(0, len(rows), 5000):
         conn.execute(insert(WorkReference), rows[i : i + 5000])
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import bindparam, case, select
 
 from syncd.store.codec import decode_body
 from syncd.store.models import Entry, Validation
@@ -23,6 +23,8 @@ __all__ = [
     "GET_BY_ID",
     "ID_OF",
     "INSERT_VALIDATION",
+    "LINES_BY_IDS",
+    "LINES_BY_IDS_OF_KIND",
     "LOCKED",
     "EntryContent",
     "StoredEntry",
@@ -55,6 +57,9 @@ class StoredEntry:
     last_error: str | None
     last_error_at: float | None
     volatile: str | None
+    summary: str | None = None
+    """The entry's list line (``entries.summary``, migration 0014), read only by the searches that
+    render lines (:data:`LINES_BY_IDS`); None elsewhere and for an entry stored without one."""
 
 
 @dataclass(frozen=True)
@@ -85,6 +90,9 @@ class EntryContent:
     cites: tuple[str, ...] | None = field(default=None, compare=False, repr=False)
     """The DOIs the body cites (lower-cased) for the reference index (:mod:`syncd.store.references`);
     None: the kind keeps no reference list (the index is left as it is)."""
+    summary: str | None = field(default=None, compare=False, repr=False)
+    """The list line of the body (the fields a list line shows, as the kind writes them, e.g.
+    :func:`syncd.crossref.views_lines.list_line`), stored beside it; None: none (readers parse the body)."""
 
 
 _COLUMNS = (
@@ -133,6 +141,18 @@ INSERT_VALIDATION = Validation.__table__.insert()
 BY_IDS = select_entries().where(Entry.id.in_(bindparam("ids", expanding=True)))
 BY_IDS_OF_KIND = BY_IDS.where(Entry.kind == bindparam("kind"))
 """A search page's entries (and of one kind), built once (the offline search runs them on every call)."""
+
+_LINE_COLUMNS = tuple(
+    case((Entry.summary.is_(None), Entry.body), else_=None).label("body") if c is Entry.body else c
+    for c in _COLUMNS
+)
+LINES_BY_IDS = (
+    select(*_LINE_COLUMNS, Entry.summary)
+    .join(Validation, Validation.entry_id == Entry.id)
+    .where(Entry.id.in_(bindparam("ids", expanding=True)))
+)
+LINES_BY_IDS_OF_KIND = LINES_BY_IDS.where(Entry.kind == bindparam("kind"))
+"""A search page's entries with their list lines: the body read (and decoded) only when there is none."""
 
 
 def indexable(value: str | None) -> str | None:

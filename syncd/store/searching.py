@@ -15,7 +15,14 @@ from sqlalchemy import Connection
 from syncd.errors import InvalidInput, StoreError
 from syncd.store import search
 from syncd.store.dialect import is_postgresql
-from syncd.store.rows import BY_IDS, BY_IDS_OF_KIND, StoredEntry, row_to_entry
+from syncd.store.rows import (
+    BY_IDS,
+    BY_IDS_OF_KIND,
+    LINES_BY_IDS,
+    LINES_BY_IDS_OF_KIND,
+    StoredEntry,
+    row_to_entry,
+)
 from syncd.store.search import SEARCH_COUNT_CAP
 from syncd.store.session import StoreSession, wait_left
 
@@ -41,7 +48,7 @@ class SearchStore(StoreSession):
         return self._search_entries(" ".join(quoted), kind, False, 0, limit, count=False)[0]
 
     def search_page(
-        self, terms: list[str], kind: str, offset: int = 0, limit: int = 20
+        self, terms: list[str], kind: str, offset: int = 0, limit: int = 20, *, lines: bool = False
     ) -> tuple[list[StoredEntry], int]:
         """Full-text page of the ``ok`` entries of ``kind`` matching any of ``terms``.
 
@@ -53,12 +60,17 @@ class SearchStore(StoreSession):
         ``RANK_BOUND`` most recently stored (:func:`syncd.store.search.all_terms_first`). Kind and
         status are filtered inside the index (:mod:`syncd.store.search`). Each term is quoted, so search
         syntax in user input is inert.
+
+        ``lines``: each entry carries its stored list line (``summary``) and its body only when it has
+        none (a page of lines reads no whole body).
         """
         quoted = self._bounded_terms(" ".join(terms))
         if not quoted:
             return [], 0
         every = (" AND " if self.engine.dialect.name == "sqlite" else " ").join(quoted)
-        return self._search_entries(" OR ".join(quoted), kind, True, offset, limit, count=True, every=every)
+        return self._search_entries(
+            " OR ".join(quoted), kind, True, offset, limit, count=True, every=every, lines=lines
+        )
 
     def _search_entries(
         self,
@@ -70,6 +82,7 @@ class SearchStore(StoreSession):
         *,
         count: bool,
         every: str | None = None,
+        lines: bool = False,
     ) -> tuple[list[StoredEntry], int]:
         """Ranked entries of ``match`` (quoted terms joined by ``OR`` or blanks) and their capped count.
 
@@ -79,6 +92,7 @@ class SearchStore(StoreSession):
         without its own index band (:func:`syncd.store.search.kind_codes`) shares it with the other
         such kinds on SQLite: its page is over-fetched and filtered here, its count is the band's.
         ``every``: the query of all the terms, whose matches come first in a bounded ranking.
+        ``lines``: read the list lines, and the bodies only of entries without one.
         """
         with self._search_read() as conn:
             pg = is_postgresql(conn)
@@ -105,7 +119,11 @@ class SearchStore(StoreSession):
                 ids = rank(match, start, want)
             if not ids:
                 return [], total
-            rows = conn.execute(BY_IDS_OF_KIND if shared else BY_IDS, {"ids": ids, "kind": kind})
+            if lines:
+                statement = LINES_BY_IDS_OF_KIND if shared else LINES_BY_IDS
+            else:
+                statement = BY_IDS_OF_KIND if shared else BY_IDS
+            rows = conn.execute(statement, {"ids": ids, "kind": kind})
             by_id = {r.id: row_to_entry(r) for r in rows}
         found = [by_id[i] for i in ids if i in by_id]
         return (found[offset : offset + limit] if shared else found), total

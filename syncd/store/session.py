@@ -392,11 +392,14 @@ class StoreSession:
             log.info("event=body_dictionary dictionary=%s", dict_id)
         return dict_id
 
-    def encode_body(self, text: str | None, conn: Connection | None = None) -> bytes | None:
+    def encode_body(
+        self, text: str | None, conn: Connection | None = None, *, bulk: bool = False
+    ) -> bytes | None:
         """The stored form of the body ``text`` (None stays None); the one encoder of every body write.
 
         zstd with the store's newest dictionary (:meth:`syncd.store.codec.BodyCodec.encode`); ``conn``,
         the transaction being written, is used to look the dictionary up on the first call. Bulk writers
-        store what this returns in ``entries.body``; the store's reads decode it.
+        store what this returns in ``entries.body`` (``bulk``: at the faster level of bulk imports,
+        :data:`~syncd.store.codec.BULK_LEVEL`); the store's reads decode it.
         """
-        return self.codec.encode(text, conn)
+        return self.codec.encode(text, conn, bulk=bulk)

@@ -20,9 +20,10 @@ Import reads, line by line or file by file:
   ``.json`` holding ``{"items": [...]}`` (older snapshots); a work may also come wrapped in a
   ``/works/{doi}`` envelope (``{"message-type": "work", "message": {...}}``).
 
-Every item is stored through :func:`syncd.crossref.lookups.work_content` /
-:func:`syncd.zenodo.lookups.record_content` and ``Store.put_content``, so hashes, the FTS index and
-volatile counters stay consistent. Nothing lost: an imported item never replaces a stored entry
+Every item is stored through its kind (the ``load`` hook of an exported line, the row builder of a
+data file's object, :class:`syncd.kinds.DataFileRows`, which the caller hands in) and
+``Store.put_content`` or the bulk writer, so hashes, the FTS index and volatile counters stay
+consistent. Nothing lost: an imported item never replaces a stored entry
 that is as new or newer (Crossref: ``indexed`` stamp; syncd exports: ``validated_at``), and an
 imported entry keeps its age (a Crossref work from a data file counts as validated at its
 ``indexed`` time), so the daemon revalidates it on schedule instead of trusting it as fresh.
@@ -33,7 +34,6 @@ from __future__ import annotations
 from syncd.transfer.export import export_entries, export_line
 from syncd.transfer.formats import open_text
 from syncd.transfer.imports import (
-    ENVELOPE,
     IMPORT_BATCH,
     WORKERS_MAX,
     ImportReport,
@@ -44,7 +44,6 @@ from syncd.transfer.imports import (
 )
 
 __all__ = [
-    "ENVELOPE",
     "IMPORT_BATCH",
     "WORKERS_MAX",
     "ImportReport",

@@ -1,12 +1,13 @@
 """``syncd cache import``: syncd exports and Crossref public data files into the store.
 
 Every item is stored through its kind: a syncd export line through the kind's ``load`` and
-``arrived`` hooks (:class:`syncd.kinds.Kind`), a Crossref work through
-:func:`syncd.crossref.lookups.work_content` and ``Store.put_content`` (the exact path), or, for the
-works of a data file, prepared in worker processes with the same values and written in bulk
-(:func:`syncd.store.bulk.put_many`, the fast path). Nothing lost: an imported item never replaces a
-stored entry that is as new or newer (Crossref: ``indexed`` stamp; syncd exports: ``validated_at``),
-and an imported entry keeps its age. File reading: :mod:`syncd.transfer.formats`.
+``arrived`` hooks (:class:`syncd.kinds.Kind`); an object of an upstream's data file through the
+kind's row builder (:class:`syncd.kinds.DataFileRows`, handed in by the caller: the registry's
+``DATA_FILES``), either its ``exact`` entry and ``Store.put_content`` (the exact path) or, prepared in
+worker processes with the same values, written in bulk (:func:`syncd.store.bulk.put_many`, the fast
+path). This module names no kind. Nothing lost: an imported item never replaces a stored entry that
+is as new or newer (data files: the ``upstream_version`` stamp; syncd exports: ``validated_at``), and
+an imported entry keeps its age. File reading: :mod:`syncd.transfer.formats`.
 """
 
 from __future__ import annotations
@@ -17,24 +18,22 @@ import multiprocessing as mp
 import os
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import msgspec
 
-from syncd.crossref import views as crossref_norm
-from syncd.crossref.lookups import WORK, work_content
-from syncd.crossref.views_references import cited_dois
 from syncd.errors import InvalidInput, MalformedResponse
-from syncd.normalize.doi import parse_doi
+from syncd.kinds import DataFileRows
 from syncd.proc import die_with_parent
 from syncd.registry import KINDS
 from syncd.store.bulk import BulkItem, Held, put_many
-from syncd.store.content import ExactDecoder, content_hash_exact, volatile_json
+from syncd.store.content import ExactDecoder
 from syncd.store.repo import EntryContent, Store, StoredEntry
 from syncd.transfer.formats import (
     Slow,
@@ -47,7 +46,6 @@ from syncd.transfer.formats import (
 )
 
 __all__ = [
-    "ENVELOPE",
     "IMPORT_BATCH",
     "WORKERS_MAX",
     "ImportReport",
@@ -100,8 +98,8 @@ def _put(
         report.unchanged += 1
 
 
-def _work_is_newer(stamp: Any) -> Callable[[StoredEntry], bool]:
-    """Whether a data-file work indexed at ``stamp`` replaces a stored entry (``indexed`` stamps compared)."""
+def _is_newer(stamp: str | None) -> Callable[[StoredEntry], bool]:
+    """Whether a data-file object stamped ``stamp`` replaces a stored entry (stamps compared)."""
 
     def newer(existing: StoredEntry) -> bool:
         if existing.status != "ok" or not existing.upstream_version:
@@ -111,17 +109,11 @@ def _work_is_newer(stamp: Any) -> Callable[[StoredEntry], bool]:
     return newer
 
 
-def _import_crossref_work(
-    store: Store, message: dict[str, Any], raw: str | None, report: ImportReport
+def _import_data_object(
+    store: Store, rows: DataFileRows, message: dict[str, Any], raw: str | None, report: ImportReport
 ) -> None:
-    key = parse_doi(str(message.get("DOI", ""))).key
-    indexed = message.get("indexed") or {}
-    stamp = indexed.get("date-time")
-    ts = indexed.get("timestamp")
-    when = (ts / 1000.0) if isinstance(ts, int | float) else None
-    when = min(when or time.time(), time.time())
-    content = work_content(key, message, raw)
-    _put(store, content, when, report, _work_is_newer(stamp))
+    content, when = rows.exact(message, raw)
+    _put(store, content, when, report, _is_newer(content.upstream_version))
 
 
 def _import_syncd(store: Store, rec: dict[str, Any], report: ImportReport) -> None:
@@ -152,7 +144,9 @@ def _invalid(report: ImportReport, number: int, error: object) -> None:
         report.errors.append(f"item {number}: {error}")
 
 
-def _import_one(store: Store, item: Any, report: ImportReport, number: int) -> None:
+def _import_one(
+    store: Store, item: Any, report: ImportReport, number: int, data_files: Sequence[DataFileRows]
+) -> None:
     """Store one decoded item (the exact path), an error counting it ``invalid`` as item ``number``."""
     try:
         if isinstance(item, Unreadable):
@@ -161,26 +155,29 @@ def _import_one(store: Store, item: Any, report: ImportReport, number: int) -> N
             raise MalformedResponse("not a JSON object")
         if "kind" in item and "body" in item:
             _import_syncd(store, item, report)
-        elif item.get("message-type") == "work" and isinstance(item.get("message"), dict):
-            _import_crossref_work(store, item["message"], json.dumps(item, ensure_ascii=False), report)
-        elif isinstance(item.get("DOI"), str):
-            _import_crossref_work(store, item, None, report)
-        else:
-            raise MalformedResponse("neither a syncd export line nor a Crossref work")
+            return
+        for rows in data_files:
+            found = rows.find(item)
+            if found is not None:
+                message, enveloped = found
+                raw = json.dumps(item, ensure_ascii=False) if enveloped else None
+                _import_data_object(store, rows, message, raw, report)
+                return
+        labels = "".join(f" nor {rows.label}" for rows in data_files)
+        raise MalformedResponse(f"neither a syncd export line{labels}")
     except _ITEM_ERRORS as exc:
         _invalid(report, number, exc)
 
 
-def import_item(store: Store, item: Any, report: ImportReport) -> None:
-    """Store one decoded item (a syncd export line, a Crossref work, or a work envelope)."""
+def import_item(
+    store: Store, item: Any, report: ImportReport, data_files: Sequence[DataFileRows] = ()
+) -> None:
+    """Store one decoded item (a syncd export line, or an object one of ``data_files`` finds in it)."""
     report.read += 1
-    _import_one(store, item, report, report.read)
+    _import_one(store, item, report, report.read, data_files)
 
 
-# --- the fast path of Crossref works ------------------------------------------------------------------
-
-ENVELOPE = '{"status":"ok","message-type":"work","message":'
-"""The ``/works/{doi}`` envelope a bare data-file work is stored in (compact, as Crossref sends it)."""
+# --- the fast path of data-file objects ---------------------------------------------------------------
 
 
 class _Bad(NamedTuple):
@@ -190,84 +187,56 @@ class _Bad(NamedTuple):
 
 
 Prepared = BulkItem | Slow | _Bad
-"""What :func:`prepare_line` makes of one line: a work ready to store, the exact path, or invalid."""
+"""What :func:`prepare_line` makes of one line: an entry ready to store, the exact path, or invalid."""
 
 
-def _lacking(message: dict[str, Any]) -> bool:
-    """Whether ``message`` lacks a key every real work carries (the work kind's ``rules.required``)."""
-    for path in WORK.rules.required:
-        value: Any = message
-        for part in path:
-            value = value.get(part) if isinstance(value, dict) else None
-        if value is None:
-            return True
-    return False
-
-
-def _prepare_work(
-    message: dict[str, Any], body: str, floats: int, encode: Callable[[str], Any] | None
+def _prepare_object(
+    doc: Any,
+    line: bytes,
+    floats: int,
+    data_files: Sequence[DataFileRows],
+    encode: Callable[[str], Any] | None,
 ) -> Prepared:
-    """A Crossref work ``message`` (stored as ``body``) ready to store, or why it is unreadable.
+    """The item ``doc`` decoded from ``line`` (holding ``floats``) ready to store, or the exact path.
 
-    The same values as :func:`work_content`: hash of the same canonical projection (serialized by msgspec
-    unless it may hold a float, :func:`~syncd.store.content.content_hash_exact`), title and search text from
-    :func:`~syncd.crossref.views.work_search_fields`. A work lacking ``DOI``/``type``/``title`` goes
-    the exact path, where ``put_content``'s guard refuses it unless the store holds something newer.
+    A complete object of one of ``data_files`` is built by its kind's ``row`` (the stored body: the
+    line as given, a bare object in its envelope); anything else goes the exact path, where
+    ``put_content``'s guard refuses an incomplete object unless the store holds something newer.
     """
-    try:
-        stored = encode(body) if encode is not None else None  # in a worker: only the stored form goes back
-        key = parse_doi(str(message.get("DOI", ""))).key
-        indexed = message.get("indexed") or {}
-        stamp = indexed.get("date-time")
-        ts = indexed.get("timestamp")
-        now = time.time()
-        when = min(((ts / 1000.0) if isinstance(ts, int | float) else None) or now, now)
-        title, search_text = crossref_norm.work_search_fields(message)
-        volatile = sum(isinstance(message.get(k), float) for k in crossref_norm.VOLATILE_FIELDS)  # "score"
-        content = WORK.content(
-            key=key,
-            status="ok",
-            body=None if stored is not None else body,
-            content_hash=content_hash_exact(
-                crossref_norm.content_hash_projection(message), floats=floats > volatile
-            ),
-            upstream_version=str(stamp) if stamp else None,
-            doi=key,
-            title=title,
-            search_text=search_text,
-            volatile=volatile_json({k: message[k] for k in crossref_norm.VOLATILE_FIELDS if k in message}),
-            cites=cited_dois(message),
-        )
-    except _ITEM_ERRORS as exc:
-        return _Bad(str(exc))
-    return BulkItem(content, when, stored)
-
-
-def _prepare_object(doc: Any, line: bytes, floats: int, encode: Callable[[str], Any] | None) -> Prepared:
-    """The item ``doc`` decoded from ``line`` (holding ``floats``) ready to store, or the exact path."""
     slow = Slow(line)
     if not isinstance(doc, dict) or ("kind" in doc and "body" in doc):
         return slow
-    if doc.get("message-type") == "work" and isinstance(doc.get("message"), dict):
-        message: dict[str, Any] = doc["message"]
-    elif isinstance(doc.get("DOI"), str):
-        message = doc
-    else:
-        return slow
-    if not isinstance(message.get("DOI"), str) or _lacking(message):
-        return slow
-    text = line.decode("utf-8").strip()
-    return _prepare_work(message, ENVELOPE + text + "}" if message is doc else text, floats, encode)
+    for rows in data_files:
+        found = rows.find(doc)
+        if found is None:
+            continue
+        message, enveloped = found
+        if not rows.complete(message):
+            return slow
+        text = line.decode("utf-8").strip()
+        body = text if enveloped else rows.envelope(text)
+        try:
+            stored = encode(body) if encode is not None else None  # in a worker: the stored form goes back
+            content, when = rows.row(message, body, floats)
+        except _ITEM_ERRORS as exc:
+            return _Bad(str(exc))
+        if stored is not None:
+            content = replace(content, body=None)
+        return BulkItem(content, when, stored)
+    return slow
 
 
 def prepare_line(
-    line: bytes, decoder: ExactDecoder, encode: Callable[[str], Any] | None = None
+    line: bytes,
+    decoder: ExactDecoder,
+    data_files: Sequence[DataFileRows],
+    encode: Callable[[str], Any] | None = None,
 ) -> Prepared | None:
-    """One line of a Crossref data file (or a syncd export) made ready to store; None when blank.
+    """One line of a data file (or a syncd export) made ready to store; None when blank.
 
-    A bare work is stored in the ``/works/{doi}`` envelope around its line as given, an envelope line as
-    given (no re-serialization). Anything else (a syncd export line, a line msgspec refuses where
-    ``json`` reads it) goes the exact path (``json`` and :func:`import_item`).
+    An object of one of ``data_files`` is built by its kind's row builder, stored as given (a bare
+    object in its envelope; no re-serialization). Anything else (a syncd export line, a line msgspec
+    refuses where ``json`` reads it) goes the exact path (``json`` and :func:`import_item`).
     ``encode``: the store's body encoder, run here (in a worker) instead of in the writer.
     """
     if not line.strip():
@@ -276,38 +245,48 @@ def prepare_line(
         doc = decoder.decode(line)
     except msgspec.DecodeError:
         return Slow(line)
-    return _prepare_object(doc, line, decoder.floats, encode)
+    return _prepare_object(doc, line, decoder.floats, data_files, encode)
 
 
-_WORKER: dict[str, Callable[[str], Any]] = {}
-"""The body encoder of a worker process (``encode``, set by :func:`_start_worker`; empty here)."""
+class _Worker(NamedTuple):
+    """What a worker process prepares with: the data files' row builders and the store's body encoder."""
+
+    data_files: Sequence[DataFileRows]
+    encode: Callable[[str], Any]
 
 
-def _start_worker(encode: Callable[[str], Any], parent: int) -> None:
+_WORKER: list[_Worker] = []
+"""The :class:`_Worker` of a worker process (set by :func:`_start_worker`; empty here)."""
+
+
+def _start_worker(worker: _Worker, parent: int) -> None:
     """Worker start: end with the importing process ``parent`` (:func:`syncd.proc.die_with_parent`)."""
     die_with_parent(parent)
-    _WORKER["encode"] = encode
+    _WORKER[:] = [worker]
 
 
-def _prepare_chunk(chunk: list[Any], encode: Callable[[str], Any] | None = None) -> list[Prepared | None]:
+def _prepare_chunk(
+    chunk: list[Any], data_files: Sequence[DataFileRows], encode: Callable[[str], Any] | None = None
+) -> list[Prepared | None]:
     """Prepare a chunk of raw lines (bytes) and decoded items, in this process.
 
-    ``encode``: the store's body encoder; the works then carry their body in stored form only.
+    ``encode``: the store's body encoder; the entries then carry their body in stored form only.
     """
     out: list[Prepared | None] = []
     decoder = ExactDecoder()
     for item in chunk:
         if isinstance(item, bytes):
-            out.append(prepare_line(item, decoder, encode))
+            out.append(prepare_line(item, decoder, data_files, encode))
         else:
             out.append(item)
     return out
 
 
 def _prepare_in_worker(chunk: list[Any]) -> list[Prepared | None]:
-    """:func:`_prepare_chunk` in a worker process, bodies encoded there (``_WORKER["encode"]``)."""
+    """:func:`_prepare_chunk` in a worker process, bodies encoded there (:data:`_WORKER`)."""
+    worker = _WORKER[0]
     with _gc_paused():
-        return _prepare_chunk(chunk, _WORKER.get("encode"))
+        return _prepare_chunk(chunk, worker.data_files, worker.encode)
 
 
 @contextmanager
@@ -327,7 +306,7 @@ def _gc_paused() -> Iterator[None]:
 
 
 def _keep(held: Held, content: EntryContent) -> bool:
-    """The store's copy is as new or newer than a data-file work (the negation of :func:`_work_is_newer`)."""
+    """The store's copy is as new or newer than a data-file object (the negation of :func:`_is_newer`)."""
     if held.status != "ok" or not held.upstream_version:
         return False
     return not (content.upstream_version and content.upstream_version > held.upstream_version)
@@ -339,6 +318,7 @@ def _store_prepared(
     prepared: list[Prepared | None],
     report: ImportReport,
     on_item: Callable[[], None] | None,
+    data_files: Sequence[DataFileRows],
 ) -> None:
     """Store one batch of prepared items.
 
@@ -364,10 +344,10 @@ def _store_prepared(
     for item in result.deferred:
         number, raw = numbers[id(item)]
         if item.content.body is None:  # encoded in a worker: prepared again here, with its text
-            again = _prepare_chunk([raw])[0]
+            again = _prepare_chunk([raw], data_files)[0]
             item = again if isinstance(again, BulkItem) else item
         try:
-            _put(store, item.content, item.when, report, _work_is_newer(item.content.upstream_version))
+            _put(store, item.content, item.when, report, _is_newer(item.content.upstream_version))
         except _ITEM_ERRORS as exc:
             _invalid(report, number, exc)
     for number, other in others:
@@ -375,7 +355,7 @@ def _store_prepared(
             _invalid(report, number, other.error)
         else:
             decoded = loads_item(other.item) if isinstance(other.item, bytes) else other.item
-            _import_one(store, decoded, report, number)
+            _import_one(store, decoded, report, number, data_files)
     if on_item is not None:
         for _ in range(len(works) + len(others)):
             on_item()
@@ -395,12 +375,15 @@ def default_workers() -> int:
 
 
 def _prepared_batches(
-    chunks: Iterator[tuple[Path, list[Any]]], pool: ProcessPoolExecutor | None, ahead: int
+    chunks: Iterator[tuple[Path, list[Any]]],
+    pool: ProcessPoolExecutor | None,
+    ahead: int,
+    data_files: Sequence[DataFileRows],
 ) -> Iterator[tuple[list[Any], list[Prepared | None]]]:
     """``(chunk, prepared)`` of ``chunks`` in order: in ``pool`` (at most ``ahead`` in flight) or here."""
     if pool is None:
         for _, chunk in chunks:
-            yield chunk, _prepare_chunk(chunk)
+            yield chunk, _prepare_chunk(chunk, data_files)
         return
     pending: deque[tuple[list[Any], Future[list[Prepared | None]]]] = deque()
     for _, chunk in chunks:
@@ -417,17 +400,20 @@ def import_paths(
     store: Store,
     paths: list[Path],
     *,
+    data_files: Sequence[DataFileRows] = (),
     on_item: Callable[[], None] | None = None,
     workers: int = 1,
     batch: int = IMPORT_BATCH,
 ) -> ImportReport:
     """Import every file in ``paths`` (directories: their ``*.json[l][.gz]`` files, sorted).
 
-    Crossref works are parsed (msgspec), hashed, indexed and their bodies encoded in ``workers``
-    processes (1: in this process; more only where processes can be forked, after the first batch is
-    stored here so that a new store trains its body dictionary first) and written ``batch`` (default
-    :data:`IMPORT_BATCH`) per transaction with :func:`syncd.store.bulk.put_many`; every other item
-    takes the exact path (:func:`import_item`). Unreadable items are counted ``invalid`` and skipped.
+    ``data_files``: the row builders of the kinds whose upstream data files may be read (the
+    registry's ``DATA_FILES``); without them only syncd exports are read. Their objects are parsed
+    (msgspec), hashed, indexed and their bodies encoded in ``workers`` processes (1: in this process;
+    more only where processes can be forked, after the first batch is stored here so that a new store
+    trains its body dictionary first) and written ``batch`` (default :data:`IMPORT_BATCH`) per
+    transaction with :func:`syncd.store.bulk.put_many`; every other item takes the exact path
+    (:func:`import_item`). Unreadable items are counted ``invalid`` and skipped.
 
     Raises:
         InvalidInput: a path does not exist or a file is not JSON at all.
@@ -436,23 +422,23 @@ def import_paths(
     chunks = chunks_of(files_of(paths), batch)
     with _gc_paused():
         if workers <= 1 or "fork" not in mp.get_all_start_methods():
-            for chunk, prepared in _prepared_batches(chunks, None, 0):
-                _store_prepared(store, chunk, prepared, report, on_item)
+            for chunk, prepared in _prepared_batches(chunks, None, 0, data_files):
+                _store_prepared(store, chunk, prepared, report, on_item, data_files)
             return report
         first = next(chunks, None)  # stored here: its bodies let the store train a dictionary if it has none
         if first is None:
             return report
-        _store_prepared(store, first[1], _prepare_chunk(first[1]), report, on_item)
-        encode = store.encode_body
+        _store_prepared(store, first[1], _prepare_chunk(first[1], data_files), report, on_item, data_files)
+        encode = partial(store.encode_body, bulk=True)
         encode("{}")  # the store's body encoding is settled before the workers are forked
         with ProcessPoolExecutor(
             workers,
             mp_context=mp.get_context("fork"),
             initializer=_start_worker,
-            initargs=(encode, os.getpid()),
+            initargs=(_Worker(data_files, encode), os.getpid()),
         ) as pool:
             pool.submit(len, ()).result()  # every worker forked now, before the reading thread starts
             with read_ahead(chunks, 2) as ahead:
-                for chunk, prepared in _prepared_batches(ahead, pool, 2 * workers):
-                    _store_prepared(store, chunk, prepared, report, on_item)
+                for chunk, prepared in _prepared_batches(ahead, pool, 2 * workers, data_files):
+                    _store_prepared(store, chunk, prepared, report, on_item, data_files)
     return report

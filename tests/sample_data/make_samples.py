@@ -16,6 +16,7 @@ follow head):
 * from 0004 (``previous_bodies``): the record's legacy-platform body of 2023-09-10 kept as ``previous``;
 * from 0007 (``changes``): the change-feed row of that replacement, summarized by the record kind's
   own summary (``syncd.zenodo`` rules);
+* from 0014 (``entries.summary``): each work's list line, as its kind writes it;
 * bodies are the upstream text as received; from 0008 on they are stored as that revision writes
   them (a zstd frame without dictionary, :mod:`syncd.store.codec`).
 
@@ -141,6 +142,8 @@ def _insert(db: sqlite3.Connection, revision: str) -> None:
                 row.validated_at + 60 if row.last_error else None, c.volatile,
             ),
         )  # fmt: skip
+        if revision >= "0014" and c.summary is not None:
+            db.execute("UPDATE entries SET summary = ? WHERE id = ?", (c.summary, entry_id))
         if c.concept_key:
             db.execute(
                 "INSERT INTO concepts (concept_recid, latest_recid, validated_at) VALUES (?,?,?)",

@@ -53,7 +53,9 @@ def test_every_revision_has_a_kept_sample() -> None:
 
 @pytest.mark.parametrize("revision", revisions())
 def test_a_sample_upgraded_to_head_keeps_entries_bodies_and_hashes(revision: str, tmp_path: Path) -> None:
-    """Every old entry reads back at head: same body text, content hash, title, DOI, validators, index."""
+    """Every old entry reads back at head: same body text, content hash, title, DOI, validators, index;
+    a work's list line is there (filled by 0014 for older stores), so a search page reads no body.
+    """
     url, before = _sample(revision, tmp_path)
     store = Store.open(url)
     try:
@@ -85,6 +87,9 @@ def test_a_sample_upgraded_to_head_keeps_entries_bodies_and_hashes(revision: str
         assert after == before and len(after) == 3
         assert [e.key for e in store.search("Raptor genomes")] == ["10.1101/598821"]
         assert [e.key for e in store.search_page(["SARS"], "zenodo_record")[0]] == ["5244404"]
+        lines = store.search_page(["Raptor"], "crossref_work", lines=True)[0]
+        assert [(e.key, e.body) for e in lines] == [("10.1101/598821", None)]  # its list line, no body read
+        assert lines[0].summary is not None and json.loads(lines[0].summary)["title"] == [RAPTOR]
         assert verify(store).problems == []
     finally:
         store.close()
