@@ -10,8 +10,10 @@ from __future__ import annotations
 from syncd.kinds import Kind
 from syncd.services import ClientFactory
 from syncd.zenodo.client import ZenodoClient
-from syncd.zenodo.lookups import PAGE_KINDS, RECORD, TERM_KINDS
+from syncd.zenodo.lookups_fetch import RECORD
+from syncd.zenodo.lookups_pages import PAGE_KINDS
 from syncd.zenodo.lookups_records import RECORDS
+from syncd.zenodo.lookups_terms import TERM_KINDS
 
 __all__ = ["CLIENTS", "KINDS", "RECORDS"]
 

@@ -23,7 +23,7 @@ from syncd.upstream.http import Deadline, current_deadline
 from syncd.zenodo import views as zenodo_norm
 from syncd.zenodo.client import LEGACY_JSON
 from syncd.zenodo.contracts import FileEntry
-from syncd.zenodo.lookups import get_page
+from syncd.zenodo.lookups_pages import get_page
 from syncd.zenodo.names import ZENODO_CONTAINER, ZENODO_PREVIEW
 
 log = logging.getLogger(__name__)

@@ -15,7 +15,8 @@ from syncd.records import RecordSource
 from syncd.services import Services
 from syncd.store.content import document
 from syncd.store.repo import StoredEntry
-from syncd.zenodo.lookups import RECORD, get_record, miss_error, stored_record
+from syncd.zenodo.lookups import get_record
+from syncd.zenodo.lookups_fetch import RECORD, miss_error, stored_record
 from syncd.zenodo.params_id import RecordRef, parse_record_ref
 from syncd.zenodo.views import record_view
 

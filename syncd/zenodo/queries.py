@@ -17,10 +17,9 @@ from syncd.doiorg.lookups import registration_agency
 from syncd.errors import SyncdError
 from syncd.services import Services
 from syncd.store.content import document
-from syncd.zenodo import lookups as lookups_zenodo
+from syncd.zenodo import lookups, lookups_fetch, lookups_pages
 from syncd.zenodo import views_lists as lists
 from syncd.zenodo import views_pages as pages
-from syncd.zenodo.lookups import PageLookup
 from syncd.zenodo.names import ZENODO_VERSIONS
 from syncd.zenodo.params import blank, window_check
 from syncd.zenodo.params_cursor import CursorState, continuations_for_record, decode_cursor, window_for
@@ -89,7 +88,7 @@ def _miss(
     return data
 
 
-def _last_known(known: lookups_zenodo.LastKnown) -> dict[str, Any]:
+def _last_known(known: lookups_fetch.LastKnown) -> dict[str, Any]:
     """The ``last_known`` block of a deleted record's miss: its last stored metadata, marked as such."""
     stored_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(known.fetched_at))
     return {
@@ -103,7 +102,7 @@ def _last_known(known: lookups_zenodo.LastKnown) -> dict[str, Any]:
 def _found(
     services: Services,
     ref: RecordRef,
-    lookup: lookups_zenodo.RecordLookup,
+    lookup: lookups.RecordLookup,
     state: CursorState | None,
     style: str | None,
 ) -> dict[str, Any]:
@@ -134,7 +133,7 @@ def _found(
     return data
 
 
-def _not_readable(services: Services, ref: RecordRef, lookup: lookups_zenodo.RecordLookup) -> dict[str, Any]:
+def _not_readable(services: Services, ref: RecordRef, lookup: lookups.RecordLookup) -> dict[str, Any]:
     """The miss answer for a stored deleted, unknown or restricted record (with its last good copy)."""
     entry = lookup.entry
     kind = {"gone": "deleted", "not_found": "not_found", "restricted": "restricted"}[entry.status]
@@ -159,7 +158,7 @@ def _name_latest(services: Services, record: dict[str, Any]) -> None:
         or versions.get("latest_recid")
     ):
         return
-    latest = lookups_zenodo.latest_of_series(services, str(record["recid"]), record.get("concept_recid"))
+    latest = lookups.latest_of_series(services, str(record["recid"]), record.get("concept_recid"))
     if latest:
         versions["latest_recid"] = latest
 
@@ -192,7 +191,7 @@ def _record_answer(
 
 def _versions_listing(
     services: Services, ref: RecordRef, id: str, window: tuple[int, int]
-) -> PageLookup | tuple[dict[str, Any], str]:
+) -> lookups_pages.PageLookup | tuple[dict[str, Any], str]:
     """The version listing of ``ref``'s series, or the miss answer and its title.
 
     The listing of the stored concept's latest version (or of ``ref``) is read first; when it is
@@ -204,12 +203,12 @@ def _versions_listing(
     target = concept[0] if concept else ref.recid
     listing = None
     if target is not None:
-        listing = lookups_zenodo.get_page(services, ZENODO_VERSIONS, f"/records/{target}/versions", params)
+        listing = lookups_pages.get_page(services, ZENODO_VERSIONS, f"/records/{target}/versions", params)
     if listing is not None and listing.body is not None and pages.hits_total(listing.body) != 0:
         return listing
     try:
-        lookup = lookups_zenodo.get_record(services, ref)
-    except lookups_zenodo.NotOnZenodo as exc:
+        lookup = lookups.get_record(services, ref)
+    except lookups.NotOnZenodo as exc:
         data = _not_on_zenodo(services, ref.input_kind, ref.doi or id)
         data.update(pages.no_versions_fields(page, size))
         data["cache"] = exc.provenance.as_dict()
@@ -224,7 +223,7 @@ def _versions_listing(
         data["cache"] = lookup.provenance.as_dict()
         return data, f"Versions of {id}: {kind}"
     if entry.key != target or listing is None or listing.body is None:
-        listing = lookups_zenodo.get_page(services, ZENODO_VERSIONS, f"/records/{entry.key}/versions", params)
+        listing = lookups_pages.get_page(services, ZENODO_VERSIONS, f"/records/{entry.key}/versions", params)
     return listing
 
 
@@ -235,9 +234,9 @@ def _series(services: Services, ref: RecordRef, raw: list[dict[str, Any]], total
         return pages.series_fields(parts, with_latest=False)
     if not total:
         return {}
-    stored = lookups_zenodo.stored_record(services.store, ref)  # local first
+    stored = lookups_fetch.stored_record(services.store, ref)  # local first
     if stored is None:
-        stored = lookups_zenodo.get_record(services, ref).entry
+        stored = lookups.get_record(services, ref).entry
     if stored.status != "ok":
         return {}
     parts, _ = record_parts(document(stored))
@@ -264,8 +263,8 @@ def record_answer(
     state = decode_cursor(cursor) if blank(cursor) else None
     ref = parse_record_ref(id)
     try:
-        lookup = lookups_zenodo.get_record(services, ref)
-    except lookups_zenodo.NotOnZenodo as exc:
+        lookup = lookups.get_record(services, ref)
+    except lookups.NotOnZenodo as exc:
         data = _not_on_zenodo(services, ref.input_kind, ref.doi or id)
         data["cache"] = exc.provenance.as_dict()
     else:
@@ -300,11 +299,11 @@ def versions_answer(services: Services, id: str, page: int = 1, size: int = 25) 
     if latest is None and page == 1 and versions:
         latest = versions[0].recid
     if latest is None and total:  # a later page, or past the end: Zenodo's versions/latest says
-        stored = None if versions else lookups_zenodo.stored_record(services.store, ref)
+        stored = None if versions else lookups_fetch.stored_record(services.store, ref)
         asked = versions[0].recid if versions else (stored.key if stored is not None else ref.recid)
         concept = data.get("concept_recid")
         if asked:
-            latest = lookups_zenodo.latest_of_series(services, asked, str(concept) if concept else None)
+            latest = lookups.latest_of_series(services, asked, str(concept) if concept else None)
     if latest:
         data["latest_recid"] = latest
     data.update(pages.versions_fields(total, page, size, versions))

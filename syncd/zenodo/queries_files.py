@@ -22,8 +22,7 @@ from syncd.policy import Provenance
 from syncd.services import Services
 from syncd.store.content import document
 from syncd.store.repo import StoredEntry
-from syncd.zenodo import lookups as lookups_zenodo
-from syncd.zenodo import lookups_files
+from syncd.zenodo import lookups, lookups_files, lookups_pages
 from syncd.zenodo import views_files as views
 from syncd.zenodo import views_lists as lists
 from syncd.zenodo.client import LEGACY_JSON
@@ -45,7 +44,7 @@ def _resolve_ok(services: Services, ref: RecordRef) -> tuple[StoredEntry, Any]:
     A DOI no Zenodo record holds is ``record_not_found`` whose hint names the call that reads it.
     """
     try:
-        lookup = lookups_zenodo.get_record(services, ref)
+        lookup = lookups.get_record(services, ref)
     except NotFound as exc:
         if exc.reason != "not_on_zenodo" or ref.doi is None:
             raise
@@ -102,7 +101,7 @@ def _file_by_key(services: Services, parts: Any, key: str) -> Any:
 def _container(services: Services, recid: str, key: str) -> Any:
     path = download_url(recid, key).split("/api", 1)[1].removesuffix("/content") + "/container"
     try:
-        page = lookups_zenodo.get_page(services, ZENODO_CONTAINER, path, {}, accept=LEGACY_JSON)
+        page = lookups_pages.get_page(services, ZENODO_CONTAINER, path, {}, accept=LEGACY_JSON)
     except UpstreamError as exc:
         if exc.reason in ("rate_limited",):
             raise

@@ -23,7 +23,7 @@ from syncd.errors import (
 from syncd.services import Services
 from syncd.store.content import document
 from syncd.store.repo import StoredEntry
-from syncd.zenodo import lookups as lookups_zenodo
+from syncd.zenodo import lookups, lookups_pages, lookups_terms
 from syncd.zenodo import params as zenodo_params
 from syncd.zenodo import views_lists as lists
 from syncd.zenodo import views_pages as pages
@@ -46,7 +46,7 @@ def _community_uuid(services: Services, raw: str) -> str:
             f"community {raw!r} is not a slug, UUID or community URL", reason="invalid_parameter"
         )
     for candidate in dict.fromkeys((slug, slug.lower())):
-        page = lookups_zenodo.get_page(
+        page = lookups_pages.get_page(
             services, ZENODO_ENTITY, f"/communities/{quote(candidate)}", {}, accept=LEGACY_JSON
         )
         if page.body and page.body.get("id"):
@@ -68,7 +68,7 @@ def _unknown_funder_name(services: Services, name: str) -> InvalidInput:
     candidates: list[dict[str, str]] = []
     total: int | None = None
     try:
-        page = lookups_zenodo.get_page(
+        page = lookups_pages.get_page(
             services,
             ZENODO_VOCAB,
             "/funders",
@@ -112,9 +112,9 @@ def _funder_lookup(services: Services, raw: str) -> Lookup:
     if ref.kind == "name":
         raise _unknown_funder_name(services, ref.value)
     if ref.kind == "id":
-        found: Lookup | None = lookups_zenodo.get_term(services, ZENODO_FUNDER, ref.value)
+        found: Lookup | None = lookups_terms.get_term(services, ZENODO_FUNDER, ref.value)
     else:
-        found = lookups_zenodo.term_by_identifier(services, ZENODO_FUNDER, ref.value)
+        found = lookups.term_by_identifier(services, ZENODO_FUNDER, ref.value)
     if found is not None and found.entry.status == "ok":
         return found
     raise InvalidInput(
@@ -146,7 +146,7 @@ def _award_id(services: Services, raw: str) -> str:
         return ref.value
     cordis = zenodo_params.cordis_award_id(ref.value)
     try:
-        found = lookups_zenodo.term_by_identifier(services, ZENODO_AWARD, ref.value)
+        found = lookups.term_by_identifier(services, ZENODO_AWARD, ref.value)
     except (UpstreamError, BudgetExhausted):
         if cordis is None:
             raise
@@ -256,7 +256,7 @@ def _local_search(
     entries: list[StoredEntry] = []
     hits: list[Any] = []
     funded: list[frozenset[str]] = []
-    for entry in lookups_zenodo.local_search(services.store, req.query or ""):
+    for entry in lookups_pages.local_search(services.store, req.query or ""):
         try:
             body = document(entry)
             hit = lists.search_hit(body)
@@ -306,7 +306,7 @@ def _resource_types(services: Services) -> tuple[lists.ResourceTypeTable, dict[s
     complete = False
     try:
         for number in range(1, _RESOURCE_TYPE_PAGES + 1):
-            found = lookups_zenodo.get_page(
+            found = lookups_pages.get_page(
                 services, ZENODO_VOCAB, RESOURCE_TYPES_PATH, {"page": str(number), "size": "25"},
                 accept=LEGACY_JSON,
             )  # fmt: skip
@@ -332,7 +332,7 @@ def _stored_resource_types(services: Services) -> lists.ResourceTypeTable | None
     """
     entries: list[tuple[str, str, str | None]] = []
     for number in range(1, _RESOURCE_TYPE_PAGES + 1):
-        body = lookups_zenodo.stored_page(
+        body = lookups_pages.stored_page(
             services.store, ZENODO_VOCAB, RESOURCE_TYPES_PATH, {"page": str(number), "size": "25"},
             accept=LEGACY_JSON,
         )  # fmt: skip
@@ -361,9 +361,9 @@ def _term_page(services: Services, vocab: str, query: str) -> tuple[int, list[An
     if ref.kind in ("name", "number"):
         return None
     if ref.kind == "id":
-        found: Lookup | None = lookups_zenodo.get_term(services, kind, ref.value)
+        found: Lookup | None = lookups_terms.get_term(services, kind, ref.value)
     else:
-        found = lookups_zenodo.term_by_identifier(services, kind, ref.value)
+        found = lookups.term_by_identifier(services, kind, ref.value)
     if found is None or found.entry.status != "ok":
         prov = (found.provenance if found else policy.now_from("upstream")).as_dict()
         return 0, [], prov
@@ -388,7 +388,7 @@ def _vocabulary_page(
         params["q"] = pages.escape_vocabulary_query(query)
     if blank(funder):
         params["funders"] = _funder_ror(services, funder or "")
-    found = lookups_zenodo.get_page(
+    found = lookups_pages.get_page(
         services, ZENODO_VOCAB, pages.VOCAB_PATHS[vocab], params, accept=LEGACY_JSON
     )
     body = found.body or {}
@@ -432,7 +432,7 @@ def search_answer(
         q, params = _search_params(
             services, req, (funder_id, community), all_versions, (page, size), types_table
         )
-        found = lookups_zenodo.get_page(services, ZENODO_SEARCH, "/records", params)
+        found = lookups_pages.get_page(services, ZENODO_SEARCH, "/records", params)
     except (UpstreamError, BudgetExhausted) as exc:
         if isinstance(exc, UpstreamRejected):
             raise

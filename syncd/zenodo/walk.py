@@ -47,7 +47,8 @@ from syncd.watchwalk import (
     state_name,
 )
 from syncd.zenodo import views as zenodo_norm
-from syncd.zenodo.lookups import get_record, record_content, supersede_older
+from syncd.zenodo.lookups import get_record
+from syncd.zenodo.lookups_fetch import record_content, supersede_older
 from syncd.zenodo.names import ZENODO_RECORD
 from syncd.zenodo.params_id import RecordRef, parse_record_ref
 from syncd.zenodo.walk_specs import ZENODO_COMMUNITY, ZENODO_QUERY

@@ -43,7 +43,7 @@ from syncd.crossref.lookups import work_content
 from syncd.store.codec import LEVEL
 from syncd.store.rows import EntryContent
 from syncd.store.rules import Side
-from syncd.zenodo.lookups import record_content
+from syncd.zenodo.lookups_fetch import record_content
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent

@@ -30,7 +30,7 @@ from syncd.store.maintenance import compress_bodies, vacuum, verify
 from syncd.store.models import BodyDictionary, Entry, PreviousBody
 from syncd.store.repo import EntryContent, Store
 from syncd.zenodo import views as zenodo_norm
-from syncd.zenodo.lookups import record_content
+from syncd.zenodo.lookups_fetch import record_content
 from syncd.zenodo.names import ZENODO_RECORD
 from tests.corpus_path import CORPUS
 

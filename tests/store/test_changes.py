@@ -30,7 +30,7 @@ from syncd.store.models import Entry
 from syncd.store.repo import EntryContent, Store
 from syncd.store.rules import ChangeSummary, Side
 from syncd.store.watches import add_watch
-from syncd.zenodo.lookups import record_content
+from syncd.zenodo.lookups_fetch import record_content
 from syncd.zenodo.views_changes import new_version
 from tests.cli.test_cli import env  # noqa: F401  (fixture: SYNCD_* pointing at the fake and a temp DB)
 from tests.conftest import corpus_json, make_settings

@@ -36,7 +36,7 @@ from syncd.store.watches import add_watch
 from syncd.tools.changes import CHANGES_URI
 from syncd.tools.fit import answer_size
 from syncd.tools.server import build_server
-from syncd.zenodo.lookups import record_content
+from syncd.zenodo.lookups_fetch import record_content
 from tests.conftest import corpus_json, make_settings
 from tests.fakeupstream import FakeUpstream
 

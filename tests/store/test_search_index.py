@@ -26,7 +26,7 @@ from syncd.store import search
 from syncd.store.engine import make_engine, upgrade_to_head
 from syncd.store.repo import SEARCH_COUNT_CAP, EntryContent, Store
 from syncd.tools.server import build_server
-from syncd.zenodo.lookups import record_content
+from syncd.zenodo.lookups_fetch import record_content
 from syncd.zenodo.names import ZENODO_RECORD
 from tests.corpus_path import CORPUS
 from tests.fakeupstream import FakeUpstream

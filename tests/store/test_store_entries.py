@@ -16,7 +16,7 @@ import pytest
 
 from syncd.store.content import document
 from syncd.store.repo import Store
-from syncd.zenodo.lookups import record_content
+from syncd.zenodo.lookups_fetch import record_content
 from tests.conftest import corpus_json
 
 HISTORY = "zenodo/record-history/records-5244404__{}.json"

@@ -21,7 +21,7 @@ from syncd.config import Settings
 from syncd.services import Services
 from syncd.store.content import document
 from syncd.tools.server import build_server
-from syncd.zenodo.lookups import record_content
+from syncd.zenodo.lookups_fetch import record_content
 from syncd.zenodo.names import ZENODO_RECORD
 from syncd.zenodo.views import record_view
 from tests.conftest import corpus_json, make_settings
