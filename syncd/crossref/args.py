@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, AliasChoices, BeforeValidator, Field
 
-from syncd.crossref.contracts import SELECT_FIELDS, SORT_FIELDS
+from syncd.crossref.contracts_lists import SELECT_FIELDS, SORT_FIELDS
 from syncd.crossref.params import ISSN_RE
 from syncd.errors import InvalidInput
 from syncd.normalize.doi import parse_doi

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from syncd.crossref.contracts import SELECT_FIELDS, SORT_FIELDS, SearchWorksInput
+from syncd.crossref.contracts_lists import SELECT_FIELDS, SORT_FIELDS, SearchWorksInput
 from syncd.errors import InvalidInput, NotFound
 
 __all__ = [

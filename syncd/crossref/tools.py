@@ -28,14 +28,13 @@ from syncd.crossref.args import (
     SearchJournalsArgs,
     SearchWorksArgs,
 )
-from syncd.crossref.contracts import (
+from syncd.crossref.contracts import ReferencesView, WorkView
+from syncd.crossref.contracts_lists import (
     MemberView,
     PrefixView,
-    ReferencesView,
     SearchFundersView,
     SearchJournalsView,
     SearchWorksView,
-    WorkView,
 )
 from syncd.crossref.tools_render import (
     render_funders,

@@ -17,7 +17,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from syncd.contracts.common import WithCache
 from syncd.crossref.args import GetWorksArgs
-from syncd.crossref.contracts import GetWorksView, SummaryAuthor
+from syncd.crossref.contracts_lists import GetWorksView, SummaryAuthor
 from syncd.crossref.lookups_batch import WorkItem, get_works, update_flags
 from syncd.crossref.rules import WORK_RULES
 from syncd.crossref.views import work_view

@@ -14,7 +14,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from syncd.crossref.contracts import (
+from syncd.crossref.contracts import PublishedDate, Reference, ReferencesView
+from syncd.crossref.contracts_lists import (
     CountsInfo,
     CoverageEntry,
     FacetCounts,
@@ -25,9 +26,6 @@ from syncd.crossref.contracts import (
     ListWork,
     MemberView,
     PrefixView,
-    PublishedDate,
-    Reference,
-    ReferencesView,
     SearchWorksInput,
     SearchWorksView,
     SummaryAuthor,
@@ -35,7 +33,7 @@ from syncd.crossref.contracts import (
     WorkSummary,
     YearCount,
 )
-from syncd.crossref.views import (
+from syncd.crossref.views_entries import (
     _dict,
     _first_markup,
     _int,

@@ -42,8 +42,8 @@ from syncd.zenodo.args import (
     ReadFileArgs,
     SearchRecordsArgs,
 )
-from syncd.zenodo.contracts import (
-    GetRecordView,
+from syncd.zenodo.contracts import GetRecordView
+from syncd.zenodo.contracts_lists import (
     ListFilesView,
     ListVersionsView,
     LookupVocabularyView,

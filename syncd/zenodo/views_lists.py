@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from syncd.errors import InvalidInput
-from syncd.zenodo.contracts import (
+from syncd.zenodo.contracts_lists import (
     FacetBucket,
     FileListEntry,
     HitAccess,

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp import Client, MCPError
 
-from syncd.crossref.contracts import WorksCounts, WorksItem
+from syncd.crossref.contracts_lists import WorksCounts, WorksItem
 from syncd.crossref.lookups_batch import get_works
 from syncd.crossref.params_filter import filter_safe
 from syncd.crossref.rules import WORK_RULES

@@ -34,7 +34,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp import Client, MCPError
 
-from syncd.crossref.contracts import SELECT_FIELDS, SORT_FIELDS
+from syncd.crossref.contracts_lists import SELECT_FIELDS, SORT_FIELDS
 from syncd.registry import open_services
 from syncd.store.repo import Store
 from syncd.tools.server import build_server
