@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -70,7 +69,6 @@ __all__ = [
     "line_of",
     "list_page",
     "message_of",
-    "mirror_search",
     "refetch_list",
     "search_key",
     "stored_work",
@@ -518,33 +516,6 @@ def list_page(
     if stored.status != "ok":
         return Page({"items": [], "total-results": 0}, False, prov)
     return Page(message_of(stored), True, prov)
-
-
-# --------------------------------------------------------------------------------------------------
-# offline: full-text search over the stored works
-# --------------------------------------------------------------------------------------------------
-
-_TERM = re.compile(r"\w", re.UNICODE)
-
-
-def mirror_search(
-    store: Store, text: str, *, offset: int, rows: int
-) -> tuple[list[StoredEntry], int, Provenance | None]:
-    """Stored works matching any term of ``text`` (FTS5 over title and search text, best first).
-
-    Returns ``(entries, total_local_matches, provenance)``; the provenance is ``store-stale`` with the
-    oldest ``validated_at`` of the page (None when nothing matched). Each entry carries its stored list
-    line (``summary``) and its body only when it has none (:func:`line_of`).
-    """
-    terms = [t for t in text.split() if _TERM.search(t)]
-    if not terms:
-        return [], 0, None
-    entries, total = store.search_page(terms, kind=CROSSREF_WORK, offset=offset, limit=rows, lines=True)
-    entries = [e for e in entries if e.status == "ok"]
-    if not entries:
-        return [], total, None
-    prov = policy.from_many((e.fetched_at for e in entries), (e.validated_at for e in entries))
-    return entries, total, prov
 
 
 # --------------------------------------------------------------------------------------------------

@@ -19,8 +19,8 @@ from syncd.crossref.lookups import (
     line_of,
     list_page,
     message_of,
-    mirror_search,
 )
+from syncd.crossref.lookups_stored import mirror_search, stored_journal_key
 from syncd.crossref.names import CROSSREF_FUNDER, CROSSREF_JOURNAL, CROSSREF_MEMBER, CROSSREF_PREFIX
 from syncd.crossref.params import (
     ISSN_RE,
@@ -44,8 +44,6 @@ from syncd.errors import BudgetExhausted, InvalidInput, NotFound, UpstreamError,
 from syncd.normalize.doi import ParsedDOI
 from syncd.policy import Provenance
 from syncd.services import Services
-from syncd.store.maintenance import iter_entries
-from syncd.store.repo import Store
 from syncd.store.search import RANK_BOUND, SEARCH_COUNT_CAP
 from syncd.upstream.http import Deadline, current_deadline
 
@@ -86,7 +84,7 @@ def search_works(svc: Services, raw: dict[str, Any]) -> tuple[dict[str, Any], Pr
         inp = req.input
         if not req.text or (inp.cursor not in (None, "*")):
             raise
-        entries, total, prov = mirror_search(svc.store, req.text, offset=inp.offset, rows=inp.rows)
+        entries, total, prov = mirror_search(svc, req.text, offset=inp.offset, rows=inp.rows)
         works, cut = [], 0
         for entry in entries:
             summary, was_cut = work_summary(line_of(entry), inp.authorLimit)
@@ -256,8 +254,8 @@ def _by_id(
     svc: Services, spec: EntitySearch, raw_id: str, deadline: Deadline
 ) -> tuple[dict[str, Any], Target, Provenance]:
     key = spec.key_of(raw_id)
-    if spec.kind == CROSSREF_JOURNAL and svc.store.get(spec.kind, key) is None:
-        key = stored_journal_issn(svc.store, key) or key  # the other ISSN of a stored journal
+    if spec.kind == CROSSREF_JOURNAL:
+        key = stored_journal_key(svc, key)  # a stored journal asked by its other ISSN
     stored, prov = get_entity(svc, spec.kind, key, deadline)
     if stored.status != "ok":
         raise spec.not_found(key, prov)
@@ -265,23 +263,6 @@ def _by_id(
     record = spec.one(message)
     list_key, count_key, total_key, _, _ = spec.keys
     return {list_key: [record], count_key: 1, total_key: 1}, Target(message, record, key), prov
-
-
-def stored_journal_issn(store: Store, issn: str) -> str | None:
-    """The key of a stored journal listing ``issn`` (print, electronic or ISSN-L) under another key, or None.
-
-    A journal is stored under the ISSN it was asked by; asked by its other ISSN it is answered from
-    the store, no request. Reads the stored journals (a few hundred at most) only on a key miss.
-    """
-    for entry in iter_entries(store, CROSSREF_JOURNAL):
-        if entry.status != "ok":
-            continue
-        message = message_of(entry)
-        types = [t.get("value") for t in message.get("issn-type") or [] if isinstance(t, dict)]
-        listed = {str(i).upper() for i in [message.get("ISSN-L"), *(message.get("ISSN") or []), *types] if i}
-        if issn in listed:
-            return entry.key
-    return None
 
 
 def _by_query(

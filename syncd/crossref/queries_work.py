@@ -3,55 +3,27 @@
 The view of one stored work is built once per content and author page and kept for the last
 :data:`_VIEWS_MAX` answers (a warm hit skips ``json.loads`` of the body, ``work_view`` and the
 dump). A work with updates (``updatedBy``: retraction, correction, ...) gets the "since first
-stored" notice from what the change feed recorded of it (:func:`since_stored`).
+stored" notice from what the change feed recorded of it
+(:func:`syncd.crossref.lookups_stored.since_stored`).
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass
 from threading import Lock
 from typing import Any
 
 from syncd.cache import Lookup, put_cache
 from syncd.crossref import lookups as lookups_crossref
+from syncd.crossref.lookups_stored import since_stored
 from syncd.crossref.rules import WORK_RULES
 from syncd.crossref.views import work_view
-from syncd.errors import StoreError
-from syncd.normalize.changes import NOTICE_TYPES, since_stored_notice
+from syncd.normalize.changes import since_stored_notice
 from syncd.normalize.doi import ParsedDOI
-from syncd.policy import iso
 from syncd.services import Services
-from syncd.store.changes import changes_of_entry
 from syncd.store.content import document
 
-__all__ = ["SinceStored", "since_stored", "work_answer"]
-
-
-@dataclass(frozen=True)
-class SinceStored:
-    """One update the change feed recorded of a stored work.
-
-    ``detected_at``: when syncd saw it (ISO 8601, UTC); ``summary``: the change's stored summary
-    (:func:`syncd.normalize.changes.summarize_work`: the update types and DOIs it added, ...).
-    """
-
-    detected_at: str
-    summary: dict[str, Any]
-
-
-def since_stored(svc: Services, entry_id: int) -> tuple[SinceStored, ...]:
-    """The retractions, corrections and other notice-worthy updates recorded of entry ``entry_id``.
-
-    From the change feed (:func:`syncd.store.changes.changes_of_entry`, types
-    :data:`~syncd.normalize.changes.NOTICE_TYPES`), oldest first; a store that cannot be read
-    gives none (the answer is given without the notice).
-    """
-    try:
-        found = changes_of_entry(svc.store, entry_id, NOTICE_TYPES)
-    except StoreError:
-        return ()
-    return tuple(SinceStored(iso(c.detected_at), c.summary) for c in found)
+__all__ = ["work_answer"]
 
 
 _VIEWS: OrderedDict[tuple[str, str, str | None, int, int], dict[str, Any]] = OrderedDict()

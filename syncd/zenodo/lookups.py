@@ -42,6 +42,7 @@ from syncd.zenodo.lookups_fetch import (
     last_known,
     latest_version,
     record_content,
+    stored_record,
     supersede_older,
 )
 from syncd.zenodo.lookups_pages import get_page
@@ -56,6 +57,8 @@ __all__ = [
     "find_doi",
     "find_doi_answer",
     "get_record",
+    "held_latest",
+    "held_record",
     "latest_live_version",
     "latest_of_series",
     "term_by_identifier",
@@ -372,3 +375,16 @@ def term_by_identifier(
                 found, _ = svc.store.put_content(term_content(kind, hit))
             return Lookup(found, page.provenance)
     return None
+
+
+def held_record(svc: Services, ref: RecordRef) -> StoredEntry | None:
+    """The stored record ``ref`` names, asking nothing (a concept id reads its latest version); None if none.
+
+    See :func:`~syncd.zenodo.lookups_fetch.stored_record`.
+    """
+    return stored_record(svc.store, ref)
+
+
+def held_latest(svc: Services, recid: str) -> str | None:
+    """The stored latest version id when ``recid`` is a known concept record id, else None; asks nothing."""
+    return latest_version(svc.store, recid)

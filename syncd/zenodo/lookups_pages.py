@@ -227,13 +227,13 @@ def get_page(
 
 
 def stored_page(
-    store: Store, kind: str, path: str, params: dict[str, str], *, accept: str = RDM_JSON
+    svc: Services, kind: str, path: str, params: dict[str, str], *, accept: str = RDM_JSON
 ) -> dict[str, Any] | None:
     """The stored body of a page (see :func:`get_page`), fresh or stale, asking nothing; None if none.
 
     None too for a stored miss (404) or a body that is not a JSON object.
     """
-    entry = store.get(kind, page_key(path, params, accept))
+    entry = svc.store.get(kind, page_key(path, params, accept))
     if entry is None or entry.status != "ok" or not entry.body:
         return None
     try:
@@ -248,7 +248,7 @@ def refetch_page(zenodo: ZenodoClient, store: Store, entry: StoredEntry, deadlin
     return fetch_page(zenodo, store, entry.kind, entry.key, deadline)
 
 
-def local_search(store: Store, query: str, limit: int = 200) -> list[StoredEntry]:
+def local_search(svc: Services, query: str, limit: int = 200) -> list[StoredEntry]:
     """Stored ``ok`` records matching ``query`` in the full-text index, best first.
 
     The index covers title, creators, description, keywords and DOI. With no usable terms, the most
@@ -257,12 +257,12 @@ def local_search(store: Store, query: str, limit: int = 200) -> list[StoredEntry
     terms = re.findall(r"\w+", re.sub(r"\b[\w.]+:", " ", query or ""), flags=re.UNICODE)
     terms = [t for t in terms if t.upper() not in ("AND", "OR", "NOT")]
     if terms:
-        found = store.search(" ".join(terms), kind=ZENODO_RECORD, limit=limit)
+        found = svc.store.search(" ".join(terms), kind=ZENODO_RECORD, limit=limit)
         if not found and len(terms) > 1:  # Zenodo ORs bare terms: fall back to any term
             seen: dict[int, StoredEntry] = {}
             for term in terms:
-                for e in store.search(term, kind=ZENODO_RECORD, limit=limit):
+                for e in svc.store.search(term, kind=ZENODO_RECORD, limit=limit):
                     seen.setdefault(e.id, e)
             found = list(seen.values())[:limit]
         return [e for e in found if e.status == "ok"]
-    return store.newest(ZENODO_RECORD, limit)
+    return svc.store.newest(ZENODO_RECORD, limit)

@@ -24,7 +24,16 @@ from syncd.zenodo.client import LEGACY_JSON, ZenodoClient
 from syncd.zenodo.names import ZENODO_AWARD, ZENODO_FUNDER
 from syncd.zenodo.rules import TERM_RULES
 
-__all__ = ["TERM_KINDS", "TERM_PATHS", "fetch_term", "get_term", "store_terms", "term_content"]
+__all__ = [
+    "TERM_KINDS",
+    "TERM_PATHS",
+    "fetch_term",
+    "get_term",
+    "store_terms",
+    "stored_term_key",
+    "stored_terms",
+    "term_content",
+]
 
 
 def _refetch_term(svc: Services, entry: StoredEntry, deadline: Deadline) -> StoredEntry:
@@ -131,3 +140,19 @@ def get_term(svc: Services, kind: str, key: str, deadline: Deadline | None = Non
         deadline=deadline,
     )
     return Lookup(entry, prov)
+
+
+def stored_terms(svc: Services, kind: str, words: str, limit: int) -> list[StoredEntry]:
+    """Stored ``ok`` funders or awards (``kind``) matching ``words`` in the full-text index, best first.
+
+    Asks nothing (the offline candidates when Zenodo's vocabulary cannot be asked); at most ``limit``
+    entries are searched; none for no words.
+    """
+    found = svc.store.search(words, kind=kind, limit=limit) if words else []
+    return [e for e in found if e.status == "ok"]
+
+
+def stored_term_key(svc: Services, kind: str, doi: str) -> str | None:
+    """The key (ROR id, award id) of the stored ``ok`` funder or award holding ``doi`` (as given), or None."""
+    held = svc.store.find_by_doi(kind, doi)
+    return held.key if held is not None and held.status == "ok" else None

@@ -199,8 +199,7 @@ def _versions_listing(
     """
     page, size = window
     params = {"page": str(page), "size": str(size), "sort": "version"}
-    concept = services.store.concept_latest(ref.recid) if ref.recid else None
-    target = concept[0] if concept else ref.recid
+    target = (lookups.held_latest(services, ref.recid) if ref.recid else None) or ref.recid
     listing = None
     if target is not None:
         listing = lookups_pages.get_page(services, ZENODO_VERSIONS, f"/records/{target}/versions", params)
@@ -234,7 +233,7 @@ def _series(services: Services, ref: RecordRef, raw: list[dict[str, Any]], total
         return pages.series_fields(parts, with_latest=False)
     if not total:
         return {}
-    stored = lookups_fetch.stored_record(services.store, ref)  # local first
+    stored = lookups.held_record(services, ref)  # local first
     if stored is None:
         stored = lookups.get_record(services, ref).entry
     if stored.status != "ok":
@@ -299,7 +298,7 @@ def versions_answer(services: Services, id: str, page: int = 1, size: int = 25) 
     if latest is None and page == 1 and versions:
         latest = versions[0].recid
     if latest is None and total:  # a later page, or past the end: Zenodo's versions/latest says
-        stored = None if versions else lookups_fetch.stored_record(services.store, ref)
+        stored = None if versions else lookups.held_record(services, ref)
         asked = versions[0].recid if versions else (stored.key if stored is not None else ref.recid)
         concept = data.get("concept_recid")
         if asked:

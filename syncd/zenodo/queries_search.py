@@ -83,8 +83,8 @@ def _unknown_funder_name(services: Services, name: str) -> InvalidInput:
                 candidates.append({"name": entry.get("label") or entry["ror_id"], "id": entry["ror_id"]})
     except (UpstreamError, BudgetExhausted):
         terms = " ".join(re.findall(r"\w+", name))
-        stored = services.store.search(terms, kind=ZENODO_FUNDER, limit=3) if terms else []
-        candidates = [{"name": e.title or e.key, "id": e.key} for e in stored if e.status == "ok"]
+        stored = lookups_terms.stored_terms(services, ZENODO_FUNDER, terms, limit=3)
+        candidates = [{"name": e.title or e.key, "id": e.key} for e in stored]
     listed = "; ".join(f"{c['name']} ({c['id']})" for c in candidates)
     more = f" of {total}" if total is not None and total > len(candidates) else ""
     known = f"for you. Candidates{more}: {listed}" if listed else "for you; no funder of that name is known"
@@ -176,8 +176,7 @@ def _offline_funder_ror(services: Services, raw: str) -> str | None:
         return ref.value
     if ref.kind != "identifier":
         return None
-    held = services.store.find_by_doi(ZENODO_FUNDER, ref.value)
-    return held.key if held is not None and held.status == "ok" else None
+    return lookups_terms.stored_term_key(services, ZENODO_FUNDER, ref.value)
 
 
 def _search_params(
@@ -256,7 +255,7 @@ def _local_search(
     entries: list[StoredEntry] = []
     hits: list[Any] = []
     funded: list[frozenset[str]] = []
-    for entry in lookups_pages.local_search(services.store, req.query or ""):
+    for entry in lookups_pages.local_search(services, req.query or ""):
         try:
             body = document(entry)
             hit = lists.search_hit(body)
@@ -333,7 +332,7 @@ def _stored_resource_types(services: Services) -> lists.ResourceTypeTable | None
     entries: list[tuple[str, str, str | None]] = []
     for number in range(1, _RESOURCE_TYPE_PAGES + 1):
         body = lookups_pages.stored_page(
-            services.store, ZENODO_VOCAB, RESOURCE_TYPES_PATH, {"page": str(number), "size": "25"},
+            services, ZENODO_VOCAB, RESOURCE_TYPES_PATH, {"page": str(number), "size": "25"},
             accept=LEGACY_JSON,
         )  # fmt: skip
         if body is None:
