@@ -80,6 +80,7 @@ def _cold_calls(ctx: Context) -> list[float]:
 
     from benchmarks.bench_warm import open_services
     from benchmarks.harness import corpus_dois
+    from syncd.registry import mcp_specs
     from syncd.tools.server import build_server
 
     svc, store, _url = open_services(ctx, "cold.db")
@@ -87,7 +88,7 @@ def _cold_calls(ctx: Context) -> list[float]:
     out: list[float] = []
 
     async def run() -> None:
-        async with Client(build_server(svc)) as client:
+        async with Client(build_server(svc, *mcp_specs(svc.settings))) as client:
             await client.call_tool("crossref_get_work", {"doi": dois[-1]})
             for d in dois[:-1]:
                 t = time.perf_counter()

@@ -116,6 +116,7 @@ def _tool(db: Path, qs: list[str], warm: list[str], upgrade: bool = True) -> tup
     from mcp import Client
 
     from syncd.config import Settings
+    from syncd.registry import mcp_specs
     from syncd.store.repo import Store
     from syncd.tools.server import build_server
 
@@ -131,7 +132,7 @@ def _tool(db: Path, qs: list[str], warm: list[str], upgrade: bool = True) -> tup
     svc = open_services(settings, store)
 
     async def run() -> tuple[list[float], int]:
-        async with Client(build_server(svc)) as client:
+        async with Client(build_server(svc, *mcp_specs(svc.settings))) as client:
             for q in warm:
                 await client.call_tool("crossref_search_works", {"query": q})
             samples, errors = [], 0

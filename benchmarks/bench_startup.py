@@ -37,7 +37,7 @@ from mcp import Client
 
 from benchmarks.harness import ROOT, Context, Row, bench, free_port, median, ms, subprocess_env
 from syncd.config import Settings
-from syncd.registry import open_services
+from syncd.registry import mcp_specs, open_services
 from syncd.store.repo import Store
 from syncd.tools.server import build_server
 from tests.corpus_path import CORPUS
@@ -271,7 +271,7 @@ def catalogue(ctx: Context) -> list[Row]:
     svc = open_services(settings, store)
 
     async def listed() -> list[dict[str, Any]]:
-        async with Client(build_server(svc)) as client:
+        async with Client(build_server(svc, *mcp_specs(svc.settings))) as client:
             tools = (await client.list_tools()).tools
         return [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]
 

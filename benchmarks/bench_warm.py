@@ -102,17 +102,18 @@ def warm_get_work(ctx: Context) -> list[Row]:
 
     from syncd.crossref import lookups as lk_crossref
     from syncd.normalize.doi import parse_doi
+    from syncd.registry import mcp_specs, tool_specs
     from syncd.store.content import document
     from syncd.tools.fit import answer_size, fit_answer
-    from syncd.tools.server import TOOLS, build_server
+    from syncd.tools.server import build_server
 
     reps = 400 if ctx.quick else 3000
     micro = 300 if ctx.quick else 2000
     svc, store, _url = open_services(ctx, "warm.db")
     fake = ctx.results["fake"]
-    server = build_server(svc)
+    server = build_server(svc, *mcp_specs(svc.settings))
     server.add_tool(bench_empty, name="bench_empty", structured_output=True)
-    spec = next(s for s in TOOLS if s.name == "crossref_get_work")
+    spec = next(s for s in tool_specs() if s.name == "crossref_get_work")
     dois = corpus_dois()
 
     async def session() -> dict[str, Any]:

@@ -73,6 +73,7 @@ def write_transactions(ctx: Context) -> list[Row]:
     from sqlalchemy.engine import Engine
 
     from benchmarks.bench_warm import open_services
+    from syncd.registry import mcp_specs
     from syncd.tools.server import build_server
 
     svc, store, _url = open_services(ctx, "writes.db")
@@ -87,7 +88,7 @@ def write_transactions(ctx: Context) -> list[Row]:
     seen: dict[str, list[tuple[dict[str, int], dict[str, int], int]]] = {}
 
     async def session() -> None:
-        async with Client(build_server(svc)) as client:
+        async with Client(build_server(svc, *mcp_specs(svc.settings))) as client:
             await client.call_tool("crossref_get_work", {"doi": corpus_dois()[-1]})  # first-call set-up
             for tool, args in calls:
                 counter.reset()

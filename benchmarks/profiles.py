@@ -86,6 +86,7 @@ def profile_warm(ctx: Context, calls: int = 1000) -> None:
     from mcp import Client
 
     from benchmarks.bench_warm import open_services
+    from syncd.registry import mcp_specs
     from syncd.tools.server import build_server
 
     dois = ctx.results.get("warm_dois")
@@ -95,7 +96,7 @@ def profile_warm(ctx: Context, calls: int = 1000) -> None:
     profiler = cProfile.Profile()
 
     async def run() -> None:
-        async with Client(build_server(svc)) as client:
+        async with Client(build_server(svc, *mcp_specs(svc.settings))) as client:
             for d in dois:
                 await client.call_tool("crossref_get_work", {"doi": d})
             for d in dois:

@@ -60,7 +60,7 @@ from syncd.httpauth import (
 from syncd.logsetup import mask_email
 from syncd.ops.activity import SCHEDULER_BEAT_S, Activity
 from syncd.ops.routes import ops_routes
-from syncd.registry import open_services
+from syncd.registry import mcp_specs, open_services
 from syncd.retractions.fetch import CHECK_S as RETRACTIONS_CHECK_S
 from syncd.sdnotify import notify, watchdog_interval_s
 from syncd.services import Services
@@ -194,7 +194,7 @@ def web_app(settings: Settings, services: Services, activity: Activity) -> Any:
     Raises:
         SyncdError: a non-loopback bind without a bearer token (:func:`syncd.httpauth.check_bind`).
     """
-    server = build_server(services)
+    server = build_server(services, *mcp_specs(settings))
     server.middleware.append(activity.answers_middleware)
     token = settings.http.bearer_token()
     check_bind(settings.http.host, token)

@@ -12,9 +12,9 @@ A slice with MCP tools adds one entry to :data:`TOOL_MODULES`: the names of its 
 holding ``TOOLS``, a tuple of :class:`~syncd.tools.params.ToolSpec` (one row per tool: name, title,
 input model from the slice's ``args.py``, output model, body, annotations and its size-budget
 ``fit``), and optionally ``RESOURCES``, a tuple of :class:`~syncd.tools.resource.ResourceSpec`.
-The MCP server (:mod:`syncd.tools.server`) serves :func:`tool_specs` and :func:`resource_specs`
-and names no slice itself. The tool modules are loaded on the first call (:mod:`syncd.lazy`), so
-importing the registry costs no MCP SDK. For a slice ``datacite``::
+The MCP server (:mod:`syncd.tools.server`) names no slice itself: it is handed the tools of the
+slices ``mcp.slices`` names and every resource (:func:`mcp_specs`). The tool modules are loaded on
+the first call (:mod:`syncd.lazy`), so importing the registry costs no MCP SDK. For a slice ``datacite``::
 
     TOOL_MODULES = {..., "datacite": ("syncd.datacite.tools",)}
 
@@ -75,6 +75,7 @@ __all__ = [
     "WATCHED_DOI_KIND",
     "WATCH_TYPES",
     "kind_of",
+    "mcp_specs",
     "open_services",
     "record_source",
     "resolve_record",
@@ -266,3 +267,13 @@ def resource_specs() -> tuple[ResourceSpec, ...]:
         for name in modules
         for spec in getattr(load(__name__, name), "RESOURCES", ())
     )
+
+
+def mcp_specs(settings: Settings) -> tuple[tuple[ToolSpec, ...], tuple[ResourceSpec, ...]]:
+    """What an MCP server of ``settings`` serves of the slices: ``(tools, resources)``.
+
+    The tools of the slices ``mcp.slices`` names (:func:`tool_specs`; only their tool modules are
+    loaded) and every slice's resources: the arguments :func:`syncd.tools.server.build_server` takes
+    after its dependency object (the server adds the change feed's own).
+    """
+    return tool_specs(tuple(settings.mcp.slices)), resource_specs()

@@ -22,7 +22,7 @@ from mcp import Client
 from mcp.types import CallToolResult
 from pydantic import TypeAdapter
 
-from syncd.tools.server import TOOLS
+from tests.helpers import every_tool
 
 __all__ = ["checking", "model_errors", "schema_errors"]
 
@@ -53,7 +53,7 @@ def _published_validator(name: str, schema: dict[str, Any]) -> Draft202012Valida
 @cache
 def _model_validator(name: str) -> Draft202012Validator | None:
     """A validator of tool ``name``'s output model schema (pydantic's, every depth), None for no such tool."""
-    spec = next((s for s in TOOLS if s.name == name), None)
+    spec = next((s for s in every_tool() if s.name == name), None)
     return None if spec is None else Draft202012Validator(TypeAdapter(spec.output).json_schema())
 
 

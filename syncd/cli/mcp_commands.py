@@ -6,6 +6,7 @@ import anyio
 import click
 
 from syncd.cli.common import handle_errors, session, setup_logs
+from syncd.registry import mcp_specs
 from syncd.tools.server import build_server
 from syncd.tools.stdio import serve_stdio
 
@@ -19,4 +20,4 @@ def mcp(ctx: click.Context) -> None:
     """Serve the MCP tools over stdio (point Claude Desktop / Claude Code at `syncd mcp`)."""
     setup_logs(ctx, "WARNING")
     with session(ctx) as svc:
-        anyio.run(serve_stdio, build_server(svc))
+        anyio.run(serve_stdio, build_server(svc, *mcp_specs(svc.settings)))

@@ -209,9 +209,12 @@ def split_names(value: Any) -> Any:
 # ------------------------------------------------------------------------------------------ the spec
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ToolSpec:
     """One MCP tool: name, title, input model, output model, body, annotations and size-budget cuts.
+
+    A spec is one declared object: equal only to itself and hashed by identity (a tool set is a key of
+    the server's catalogue cache).
 
     ``fit`` says how the tool's answers are cut to the answer budget (its lists, in the order tried,
     and its text renderer; :func:`syncd.tools.fit.fit_answer`); ``clamps`` names arguments lowered

@@ -19,9 +19,9 @@ from syncd.cli import cli
 from syncd.cli.check_commands import exit_code
 from syncd.retractions.importer import import_path
 from syncd.services import Services
-from syncd.tools.server import build_server
 from tests.cli.test_cli import env  # noqa: F401  (fixture: SYNCD_* pointing at the fake and a temp DB)
 from tests.fakeupstream import FakeUpstream
+from tests.helpers import mcp_server
 from tests.retraction_helpers import SAMPLE
 
 pytestmark = pytest.mark.usefixtures("env")
@@ -150,7 +150,7 @@ async def test_crossref_get_works_items_carry_the_verdict(cache: Services, fake:
     the Retraction Watch version; a DOI known only to Retraction Watch is retracted, not clean.
     """
     import_path(cache.store, SAMPLE)
-    server = build_server(cache)
+    server = mcp_server(cache)
     async with Client(server) as client:
         res = await client.call_tool("crossref_get_works", {"dois": [LANCET, RW_ONLY, CORRECTED, "10.1016"]})
     sc = res.structured_content

@@ -21,9 +21,9 @@ from syncd.registry import open_services
 from syncd.services import Services
 from syncd.store.repo import Store
 from syncd.tools.fit import Fit, answer_size
-from syncd.tools.server import TOOLS, build_server
 from tests.conftest import corpus_json, make_settings
 from tests.fakeupstream import FakeUpstream
+from tests.helpers import every_tool, mcp_server
 
 pytestmark = pytest.mark.anyio
 
@@ -79,8 +79,8 @@ LARGEST: list[tuple[str, dict[str, Any]]] = [
 
 def test_every_tool_declares_how_its_answers_are_fitted() -> None:
     """Each tool's spec carries how its answers are fitted (no tool escapes the budget)."""
-    assert len(TOOLS) == 22
-    assert all(isinstance(t.fit, Fit) for t in TOOLS)
+    assert len(every_tool()) == 22
+    assert all(isinstance(t.fit, Fit) for t in every_tool())
 
 
 async def test_largest_request_of_every_tool_fits_the_budget(fake: FakeUpstream, db_url: str) -> None:
@@ -92,7 +92,7 @@ async def test_largest_request_of_every_tool_fits_the_budget(fake: FakeUpstream,
         fake.set_body("crossref", works, _search_page())
     store, svc = _services(fake, db_url)
     try:
-        async with Client(build_server(svc)) as client:
+        async with Client(mcp_server(svc)) as client:
             assert {t.name for t in (await client.list_tools()).tools} == {t for t, _ in LARGEST}
             for tool, args in LARGEST:
                 res = await client.call_tool(tool, args)
@@ -118,7 +118,7 @@ async def test_search_page_with_thousands_of_authors_is_cut_and_continues(
     args = {"query": "engineering", "rows": 100, "authorLimit": 500}
     store, svc = _services(fake, db_url, answer_max_chars=0)
     try:
-        async with Client(build_server(svc)) as client:
+        async with Client(mcp_server(svc)) as client:
             whole = await client.call_tool("crossref_search_works", args)
     finally:
         svc.close()
@@ -128,7 +128,7 @@ async def test_search_page_with_thousands_of_authors_is_cut_and_continues(
 
     store, svc = _services(fake, db_url, answer_max_chars=20_000)
     try:
-        async with Client(build_server(svc)) as client:
+        async with Client(mcp_server(svc)) as client:
             res = await client.call_tool("crossref_search_works", args)
             sc = res.structured_content
             assert _size(res) <= 20_000
@@ -157,7 +157,7 @@ async def test_author_pages_cut_to_the_budget_continue_with_the_next_author(
     """
     store, svc = _services(fake, db_url, answer_max_chars=0)
     try:
-        async with Client(build_server(svc)) as client:
+        async with Client(mcp_server(svc)) as client:
             whole = (
                 await client.call_tool("crossref_get_work", {"doi": ATLAS, "limit": 500})
             ).structured_content
@@ -166,7 +166,7 @@ async def test_author_pages_cut_to_the_budget_continue_with_the_next_author(
         store.close()
     store, svc = _services(fake, db_url, answer_max_chars=20_000)
     try:
-        async with Client(build_server(svc)) as client:
+        async with Client(mcp_server(svc)) as client:
             res = await client.call_tool("crossref_get_work", {"doi": ATLAS, "limit": 500})
             sc = res.structured_content
             assert _size(res) <= 20_000
@@ -188,7 +188,7 @@ async def test_reference_list_cut_to_the_budget_continues(fake: FakeUpstream, db
     """
     store, svc = _services(fake, db_url, answer_max_chars=0)
     try:
-        async with Client(build_server(svc)) as client:
+        async with Client(mcp_server(svc)) as client:
             whole = await client.call_tool("crossref_get_references", {"doi": REVIEW, "limit": 500})
     finally:
         svc.close()
@@ -197,7 +197,7 @@ async def test_reference_list_cut_to_the_budget_continues(fake: FakeUpstream, db
     assert len(refs) == 161 and _size(whole) > BUDGET
     store, svc = _services(fake, db_url)
     try:
-        async with Client(build_server(svc)) as client:
+        async with Client(mcp_server(svc)) as client:
             res = await client.call_tool("crossref_get_references", {"doi": REVIEW, "limit": 500})
             sc = res.structured_content
             k = sc["nextOffset"]
@@ -219,7 +219,7 @@ async def test_read_file_max_bytes_is_lowered_to_the_budget(fake: FakeUpstream, 
     """
     store, svc = _services(fake, db_url, answer_max_chars=8_000)
     try:
-        async with Client(build_server(svc)) as client:
+        async with Client(mcp_server(svc)) as client:
             args = {"id": "22917909", "key": CSV_KEY, "max_bytes": 65_536}
             res = await client.call_tool("zenodo_read_file", args)
             sc = res.structured_content
@@ -239,7 +239,7 @@ async def test_default_max_bytes_is_lowered_without_a_notice(fake: FakeUpstream,
     """
     store, svc = _services(fake, db_url, answer_max_chars=8_000)
     try:
-        async with Client(build_server(svc)) as client:
+        async with Client(mcp_server(svc)) as client:
             res = await client.call_tool("zenodo_read_file", {"id": "22917909", "key": CSV_KEY})
             sc = res.structured_content
             assert sc["bytes_returned"] <= 2_000 and _size(res) <= 8_000
@@ -251,7 +251,7 @@ async def test_default_max_bytes_is_lowered_without_a_notice(fake: FakeUpstream,
 
 async def test_text_block_is_compact_not_the_json(cache: Services) -> None:
     """A work's text block lists title, DOI and authors in lines, and is much smaller than its JSON."""
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         res = await client.call_tool("crossref_get_work", {"doi": "10.1101/598821"})
     text = res.content[0].text
     assert text.splitlines()[1] == "DOI: 10.1101/598821"
@@ -266,7 +266,7 @@ async def test_zenodo_lists_cut_to_the_budget_continue(fake: FakeUpstream, db_ur
     """
     store, svc = _services(fake, db_url, answer_max_chars=0)
     try:
-        async with Client(build_server(svc)) as client:
+        async with Client(mcp_server(svc)) as client:
             whole = await client.call_tool("zenodo_list_files", {"id": "7834392", "limit": 200})
     finally:
         svc.close()
@@ -278,7 +278,7 @@ async def test_zenodo_lists_cut_to_the_budget_continue(fake: FakeUpstream, db_ur
     )
     store, svc = _services(fake, db_url, answer_max_chars=5_000)
     try:
-        async with Client(build_server(svc)) as client:
+        async with Client(mcp_server(svc)) as client:
             res = await client.call_tool("zenodo_list_files", {"id": "7834392", "limit": 200})
             sc = res.structured_content
             k = sc["next_offset"]
@@ -292,7 +292,7 @@ async def test_zenodo_lists_cut_to_the_budget_continue(fake: FakeUpstream, db_ur
         store.close()
     store, svc = _services(fake, db_url, answer_max_chars=12_000)
     try:
-        async with Client(build_server(svc)) as client:
+        async with Client(mcp_server(svc)) as client:
             res = await client.call_tool("zenodo_search_records", {"query": "felidae", "size": 25})
             sc = res.structured_content
             k = sc["shown"]

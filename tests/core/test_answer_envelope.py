@@ -17,9 +17,9 @@ import pytest
 from mcp import Client
 
 from syncd.services import Services
-from syncd.tools.server import TOOLS, build_server
 from tests.conftest import corpus_json
 from tests.fakeupstream import FakeUpstream
+from tests.helpers import every_tool, mcp_server
 
 pytestmark = pytest.mark.anyio
 
@@ -188,7 +188,7 @@ ZERO_HITS = "zenodo/search/records_q-conceptdoi_zero-hits.json"
 
 def test_every_tool_is_walked() -> None:
     """The tables cover every tool, each once."""
-    assert set(PAIRS) | set(ERROR_MISSES) == {t.name for t in TOOLS}
+    assert set(PAIRS) | set(ERROR_MISSES) == {t.name for t in every_tool()}
     assert not set(PAIRS) & set(ERROR_MISSES)
 
 
@@ -197,7 +197,7 @@ async def test_found_and_miss_answers_carry_the_same_envelope(cache: Services) -
     payload and the contracts' conditional continuations; every key is a field of the output model; a
     miss that is an error carries only ``error``.
     """
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         for tool, pair in PAIRS.items():
             await _same_envelope(client, tool, *pair)
         for tool, (found_args, miss_args) in ERROR_MISSES.items():
@@ -218,7 +218,7 @@ async def _same_envelope(
     """Call ``tool`` for a found and a miss answer and check they carry the same envelope (see the
     module docstring); returns both structured answers.
     """
-    fields = set({t.name: t.output for t in TOOLS}[tool].model_fields)
+    fields = set({t.name: t.output for t in every_tool()}[tool].model_fields)
     assert found_only <= fields and miss_only <= fields, tool
     found = await client.call_tool(tool, found_args)
     miss = await client.call_tool(tool, miss_args)
@@ -238,7 +238,7 @@ async def test_not_on_zenodo_miss_carries_the_same_envelope_and_cache(
     is the DOI search's: upstream when Zenodo was asked in this call, then the stored page (same etag).
     """
     fake.set_body("zenodo", "/records", corpus_json(ZERO_HITS))
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         misses = [await _same_envelope(client, tool, *pair) for tool, pair in NOT_ON_ZENODO.items()]
     (found, first), (_, versions) = misses
     assert "cache" in found and first["miss_kind"] == versions["miss_kind"] == "not_on_zenodo"
@@ -254,7 +254,7 @@ async def test_record_miss_carries_truncated_shown_cap(cache: Services) -> None:
     """zenodo_get_record's deleted-record miss (22705918) reads truncated false, shown 0, cap 25, as a
     found answer's envelope does.
     """
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         miss = (await client.call_tool("zenodo_get_record", {"id": "22705918"})).structured_content
     assert miss["found"] is False and miss["miss_kind"] == "deleted"
     assert (miss["truncated"], miss["shown"], miss["cap"]) == (False, 0, 25)
@@ -264,7 +264,7 @@ async def test_versions_page_past_the_end_keeps_the_series(cache: Services) -> N
     """zenodo_list_versions page 3 of size 25 (47 versions, recorded past-end page) keeps latest_recid and
     the concept ids that page 1 gives, and names the page to ask for.
     """
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         past = (
             await client.call_tool("zenodo_list_versions", {"id": "22705923", "page": 3, "size": 25})
         ).structured_content
@@ -285,7 +285,7 @@ async def test_not_on_zenodo_miss_served_stale_says_so(cache: Services, fake: Fa
     miss is still answered (from the stored search) and its cache block says store-stale, with the reason.
     """
     fake.set_body("zenodo", "/records", corpus_json(ZERO_HITS))
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         first = (await client.call_tool("zenodo_get_record", {"id": RAPTOR})).structured_content
         cache.settings.ttl.search = 0.001  # the stored search page is now stale
         fake.fault("refuse", service="zenodo")

@@ -20,9 +20,11 @@ import click
 import pytest
 
 from syncd.cli import COMMANDS
+from syncd.config import Settings
 from syncd.lazy import LAZY, load
-from syncd.registry import KINDS, TOOL_MODULES, WATCH_TYPES, tool_specs
+from syncd.registry import KINDS, TOOL_MODULES, WATCH_TYPES, mcp_specs, resource_specs, tool_specs
 from syncd.tools import changes, server
+from tests.helpers import every_tool
 
 ROOT = Path(__file__).resolve().parents[2] / "syncd"
 
@@ -450,15 +452,39 @@ def test_transfer_imports_no_slice() -> None:
 
 def test_the_mcp_machinery_imports_no_slice_and_serves_the_registrys_tools() -> None:
     """``syncd.tools`` (spec, fit, errors, server, stdio, the change feed) imports no slice module; the
-    server's tools are the registry's (each slice's ``TOOLS``) plus the change feed's, in that order.
+    server holds no tool table and imports no registry: the composition root hands it the slices'
+    tools (:func:`syncd.registry.mcp_specs`) and it adds the change feed's, in that order.
     """
     graph = _graph()
     slices = ("syncd.crossref", "syncd.zenodo", "syncd.doiorg", "syncd.datacite")
     found = {m: sorted(d for d in deps if d.startswith(slices)) for m, deps in graph.items()}
     assert {m: d for m, d in found.items() if m.startswith("syncd.tools") and d} == {}
-    assert (*tool_specs(), *changes.TOOLS) == server.TOOLS
+    assert "syncd.registry" not in graph["syncd.tools.server"]
+    assert not hasattr(server, "TOOLS") and not hasattr(server, "RESOURCES")
+    assert every_tool() == (*tool_specs(), *changes.TOOLS)
+    assert server.served_resources(resource_specs()) == (*resource_specs(), *changes.RESOURCES)
+    assert len({s.name for s in every_tool()}) == len(every_tool()) == 22
     assert {m for mods in TOOL_MODULES.values() for m in mods} == LAZY["syncd.registry"]
-    assert len({s.name for s in server.TOOLS}) == len(server.TOOLS) == 22
+
+
+def test_a_server_serves_the_tools_of_its_slices_only(settings: Settings) -> None:
+    """``mcp.slices`` picks the tools: the named slices' in registry order, the feed's only when named."""
+    zenodo = settings.model_copy(
+        update={"mcp": settings.mcp.model_copy(update={"slices": ["zenodo", "changes"]})}
+    )
+    tools, resources = mcp_specs(zenodo)
+    assert tools == tool_specs(("zenodo",)) and resources == resource_specs()
+    served = server.served_tools(tools, zenodo.mcp.slices)
+    assert {s.name.split("_")[0] for s in served} == {"zenodo", "syncd"} and served[-1] == changes.TOOLS[-1]
+    assert server.served_tools(tool_specs(("crossref",)), ["crossref"]) == tool_specs(("crossref",))
+
+
+def test_importing_the_server_builds_no_tool_table() -> None:
+    """``import syncd.tools.server`` loads no slice's tool module (no tool table built at import)."""
+    loaded = _loaded("import syncd.tools.server")
+    assert "syncd.tools.server" in loaded
+    tool_like = [m for m in loaded if m.count(".") == 2 and m.split(".")[2].split("_")[0] == "tools"]
+    assert [m for m in tool_like if not m.startswith("syncd.tools.")] == []
 
 
 def store_uses(source: str) -> list[int]:

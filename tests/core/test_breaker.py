@@ -28,9 +28,9 @@ from syncd.registry import open_services
 from syncd.services import Services
 from syncd.store.models import BudgetPool
 from syncd.store.repo import Store
-from syncd.tools.server import build_server
 from tests.conftest import Clock, make_settings
 from tests.fakeupstream import FakeUpstream
+from tests.helpers import mcp_server
 
 DEADLINE_S = 10.0  # no claim here is timed: room for a busy machine
 DOI = "10.1101/598821"
@@ -41,7 +41,7 @@ def call(cache: Services, tool: str, args: dict[str, Any]) -> Any:
     """One tool call through a real MCP client session; returns the result."""
 
     async def go() -> Any:
-        async with Client(build_server(cache)) as client:
+        async with Client(mcp_server(cache)) as client:
             return await client.call_tool(tool, args)
 
     return asyncio.run(go())

@@ -40,10 +40,10 @@ from syncd.errors import (
 )
 from syncd.store.models import BudgetLease, BudgetPool
 from syncd.store.repo import Store
-from syncd.tools.server import build_server
 from syncd.upstream.http import Deadline, UpstreamHTTP, parse_retry_after
 from tests.conftest import make_settings
 from tests.fakeupstream import FakeUpstream
+from tests.helpers import mcp_server
 
 POOL = "crossref_single"
 WORK = {"status": "ok", "message-type": "work", "message": {"DOI": "10.1101/598821", "title": ["T"]}}
@@ -168,7 +168,7 @@ def test_a_tool_call_writes_the_budget_twice_cold_and_never_warm(cache: Any, sto
 
     async def go() -> list[tuple[int, int]]:
         seen = []
-        async with Client(build_server(cache)) as client:
+        async with Client(mcp_server(cache)) as client:
             for _ in range(2):
                 counter.reset()
                 res = await client.call_tool("crossref_get_work", {"doi": "10.1101/598821"})

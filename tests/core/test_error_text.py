@@ -30,8 +30,8 @@ from syncd.errors import (
 )
 from syncd.services import Services
 from syncd.tools.errors import error_result, to_error_info
-from syncd.tools.server import build_server
 from tests.fakeupstream import FakeUpstream
+from tests.helpers import mcp_server
 
 
 def test_rate_limit_message_and_hint_say_the_seconds() -> None:
@@ -154,7 +154,7 @@ async def test_listed_file_whose_content_404s_is_upstream_not_missing(
     the message says the record lists the file and the download failed upstream (never "not found").
     """
     fake.set_body("zenodo", f"/records/22917909/files/{CSV_KEY}/content", {"status": 404}, status=404)
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         res = await client.call_tool("zenodo_read_file", {"id": "22917909", "key": CSV_KEY})
     error: dict[str, Any] = (res.structured_content or {})["error"]
     assert res.is_error

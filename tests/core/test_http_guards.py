@@ -25,10 +25,10 @@ from syncd.config import Settings
 from syncd.daemon import web_server
 from syncd.registry import open_services
 from syncd.store.repo import Store
-from syncd.tools.server import TOOLS
 from tests.conftest import make_settings
 from tests.e2e.test_processes import _free_port
 from tests.fakeupstream import FakeUpstream
+from tests.helpers import every_tool
 
 INIT = {
     "jsonrpc": "2.0",
@@ -140,4 +140,4 @@ def test_a_second_initialize_on_a_live_session_is_refused(endpoint: tuple[int, S
         tools = _rpc(
             http.post(url, json={"jsonrpc": "2.0", "id": 3, "method": "tools/list"}, headers=headers)
         )
-    assert len(tools["result"]["tools"]) == len(TOOLS) == 22
+    assert len(tools["result"]["tools"]) == len(every_tool()) == 22

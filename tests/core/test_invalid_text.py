@@ -15,11 +15,11 @@ from syncd.crossref.client import CrossrefClient
 from syncd.services import Services
 from syncd.store.maintenance import verify
 from syncd.store.repo import Store
-from syncd.tools.server import build_server
 from syncd.upstream.http import Deadline
 from syncd.upstream.valid_text import REPLACEMENT, has_escaped_surrogate, valid_unicode
 from tests.corpus_path import CORPUS
 from tests.fakeupstream import FakeUpstream
+from tests.helpers import mcp_server
 
 RAPTOR = "10.1101/598821"
 
@@ -77,7 +77,7 @@ async def test_lone_surrogate_through_the_tool_is_answered_stored_and_searchable
     with U+FFFD (no internal_error), the work is stored, and a second call is answered from the store.
     """
     fake.set_body("crossref", f"/works/{RAPTOR}", _raptor_with_bad_title())
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         first = await client.call_tool("crossref_get_work", {"doi": RAPTOR})
         second = await client.call_tool("crossref_get_work", {"doi": RAPTOR})
     assert not first.is_error, first.structured_content

@@ -43,10 +43,10 @@ from syncd.store.repo import Store, StoredEntry
 from syncd.store.rules import ChangeSummary, Side, StoreRules
 from syncd.store.watches import StoredWatch, add_watch
 from syncd.sync import DOI_WATCH, sync_all
-from syncd.tools.server import build_server
 from syncd.upstream.http import Deadline
 from syncd.watchwalk import PageHook, SyncReport
 from tests.corpus_path import CORPUS
+from tests.helpers import mcp_server
 
 COMMUNITY = json.loads((CORPUS / "zenodo/community/communities-lexibank.json").read_text(encoding="utf-8"))
 
@@ -159,7 +159,7 @@ async def test_a_crossref_get_work_walk_names_no_zenodo_module(cache: Services) 
     The store's write path takes the work kind's own rules (guard, change summary), so a Crossref
     write no longer reaches the Zenodo parsers; the walk goes lookups -> road -> policy -> store.
     """
-    server = build_server(cache)
+    server = mcp_server(cache)
     entered: list[str] = []
     active = threading.Event()
     root = Path(__file__).resolve().parents[2] / "syncd"

@@ -21,12 +21,12 @@ from syncd.crossref.client import CrossrefClient
 from syncd.errors import InvalidInput, UpstreamUnavailable
 from syncd.registry import open_services
 from syncd.store.repo import Store
-from syncd.tools.server import build_server
 from syncd.upstream.http import Deadline
 from syncd.upstream.network import bypasses_proxy, client_options, masked
 from tests.conftest import CORPUS, make_settings
 from tests.e2e.test_faults_all_tools import TOOLS, _setup
 from tests.fakeupstream import FakeUpstream
+from tests.helpers import mcp_server
 from tests.loopproxy import LoopbackProxy, TlsFiles, make_tls, server_context
 
 RAPTOR = "10.1101/598821"
@@ -93,7 +93,7 @@ def test_every_tool_answers_through_the_proxy_when_only_it_reaches_upstream(
         store = Store.open(db_url)
         svc = open_services(settings, store)
         try:
-            server = build_server(svc)
+            server = mcp_server(svc)
 
             async def go() -> dict[str, Any]:
                 answers = {}

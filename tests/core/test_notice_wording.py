@@ -14,9 +14,9 @@ from mcp import Client
 
 from syncd.config import Settings
 from syncd.services import Services
-from syncd.tools.server import build_server
 from tests.conftest import corpus_json, make_settings
 from tests.fakeupstream import FakeUpstream
+from tests.helpers import mcp_server
 
 pytestmark = pytest.mark.anyio
 
@@ -30,7 +30,7 @@ def settings(fake: FakeUpstream, db_url: str) -> Settings:
 
 
 async def call(cache: Services, name: str, args: dict[str, Any]) -> dict[str, Any]:
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         res = await client.call_tool(name, args)
     assert res.is_error is False, res.structured_content
     return res.structured_content
@@ -91,7 +91,7 @@ async def test_window_refusals_name_the_last_valid_page_or_lower(cache: Services
     """Page 500 x size 25 names page 400 or lower; Crossref offset 9,990 + rows 20 names offset 9,980 or
     lower; both refused before any request.
     """
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         zen = await client.call_tool("zenodo_search_records", {"query": "x", "page": 500, "size": 25})
         cr = await client.call_tool("crossref_search_works", {"query": "x", "offset": 9990, "rows": 20})
     zerr, cerr = zen.structured_content["error"], cr.structured_content["error"]

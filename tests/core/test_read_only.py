@@ -30,7 +30,6 @@ from syncd.store import engine as engine_mod
 from syncd.store.engine import is_read_only
 from syncd.store.repo import Store
 from syncd.tools.changes import CHANGES_URI
-from syncd.tools.server import build_server
 from tests.cli.test_cli import env  # noqa: F401  (fixture: SYNCD_* pointing at the fake and a temp DB)
 from tests.conftest import make_settings
 from tests.e2e.test_faults_all_tools import (
@@ -46,6 +45,7 @@ from tests.e2e.test_faults_all_tools import _setup as corpus_overrides
 from tests.e2e.test_processes import ROOT
 from tests.e2e.test_processes import _env as process_env
 from tests.fakeupstream import FakeUpstream
+from tests.helpers import mcp_server
 
 RAPTOR = "10.1101/598821"
 RAPTOR_TITLE = "Raptor genomes reveal evolutionary signatures of predatory and nocturnal lifestyles"
@@ -175,7 +175,7 @@ def ro_services(cache: Services, fake: FakeUpstream, tmp_path: Path, fake_calls:
 
 
 async def _call(svc: Services, name: str, args: dict[str, Any]) -> Any:
-    async with Client(build_server(svc)) as client:
+    async with Client(mcp_server(svc)) as client:
         return await client.call_tool(name, args)
 
 
@@ -230,7 +230,7 @@ async def test_every_mcp_tool_answers_from_a_read_only_store(
     assert [(c["key"], c["types"]) for c in feed.structured_content["changes"]] == [
         (LANCET, SEEDED_CHANGE_TYPES)
     ]
-    async with Client(build_server(ro_services)) as client:
+    async with Client(mcp_server(ro_services)) as client:
         read = await client.read_resource(CHANGES_URI)
     assert (LANCET, SEEDED_CHANGE_TYPES) in [
         (c["key"], c["types"])

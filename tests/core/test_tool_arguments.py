@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from mcp import Client, MCPError
 
-from syncd.tools.server import TOOLS, build_server
 from tests.fakeupstream import FakeUpstream
+from tests.helpers import every_tool, mcp_server
 
 pytestmark = pytest.mark.anyio
 
@@ -26,7 +26,7 @@ RAPTOR = "10.1101/598821"
 
 async def call(deps: Any, name: str, args: dict[str, Any]) -> Any:
     """One call through a fresh in-memory client session: the result, or the ``MCPError`` it raised."""
-    async with Client(build_server(deps)) as client:
+    async with Client(mcp_server(deps)) as client:
         try:
             return await client.call_tool(name, args)
         except MCPError as exc:
@@ -91,7 +91,7 @@ async def test_facet_alias_as_object_and_crossref_string(cache: Any, fake: FakeU
 
 async def test_aliases_are_accepted_but_not_listed(cache: Any) -> None:
     """The inputSchema lists the camelCase names (the contract's), not the aliases; descriptions name them."""
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
     props = tools["crossref_search_works"].input_schema["properties"]
     assert {
@@ -280,7 +280,7 @@ async def test_invalid_arguments_are_invalid_params(
 
 async def test_every_tool_has_refusal_cases() -> None:
     """The refusal table covers all 14 tools."""
-    assert {t for t, _, _ in INVALID} == {spec.name for spec in TOOLS}
+    assert {t for t, _, _ in INVALID} == {spec.name for spec in every_tool()}
 
 
 async def test_values_crossref_rejects_stay_invalid_parameter(cache: Any, fake: FakeUpstream) -> None:

@@ -17,10 +17,10 @@ import pytest
 from mcp import Client
 
 from syncd.services import Services
-from syncd.tools.server import build_server
 from tests.conftest import corpus_json
 from tests.corpus_path import CORPUS
 from tests.fakeupstream import FakeUpstream
+from tests.helpers import mcp_server
 
 pytestmark = pytest.mark.anyio
 
@@ -72,7 +72,7 @@ async def test_every_corpus_work_relays_orcid_uris_and_date_parts(cache: Service
     bad: list[str] = []
     seen = {"orcid": 0, "date": 0}
     dois = _corpus_dois()
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         for doi in dois:
             for tool in ("crossref_get_work", "crossref_get_references"):
                 res = await client.call_tool(tool, {"doi": doi})
@@ -86,7 +86,7 @@ async def test_get_work_orcid_and_update_forms(cache: Services) -> None:
     """The exact deposited forms: 10.1021/acs.orglett.9b00971 keeps its ``http://orcid.org/`` URI, the
     withdrawn Lancet paper's first updatedBy entry is parts with its Retraction Watch source and id.
     """
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         work = await _call(client, "crossref_get_work", {"doi": "10.1021/acs.orglett.9b00971"})
         lancet = await _call(client, "crossref_get_work", {"doi": "10.1016/s0140-6736(20)31180-6"})
     assert [a["orcid"] for a in work["authors"] if "orcid" in a] == ["http://orcid.org/0000-0002-4149-0494"]
@@ -107,7 +107,7 @@ async def test_search_items_carry_update_parts_and_bare_author_names(
     given/family/name, as the search contract gives them.
     """
     fake.set_body("crossref", "/works", corpus_json(PLOS_WORKS))
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         page = await _call(client, "crossref_search_works", {"query": "plos", "rows": 30})
     notices = [u for w in page["works"] for u in w.get("updateTo") or []]
     assert notices[0] == {
@@ -130,7 +130,7 @@ async def test_facet_entries_carry_name_and_values_only(cache: Services, fake: F
     fake.set_body(
         "crossref", "/works", corpus_json("crossref/work-list/works_query-lagotto_rows-0_facets.json")
     )
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         args = {"query": "lagotto", "rows": 0, "facets": {"affiliation": "*", "published": "*"}}
         page = await _call(client, "crossref_search_works", args)
     assert page["facets"]

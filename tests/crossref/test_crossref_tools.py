@@ -13,9 +13,9 @@ import pytest
 from mcp import Client, MCPError
 
 from syncd.services import Services
-from syncd.tools.server import build_server
 from tests.conftest import Clock, corpus_json
 from tests.fakeupstream import FakeUpstream
+from tests.helpers import mcp_server
 
 # PostgreSQL in the full run only: these are tool tests; the store contract runs on both in every run
 pytestmark = [pytest.mark.anyio, pytest.mark.both_backends(full_only=True)]
@@ -30,7 +30,7 @@ async def call(cache: Services, name: str, args: dict[str, Any]) -> Any:
     """
     server = _SERVERS.get(cache)
     if server is None:
-        server = _SERVERS[cache] = build_server(cache)
+        server = _SERVERS[cache] = mcp_server(cache)
     async with Client(server) as client:
         try:
             return await client.call_tool(name, args)
@@ -555,7 +555,7 @@ async def test_entities_offline_served_stale(
 
 async def test_guide_resource_and_template(cache: Services) -> None:
     """skill://crossref-guide/SKILL.md is listed and readable, also through the skill://{+path} template."""
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         listed = await client.list_resources()
         assert "skill://crossref-guide/SKILL.md" in [str(r.uri) for r in listed.resources]
         text = (await client.read_resource("skill://crossref-guide/SKILL.md")).contents[0].text
@@ -566,7 +566,7 @@ async def test_guide_resource_and_template(cache: Services) -> None:
 
 async def test_tool_annotations_follow_the_anchor(cache: Services) -> None:
     """All 8 Crossref tools are listed; read-only everywhere, idempotent on gets, open-world on searches."""
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
     names = {n for n in tools if n.startswith("crossref_")}
     assert names == {

@@ -17,9 +17,9 @@ from mcp import Client
 from syncd.crossref.views_lists import citation_text
 from syncd.normalize.text import jats_to_text
 from syncd.services import Services
-from syncd.tools.server import build_server
 from tests.conftest import corpus_json
 from tests.fakeupstream import FakeUpstream
+from tests.helpers import mcp_server
 
 pytestmark = pytest.mark.anyio
 
@@ -30,7 +30,7 @@ PLOS = "10.1371/journal.pone.0129254"
 
 
 async def _call(cache: Services, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         res = await client.call_tool(tool, args)
     assert res.is_error is False, res.content[0].text
     return dict(res.structured_content or {})

@@ -27,10 +27,10 @@ from syncd.registry import open_services
 from syncd.services import Services
 from syncd.store.content import document
 from syncd.store.repo import Store
-from syncd.tools.server import build_server
 from tests.conftest import examples, make_settings
 from tests.corpus_path import CORPUS
 from tests.fakeupstream import FakeUpstream
+from tests.helpers import mcp_server
 
 pytestmark = pytest.mark.anyio
 
@@ -59,7 +59,7 @@ def list_requests(fake: FakeUpstream) -> list[dict[str, str]]:
 @pytest.fixture
 def client_of(cache: Services) -> Iterator[Any]:
     """Call tools on one server over ``cache`` (a fresh client session per call)."""
-    server = build_server(cache)
+    server = mcp_server(cache)
 
     async def call(name: str, args: dict[str, Any]) -> Any:
         async with Client(server) as client:
@@ -221,7 +221,7 @@ async def test_a_cut_answer_continues_from_the_store(fake: FakeUpstream, db_url:
     svc = open_services(settings, store)
     dois = [d for d in corpus_dois() if filter_safe(d)][:30]
     try:
-        async with Client(build_server(svc)) as client:
+        async with Client(mcp_server(svc)) as client:
             first = (await client.call_tool("crossref_get_works", {"dois": dois})).structured_content
             kept = first["nextOffset"]
             assert 0 < kept < 30 and first["returned"] == kept == len(first["items"])

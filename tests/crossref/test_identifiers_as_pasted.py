@@ -11,8 +11,8 @@ from syncd.crossref.params import issn_check_digit, issn_key
 from syncd.errors import InvalidInput
 from syncd.normalize.doi import doi_path_segment, parse_doi
 from syncd.services import Services
-from syncd.tools.server import build_server
 from tests.fakeupstream import FakeUpstream
+from tests.helpers import mcp_server
 
 SICI_HASH = "10.1002/(SICI)1097-0258(19970515)16:9<981::AID-SIM510>3.0.CO;2-#"
 
@@ -82,7 +82,7 @@ async def test_pasted_doi_reaches_the_stored_work_through_the_tool(
     """crossref_get_work with the DOI as pasted from a PDF (typographic quotes, a DIVISION SLASH, a
     trailing ';') answers the Raptor work, and the clean form afterwards is answered from the store.
     """
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         pasted = await client.call_tool("crossref_get_work", {"doi": "\u201c10.1101\u2215598821\u201d;"})
         clean = await client.call_tool("crossref_get_work", {"doi": "10.1101/598821"})
     assert not pasted.is_error, pasted.structured_content
@@ -99,7 +99,7 @@ async def test_issn_with_a_wrong_check_digit_is_refused_by_the_tool_without_requ
     with the contract's reason for an ISSN no journal has (issn_not_found, issue 25 item 4) and the
     right check digit in the message.
     """
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         res = await client.call_tool("crossref_search_journals", {"issn": "1932-6204"})
     assert res.is_error
     error = res.structured_content["error"]

@@ -16,9 +16,9 @@ from mcp import Client
 from syncd.registry import open_services
 from syncd.services import Services
 from syncd.store.repo import Store
-from syncd.tools.server import build_server
 from tests.conftest import corpus_json, make_settings
 from tests.fakeupstream import FakeUpstream
+from tests.helpers import mcp_server
 
 pytestmark = pytest.mark.anyio
 
@@ -32,7 +32,7 @@ def roomy_deadline(cache: Services) -> None:
 
 
 async def _notice(cache: Services, tool: str, args: dict[str, Any]) -> str:
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         res = await client.call_tool(tool, args)
     assert res.is_error is False, res.content[0].text
     sc = res.structured_content
@@ -181,7 +181,7 @@ async def test_file_tools_on_a_doi_not_on_zenodo_name_the_crossref_call(
     exact crossref_get_work call.
     """
     fake.set_body("zenodo", "/records", corpus_json("zenodo/search/records_q-conceptdoi_zero-hits.json"))
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         for tool, args in (
             ("zenodo_list_files", {"id": "10.1101/598821"}),
             ("zenodo_read_file", {"id": "10.1101/598821", "key": "README.md"}),
@@ -199,7 +199,7 @@ async def test_file_tools_on_a_doi_not_on_zenodo_name_the_crossref_call(
 
 
 async def _error(cache: Services, tool: str, args: dict[str, Any]) -> tuple[str, str, str]:
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         res = await client.call_tool(tool, args)
     assert res.is_error is True
     err = (res.structured_content or {})["error"]

@@ -14,9 +14,9 @@ import pytest
 from mcp import Client
 
 from syncd.services import Services
-from syncd.tools.server import build_server
 from tests.conftest import corpus_json
 from tests.fakeupstream import FakeUpstream
+from tests.helpers import mcp_server
 
 pytestmark = pytest.mark.anyio
 
@@ -25,7 +25,7 @@ WORK = corpus_json("crossref/work/10.1016_s0140-6736_20_31180-6.json")
 
 
 async def _call(cache: Services, name: str, args: dict[str, Any]) -> Any:
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         return await client.call_tool(name, args)
 
 

@@ -16,8 +16,8 @@ from mcp import Client
 
 from syncd.crossref.views_lists import citation_text, references_view
 from syncd.services import Services
-from syncd.tools.server import build_server
 from tests.corpus_path import CORPUS
+from tests.helpers import mcp_server
 
 GEO_LIST = "crossref/work-list/journals-1803-2427-works_rows-5.json"
 AMS_WORK = "crossref/work/10.1090_s0002-9939-05-08007-x.json"
@@ -94,7 +94,7 @@ def test_reference_issn_relayed_byte_exact() -> None:
 @pytest.mark.anyio
 async def test_get_references_tool_relays_issn_and_anchor(cache: Services) -> None:
     """Through the MCP tool over the fake upstream: the reference ISSN and the whole anchor element."""
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         res = await client.call_tool("crossref_get_references", {"doi": "10.1090/s0002-9939-05-08007-x"})
     refs = res.structured_content["references"]
     issns = [r.get("issn") for r in refs if r.get("issn")]

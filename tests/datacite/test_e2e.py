@@ -13,8 +13,8 @@ import pytest
 from mcp import Client
 
 from syncd.services import Services
-from syncd.tools.server import build_server
 from tests.fakeupstream import FakeUpstream
+from tests.helpers import mcp_server
 
 pytestmark = pytest.mark.anyio
 
@@ -32,7 +32,7 @@ async def test_the_datacite_tools_online_stored_and_offline(
     down; the glacier search and repository pages likewise; the APA citation rendered offline; a
     Crossref DOI is the typed miss; the reference table needs no upstream.
     """
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         first = await _sc(client, "datacite_get_work", {"doi": "https://doi.org/10.5061/DRYAD.234"})
         assert first["titles"][0]["title"] == "Data from: Towards a worldwide wood economics spectrum"
         assert first["counts"]["citationCount"] == 264 and first["cache"]["source"] == "upstream"
@@ -70,7 +70,7 @@ async def test_relations_of_a_dryad_dataset(cache: Services, fake: FakeUpstream)
     three edges between two nodes; relation_types=[Cites] keeps none of the root's own assertions but
     admits what points at it by the inverse type (nothing here), so Event Data is all that is left.
     """
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         data = await _sc(client, "datacite_trace_relations", {"doi": "10.5061/dryad.8515"})
         edges = {(e["relationType"], tuple(e["sources"])) for e in data["edges"]}
         assert edges == {

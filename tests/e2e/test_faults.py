@@ -28,9 +28,9 @@ from syncd.config import Settings
 from syncd.registry import open_services
 from syncd.services import Services
 from syncd.store.repo import Store
-from syncd.tools.server import build_server
 from tests.conftest import Clock, make_settings, time_tool_bodies
 from tests.fakeupstream import FakeUpstream
+from tests.helpers import mcp_server
 
 pytestmark = pytest.mark.anyio
 
@@ -104,7 +104,7 @@ async def _call(
     if setup:
         cache.settings.deadline_s = SETUP_DEADLINE_S
     try:
-        server = build_server(cache)  # the server keeps the deadline it was built with
+        server = mcp_server(cache)  # the server keeps the deadline it was built with
     finally:
         cache.settings.deadline_s = deadline_s
     body_s = time_tool_bodies(server)

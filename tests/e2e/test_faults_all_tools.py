@@ -85,10 +85,10 @@ from syncd.store.codec import decode_body
 from syncd.store.models import Blob, Entry
 from syncd.store.repo import Store
 from syncd.tools.changes import CHANGES_URI
-from syncd.tools.server import build_server
 from syncd.upstream.http import MAX_ATTEMPTS, MAX_REDIRECTS
 from tests.conftest import CORPUS, FULL, Clock, corpus_json, make_settings, time_tool_bodies
 from tests.fakeupstream import FakeUpstream
+from tests.helpers import mcp_server
 
 pytestmark = pytest.mark.xdist_group("fault_matrix")
 
@@ -369,10 +369,10 @@ def _servers(cache: Services) -> tuple[Any, Any]:
     deadline_s = cache.settings.deadline_s
     cache.settings.deadline_s = SETUP_DEADLINE_S
     try:
-        setup = build_server(cache)
+        setup = mcp_server(cache)
     finally:
         cache.settings.deadline_s = deadline_s
-    return setup, build_server(cache)
+    return setup, mcp_server(cache)
 
 
 def build_template(workdir: Path) -> Template:
@@ -389,7 +389,7 @@ def build_template(workdir: Path) -> Template:
         try:
             seed_change(store)
             settings.deadline_s = SETUP_DEADLINE_S  # no fault here: room for a busy machine
-            server = build_server(cache)
+            server = mcp_server(cache)
             timings = instrument(server)
 
             async def go() -> dict[str, set[str]]:
@@ -423,7 +423,7 @@ def run_fault(fault_id: str, template: Template, workdir: Path) -> Run:
         _s_settings, s_store, s_cache = _open(fake, stored_db, clock=s_clock)
         _m_settings, m_store, m_cache = _open(fake, missing_db)
         try:
-            s_server, m_server = build_server(s_cache), build_server(m_cache)
+            s_server, m_server = mcp_server(s_cache), mcp_server(m_cache)
             s_times, m_times = instrument(s_server), instrument(m_server)
             run.rows_before.update(snapshot(s_store))
             s_clock.advance(8 * 86_400.0)  # past every lifetime: every stored entry is stale
@@ -833,7 +833,7 @@ def test_store_only_tools_send_no_request_under_fault(matrix: Matrix, tmp_path: 
             _fault(fake, fault_id)
 
             async def go() -> tuple[Any, Any, Any]:
-                async with Client(build_server(cache)) as client:
+                async with Client(mcp_server(cache)) as client:
                     default = await client.call_tool("syncd_list_changes", {})
                     windowed = await client.call_tool("syncd_list_changes", TOOLS["syncd_list_changes"])
                     read = await client.read_resource(CHANGES_URI)

@@ -37,7 +37,6 @@ from mcp import Client, MCPError
 from syncd.crossref.contracts_lists import SELECT_FIELDS, SORT_FIELDS
 from syncd.registry import open_services
 from syncd.store.repo import Store
-from syncd.tools.server import build_server
 from tests.conftest import CORPUS, corpus_json, examples, make_settings
 from tests.e2e.test_faults_all_tools import (
     BATCH,
@@ -48,6 +47,7 @@ from tests.e2e.test_faults_all_tools import (
     seed_change,
 )
 from tests.fakeupstream import FakeUpstream
+from tests.helpers import mcp_server
 
 EXAMPLES = examples(10, 40)
 ROOMY = {"per_s": 1000.0, "burst": 1000.0, "in_flight": 16}
@@ -316,7 +316,7 @@ class World:
         )
         self.store = Store.open(self.settings.database_url)
         self.cache = open_services(self.settings, self.store)
-        self.server = build_server(self.cache)
+        self.server = mcp_server(self.cache)
 
     def call(self, tool: str, args: dict[str, Any]) -> Any:
         """The tool's result, or the ``MCPError`` the call was refused with."""

@@ -15,10 +15,10 @@ from syncd.errors import InvalidInput
 from syncd.normalize.doi import parse_doi
 from syncd.registry import open_services
 from syncd.store.repo import Store
-from syncd.tools.server import build_server
 from syncd.zenodo.params_id import parse_record_ref
 from tests.conftest import examples, make_settings
 from tests.fakeupstream import FakeUpstream
+from tests.helpers import mcp_server
 
 DOI_REASONS = {
     "invalid_parameter",
@@ -96,7 +96,7 @@ def test_tools_answer_hostile_ids_with_declared_reasons(tmp_path: Path) -> None:
         )
         def run(raw: str) -> None:
             async def go() -> None:
-                async with Client(build_server(cache)) as client:
+                async with Client(mcp_server(cache)) as client:
                     for tool, arg, reasons in (
                         ("crossref_get_work", {"doi": raw}, DOI_REASONS),
                         ("zenodo_get_record", {"id": raw}, RECORD_REASONS),

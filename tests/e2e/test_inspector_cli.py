@@ -31,10 +31,10 @@ import pytest
 
 from syncd.retractions.importer import import_path
 from syncd.store.repo import Store
-from syncd.tools.server import TOOLS
 from tests.conftest import CORPUS
 from tests.e2e.test_faults_all_tools import LANCET, SEEDED_CHANGE_TYPES, seed_change
 from tests.fakeupstream import FakeUpstream
+from tests.helpers import every_tool
 from tests.retraction_helpers import SAMPLE, store_work
 from tests.schema_check import schema_errors
 
@@ -45,7 +45,7 @@ INSPECTOR_ENV = "SYNCD_TEST_INSPECTOR"
 DEFAULT_INSPECTOR = ROOT / "tests" / "inspector" / "node_modules" / ".bin" / "mcp-inspector"
 INSPECTOR_VERSION = "2.12.0"
 CALL_TIMEOUT_S = 90
-TOOL_COUNT = len(TOOLS)
+TOOL_COUNT = len(every_tool())
 EXPECTED_TOOL_COUNT = 22
 """13 original tools, crossref_get_works and syncd_list_changes (issue 16), syncd_cited_by (issue 23),
 DataCite's six (issue 26)."""

@@ -25,9 +25,9 @@ from syncd.refresh import sweep
 from syncd.services import Services
 from syncd.store.repo import Store
 from syncd.store.watches import add_watch, save_sync_state
-from syncd.tools.server import build_server
 from tests.conftest import Clock
 from tests.fakeupstream import CrossrefRules, FakeUpstream
+from tests.helpers import mcp_server
 from tests.store.test_changes import LANCET, TITLE, lancet_bodies, store_work
 
 pytestmark = pytest.mark.anyio
@@ -76,7 +76,7 @@ def served(cache: Services, fake: FakeUpstream, activity: Activity) -> Iterator[
 
 
 async def traffic(svc: Services, fake: FakeUpstream, activity: Activity) -> None:
-    server = build_server(svc)
+    server = mcp_server(svc)
     server.middleware.append(activity.answers_middleware)
     async with Client(server) as client:
         first = await client.call_tool("crossref_get_work", {"doi": RAPTOR_DOI})

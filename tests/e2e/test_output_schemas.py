@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from syncd.tools.server import TOOLS, build_server
 from tests.fakeupstream import FakeUpstream
+from tests.helpers import every_tool, mcp_server
 from tests.schema_check import schema_errors
 
 pytestmark = pytest.mark.anyio
@@ -138,9 +138,9 @@ async def test_schemas_declare_error_and_require_nothing_an_error_lacks(cache: A
     """Every tool's outputSchema has an optional ``error`` property shaped {code, message, data: {reason}},
     requires no top-level field, and admits a bare error answer.
     """
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         tools = (await client.list_tools()).tools
-    assert len(tools) == len(TOOLS)
+    assert len(tools) == len(every_tool())
     error_answer = {
         "error": {
             "code": -32001,
@@ -163,7 +163,7 @@ async def test_every_answer_fits_the_declared_output_schema(cache: Any, fake: Fa
     tool's outputSchema; each state gives the outcome listed (so the table cannot silently test nothing).
     """
     seen: dict[str, set[str]] = defaultdict(set)
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         schemas = {t.name: t.output_schema for t in (await client.list_tools()).tools}
         for table, stop in ((ONLINE, False), (OFFLINE, True)):
             if stop:
@@ -180,7 +180,7 @@ async def test_every_answer_fits_the_declared_output_schema(cache: Any, fake: Fa
 async def test_rate_limited_answers_fit(cache: Any, fake: FakeUpstream) -> None:
     """A 429 from each upstream is rate_limited with retry_after_s in its data, inside the outputSchema."""
     fake.fault("rate_limit", retry_after=30)
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         schemas = {t.name: t.output_schema for t in (await client.list_tools()).tools}
         for tool, args in (
             ("crossref_get_work", {"doi": "10.1038/nphys1170"}),

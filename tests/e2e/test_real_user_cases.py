@@ -12,14 +12,14 @@ import pytest
 from mcp import Client, MCPError
 
 from syncd.services import Services
-from syncd.tools.server import build_server
 from tests.fakeupstream import FakeUpstream
+from tests.helpers import mcp_server
 
 pytestmark = pytest.mark.anyio
 
 
 async def call(cache: Services, name: str, args: dict[str, Any]) -> Any:
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         try:
             return await client.call_tool(name, args)
         except MCPError as exc:  # invalid arguments: the JSON-RPC error -32602

@@ -32,8 +32,8 @@ from syncd.registry import open_services
 from syncd.store.repo import Store
 from syncd.tools.changes import CHANGES_URI
 from syncd.tools.notify import MAX_URIS
-from syncd.tools.server import build_server
 from tests.conftest import corpus_json
+from tests.helpers import mcp_server
 
 pytestmark = [
     pytest.mark.anyio,
@@ -137,7 +137,7 @@ async def test_subscribe_refuses_an_unknown_uri_and_logs_respect_the_level(tmp_p
     services = open_services(settings, store)
     inbox = Inbox()
     try:
-        async with Client(build_server(services), mode="legacy", logging_callback=inbox.on_log) as c:
+        async with Client(mcp_server(services), mode="legacy", logging_callback=inbox.on_log) as c:
             with pytest.raises(MCPError) as refused:
                 await c.subscribe_resource("syncd://nothing")
             assert refused.value.error.code == -32602 and "syncd://nothing" in refused.value.error.message
@@ -164,7 +164,7 @@ async def test_a_foreign_uri_is_tracked_with_a_warning_and_subscriptions_are_bou
     services = open_services(settings, store)
     inbox = Inbox()
     try:
-        async with Client(build_server(services), mode="legacy", logging_callback=inbox.on_log) as c:
+        async with Client(mcp_server(services), mode="legacy", logging_callback=inbox.on_log) as c:
             await c.subscribe_resource("test://watched-resource")
             await inbox.until(lambda: inbox.logs)
             assert inbox.logs[0].level == "warning"
@@ -195,10 +195,10 @@ async def test_capabilities_are_true_to_each_era(tmp_path: Path) -> None:
     store = Store.open(settings.database_url)
     services = open_services(settings, store)
     try:
-        async with Client(build_server(services), mode="legacy") as legacy:
+        async with Client(mcp_server(services), mode="legacy") as legacy:
             caps = legacy.server_capabilities
             assert caps.resources is not None and caps.resources.subscribe and caps.logging is not None
-        async with Client(build_server(services)) as modern:
+        async with Client(mcp_server(services)) as modern:
             assert modern.protocol_version == "2026-07-28"
             caps = modern.server_capabilities
             assert caps.resources is not None and caps.resources.subscribe and caps.logging is None

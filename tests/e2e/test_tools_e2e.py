@@ -9,10 +9,10 @@ from mcp import Client, MCPError
 
 from syncd.registry import open_services
 from syncd.services import Services
-from syncd.tools.server import build_server
 from syncd.upstream.http import MAX_ATTEMPTS
 from tests.conftest import Clock
 from tests.fakeupstream import FakeUpstream
+from tests.helpers import mcp_server
 
 # PostgreSQL in the full run only: these are tool tests; the store contract runs on both in every run
 pytestmark = [pytest.mark.anyio, pytest.mark.both_backends(full_only=True)]
@@ -22,7 +22,7 @@ RAPTOR_TITLE = "Raptor genomes reveal evolutionary signatures of predatory and n
 
 
 async def call(cache: Services, name: str, args: dict[str, Any]) -> Any:
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         return await client.call_tool(name, args)
 
 
@@ -108,7 +108,7 @@ async def test_not_a_doi_is_refused_before_any_request(cache: Services, fake: Fa
     """A non-DOI string is the invalid-params error -32602 (invalid_arguments) and reaches no upstream
     (BC-07).
     """
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         with pytest.raises(MCPError) as refused:
             await client.call_tool("crossref_get_work", {"doi": "THISISNOTAREALDOI"})
     assert refused.value.code == -32602
@@ -226,7 +226,7 @@ async def test_zenodo_invalid_identifier(cache: Services, fake: FakeUpstream) ->
 
 async def test_tools_listed_with_output_schema(cache: Services) -> None:
     """Both tools are listed read-only with input and output schemas (cache block included)."""
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
     assert {"crossref_get_work", "zenodo_get_record"} <= set(tools)
     work = tools["crossref_get_work"]

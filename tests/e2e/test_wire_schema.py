@@ -22,7 +22,7 @@ from pydantic import TypeAdapter
 
 from syncd.config import McpSettings
 from syncd.contracts.common import ENVELOPE_FIELDS, WIRE_DEPTH, wire_depth, wire_schema
-from syncd.tools.server import TOOLS, build_server
+from tests.helpers import every_tool, mcp_server
 
 pytestmark = pytest.mark.anyio
 
@@ -80,7 +80,7 @@ def _with_slices(cache: Any, *slices: str) -> Any:
 
 async def _listed(cache: Any) -> list[dict[str, Any]]:
     """The ``tools/list`` result's tools as a client receives them (JSON form, by alias)."""
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         tools = (await client.list_tools()).tools
     return [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]
 
@@ -94,8 +94,8 @@ async def test_listed_schemas_keep_the_models_fields_to_the_wire_depth_and_nothi
     no ``$defs``, no ``type`` array, no ``null`` type and no ``anyOf`` with a ``null`` branch.
     """
     listed = {t["name"]: t["outputSchema"] for t in await _listed(cache)}
-    assert set(listed) == {s.name for s in TOOLS}
-    for spec in TOOLS:
+    assert set(listed) == {s.name for s in every_tool()}
+    for spec in every_tool():
         model = TypeAdapter(spec.output).json_schema()
         wire = listed[spec.name]
         Draft202012Validator.check_schema(wire)
@@ -130,7 +130,7 @@ async def test_mcp_slices_select_the_listed_and_callable_tools(cache: Any) -> No
     unknown tool.
     """
     every = await _listed(cache)
-    assert len(every) == 22 and {t["name"] for t in every} == {s.name for s in TOOLS}
+    assert len(every) == 22 and {t["name"] for t in every} == {s.name for s in every_tool()}
     only = _with_slices(cache, "datacite")
     listed = await _listed(only)
     assert [t["name"] for t in listed] == [
@@ -141,7 +141,7 @@ async def test_mcp_slices_select_the_listed_and_callable_tools(cache: Any) -> No
         "datacite_get_citation",
         "datacite_list_reference",
     ]
-    async with Client(build_server(only)) as client:
+    async with Client(mcp_server(only)) as client:
         result = await client.call_tool("crossref_get_prefix", {"prefix": "10.1016"})
     assert result.is_error is True
 
@@ -167,9 +167,9 @@ async def test_same_verdict_as_the_model_schema_on_answers_and_broken_answers(ca
     author's affiliation (below the published depth) fails the model, which syncd's tests hold every
     answer to (tests/schema_check.py), and passes the lean published schema.
     """
-    spec = next(s for s in TOOLS if s.name == "crossref_get_work")
+    spec = next(s for s in every_tool() if s.name == "crossref_get_work")
     model = Draft202012Validator(TypeAdapter(spec.output).json_schema())
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         wire = Draft202012Validator(
             next(t.output_schema for t in (await client.list_tools()).tools if t.name == spec.name)
         )
@@ -197,7 +197,7 @@ async def test_same_verdict_as_the_model_schema_on_answers_and_broken_answers(ca
 
 def test_wire_schema_leaves_its_input_alone() -> None:
     """wire_schema returns a new schema; the pydantic schema it was given (with its $defs) is unchanged."""
-    spec = next(s for s in TOOLS if s.name == "zenodo_search_records")
+    spec = next(s for s in every_tool() if s.name == "zenodo_search_records")
     schema = TypeAdapter(spec.output).json_schema()
     before = json.dumps(schema, sort_keys=True)
     out = wire_schema(schema)
@@ -209,7 +209,7 @@ async def test_a_kept_work_view_is_not_changed_by_what_a_caller_does_with_its_an
     """Warm crossref_get_work answers reuse the work view kept per content hash; emptying a received
     answer's author list does not reach the next answer (same authors, served from the store).
     """
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         first = (await client.call_tool("crossref_get_work", {"doi": RAPTOR})).structured_content
         expected = copy.deepcopy(first["authors"])
         first["authors"].clear()

@@ -26,8 +26,8 @@ from syncd.store.maintenance import delete_entries
 from syncd.store.references import cites_of
 from syncd.store.repo import EntryContent, Store
 from syncd.store.watches import add_watch
-from syncd.tools.server import build_server
 from syncd.watch import doi_specs
+from tests.helpers import mcp_server
 from tests.retraction_helpers import SAMPLE, sample_bytes, store_work, work_file
 
 CITING = "10.1038/s43586-021-00024-3"
@@ -142,7 +142,7 @@ def test_a_cited_work_becoming_retracted_alerts_the_watched_work(
 async def test_the_cited_by_tool_answers_from_the_store_with_its_coverage(cache: Services) -> None:
     """``syncd_cited_by`` (schema-checked answer): the citing work, the coverage, no upstream request."""
     store_work(cache.store, CITING)
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         res = await client.call_tool("syncd_cited_by", {"doi": f"https://doi.org/{CITED}"})
         bad = await client.call_tool("syncd_cited_by", {"doi": "not a doi"})
     sc = res.structured_content

@@ -35,10 +35,10 @@ from syncd.store.repo import Store
 from syncd.store.watches import add_watch
 from syncd.tools.changes import CHANGES_URI
 from syncd.tools.fit import answer_size
-from syncd.tools.server import build_server
 from syncd.zenodo.lookups_fetch import record_content
 from tests.conftest import corpus_json, make_settings
 from tests.fakeupstream import FakeUpstream
+from tests.helpers import mcp_server
 
 pytestmark = pytest.mark.anyio
 
@@ -88,7 +88,7 @@ async def test_a_revalidated_retraction_is_one_row_one_notification_one_alert_an
     assert alerts.run_pass(store, settings) == 0  # the daemon's first pass starts the cursor
     store_lancet(store, retracted=False)
     fake.reset_log()
-    server = build_server(cache)
+    server = mcp_server(cache)
     async with Client(server) as client, client.listen(resource_subscriptions=[CHANGES_URI]) as sub:
         result = await client.call_tool("crossref_get_work", {"doi": LANCET})
         events = await events_after(sub, first_within_s=5)
@@ -123,7 +123,7 @@ async def test_an_unchanged_revalidation_yields_no_row_no_notification_no_alert_
     alerts.run_pass(store, settings)
     store_lancet(store, retracted=True)
     fake.reset_log()
-    server = build_server(cache)
+    server = mcp_server(cache)
     async with Client(server) as client, client.listen(resource_subscriptions=[CHANGES_URI]) as sub:
         result = await client.call_tool("crossref_get_work", {"doi": LANCET})
         events = await events_after(sub, first_within_s=None)
@@ -146,7 +146,7 @@ async def test_a_change_recorded_by_another_process_reaches_subscribers_through_
         store_lancet(daemon_store, retracted=False)
         entry = daemon_store.get("crossref_work", LANCET)
         assert entry is not None
-        async with Client(build_server(served)) as client:
+        async with Client(mcp_server(served)) as client:
             async with client.listen(resource_subscriptions=[CHANGES_URI]) as sub:
                 outcome = await anyio.to_thread.run_sync(refresh.revalidate, daemon, entry)
                 events = await events_after(sub, first_within_s=5)
@@ -169,7 +169,7 @@ async def test_list_changes_tool_filters_pages_and_refuses_bad_input(cache: Serv
     store_lancet(store, retracted=False, age_s=3 * DAY)
     store_lancet(store, retracted=True, age_s=2 * DAY)  # retraction, title
     store_lancet(store, retracted=False, age_s=1 * DAY)  # update_removed, title
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         first = (await client.call_tool("syncd_list_changes", {"limit": 1})).structured_content
         assert [c["types"] for c in first["changes"]] == [["update_removed", "title"]]
         second = await client.call_tool("syncd_list_changes", {"limit": 1, "cursor": first["nextCursor"]})
@@ -255,7 +255,7 @@ async def test_a_page_too_large_for_the_answer_budget_is_cut_and_continues(
     """200 changes with long titles pass answer_max_chars: the page is cut, nextCursor resumes right after."""
     for i in range(200):
         store_lancet(store, retracted=i % 2 == 1, age_s=DAY - i)
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         first = await client.call_tool("syncd_list_changes", {"limit": 200})
         page = first.structured_content
         assert answer_size("".join(c.text for c in first.content), page) <= cache.settings.answer_max_chars

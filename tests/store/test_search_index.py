@@ -25,11 +25,11 @@ from syncd.services import Services
 from syncd.store import search
 from syncd.store.engine import make_engine, upgrade_to_head
 from syncd.store.repo import SEARCH_COUNT_CAP, EntryContent, Store
-from syncd.tools.server import build_server
 from syncd.zenodo.lookups_fetch import record_content
 from syncd.zenodo.names import ZENODO_RECORD
 from tests.corpus_path import CORPUS
 from tests.fakeupstream import FakeUpstream
+from tests.helpers import mcp_server
 
 pytestmark = pytest.mark.xdist_group("search_index")  # the corpus store is built once per module
 
@@ -334,7 +334,7 @@ async def test_the_offline_tool_declares_a_bounded_ranking(
                 work_content(f"10.5555/k{i}", {**msg, "DOI": f"10.5555/k{i}", "title": [title]}, None)
             )
     fake.stop()
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         many = (await client.call_tool("crossref_search_works", {"query": "kiwi"})).structured_content
         few = (
             await client.call_tool("crossref_search_works", {"query": "takahe", "rows": 5})

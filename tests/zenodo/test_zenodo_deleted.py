@@ -17,10 +17,10 @@ from syncd.config import Settings
 from syncd.registry import KINDS, open_services
 from syncd.services import Services
 from syncd.store.repo import Store
-from syncd.tools.server import build_server
 from tests.cli.test_cli import env  # noqa: F401  (fixture: SYNCD_* pointing at the fake and a temp DB)
 from tests.conftest import corpus_json
 from tests.fakeupstream import FakeUpstream
+from tests.helpers import mcp_server
 
 RECID = "5244404"
 TITLE = "The Origins of SARS-CoV-2: A Critical Review"
@@ -55,7 +55,7 @@ async def test_deleted_record_answers_found_false_with_reason_and_last_known_cop
     and last_known holding the stored title and DOI, marked as not current; no request (stored miss).
     """
     fake.reset_log()
-    async with Client(build_server(deleted)) as client:
+    async with Client(mcp_server(deleted)) as client:
         res = await client.call_tool("zenodo_get_record", {"id": RECID})
     data = res.structured_content
     assert (data["found"], data["miss_kind"], data["tombstone"]["removal_reason"]) == (
@@ -107,7 +107,7 @@ async def test_concept_whose_route_is_gone_falls_back_to_the_latest_live_version
     live["versions"] = {"is_latest": False, "index": 47}  # v48 was the latest, and it is deleted
     params = urlencode({"q": f"parent.id:{CONCEPT}", "allversions": "true", "sort": "version", "size": "5"})
     fake.set_body("zenodo", f"/records?{params}", {"hits": {"hits": [live], "total": 1}, "links": {}})
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         data = (await client.call_tool("zenodo_get_record", {"id": given})).structured_content
         assert (data["found"], data["resolved_from"], data["record"]["recid"]) == (
             True,
@@ -123,6 +123,6 @@ async def test_concept_whose_route_is_gone_falls_back_to_the_latest_live_version
 @pytest.mark.anyio
 async def test_missing_record_id_stays_a_miss(cache: Services, fake: FakeUpstream) -> None:
     """A record id that is no concept (404, and the versions search lists nothing) stays found: false."""
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         data = (await client.call_tool("zenodo_get_record", {"id": "999999999999"})).structured_content
     assert (data["found"], data["miss_kind"]) == (False, "not_found")

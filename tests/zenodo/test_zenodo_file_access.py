@@ -18,9 +18,9 @@ import pytest
 from mcp import Client
 
 from syncd.services import Services
-from syncd.tools.server import build_server
 from tests.conftest import corpus_json
 from tests.fakeupstream import FakeUpstream
+from tests.helpers import mcp_server
 
 pytestmark = pytest.mark.anyio
 
@@ -35,7 +35,7 @@ NC_ND = [
 
 
 async def _call(cache: Services, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         res = await client.call_tool(tool, args)
     assert res.is_error is False, res.content[0].text
     sc = dict(res.structured_content or {})
@@ -44,7 +44,7 @@ async def _call(cache: Services, tool: str, args: dict[str, Any]) -> dict[str, A
 
 
 async def _error(cache: Services, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         res = await client.call_tool(tool, args)
     assert res.is_error is True
     return dict((res.structured_content or {})["error"])

@@ -22,10 +22,10 @@ from syncd.policy import Result
 from syncd.refresh import revalidate
 from syncd.registry import KINDS
 from syncd.services import Services
-from syncd.tools.server import build_server
 from syncd.zenodo.names import ZENODO_AWARD, ZENODO_FUNDER
 from tests.conftest import corpus_json, make_settings
 from tests.fakeupstream import FakeUpstream
+from tests.helpers import mcp_server
 
 pytestmark = pytest.mark.anyio
 
@@ -54,7 +54,7 @@ async def mcp(cache: Services, fake: FakeUpstream) -> AsyncIterator[Client]:
         "/records",
         corpus_json("zenodo/search/records_q-climate_size-2_sort-bestmatch_new-api.json"),
     )
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         yield client
 
 

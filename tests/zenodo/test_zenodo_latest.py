@@ -15,9 +15,9 @@ from syncd.registry import open_services
 from syncd.services import Services
 from syncd.store.maintenance import verify
 from syncd.store.repo import Store
-from syncd.tools.server import build_server
 from tests.conftest import corpus_json, make_settings
 from tests.fakeupstream import FakeUpstream
+from tests.helpers import mcp_server
 
 V1 = "22705923"
 V2 = "22705999"
@@ -47,7 +47,7 @@ def _version(recid: str, index: int, latest: bool) -> dict[str, Any]:
 
 
 async def _is_latest(svc: Services, recid: str) -> tuple[bool | None, str]:
-    async with Client(build_server(svc)) as client:
+    async with Client(mcp_server(svc)) as client:
         res = (await client.call_tool("zenodo_get_record", {"id": recid})).structured_content
     return res["record"]["versions"].get("is_latest"), res["cache"]["source"]
 

@@ -16,9 +16,9 @@ from mcp import Client
 
 from syncd.config import Settings
 from syncd.services import Services
-from syncd.tools.server import build_server
 from tests.conftest import Clock, corpus_json, make_settings
 from tests.fakeupstream import FakeUpstream
+from tests.helpers import mcp_server
 
 pytestmark = pytest.mark.anyio
 
@@ -36,7 +36,7 @@ def settings(fake: FakeUpstream, db_url: str) -> Settings:
 
 @pytest.fixture
 async def mcp(cache: Services) -> AsyncIterator[Client]:
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         yield client
 
 

@@ -17,9 +17,9 @@ from mcp import Client
 
 from syncd.config import Settings
 from syncd.services import Services
-from syncd.tools.server import build_server
 from tests.conftest import corpus_json, make_settings
 from tests.fakeupstream import FakeUpstream
+from tests.helpers import mcp_server
 
 pytestmark = pytest.mark.anyio
 
@@ -64,7 +64,7 @@ def settings(fake: FakeUpstream, db_url: str) -> Settings:
 async def mcp(cache: Services, fake: FakeUpstream) -> AsyncIterator[Client]:
     """One MCP session; every Zenodo search answers the recorded climate page."""
     fake.set_body("zenodo", "/records", corpus_json(CLIMATE))
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         yield client
 
 

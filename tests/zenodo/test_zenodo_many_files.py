@@ -10,9 +10,9 @@ import pytest
 from mcp import Client
 
 from syncd.services import Services
-from syncd.tools.server import build_server
 from tests.conftest import corpus_json
 from tests.fakeupstream import FakeUpstream
+from tests.helpers import mcp_server
 
 pytestmark = [pytest.mark.anyio]
 
@@ -23,7 +23,7 @@ COUNT = 2052
 @pytest.fixture
 async def mcp(cache: Services) -> AsyncIterator[Client]:
     """One MCP client session per test, on a server answering through ``cache``."""
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         yield client
 
 

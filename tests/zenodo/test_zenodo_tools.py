@@ -13,10 +13,10 @@ from mcp import Client
 from syncd.config import Settings
 from syncd.services import Services
 from syncd.store.blobs import blob_usage
-from syncd.tools.server import build_server
 from syncd.zenodo.params_cursor import CursorState, encode_cursor
 from tests.conftest import Clock, corpus_json, make_settings
 from tests.fakeupstream import FakeUpstream
+from tests.helpers import mcp_server
 
 # PostgreSQL in the full run only: these are tool tests; the store contract runs on both in every run
 pytestmark = [pytest.mark.anyio, pytest.mark.both_backends(full_only=True)]
@@ -40,7 +40,7 @@ CSV_HEADER = (
 @pytest.fixture
 async def mcp(cache: Services) -> AsyncIterator[Client]:
     """One MCP client session per test, on a server answering through ``cache``."""
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         yield client
 
 
@@ -406,7 +406,7 @@ async def test_vocabularies(mcp: Client, cache: Services, fake: FakeUpstream) ->
 
 async def test_six_tools_listed_read_only(mcp: Client, cache: Services) -> None:
     """All six Zenodo tools are listed read-only with output schemas carrying the cache block."""
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
     names = {n for n in tools if n.startswith("zenodo_")}
     assert names == {

@@ -17,10 +17,10 @@ from mcp import Client
 
 from syncd.config import Settings
 from syncd.services import Services
-from syncd.tools.server import build_server
 from syncd.zenodo.views_lists import RESOURCE_TYPE_IDS, RESOURCE_TYPES
 from tests.conftest import corpus_json, make_settings
 from tests.fakeupstream import FakeUpstream
+from tests.helpers import mcp_server
 
 pytestmark = pytest.mark.anyio
 
@@ -40,7 +40,7 @@ def settings(fake: FakeUpstream, db_url: str) -> Settings:
 @pytest.fixture
 async def mcp(cache: Services) -> AsyncIterator[Client]:
     """One MCP client session per test."""
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         yield client
 
 
