@@ -220,9 +220,10 @@ class ToolSpec:
     and its text renderer; :func:`syncd.tools.fit.fit_answer`); ``clamps`` names arguments lowered
     before the call to fit the budget (``name -> limit(budget)``, :func:`syncd.tools.fit.clamp_arguments`).
     ``body`` is called as ``body(deps, **arguments)`` (or ``body(deps, arguments)`` when
-    ``pass_dict``), where ``deps`` is the object the server's lifespan yields, passed through
-    unopened, and ``arguments`` are the validated values by parameter name. The description is
-    the body's docstring.
+    ``pass_dict``, ``body(deps, args)`` with the validated input model itself when ``pass_args``),
+    where ``deps`` is the object the server's lifespan yields, passed through unopened, and
+    ``arguments`` are the validated values by parameter name. The description is the body's
+    docstring.
     """
 
     name: str
@@ -233,6 +234,7 @@ class ToolSpec:
     annotations: ToolAnnotations
     fit: Fit
     pass_dict: bool = False
+    pass_args: bool = False
     clamps: Mapping[str, Callable[[int], int]] = dataclasses.field(default_factory=dict)
 
     @property
@@ -255,5 +257,7 @@ class ToolSpec:
 
     def run(self, deps: Any, args: ToolArgs) -> CallToolResult:
         """Call the body with ``deps`` and the validated arguments."""
+        if self.pass_args:
+            return self.body(deps, args)
         values = args.arguments()
         return self.body(deps, values) if self.pass_dict else self.body(deps, **values)

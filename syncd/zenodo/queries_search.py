@@ -27,6 +27,7 @@ from syncd.zenodo import lookups, lookups_pages, lookups_terms
 from syncd.zenodo import params as zenodo_params
 from syncd.zenodo import views_lists as lists
 from syncd.zenodo import views_pages as pages
+from syncd.zenodo.args import SearchRecordsArgs
 from syncd.zenodo.client import LEGACY_JSON
 from syncd.zenodo.names import ZENODO_AWARD, ZENODO_ENTITY, ZENODO_FUNDER, ZENODO_SEARCH, ZENODO_VOCAB
 from syncd.zenodo.params import blank, window_check
@@ -396,33 +397,19 @@ def _vocabulary_page(
     return pages.hits_total(body), entries, found.provenance.as_dict()
 
 
-def search_answer(
-    services: Services,
-    query: str | None = None,
-    resource_type: str | list[str] | None = None,
-    community: str | None = None,
-    funder: str | None = None,
-    award: str | None = None,
-    creator_orcid: str | None = None,
-    file_type: str | list[str] | None = None,
-    license: str | None = None,
-    access_status: str | None = None,
-    published_from: str | None = None,
-    published_to: str | None = None,
-    all_versions: bool = False,
-    sort: str | None = None,
-    page: int = 1,
-    size: int = 10,
-) -> tuple[dict[str, Any], str]:
+def search_answer(services: Services, args: SearchRecordsArgs) -> tuple[dict[str, Any], str]:
     """The ``zenodo_search_records`` answer (Zenodo's page, or the local mirror's) and its heading.
 
     Raises:
         SyncdError: a declared failure (query_syntax, unknown_funder, result_window_exceeded, ...).
     """
+    funder, award, community, creator_orcid = args.funder, args.award, args.community, args.creator_orcid
+    all_versions, page, size = args.all_versions, args.page, args.size
     types_table = _stored_resource_types(services)
     req = zenodo_params.search_request(
-        query, resource_type, file_type, license, access_status, published_from, published_to,
-        creator_orcid, award, sort, page, size, types_table=types_table,
+        args.query, args.resource_type, args.file_type, args.license, args.access_status,
+        args.published_from, args.published_to, creator_orcid, award, args.sort, page, size,
+        types_table=types_table,
     )  # fmt: skip
     filters = pages.narrowing_filters(req, award, creator_orcid, community, funder)
     funder_id: str | None = None

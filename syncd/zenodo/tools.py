@@ -147,6 +147,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         search_records,
         _ANNOTATIONS,
         fit=Fit((Cut("hits", page_items("hits")),), render_page),
+        pass_args=True,
     ),
     ToolSpec(
         "zenodo_list_versions",

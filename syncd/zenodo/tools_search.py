@@ -11,27 +11,11 @@ from mcp.types import CallToolResult
 from syncd.services import Services
 from syncd.tools.errors import error_result
 from syncd.zenodo import queries_search
+from syncd.zenodo.args import SearchRecordsArgs
 from syncd.zenodo.tools_render import RENAME, VOCAB_RENAME, tool_result
 
 
-def search_records(
-    services: Services,
-    query: str | None = None,
-    resource_type: str | list[str] | None = None,
-    community: str | None = None,
-    funder: str | None = None,
-    award: str | None = None,
-    creator_orcid: str | None = None,
-    file_type: str | list[str] | None = None,
-    license: str | None = None,
-    access_status: str | None = None,
-    published_from: str | None = None,
-    published_to: str | None = None,
-    all_versions: bool = False,
-    sort: str | None = None,
-    page: int = 1,
-    size: int = 10,
-) -> CallToolResult:
+def search_records(services: Services, args: SearchRecordsArgs) -> CallToolResult:
     """Search Zenodo records, local-first; offline, from the local mirror's full-text index.
 
     Filters are composed into Zenodo's ``q`` (so totals agree with them): resource_type (ids such as
@@ -51,24 +35,7 @@ def search_records(
     answer).
     """
     try:
-        data, title = queries_search.search_answer(
-            services,
-            query,
-            resource_type,
-            community,
-            funder,
-            award,
-            creator_orcid,
-            file_type,
-            license,
-            access_status,
-            published_from,
-            published_to,
-            all_versions,
-            sort,
-            page,
-            size,
-        )
+        data, title = queries_search.search_answer(services, args)
     except Exception as exc:
         return error_result(exc, {**RENAME, "upstream_unavailable": "query_failed"})
     return tool_result(data, title)
