@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import BaseModel
+
 from syncd import policy
 from syncd.crossref.lookups import (
     get_entity,
@@ -202,7 +204,9 @@ class EntitySearch:
 
     ``noun``/``plural``: words of the messages; ``kind``: stored kind of the id lookup; ``id_arg``:
     the tool argument naming one entity; ``key_of``: its validation (raises InvalidInput);
-    ``one``/``many``: contract records of the id lookup and of list items; ``keys``: the answer's
+    ``missing``: the id lookup's miss (message with ``{key}``, reason, hint, the field naming the
+    key); ``record``: the contract record of a message, whole (the id lookup) or as a list item
+    (:meth:`one`, :meth:`many`); ``keys``: the answer's
     (list, count, total, works, works total) keys; ``works_route``: route of the target's works
     (None: no works list, with ``no_works_notice``); ``candidate``: one ambiguous match as shown;
     ``notices``: extra notices over the records; ``next_ceiling``: whether ``nextOffset`` stops at
@@ -217,9 +221,8 @@ class EntitySearch:
     id_arg: str
     id_hint: str
     key_of: Callable[[str], str]
-    not_found: Callable[[str, Provenance], NotFound]
-    one: Callable[[dict[str, Any]], dict[str, Any]]
-    many: Callable[[dict[str, Any]], dict[str, Any]]
+    missing: tuple[str, str, str, str]
+    record: Callable[[dict[str, Any], bool], BaseModel]
     keys: tuple[str, str, str, str, str]
     works_route: Callable[[Target], str | None]
     candidate: Callable[[dict[str, Any]], dict[str, Any]]
@@ -227,6 +230,21 @@ class EntitySearch:
     no_works_notice: str = ""
     notices: Callable[[list[dict[str, Any]]], list[str]] = lambda _records: []
     next_ceiling: bool = False
+
+    def not_found(self, key: str, prov: Provenance) -> NotFound:
+        """The id lookup's miss for ``key``, carrying the provenance of the stored miss."""
+        message, reason, hint, field = self.missing
+        return NotFound(
+            message.format(key=key), reason=reason, hint=hint, **{field: key}, cache=prov.as_dict()
+        )
+
+    def one(self, message: dict[str, Any]) -> dict[str, Any]:
+        """The whole contract record of the entity the id lookup found."""
+        return _dump(self.record(message, True))
+
+    def many(self, message: dict[str, Any]) -> dict[str, Any]:
+        """The contract record of one list item."""
+        return _dump(self.record(message, False))
 
 
 def _check_works_args(
@@ -389,15 +407,13 @@ JOURNALS = EntitySearch(
     id_arg="issn",
     id_hint="ISSN",
     key_of=journal_issn,
-    not_found=lambda key, prov: NotFound(
-        f"no Crossref journal with ISSN {key}",
-        reason="issn_not_found",
-        hint="Check the ISSN, or search by title with query.",
-        issn=key,
-        cache=prov.as_dict(),
+    missing=(
+        "no Crossref journal with ISSN {key}",
+        "issn_not_found",
+        "Check the ISSN, or search by title with query.",
+        "issn",
     ),
-    one=lambda m: _dump(journal_record(m, with_years=True)),
-    many=lambda m: _dump(journal_record(m, with_years=False)),
+    record=lambda m, whole: journal_record(m, with_years=whole),
     keys=("journals", "journalCount", "journalsTotal", "recentWorks", "worksTotal"),
     works_route=_journal_works_route,
     candidate=lambda r: {"title": r.get("title"), "issn": r.get("issn") or []},
@@ -416,15 +432,13 @@ FUNDERS = EntitySearch(
     id_arg="funder_doi",
     id_hint="id",
     key_of=funder_id,
-    not_found=lambda key, prov: NotFound(
-        f"no Open Funder Registry entry with id {key}",
-        reason="funder_not_found",
-        hint="Check the id (9 digits, e.g. 100000001), or search by name with query.",
-        funderId=key,
-        cache=prov.as_dict(),
+    missing=(
+        "no Open Funder Registry entry with id {key}",
+        "funder_not_found",
+        "Check the id (9 digits, e.g. 100000001), or search by name with query.",
+        "funderId",
     ),
-    one=lambda m: _dump(funder_record(m, with_descendants=True)),
-    many=lambda m: _dump(funder_record(m, with_descendants=False)),
+    record=lambda m, whole: funder_record(m, with_descendants=whole),
     keys=("funders", "funderCount", "fundersTotal", "fundedWorks", "fundedWorksTotal"),
     works_route=_funder_works_route,
     candidate=lambda r: {"name": r.get("name"), "id": r.get("id")},
