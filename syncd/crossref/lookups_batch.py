@@ -300,13 +300,13 @@ def get_works(svc: Services, inputs: Sequence[str]) -> WorksAnswer:
             p.result = _single(svc, p.parsed)
         writes.note(p.result.error)
     _confirm(svc, [p for g in groups for p in g if p.left_out], writes, answer)
-    for raw, doi in zip(inputs, parsed, strict=True):
-        if isinstance(doi, InvalidInput):
-            answer.items.append(WorkItem(raw, None, error=doi))
+    for raw, given in zip(inputs, parsed, strict=True):
+        if isinstance(given, InvalidInput):
+            answer.items.append(WorkItem(raw, None, error=given))
             continue
-        done = pending[doi.key].result
+        done = pending[given.key].result
         assert done is not None
-        answer.items.append(WorkItem(raw, doi, done.lookup, done.error, done.miss_provenance))
+        answer.items.append(WorkItem(raw, given, done.lookup, done.error, done.miss_provenance))
     answer.items = _with_agency_records(svc, answer.items)
     return answer
 
@@ -385,9 +385,12 @@ def _single(svc: Services, doi: ParsedDOI, deadline: Deadline | None = None) -> 
 def _ask(svc: Services, group: list[_Pending], deadline: Deadline) -> dict[str, Any] | SyncdError:
     """The ``message`` of one list request for ``group`` (no store access), or why it failed."""
     try:
-        return svc.upstreams.crossref.list_works(list_params([p.parsed.key for p in group]), deadline)
+        message: dict[str, Any] = svc.upstreams.crossref.list_works(
+            list_params([p.parsed.key for p in group]), deadline
+        )
     except (UpstreamError, BudgetExhausted) as exc:
         return exc
+    return message
 
 
 def _settle(

@@ -173,7 +173,7 @@ def search_works_request(raw: Mapping[str, Any]) -> SearchWorksRequest:
         offset=paging.offset,
         cursor=paging.cursor,
         sort=paging.sort,
-        order=paging.order,  # type: ignore[arg-type]
+        order=paging.order,
         facets=facets or None,
     )
     return SearchWorksRequest(

@@ -148,7 +148,8 @@ def _works_page(
 ) -> tuple[dict[str, Any], Provenance, list[str]]:
     page = list_page(svc, route, journal_works_params(rows, works_offset, works_cursor), deadline)
     msg = page.message
-    total = msg.get("total-results") if isinstance(msg.get("total-results"), int) else 0
+    counted = msg.get("total-results")
+    total = counted if isinstance(counted, int) else 0
     works = [
         w.model_dump(mode="json", exclude_none=True) for w in map(list_work, msg.get("items") or []) if w
     ]
@@ -185,7 +186,7 @@ def _issn_ok(value: str) -> bool:
     return bool(ISSN_RE.match(value.strip()))
 
 
-def _dump(record: Any) -> dict[str, Any]:
+def _dump(record: BaseModel) -> dict[str, Any]:
     return record.model_dump(mode="json", exclude_none=True)
 
 
@@ -350,6 +351,7 @@ def search_entities(
     _check_works_args(args["offset"], rows, works_offset, works_cursor, include, spec.query_word)
     notices: list[str] = []
     raw_id = args.get(spec.id_arg)
+    target: Target | None
     if raw_id and str(raw_id).strip():
         data, target, prov = _by_id(svc, spec, str(raw_id), deadline)
     else:

@@ -44,7 +44,7 @@ def _work_data(lookup: Lookup, offset: int, limit: int) -> dict[str, Any]:
     key = (entry.key, entry.content_hash, entry.volatile, offset, limit) if entry.content_hash else None
     with _VIEWS_LOCK:
         view = _VIEWS.get(key) if key else None
-        if view is not None:
+        if view is not None and key is not None:
             _VIEWS.move_to_end(key)
     if view is None:
         built = work_view(document(entry, WORK_RULES), offset=offset, limit=limit)

@@ -258,8 +258,8 @@ def record_answer(
     Raises:
         SyncdError: a declared failure (invalid_identifier, invalid_cursor, record_unavailable, ...).
     """
-    style = resolve_style(citation_style) if blank(citation_style) else None
-    state = decode_cursor(cursor) if blank(cursor) else None
+    style = resolve_style(citation_style) if citation_style is not None and blank(citation_style) else None
+    state = decode_cursor(cursor) if cursor is not None and blank(cursor) else None
     ref = parse_record_ref(id)
     try:
         lookup = lookups.get_record(services, ref)

@@ -414,7 +414,7 @@ def search_answer(services: Services, args: SearchRecordsArgs) -> tuple[dict[str
     filters = pages.narrowing_filters(req, award, creator_orcid, community, funder)
     funder_id: str | None = None
     try:
-        funder_id = _funder_ror(services, funder) if blank(funder) else None
+        funder_id = _funder_ror(services, funder) if funder is not None and blank(funder) else None
         q, params = _search_params(
             services, req, (funder_id, community), all_versions, (page, size), types_table
         )
