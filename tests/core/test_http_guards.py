@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,13 +20,9 @@ import httpx
 import pytest
 
 from syncd.config import Settings
-from syncd.daemon import web_server
-from syncd.registry import open_services
-from syncd.store.repo import Store
 from tests.conftest import make_settings
-from tests.e2e.test_processes import _free_port
 from tests.fakeupstream import FakeUpstream
-from tests.helpers import every_tool
+from tests.helpers import daemon_http, every_tool
 
 INIT = {
     "jsonrpc": "2.0",
@@ -46,26 +40,10 @@ BODY_TIMEOUT_S = 0.5
 @pytest.fixture
 def endpoint(fake: FakeUpstream, tmp_path: Path) -> Iterator[tuple[int, Settings]]:
     """The daemon's HTTP app serving on a free loopback port (body timeout 0.5 s) in a thread."""
-    port = _free_port()
     settings = make_settings(fake, f"sqlite:///{tmp_path / 'http.db'}")
-    settings.http.port = port
     settings.http.body_timeout_s = BODY_TIMEOUT_S
-    store = Store.open(settings.database_url)
-    services = open_services(settings, store)
-    web = web_server(settings, services)
-    thread = threading.Thread(target=web.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while not web.started and time.monotonic() < deadline and thread.is_alive():
-        time.sleep(0.05)
-    assert web.started, "the endpoint did not start"
-    try:
+    with daemon_http(settings) as port:
         yield port, settings
-    finally:
-        web.should_exit = True
-        thread.join(10)
-        services.close()
-        store.close()
 
 
 def _exchange(port: int, raw: bytes, wait_s: float = 10.0) -> bytes:

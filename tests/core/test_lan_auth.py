@@ -17,8 +17,6 @@ import logging
 import os
 import shutil
 import subprocess
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,7 +27,7 @@ from mcp import Client, MCPError
 from pydantic import SecretStr
 
 from syncd.config import Settings
-from syncd.daemon import web_app, web_server
+from syncd.daemon import web_app
 from syncd.httpauth import (
     TOKEN_HINT,
     allowed_host_headers,
@@ -38,12 +36,10 @@ from syncd.httpauth import (
     unbound_hosts,
 )
 from syncd.ops.activity import Activity
-from syncd.registry import open_services
 from syncd.services import Services
-from syncd.store.repo import Store
 from tests.conftest import make_settings
-from tests.e2e.test_processes import _free_port
 from tests.fakeupstream import FakeUpstream
+from tests.helpers import daemon_http
 
 pytestmark = pytest.mark.anyio
 
@@ -121,25 +117,9 @@ async def test_oauth_discovery_is_answered_404_with_the_fix(cache: Services) -> 
 @pytest.fixture
 def endpoint(fake: FakeUpstream, tmp_path: Path) -> Iterator[str]:
     """``http://127.0.0.1:PORT/mcp`` of the daemon's real HTTP server with a bearer token, in a thread."""
-    port = _free_port()
     settings = _with_token(make_settings(fake, f"sqlite:///{tmp_path / 'lan.db'}"))
-    settings.http.port = port
-    store = Store.open(settings.database_url)
-    services = open_services(settings, store)
-    web = web_server(settings, services)
-    thread = threading.Thread(target=web.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while not web.started and time.monotonic() < deadline and thread.is_alive():
-        time.sleep(0.05)
-    assert web.started, "the endpoint did not start"
-    try:
+    with daemon_http(settings) as port:
         yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        web.should_exit = True
-        thread.join(10)
-        services.close()
-        store.close()
 
 
 @pytest.mark.serial

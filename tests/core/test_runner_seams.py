@@ -16,24 +16,20 @@ import httpx
 import pytest
 from freezegun import freeze_time
 
-from syncd.config import Settings
 from syncd.crossref import lookups as crossref
 from syncd.crossref.names import CROSSREF_JOURNAL, CROSSREF_WORK
 from syncd.doiorg.names import DOI_RA
 from syncd.errors import NotFound, UpstreamRateLimited
 from syncd.normalize.doi import parse_doi
 from syncd.refresh import revalidate
-from syncd.registry import open_services
 from syncd.services import Services
-from syncd.store.repo import Store
 from syncd.zenodo import lookups as zenodo
 from syncd.zenodo.names import ZENODO_RECORD
 from syncd.zenodo.params_id import parse_record_ref
 from tests.corpus_path import CORPUS
+from tests.helpers import MOCK_CROSSREF, MOCK_DOI_ORG, MOCK_ZENODO, mock_services
 
-CROSSREF = "api.crossref.test"
-ZENODO = "zenodo.test"
-DOI_ORG = "doi.test"
+CROSSREF, ZENODO, DOI_ORG = MOCK_CROSSREF, MOCK_ZENODO, MOCK_DOI_ORG
 WORK = "10.1002/jor.1100150407"
 WORK_BODY = (CORPUS / "crossref" / "work" / "10.1002_jor.1100150407.json").read_text(encoding="utf-8")
 RECORD_BODY = (CORPUS / "zenodo" / "record" / "records-22917909.json").read_text(encoding="utf-8")
@@ -85,18 +81,8 @@ def upstream() -> Upstream:
 @pytest.fixture
 def svc(tmp_path: Path, upstream: Upstream) -> Iterator[Services]:
     """Services over a fresh SQLite store whose three clients share one MockTransport."""
-    settings = Settings(
-        database_url=f"sqlite:///{tmp_path / 'seams.db'}",
-        crossref={"base_url": f"https://{CROSSREF}", "mailto": "ci@example.org"},
-        zenodo={"base_url": f"https://{ZENODO}/api"},
-        doi={"base_url": f"https://{DOI_ORG}"},
-        deadline_s=3.0,
-    )
-    store = Store.open(settings.database_url)
-    services = open_services(settings, store, transport=httpx.MockTransport(upstream))
-    yield services
-    services.close()
-    store.close()
+    with mock_services(tmp_path / "seams.db", upstream) as services:
+        yield services
 
 
 def _later(days: float) -> dt.datetime:

@@ -17,16 +17,14 @@ from typing import Any
 import httpx
 import pytest
 
-from syncd.config import Settings
 from syncd.crossref import lookups as crossref
 from syncd.crossref.lookups_batch import get_works
 from syncd.crossref.names import CROSSREF_WORK
 from syncd.errors import NotFound
 from syncd.normalize.doi import parse_doi
-from syncd.registry import open_services
 from syncd.services import Services
-from syncd.store.repo import Store
 from tests.corpus_path import CORPUS
+from tests.helpers import mock_services
 
 RAPTOR = "10.1101/598821"
 LANCET = "10.1016/s0140-6736(20)31180-6"
@@ -71,18 +69,8 @@ def upstream() -> Crossref:
 
 @pytest.fixture
 def svc(tmp_path: Path, upstream: Crossref) -> Iterator[Services]:
-    settings = Settings(
-        database_url=f"sqlite:///{tmp_path / 'misses.db'}",
-        crossref={"base_url": "https://api.crossref.test", "mailto": "ci@example.org"},
-        zenodo={"base_url": "https://zenodo.test/api"},
-        doi={"base_url": "https://doi.test"},
-        deadline_s=5.0,
-    )
-    store = Store.open(settings.database_url)
-    services = open_services(settings, store, transport=httpx.MockTransport(upstream))
-    yield services
-    services.close()
-    store.close()
+    with mock_services(tmp_path / "misses.db", upstream, deadline_s=5.0) as services:
+        yield services
 
 
 def test_a_work_the_list_left_out_is_found_on_its_own(svc: Services, upstream: Crossref) -> None:

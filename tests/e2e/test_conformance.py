@@ -24,19 +24,16 @@ import shlex
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from syncd.daemon import web_server
-from syncd.registry import open_services
-from syncd.store.repo import Store
 from tests.conftest import make_settings
 from tests.e2e.test_processes import ROOT, _env, _free_port
 from tests.fakeupstream import FakeUpstream
+from tests.helpers import daemon_http
 
 pytestmark = pytest.mark.serial  # node processes against one real server
 
@@ -111,26 +108,11 @@ def _suite() -> tuple[str, str]:
 def endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``http://127.0.0.1:PORT/mcp`` of the daemon's real HTTP server (empty store, fake upstream)."""
     tmp = tmp_path_factory.mktemp("conformance")
-    with FakeUpstream() as fake:
-        port = _free_port()
-        settings = make_settings(fake, f"sqlite:///{tmp / 'conformance.db'}")
-        settings.http.port = port
-        store = Store.open(settings.database_url)
-        services = open_services(settings, store)
-        web = web_server(settings, services)
-        thread = threading.Thread(target=web.run, daemon=True)
-        thread.start()
-        deadline = time.monotonic() + 60
-        while not web.started and time.monotonic() < deadline and thread.is_alive():
-            time.sleep(0.05)
-        assert web.started, "the endpoint did not start"
-        try:
-            yield f"http://127.0.0.1:{port}/mcp"
-        finally:
-            web.should_exit = True
-            thread.join(10)
-            services.close()
-            store.close()
+    with (
+        FakeUpstream() as fake,
+        daemon_http(make_settings(fake, f"sqlite:///{tmp / 'conformance.db'}")) as port,
+    ):
+        yield f"http://127.0.0.1:{port}/mcp"
 
 
 @pytest.fixture(scope="module")

@@ -16,13 +16,11 @@ import httpx
 import pytest
 from freezegun import freeze_time
 
-from syncd.config import Settings
 from syncd.crossref import lookups as crossref
 from syncd.crossref.names import CROSSREF_WORK
 from syncd.crossref.rules import WORK_RULES
 from syncd.errors import MalformedResponse
 from syncd.normalize.doi import parse_doi
-from syncd.registry import open_services
 from syncd.services import Services
 from syncd.store import guard
 from syncd.store.repo import EntryContent, Store
@@ -31,6 +29,7 @@ from syncd.zenodo.names import ZENODO_RECORD
 from syncd.zenodo.params_id import parse_record_ref
 from syncd.zenodo.rules import RECORD_RULES
 from tests.corpus_path import CORPUS
+from tests.helpers import mock_services
 
 DOI = "10.1038/srep16696"
 WORK_BODY = (CORPUS / "crossref" / "work" / "10.1038_srep16696.json").read_text(encoding="utf-8")
@@ -62,18 +61,8 @@ def answers() -> Answers:
 @pytest.fixture
 def svc(tmp_path: Path, answers: Answers) -> Iterator[Services]:
     """Services over a fresh SQLite store; all clients on the one MockTransport."""
-    settings = Settings(
-        database_url=f"sqlite:///{tmp_path / 'lost.db'}",
-        crossref={"base_url": "https://api.crossref.test", "mailto": "ci@example.org"},
-        zenodo={"base_url": "https://zenodo.test/api"},
-        doi={"base_url": "https://doi.test"},
-        deadline_s=3.0,
-    )
-    store = Store.open(settings.database_url)
-    services = open_services(settings, store, transport=httpx.MockTransport(answers))
-    yield services
-    services.close()
-    store.close()
+    with mock_services(tmp_path / "lost.db", answers) as services:
+        yield services
 
 
 def _later(days: float) -> dt.datetime:
