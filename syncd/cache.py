@@ -25,7 +25,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, overload
+from typing import overload
 
 from syncd import policy
 from syncd.budget import Budget
@@ -44,7 +44,6 @@ __all__ = [
     "Runner",
     "facts_of",
     "local_first",
-    "put_cache",
     "unstored_entry",
 ]
 
@@ -376,16 +375,3 @@ def local_first(
             return runner.unstored(exc, kind, key)
         except (UpstreamError, BudgetExhausted) as exc:
             return claim.failed(exc)
-
-
-def put_cache(data: dict[str, Any], prov: Provenance) -> dict[str, Any]:
-    """Set an answer's ``cache`` block from ``prov``; an unstored answer's notice joins ``notice``.
-
-    The notice (:func:`syncd.policy.unstored_notice`) tells the agent the answer was not stored (the
-    lab database unreachable), so the next call asks upstream again. Returns ``data``.
-    """
-    data["cache"] = prov.as_dict()
-    notice = policy.unstored_notice(prov)
-    if notice:
-        data["notice"] = " ".join(filter(None, (data.get("notice"), notice)))
-    return data

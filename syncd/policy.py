@@ -438,13 +438,21 @@ def unstored(entry: EntryFacts, reason: str) -> Provenance:
 
 def unstored_notice(prov: Provenance) -> str | None:
     """The notice of an answer that was not stored (:func:`unstored`), or None for any other."""
-    if prov.store_error == UNREACHABLE_REASON:
+    return unstored_sentence(prov.store_error)
+
+
+def unstored_sentence(store_error: str | None) -> str | None:
+    """The notice of an answer whose ``cache.store_error`` is ``store_error`` (None: stored, no notice).
+
+    Added once for every tool by the MCP server's answer envelope (:mod:`syncd.tools.server`).
+    """
+    if store_error == UNREACHABLE_REASON:
         return (
             "The lab cache (PostgreSQL) cannot be reached: this answer came from upstream and was not "
             "stored; syncd tries the database again every 30 s and stores answers once it is back."
         )
-    if prov.store_error:
-        return f"This answer came from upstream but could not be stored ({prov.store_error})."
+    if store_error:
+        return f"This answer came from upstream but could not be stored ({store_error})."
     return None
 
 

@@ -13,7 +13,7 @@ from collections import OrderedDict
 from threading import Lock
 from typing import Any
 
-from syncd.cache import Lookup, put_cache
+from syncd.cache import Lookup
 from syncd.crossref import lookups as lookups_crossref
 from syncd.crossref.lookups_stored import since_stored
 from syncd.crossref.rules import WORK_RULES
@@ -54,7 +54,7 @@ def _work_data(lookup: Lookup, offset: int, limit: int) -> dict[str, Any]:
                 _VIEWS[key] = view
                 if len(_VIEWS) > _VIEWS_MAX:
                     _VIEWS.popitem(last=False)
-    return put_cache(dict(view), lookup.provenance)
+    return {**view, "cache": lookup.provenance.as_dict()}
 
 
 def work_answer(svc: Services, doi: ParsedDOI, offset: int, limit: int) -> dict[str, Any]:

@@ -118,6 +118,22 @@ def _notice(data: dict[str, Any], sentence: str, supersedes: tuple[str, ...]) ->
     data["notice"] = " ".join([*kept, sentence])
 
 
+def with_notice(fit: Fit, result: CallToolResult, sentence: str) -> CallToolResult:
+    """``result`` with ``sentence`` appended to its ``notice`` and its text rendered again by ``fit``.
+
+    An error, or an answer without structured content, is returned unchanged.
+    """
+    structured = result.structured_content
+    if result.is_error or not isinstance(structured, dict):
+        return result
+    data = {**structured, "notice": " ".join(filter(None, (structured.get("notice"), sentence)))}
+    text = "".join(c.text for c in result.content if isinstance(c, TextContent))
+    heading = text.splitlines()[0] if text else ""
+    return CallToolResult(
+        content=[TextContent(type="text", text=fit.render(data, heading))], structured_content=data
+    )
+
+
 # -------------------------------------------------------------------------------------- the budget
 
 

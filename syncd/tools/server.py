@@ -70,14 +70,14 @@ from mcp.types import (
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import TypeAdapter, ValidationError
 
-from syncd import __version__
+from syncd import __version__, policy
 from syncd.config import Settings
 from syncd.contracts.common import wire_depth, wire_schema
 from syncd.errors import NotFound, SyncdError
 from syncd.store.repo import Store
 from syncd.tools import changes
 from syncd.tools.errors import error_result, to_error_info
-from syncd.tools.fit import clamp_arguments, fit_answer
+from syncd.tools.fit import clamp_arguments, fit_answer, with_notice
 from syncd.tools.notify import SessionNotifier
 from syncd.tools.params import ToolArgs, ToolSpec
 from syncd.tools.resource import ResourceSpec
@@ -175,6 +175,18 @@ def _output_check(output: type[Any]) -> TypeAdapter[Any]:
     return TypeAdapter(output)
 
 
+def _enveloped(spec: ToolSpec, result: CallToolResult) -> CallToolResult:
+    """``result`` with the notice every tool's unstored answer carries, added once for all tools.
+
+    An answer whose ``cache.store_error`` is set (the lab database unreachable, or a store write that
+    failed) says so: :func:`syncd.policy.unstored_sentence`.
+    """
+    structured = result.structured_content
+    cache = structured.get("cache") if isinstance(structured, dict) else None
+    sentence = policy.unstored_sentence(cache.get("store_error")) if isinstance(cache, dict) else None
+    return with_notice(spec.fit, result, sentence) if sentence else result
+
+
 def _answer(spec: ToolSpec, deps: Deps, args: ToolArgs) -> CallToolResult:
     """One call of ``spec`` (on a worker thread): clamp to the answer budget, run, fit, check the answer.
 
@@ -186,7 +198,7 @@ def _answer(spec: ToolSpec, deps: Deps, args: ToolArgs) -> CallToolResult:
         values, note = clamp_arguments(spec.clamps, args.arguments(), budget, args.model_fields_set)
         if values != args.arguments():
             args = args.model_copy(update=values)
-        result = fit_answer(spec.fit, spec.run(deps, args), args.arguments(), budget, note)
+        result = fit_answer(spec.fit, _enveloped(spec, spec.run(deps, args)), args.arguments(), budget, note)
     except MCPError:
         raise
     except Exception as exc:

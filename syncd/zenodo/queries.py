@@ -12,7 +12,6 @@ import json
 import time
 from typing import Any
 
-from syncd.cache import put_cache
 from syncd.doiorg.lookups import registration_agency
 from syncd.errors import SyncdError
 from syncd.services import Services
@@ -271,7 +270,7 @@ def record_answer(
             data = _found(services, ref, lookup, state, style)
         else:
             data = _not_readable(services, ref, lookup)
-        put_cache(data, lookup.provenance)
+        data["cache"] = lookup.provenance.as_dict()
     return data
 
 

@@ -47,6 +47,7 @@ from syncd.zenodo.tools_records import get_record
 from tests.conftest import make_settings
 from tests.e2e.test_processes import RAPTOR_TITLE, ROOT, _env, _free_port
 from tests.fakeupstream import FakeUpstream
+from tests.helpers import mcp_server
 
 RAPTOR = "10.1101/598821"
 RAPTOR_AUTHORS = 24
@@ -116,13 +117,20 @@ def _sends(budget: LabBudget, pool: str) -> int:
         return int(conn.execute(select(func.count()).where(BudgetSend.pool == pool)).scalar_one())
 
 
-def test_crossref_get_work_answers_from_upstream_unstored(down: tuple[Services, Reach]) -> None:
+async def _call(svc: Services, name: str, args: dict[str, Any]) -> Any:
+    """One call of tool ``name`` through the MCP server (its answer envelope included)."""
+    async with Client(mcp_server(svc)) as client:
+        return await client.call_tool(name, args)
+
+
+@pytest.mark.anyio
+async def test_crossref_get_work_answers_from_upstream_unstored(down: tuple[Services, Reach]) -> None:
     """crossref_get_work with the lab database down: the recorded work (title, 24 authors) from
     Crossref, its cache block ``source: upstream, stored: false, store_error: store_unreachable``, a
     notice naming the unreachable lab cache (also in the text block).
     """
     svc, _ = down
-    result = get_work(svc, RAPTOR)
+    result = await _call(svc, "crossref_get_work", {"doi": RAPTOR})
     assert not result.is_error, result.structured_content
     data = result.structured_content
     assert data is not None
@@ -131,15 +139,16 @@ def test_crossref_get_work_answers_from_upstream_unstored(down: tuple[Services, 
     flags = (cache["source"], cache["stored"], cache["store_error"])
     assert flags == ("upstream", False, "store_unreachable")
     assert "lab cache (PostgreSQL) cannot be reached" in data["notice"]
-    assert "Notice: " in result.content[0].text and "not stored" in result.content[0].text  # type: ignore[union-attr]
+    assert "Notice: " in result.content[0].text and "not stored" in result.content[0].text
 
 
-def test_zenodo_get_record_answers_from_upstream_unstored(down: tuple[Services, Reach]) -> None:
+@pytest.mark.anyio
+async def test_zenodo_get_record_answers_from_upstream_unstored(down: tuple[Services, Reach]) -> None:
     """zenodo_get_record with the lab database down: record 5244404 (its title, 21 creators) from
     Zenodo, flagged ``stored: false`` with the notice.
     """
     svc, _ = down
-    result = get_record(svc, ZENODO_ID)
+    result = await _call(svc, "zenodo_get_record", {"id": ZENODO_ID})
     assert not result.is_error, result.structured_content
     data = result.structured_content
     assert data is not None
@@ -147,6 +156,22 @@ def test_zenodo_get_record_answers_from_upstream_unstored(down: tuple[Services, 
     assert data["record"]["title"] == ZENODO_TITLE and len(data["record"]["creators"]) == 21
     assert data["cache"]["stored"] is False and data["cache"]["store_error"] == "store_unreachable"
     assert "lab cache (PostgreSQL) cannot be reached" in data["notice"]
+
+
+@pytest.mark.anyio
+async def test_every_tool_says_an_answer_was_not_stored(down: tuple[Services, Reach]) -> None:
+    """The unstored notice is the server's, once for every tool: crossref_search_works (query=ecology,
+    rows=2), whose body adds none, answers its recorded page (total 586628) with the notice, in its
+    text block too; the tool body's own answer carries the flags but no notice.
+    """
+    svc, _ = down
+    body = search_works(svc, {"query": "ecology", "rows": 2}).structured_content
+    assert body is not None and body["cache"]["stored"] is False and "notice" not in body
+    result = await _call(svc, "crossref_search_works", {"query": "ecology", "rows": 2})
+    data = result.structured_content
+    assert data["totalResults"] == 586628 and data["cache"]["store_error"] == "store_unreachable"
+    assert data["notice"].startswith("The lab cache (PostgreSQL) cannot be reached")
+    assert "cannot be reached" in result.content[0].text
 
 
 def test_calls_within_the_window_make_no_connection_attempt(
