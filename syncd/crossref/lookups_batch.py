@@ -159,11 +159,16 @@ class WorkItem:
 
 @dataclass
 class WorksAnswer:
-    """The items of a batch in input order; ``list_requests`` sent, DOIs fetched alone (``/works/{doi}``)."""
+    """The items of a batch in input order; ``list_requests`` sent, DOIs fetched alone (``/works/{doi}``).
+
+    ``unreachable``: the lab database could not be reached (the items fetched are answered unstored;
+    nothing else the store holds could be read).
+    """
 
     items: list[WorkItem] = field(default_factory=list)
     list_requests: int = 0
     single_fetches: int = 0
+    unreachable: bool = False
 
 
 def list_params(keys: Sequence[str]) -> dict[str, str]:
@@ -221,6 +226,10 @@ class _Pending:
     """A list answer left this DOI out: it is confirmed on its own (``/works/{doi}``) before it is a miss."""
 
 
+UNREACHABLE = "unreachable"
+"""The write cause of a lab database that cannot be reached (:meth:`syncd.store.repo.Store.can_write`)."""
+
+
 class _Writes:
     """The store writes of one batch call: probed once, and none tried after one failed.
 
@@ -231,6 +240,15 @@ class _Writes:
     def __init__(self, svc: Services) -> None:
         self._store = svc.store
         self.failed: str | None = None
+
+    @property
+    def blocked(self) -> bool:
+        """No request is worth sending: a write failed, for a cause other than an unreachable lab database.
+
+        With the lab database unreachable upstream is still asked and its answers given unstored (as
+        the single path does).
+        """
+        return self.failed is not None and self.failed != UNREACHABLE
 
     def probe(self, deadline: Deadline) -> None:
         """Take (and release) the write lock once, waiting at most a share of ``deadline``'s time left."""
@@ -269,7 +287,8 @@ def get_works(svc: Services, inputs: Sequence[str]) -> WorksAnswer:
     writes = _Writes(svc)
     if batch:
         writes.probe(current_deadline(svc.settings.deadline_s))
-    if writes.failed is not None:
+    answer.unreachable = writes.failed == UNREACHABLE
+    if writes.failed is not None and writes.blocked:
         for p in batch:
             p.result = _unwritten(svc, p, writes.failed)
         batch = []
@@ -291,7 +310,7 @@ def get_works(svc: Services, inputs: Sequence[str]) -> WorksAnswer:
             for group, listed_answer in zip(wave, answers, strict=True):
                 _settle(svc, group, listed_answer, writes)
     for p in singles:
-        if writes.failed is not None:
+        if writes.failed is not None and writes.blocked:
             p.result = _unwritten(svc, p, writes.failed)
             continue
         answer.single_fetches += 1
@@ -497,7 +516,7 @@ def _confirm(svc: Services, left_out: list[_Pending], writes: _Writes, answer: W
     deadline = current_deadline(svc.settings.deadline_s)
 
     def confirm(p: _Pending) -> WorkItem:
-        if writes.failed is not None:
+        if writes.failed is not None and writes.blocked:
             return _unwritten(svc, p, writes.failed)
         if deadline.expired():
             return _unconfirmed(p, "request_timeout")
@@ -553,9 +572,8 @@ def _unstored(p: _Pending, content: EntryContent, cause: str) -> WorkItem:
     if content.status != "ok":
         return WorkItem(p.parsed.doi, p.parsed, error=_store_error(p, cause))
     entry = unstored_entry(content, time.time())
-    return WorkItem(
-        p.parsed.doi, p.parsed, Lookup(entry, policy.unstored(facts_of(entry), "store_unavailable"))
-    )
+    reason = policy.UNREACHABLE_REASON if cause == UNREACHABLE else "store_unavailable"
+    return WorkItem(p.parsed.doi, p.parsed, Lookup(entry, policy.unstored(facts_of(entry), reason)))
 
 
 def _store_error(p: _Pending, cause: str) -> StoreError:

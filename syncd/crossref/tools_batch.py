@@ -21,7 +21,7 @@ from syncd.crossref.contracts_lists import GetWorksView, SummaryAuthor
 from syncd.crossref.lookups_batch import WorkItem, get_works, update_flags
 from syncd.crossref.rules import WORK_RULES
 from syncd.crossref.views import work_view
-from syncd.policy import iso
+from syncd.policy import UNREACHABLE_REASON, iso, unstored_sentence
 from syncd.retractions.lookups import work_verdicts
 from syncd.retractions.verdict import Verdict
 from syncd.services import Services
@@ -231,7 +231,8 @@ def get_works_tool(services: Services, dois: list[str], offset: int = 0) -> Call
     """
     try:
         answer = get_works(services, dois)
-        verdicts = work_verdicts(services, answer.items)
+        # with the lab database unreachable, the Retraction Watch rows it holds cannot be read
+        verdicts = [None] * len(answer.items) if answer.unreachable else work_verdicts(services, answer.items)
         items = [item_data(i, v) for i, v in zip(answer.items, verdicts, strict=True)]
     except Exception as exc:
         return error_result(exc)
@@ -252,6 +253,11 @@ def get_works_tool(services: Services, dois: list[str], offset: int = 0) -> Call
         )
     if data["counts"]["failed"]:
         notices.append(_retry_notice(items))
+    if answer.unreachable:
+        notices.append(
+            f"{unstored_sentence(UNREACHABLE_REASON)} No retraction verdicts this time: the Retraction "
+            "Watch data is kept there."
+        )
     if notices:
         data["notice"] = " ".join(notices)
     dataset = next((v.dataset for v in verdicts if v is not None and v.dataset is not None), None)

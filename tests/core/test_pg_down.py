@@ -411,3 +411,24 @@ def _wait_listening(proc: subprocess.Popen[str], port: int) -> None:
     proc.kill()
     out, _ = proc.communicate(timeout=10)
     pytest.fail(f"daemon did not listen: {out}")
+
+
+@pytest.mark.anyio
+async def test_crossref_get_works_answers_from_upstream_unstored(down: tuple[Services, Reach]) -> None:
+    """crossref_get_works with the lab database down answers the DOIs from Crossref, as crossref_get_work
+    does: the Raptor work (its title, 24 authors) and 10.1038/srep16696 found, each item flagged
+    ``stored: false, store_error: store_unreachable``, one notice naming the unreachable lab cache and
+    the verdicts it could not read (never store_unavailable for the whole call).
+    """
+    svc, _ = down
+    result = await _call(svc, "crossref_get_works", {"dois": [RAPTOR, "10.1038/srep16696"]})
+    assert not result.is_error, result.structured_content
+    data = result.structured_content
+    assert data["counts"]["found"] == 2 and [i["found"] for i in data["items"]] == [True, True]
+    raptor = data["items"][0]
+    assert raptor["title"] == RAPTOR_TITLE and raptor["authorCount"] == RAPTOR_AUTHORS
+    for item in data["items"]:
+        assert (item["cache"]["stored"], item["cache"]["store_error"]) == (False, "store_unreachable")
+        assert "retraction" not in item
+    assert data["notice"].startswith("The lab cache (PostgreSQL) cannot be reached")
+    assert "No retraction verdicts this time" in data["notice"]
