@@ -19,6 +19,7 @@ from mcp.server.lowlevel import Server
 
 from syncd.config import Settings
 from syncd.daemon import web_server
+from syncd.ops.activity import Activity
 from syncd.registry import mcp_specs, open_services, tool_specs
 from syncd.services import Services
 from syncd.store.repo import Store
@@ -38,18 +39,25 @@ def every_tool() -> tuple[ToolSpec, ...]:
 
 
 @contextlib.contextmanager
-def daemon_http(settings: Settings) -> Iterator[int]:
+def daemon_http(
+    settings: Settings,
+    fill: Callable[[Store], object] | None = None,
+    activity: Activity | None = None,
+) -> Iterator[int]:
     """The daemon's real HTTP server (:func:`syncd.daemon.web_server`) over ``settings`` in a thread.
 
     Served on a free loopback port (set on ``settings.http.port``, which it yields) over its own store
-    and services, both closed with the server. Fails the test when the server has not started within
-    60 s (a poll bound, not a timing claim).
+    (given to ``fill`` first, when one is given) and services, both closed with the server; ``activity``:
+    the server's activity record (a fresh one by default). Fails the test when the server has not
+    started within 60 s (a poll bound, not a timing claim).
     """
     port = _free_port()
     settings.http.port = port
     store = Store.open(settings.database_url)
+    if fill is not None:
+        fill(store)
     services = open_services(settings, store)
-    web = web_server(settings, services)
+    web = web_server(settings, services, activity)
     thread = threading.Thread(target=web.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 60

@@ -13,21 +13,18 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from syncd.daemon import web_server
 from syncd.ops.activity import Activity
-from syncd.registry import open_services
 from syncd.store.repo import Store
 from syncd.store.watches import add_watch, save_sync_state
 from tests.conftest import make_settings
-from tests.e2e.test_processes import _free_port
 from tests.fakeupstream import FakeUpstream
+from tests.helpers import daemon_http
 from tests.store.test_changes import LANCET, TITLE, lancet_bodies, store_work
 
 pytestmark = pytest.mark.serial  # a browser process
@@ -47,33 +44,20 @@ def chromium() -> str | None:
 @pytest.fixture
 def status_url(fake: FakeUpstream, tmp_path: Path) -> Iterator[str]:
     """``http://127.0.0.1:PORT/status`` of a running daemon HTTP server over a filled store."""
-    port = _free_port()
     settings = make_settings(fake, f"sqlite:///{tmp_path / 'status.db'}")
-    settings.http.port = port
-    store = Store.open(settings.database_url)
-    add_watch(store, "doi", {"doi": LANCET})
-    save_sync_state(store, "watch:1", status="ok", last_success_at=1_700_000_000.0)
-    before, now = lancet_bodies()
-    store_work(store, before, time.time() - 2 * DAY)
-    store_work(store, now, time.time() - DAY)
-    services = open_services(settings, store)
+
+    def fill(store: Store) -> None:
+        add_watch(store, "doi", {"doi": LANCET})
+        save_sync_state(store, "watch:1", status="ok", last_success_at=1_700_000_000.0)
+        before, now = lancet_bodies()
+        store_work(store, before, time.time() - 2 * DAY)
+        store_work(store, now, time.time() - DAY)
+
     activity = Activity()
     activity.scheduler_running = lambda: True
     activity.beat()
-    web = web_server(settings, services, activity)
-    thread = threading.Thread(target=web.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while not web.started and time.monotonic() < deadline and thread.is_alive():
-        time.sleep(0.05)
-    assert web.started, "the endpoint did not start"
-    try:
+    with daemon_http(settings, fill, activity) as port:
         yield f"http://127.0.0.1:{port}/status"
-    finally:
-        web.should_exit = True
-        thread.join(10)
-        services.close()
-        store.close()
 
 
 def _browse(binary: str, *args: str) -> subprocess.CompletedProcess[str]:
