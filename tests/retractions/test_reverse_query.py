@@ -21,10 +21,10 @@ from syncd.retractions.facts import CrossrefFacts, ReverseFacts, update_fact
 from syncd.retractions.reverse import ask_reverse, notices_in, reverse_params
 from syncd.retractions.verdict import needs_reverse, verdict
 from syncd.services import Services
-from syncd.tools.server import build_server
 from tests.cli.test_cli import env  # noqa: F401  (fixture: SYNCD_* pointing at the fake and a temp DB)
 from tests.corpus_path import CORPUS
 from tests.fakeupstream import FakeUpstream
+from tests.helpers import mcp_server
 from tests.retraction_helpers import SAMPLE
 
 NOTICE_ONLY = "10.1371/journal.pone.0090062"
@@ -190,7 +190,7 @@ async def test_crossref_get_works_reads_the_stored_reverse_page(cache: Services,
     assert [n.notice_doi for n in asked[NOTICE_ONLY].notices] == [NOTICE]
     assert updates_requests(fake) == [f"updates:{NOTICE_ONLY}"]
     fake.reset_log()
-    async with Client(build_server(cache)) as client:
+    async with Client(mcp_server(cache)) as client:
         res = await client.call_tool("crossref_get_works", {"dois": [NOTICE_ONLY]})
     [item] = res.structured_content["items"]
     assert item["found"] is False and item["retraction"]["severity"] == "retracted"
