@@ -50,8 +50,8 @@ Requests for ``n`` DOIs to fetch: ``ceil(n / 50)`` list requests (two at a time)
 ``/works/{doi}`` per DOI that cannot go in a filter and per DOI a list answer left out (while the
 deadline lasts), one doi.org request per new prefix among the confirmed misses.
 
-Update flags (:func:`update_flags`) read the normalized ``updatedBy`` list: ``retracted``
-(retraction, withdrawal, removal, partial retraction), ``corrected`` (correction, erratum,
+Update flags (:func:`syncd.crossref.views_flags.update_flags`) read the normalized ``updatedBy``
+list: ``retracted`` (retraction, withdrawal, removal, partial retraction), ``corrected`` (correction, erratum,
 corrigendum, addendum, clarification), ``expression_of_concern``. A publisher's ``updatedBy`` entry
 naming another DOI this record also lists in ``updateTo`` is a link both ways between a notice and
 its work, not an update of this record: the Lancet retraction notice 10.1016/s0140-6736(20)31324-6
@@ -77,7 +77,6 @@ from typing import Any
 from syncd import policy
 from syncd.cache import PROBE_SHARE, Lookup, Plan, facts_of, unstored_entry
 from syncd.crossref import lookups as lookups_crossref
-from syncd.crossref.contracts import Update
 from syncd.crossref.names import CROSSREF_WORK
 from syncd.crossref.params_filter import GROUP, filter_safe
 from syncd.errors import (
@@ -97,18 +96,13 @@ from syncd.upstream.http import Deadline, current_deadline
 
 __all__ = [
     "CONFIRM_PARALLEL",
-    "CORRECTION_TYPES",
-    "EOC_TYPES",
     "LIST_PARALLEL",
     "MAX_DOIS",
     "MAX_FILTER_CHARS",
-    "RETRACTION_TYPES",
-    "RETRACTION_WATCH",
     "WorkItem",
     "WorksAnswer",
     "get_works",
     "list_params",
-    "update_flags",
 ]
 
 log = logging.getLogger("syncd.crossref.lookups_batch")
@@ -126,15 +120,6 @@ cost one round trip. The budget's ``crossref_list`` pool still decides how many 
 CONFIRM_PARALLEL = 4
 """Single-DOI requests sent at once to confirm the DOIs a list answer left out (step 4 of the module
 docstring): within Crossref's 5 concurrent requests, the budget still deciding how many are in flight."""
-
-RETRACTION_TYPES = frozenset({"retraction", "withdrawal", "removal", "partial_retraction"})
-"""``updatedBy`` types that flag a work ``retracted``."""
-CORRECTION_TYPES = frozenset({"correction", "erratum", "corrigendum", "addendum", "clarification"})
-"""``updatedBy`` types that flag a work ``corrected``."""
-EOC_TYPES = frozenset({"expression_of_concern"})
-"""``updatedBy`` types that flag a work ``expression_of_concern``."""
-RETRACTION_WATCH = "retraction-watch"
-"""``source`` of the updates Crossref adds from the Retraction Watch database."""
 
 
 @dataclass(frozen=True)
@@ -174,40 +159,6 @@ class WorksAnswer:
 def list_params(keys: Sequence[str]) -> dict[str, str]:
     """Query parameters of one whole-work list request for ``keys`` (each filter-safe; no ``select``)."""
     return {"filter": ",".join(f"doi:{k}" for k in keys), "rows": str(len(keys))}
-
-
-def _norm_type(kind: str) -> str:
-    return kind.strip().lower().replace("-", "_").replace(" ", "_")
-
-
-def update_flags(
-    doi: str, updated_by: Sequence[Update] | None, update_to: Sequence[Update] | None
-) -> list[str]:
-    """``retracted``, ``corrected``, ``expression_of_concern`` (in that order) from a work's updates.
-
-    Publisher back-links are skipped: an ``updatedBy`` entry not from Retraction Watch that names
-    another DOI ``updateTo`` also names (publishers deposit a notice and the work it updates as links
-    both ways). Retraction Watch entries (``source: retraction-watch``, curated against the retracted
-    work) and in-place updates (the work's own DOI) always count. A correction-type entry whose DOI
-    is also a retraction notice of the work is part of that retraction (publishers deposit the
-    notice as an erratum too), not a separate correction.
-    """
-    own = doi.lower()
-    targets = {u.doi.lower() for u in update_to or []} - {own}
-    updates = [
-        (_norm_type(u.type), u.doi.lower())
-        for u in updated_by or []
-        if u.source == RETRACTION_WATCH or u.doi.lower() not in targets
-    ]
-    retractions = {d for t, d in updates if t in RETRACTION_TYPES}
-    flags = []
-    if retractions:
-        flags.append("retracted")
-    if any(t in CORRECTION_TYPES and d not in retractions for t, d in updates):
-        flags.append("corrected")
-    if any(t in EOC_TYPES for t, _ in updates):
-        flags.append("expression_of_concern")
-    return flags
 
 
 # --------------------------------------------------------------------------------------------------
@@ -343,7 +294,7 @@ def _with_agency_records(svc: Services, items: list[WorkItem]) -> list[WorkItem]
     asked: dict[str, list[str]] = {}
     for item in items:
         agency = _agency_of(item)
-        if agency in svc.agencies and item.parsed is not None:
+        if agency is not None and agency in svc.agencies and item.parsed is not None:
             asked.setdefault(agency, []).append(item.parsed.key)
     if not asked:
         return items

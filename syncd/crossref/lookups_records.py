@@ -11,9 +11,9 @@ from typing import Any
 
 from syncd.cache import Lookup
 from syncd.crossref.lookups import WORK, get_work, stored_work
-from syncd.crossref.lookups_batch import update_flags
 from syncd.crossref.rules import WORK_RULES
 from syncd.crossref.views import work_view
+from syncd.crossref.views_flags import update_flags
 from syncd.normalize.doi import ParsedDOI, parse_doi
 from syncd.records import RecordSource
 from syncd.services import Services

@@ -18,9 +18,10 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from syncd.contracts.common import WithCache
 from syncd.crossref.args import GetWorksArgs
 from syncd.crossref.contracts_lists import GetWorksView, SummaryAuthor
-from syncd.crossref.lookups_batch import WorkItem, get_works, update_flags
+from syncd.crossref.lookups_batch import WorkItem, get_works
 from syncd.crossref.rules import WORK_RULES
 from syncd.crossref.views import work_view
+from syncd.crossref.views_flags import update_flags
 from syncd.policy import UNREACHABLE_REASON, iso, unstored_sentence
 from syncd.retractions.lookups import work_verdicts
 from syncd.retractions.verdict import Verdict

@@ -7,7 +7,7 @@ Signals, each kept with its source, notice DOI, date and record id:
   notice and its work, not an update of this record (the Lancet paper 10.1016/s0140-6736(20)31180-6
   lists its notices both ways), and an erratum-type entry whose DOI is a retraction notice of the
   work is part of that retraction (10.1016/j.apsusc.2007.01.131) - as in
-  :func:`syncd.crossref.lookups_batch.update_flags`;
+  :func:`syncd.crossref.views_flags.update_flags`;
 - stored notice records whose ``update-to`` names the work (:class:`~syncd.retractions.facts.NoticeFact`),
   except a publisher link the work's own ``update-to`` names back (two-way links, as above);
 - the notices the reverse query ``/works?filter=updates:{doi}`` found
