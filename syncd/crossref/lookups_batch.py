@@ -238,7 +238,6 @@ def get_works(svc: Services, inputs: Sequence[str]) -> WorksAnswer:
     writes = _Writes(svc)
     if batch:
         writes.probe(current_deadline(svc.settings.deadline_s))
-    answer.unreachable = writes.failed == UNREACHABLE
     if writes.failed is not None and writes.blocked:
         for p in batch:
             p.result = _unwritten(svc, p, writes.failed)
@@ -278,6 +277,8 @@ def get_works(svc: Services, inputs: Sequence[str]) -> WorksAnswer:
         assert done is not None
         answer.items.append(WorkItem(raw, given, done.lookup, done.error, done.miss_provenance))
     answer.items = _with_agency_records(svc, answer.items)
+    # learnt on the way (a write that failed), or since (the store's own reach state)
+    answer.unreachable = writes.failed == UNREACHABLE or svc.store.unreachable() is not None
     return answer
 
 

@@ -503,6 +503,8 @@ PENDING_STORE_QUERIES: dict[str, str] = {
     "slice's helper owns syncd/datacite/)",
     "syncd.datacite.queries_trace": "lookups.stored_work(svc.store, ...): the trace's stored reads are to go "
     "through a lookup taking the services bundle (the DataCite slice's helper owns syncd/datacite/)",
+    "syncd.datacite.queries_agency": "lookups.stored_work(svc.store, ...): the agency records' stored reads, "
+    "likewise (new with the cross-registry answers)",
 }
 """Query modules that still use the store directly, each with what removes it (kept failing when done)."""
 
