@@ -19,9 +19,9 @@ from syncd.crossref.lookups import line_of, message_of, work_content
 from syncd.crossref.views_lines import AUTHOR_TOTAL, LINE_AUTHORS, line_item, list_line
 from syncd.crossref.views_lists import work_summary
 from syncd.services import Services
-from syncd.tools.server import build_server
 from tests.corpus_path import CORPUS
 from tests.fakeupstream import FakeUpstream
+from tests.helpers import mcp_server
 
 ATLAS = "10.1016/j.physletb.2012.08.020"
 
@@ -109,7 +109,7 @@ async def test_the_offline_search_answer_is_the_same_with_and_without_lines(
 
     async def answers() -> list[str]:
         out = []
-        async with Client(build_server(cache)) as client:
+        async with Client(mcp_server(cache)) as client:
             for args in queries:
                 res = await client.call_tool("crossref_search_works", args)
                 assert res.is_error is False
