@@ -133,13 +133,31 @@ def _cli_env(settings: Settings, tmp_path: Path) -> dict[str, str]:
     return env
 
 
-def test_cache_show_loads_no_mcp_no_tool_and_builds_no_contract_model(
-    settings: Settings, store: Store, tmp_path: Path
+STORE_ONLY = ("mcp", "mcp_types", "syncd.tools", "httpx", "httpcore", "tenacity", "rich", "pygments")
+"""What a command that sends no request loads in no case: the MCP SDK and syncd.tools, httpx and its
+transport (httpx is loaded by the first upstream request), tenacity's retry loop, rich (only for a
+table, a progress bar or ``cache get`` on a terminal) and pygments."""
+
+
+@pytest.mark.parametrize(
+    ("argv", "printed"),
+    [
+        (["cache", "show", RAPTOR, "--json"], '"key": "10.1101/598821"'),
+        (["cache", "ls", "--json"], '"key": "10.1101/598821"'),
+        (["cache", "search", "nocturnal lifestyles", "--json"], '"key": "10.1101/598821"'),
+        (["cache", "show", RAPTOR], "10.1101/598821"),
+    ],
+    ids=["show-json", "ls-json", "search-json", "show-piped"],
+)
+def test_store_only_commands_load_no_mcp_no_tool_no_httpx_and_build_no_contract_model(
+    settings: Settings, store: Store, tmp_path: Path, argv: list[str], printed: str
 ) -> None:
-    """`syncd cache show 10.1101/598821` (stored) prints the entry having loaded no MCP SDK, no
-    syncd.tools module, no tool module of any slice, no Alembic, citeproc or PostgreSQL dialect, and
-    having built no contract model (pydantic defer_build: no model of a loaded contracts module is
-    complete; WorkView, GetRecordView and the rest wait for their first use).
+    """`syncd cache show 10.1101/598821` (stored; as JSON and piped), `cache ls` and `cache search
+    "nocturnal lifestyles"` print the work having loaded no MCP SDK, no syncd.tools module, no tool
+    module of any slice, no httpx, httpcore, tenacity, rich or pygments (nothing is sent upstream and
+    nothing is drawn on a terminal), no Alembic, citeproc or PostgreSQL dialect, and having built no
+    contract model (pydantic defer_build: no model of a loaded contracts module is complete; WorkView,
+    GetRecordView and the rest wait for their first use).
     """
     svc = open_services(settings, store)
     try:
@@ -149,19 +167,24 @@ def test_cache_show_loads_no_mcp_no_tool_and_builds_no_contract_model(
     code = (
         _STATE + "from syncd.cli import cli\n"
         "try:\n"
-        f"    cli(['cache', 'show', {RAPTOR!r}, '--json'], obj={{}})\n"
+        f"    cli({argv!r}, obj={{}})\n"
         "except SystemExit as exc:\n"
         "    code = exc.code\n"
         "print(json.dumps({'exit': code, **state()}))\n"
     )
-    argv = [sys.executable, "-c", code]
-    out = subprocess.run(argv, env=_cli_env(settings, tmp_path), capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env=_cli_env(settings, tmp_path),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     result = json.loads(out.stdout.splitlines()[-1])
-    assert result["exit"] == 0 and '"key": "10.1101/598821"' in out.stdout, out.stderr
+    assert result["exit"] == 0 and printed in out.stdout, out.stderr
     loaded = result["modules"]
     assert "syncd.cli.cache_commands" in loaded and "sqlalchemy" in loaded
     tool_modules = {m for mods in TOOL_MODULES.values() for m in mods}
-    assert _under(loaded, ("mcp", "mcp_types", "syncd.tools", *NEVER_AT_START)) == []
+    assert _under(loaded, (*STORE_ONLY, *NEVER_AT_START)) == []
     assert tool_modules.isdisjoint(loaded)
     assert result["built"] == []
 
