@@ -52,6 +52,7 @@ TARGETS: dict[str, str] = {
     "15.5": "warm `crossref_get_work` vs an empty tool",
     "15.6": "a fake upstream that answers in well under 1 ms",
     "28.1": "start-up: commands beside `python -c pass` (issue 28 item 1)",
+    "28.6": "warm hits beside the peers: the lookup layer, hishel + httpx, requests-cache (issue 28 item 6)",
     "24.3": "`tools/list` size and portability (issue 24 item 3)",
     "23.1": "Retraction Watch import, 70 MB / 69,000 rows (issue 23 item 1)",
 }
@@ -65,6 +66,7 @@ TARGET_OF = {
     "warm get_work": "15.5",
     "fake upstream": "15.6",
     "startup": "28.1",
+    "peers": "28.6",
     "catalogue": "24.3",
     "retractions": "23.1",
 }
