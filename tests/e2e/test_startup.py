@@ -189,12 +189,14 @@ def test_store_only_commands_load_no_mcp_no_tool_no_httpx_and_build_no_contract_
     assert result["built"] == []
 
 
+@pytest.mark.parametrize("slices", [None, ("zenodo", "changes")], ids=["every-slice", "zenodo-only"])
 def test_mcp_initialize_loads_only_the_served_tool_modules_and_builds_no_catalogue(
-    settings: Settings, store: Store, tmp_path: Path
+    settings: Settings, store: Store, tmp_path: Path, slices: tuple[str, ...] | None
 ) -> None:
     """`syncd mcp` answers `initialize` (serverInfo syncd) having loaded the tool modules the registry
-    names (with their tools_<topic> role files) of the slices it serves and no other slice's; no
-    Alembic, citeproc, PostgreSQL dialect, daemon or other command; and having built neither the
+    names (with their tools_<topic> role files) of the slices it serves (every slice by default; only
+    Zenodo's under mcp.slices = zenodo, changes) and no other slice's; no httpx (no request was sent),
+    no Alembic, citeproc, PostgreSQL dialect, daemon or other command; and having built neither the
     `tools/list` catalogue nor a contract model (both wait for the first list or call).
     """
     state_file = tmp_path / "state.json"
@@ -204,6 +206,9 @@ def test_mcp_initialize_loads_only_the_served_tool_modules_and_builds_no_catalog
         "from syncd.cli import cli\n"
         "cli(['mcp'], obj={})\n"
     )
+    env = _cli_env(settings, tmp_path)
+    if slices is not None:
+        env["SYNCD_MCP__SLICES"] = json.dumps(list(slices))
     initialize = {
         "jsonrpc": "2.0",
         "id": 1,
@@ -216,7 +221,7 @@ def test_mcp_initialize_loads_only_the_served_tool_modules_and_builds_no_catalog
     }
     proc = subprocess.Popen(
         [sys.executable, "-c", code],
-        env=_cli_env(settings, tmp_path),
+        env=env,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -233,15 +238,16 @@ def test_mcp_initialize_loads_only_the_served_tool_modules_and_builds_no_catalog
     result = json.loads(state_file.read_text())
     loaded = result["modules"]
     assert "mcp.server.lowlevel" in loaded and "syncd.tools.server" in loaded
-    served = {m for mods in TOOL_MODULES.values() for m in mods}
+    served_slices = set(TOOL_MODULES) if slices is None else set(slices) & set(TOOL_MODULES)
+    served = {m for name in served_slices for m in TOOL_MODULES[name]}
     tool_like = {
         m
         for m in loaded
         if m.count(".") == 2 and not m.startswith("syncd.tools.") and m.rsplit(".", 1)[-1].startswith("tools")
     }
-    assert served <= tool_like  # each slice's tools modules, and their role files (tools_<topic>) ...
-    assert {m.split(".")[1] for m in tool_like} == set(TOOL_MODULES)  # ... of the served slices only
+    assert served <= tool_like  # each served slice's tools modules, and their role files (tools_<topic>) ...
+    assert {m.split(".")[1] for m in tool_like} == served_slices  # ... of the served slices only
     commands = {m for m in loaded if m.startswith("syncd.cli.") and m.endswith("_commands")}
     assert commands == {"syncd.cli.mcp_commands"}
-    assert _under(loaded, NEVER_AT_START) == []
+    assert _under(loaded, (*NEVER_AT_START, "httpx", "tenacity")) == []
     assert result["catalogue"] == 0 and result["built"] == []
