@@ -133,10 +133,21 @@ def _cli_env(settings: Settings, tmp_path: Path) -> dict[str, str]:
     return env
 
 
-STORE_ONLY = ("mcp", "mcp_types", "syncd.tools", "httpx", "httpcore", "tenacity", "rich", "pygments")
+STORE_ONLY = (
+    "mcp",
+    "mcp_types",
+    "syncd.tools",
+    "httpx",
+    "httpcore",
+    "tenacity",
+    "rich",
+    "pygments",
+    "psutil",
+)
 """What a command that sends no request loads in no case: the MCP SDK and syncd.tools, httpx and its
 transport (httpx is loaded by the first upstream request), tenacity's retry loop, rich (only for a
-table, a progress bar or ``cache get`` on a terminal) and pygments."""
+table, a progress bar or ``cache get`` on a terminal), pygments, and psutil (only to tell whether a
+lease or walk holder still runs)."""
 
 
 @pytest.mark.parametrize(
@@ -154,7 +165,7 @@ def test_store_only_commands_load_no_mcp_no_tool_no_httpx_and_build_no_contract_
 ) -> None:
     """`syncd cache show 10.1101/598821` (stored; as JSON and piped), `cache ls` and `cache search
     "nocturnal lifestyles"` print the work having loaded no MCP SDK, no syncd.tools module, no tool
-    module of any slice, no httpx, httpcore, tenacity, rich or pygments (nothing is sent upstream and
+    module of any slice, no httpx, httpcore, tenacity, rich, pygments or psutil (nothing is sent upstream and
     nothing is drawn on a terminal), no Alembic, citeproc or PostgreSQL dialect, and having built no
     contract model (pydantic defer_build: no model of a loaded contracts module is complete; WorkView,
     GetRecordView and the rest wait for their first use).
