@@ -322,6 +322,7 @@ def _peer_contestants(ctx: Context, ok: list[str]) -> tuple[dict[str, Any], list
     from hishel.httpx import CacheClient
 
     from syncd.crossref import lookups as lk_crossref
+    from syncd.crossref.rules import WORK_RULES
     from syncd.normalize.doi import parse_doi
     from syncd.store.content import document
 
@@ -336,7 +337,8 @@ def _peer_contestants(ctx: Context, ok: list[str]) -> tuple[dict[str, Any], list
     for d in ok:
         entry = store.get("crossref_work", d)
         plain.execute(
-            "INSERT OR REPLACE INTO bodies VALUES (?, ?)", (d, json.dumps({"message": document(entry)}))
+            "INSERT OR REPLACE INTO bodies VALUES (?, ?)",
+            (d, json.dumps({"message": document(entry, WORK_RULES)})),
         )
     rc = requests_cache.CachedSession(str(ctx.workdir / "peers-requests-cache"), backend="sqlite")
     hc = CacheClient(storage=hishel.SqliteStorage(database_path=str(ctx.workdir / "peers-hishel.db")))
@@ -345,7 +347,7 @@ def _peer_contestants(ctx: Context, ok: list[str]) -> tuple[dict[str, Any], list
             plain.execute("SELECT body FROM bodies WHERE key = ?", (d,)).fetchone()[0]
         )["message"],
         "syncd lookup layer: lookups.crossref.get_work + document()": lambda d: document(
-            lk_crossref.get_work(svc, parsed[d]).entry
+            lk_crossref.get_work(svc, parsed[d]).entry, WORK_RULES
         ),
         "hishel (SQLite storage) + httpx": lambda d: hc.get(f"{base}/works/{d}").json()["message"],
         "requests-cache (SQLite backend) + requests": lambda d: rc.get(f"{base}/works/{d}").json()["message"],
