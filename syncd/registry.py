@@ -27,8 +27,6 @@ import functools
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-import httpx
-
 from syncd.config import Settings
 from syncd.crossref import kinds as crossref_kinds
 from syncd.crossref import walk as crossref_walk
@@ -55,6 +53,8 @@ from syncd.zenodo import walk_specs as zenodo_watches
 from syncd.zenodo.names import CONCEPT_DOI_PREFIX, ZENODO_RECORD
 
 if TYPE_CHECKING:
+    import httpx
+
     from syncd.tools.params import ToolSpec
     from syncd.tools.resource import ResourceSpec
 

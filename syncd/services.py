@@ -27,9 +27,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
-
-import httpx
+from typing import TYPE_CHECKING, Any, Protocol
 
 from syncd.budget import Announcement, Budget, Grant, Lease, Outcome, PoolState
 from syncd.budget_fallback import LabBudget
@@ -42,6 +40,9 @@ from syncd.store.engine import READ_ONLY_HINT, is_read_only
 from syncd.store.repo import Store
 from syncd.upstream.check import UpstreamCheck, check_upstreams
 from syncd.upstream.http import UpstreamHTTP
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = [
     "READ_ONLY_REASON",

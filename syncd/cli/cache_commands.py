@@ -8,7 +8,6 @@ from dataclasses import asdict
 from pathlib import Path
 
 import click
-from rich.console import Console
 
 from syncd import policy
 from syncd.budget import Budget
@@ -153,6 +152,8 @@ def cache_get(ctx: click.Context, ident: str, kind: str, as_json: bool, refresh:
     if as_json:
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
         return
+    from rich.console import Console  # syncd.lazy.LAZY: store-only commands never load rich
+
     console = Console(soft_wrap=True)  # piped: long titles stay on one line
     console.print(f"[bold]{data.get('title') or '(untitled)'}[/bold]")
     console.print(f"{data['kind']} {data['key']}")

@@ -14,9 +14,6 @@ from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 import click
-from rich.console import Console
-from rich.progress import Progress
-from rich.table import Table
 
 from syncd import policy
 from syncd.budget import Budget
@@ -417,6 +414,9 @@ class ProgressBar:
 
     def __enter__(self) -> ProgressBar:
         if self.enabled:
+            from rich.console import Console  # rich only where a terminal shows it (syncd.lazy.LAZY)
+            from rich.progress import Progress
+
             self._progress = Progress(console=Console(stderr=True), transient=True)
             self._progress.start()
             self._task = self._progress.add_task(self.description, total=self.total)
@@ -465,6 +465,9 @@ def print_rows(rows: list[dict[str, Any]], columns: list[str], title: str | None
         picked = [{c: row.get(c) for c in columns} for row in rows]
         click.echo(json.dumps(picked, indent=2, ensure_ascii=False))
         return
+    from rich.console import Console  # rich only for a table on a terminal (syncd.lazy.LAZY)
+    from rich.table import Table
+
     table = Table(title=title)
     for i, col in enumerate(columns):
         table.add_column(col, overflow="fold", no_wrap=i == 0)

@@ -12,9 +12,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from syncd import __version__
 from syncd.budget import Budget
@@ -23,6 +21,9 @@ from syncd.errors import MalformedResponse, UpstreamRejected, UpstreamUnavailabl
 from syncd.normalize.doi import doi_path_segment
 from syncd.upstream.http import Deadline, Response, UpstreamHTTP
 from syncd.upstream.identity import foreign_not_found, is_crossref_not_found
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = [
     "CrossrefClient",

@@ -16,9 +16,7 @@ from __future__ import annotations
 import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from syncd import __version__
 from syncd.budget import Budget
@@ -27,6 +25,9 @@ from syncd.datacite.params import doi_query
 from syncd.datacite.views import stored_body
 from syncd.errors import MalformedResponse, UpstreamRejected
 from syncd.upstream.http import Deadline, Response, UpstreamHTTP
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = [
     "POOL",

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import urllib.parse
 from dataclasses import dataclass
-
-import httpx
+from typing import TYPE_CHECKING
 
 from syncd import __version__
 from syncd.budget import Budget
 from syncd.config import Settings
 from syncd.errors import MalformedResponse
 from syncd.upstream.http import Deadline, UpstreamHTTP
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["DoiClient", "RaAnswer"]
 

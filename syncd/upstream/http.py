@@ -27,10 +27,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any
-
-import httpx
-from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
+from typing import TYPE_CHECKING, Any
 
 from syncd import __version__
 from syncd.budget import Announcement, Budget, Lease, Outcome
@@ -57,6 +54,10 @@ from syncd.upstream.network import (
     ssl_verify,
 )
 from syncd.upstream.valid_text import has_escaped_surrogate, valid_unicode
+
+if TYPE_CHECKING:
+    import httpx
+    from tenacity import RetryCallState, Retrying
 
 __all__ = [
     "DEFAULT_RETRY_AFTER_S",
@@ -209,6 +210,8 @@ class UpstreamHTTP:
         Raises:
             InvalidInput: the CA certificates cannot be used (reason ``invalid_config``).
         """
+        import httpx  # loaded by the first request (syncd.lazy.LAZY): a store-only command never pays it
+
         with self._client_lock:
             if self._client is None:
                 transport = self._transport or httpx.HTTPTransport(
@@ -236,6 +239,8 @@ class UpstreamHTTP:
         Raises:
             InvalidInput: reason ``invalid_parameter``, before any budget token or request.
         """
+        import httpx
+
         try:
             url_bytes = len(str(self.client.build_request("GET", path, params=params).url).encode())
         except httpx.InvalidURL as exc:  # e.g. one component alone past httpx's own limit (64 KiB)
@@ -322,14 +327,19 @@ class UpstreamHTTP:
                 self._release(lease, outcome, block_s, announced)
             return self._classify(pool, status, hdrs, body, url, accept, parse_json, block_s)
 
-        retrying = Retrying(
+        return self._retrying(deadline)(attempt)
+
+    def _retrying(self, deadline: Deadline) -> Retrying:
+        """The retry loop (tenacity) of one :meth:`get` within ``deadline`` (tenacity loaded on first use)."""
+        from tenacity import Retrying, retry_if_exception, stop_after_attempt
+
+        return Retrying(
             stop=stop_after_attempt(MAX_ATTEMPTS),
             retry=retry_if_exception(lambda e: self._retryable(e, deadline)),
             wait=lambda state: min(self._wait(state), max(0.0, deadline.remaining() - 0.05)),
             sleep=self.budget.sleep,  # the budget's wait (time.sleep unless injected)
             reraise=True,
         )
-        return retrying(attempt)
 
     def _announced(self, pool: str, hdrs: Mapping[str, str]) -> Announcement | None:
         """The limits an answer's headers announce (:func:`~syncd.upstream.limits.read_announcement`).
@@ -428,6 +438,8 @@ class UpstreamHTTP:
             UpstreamUnavailable: the connection failed or broke, or any other httpx failure
                 (:meth:`_failure`).
         """
+        import httpx
+
         remaining = max(deadline.remaining(), 0.001)
         timeout = httpx.Timeout(remaining)
         started = time.monotonic()
@@ -461,6 +473,8 @@ class UpstreamHTTP:
 
     def _failure(self, exc: Exception, answered: httpx.Response | None) -> UpstreamError:
         """The declared error of an httpx failure (any httpx exception; see :meth:`get`'s Raises)."""
+        import httpx
+
         kind = exc.__class__.__name__
         if isinstance(exc, httpx.DecodingError):
             encoding = answered.headers.get("content-encoding", "-") if answered is not None else "-"
@@ -570,6 +584,8 @@ class UpstreamHTTP:
         resp: httpx.Response, deadline: Deadline, max_bytes: int | None = None, limit: int = 64 * 1024 * 1024
     ) -> bytes:
         """Read the body within ``deadline``; stop quietly at ``max_bytes``, fail past ``limit`` bytes."""
+        import httpx
+
         chunks: list[bytes] = []
         size = 0
         for chunk in resp.iter_bytes():

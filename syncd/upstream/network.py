@@ -27,8 +27,6 @@ import urllib.request
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
-
 from syncd.config import NetworkSettings
 from syncd.errors import InvalidInput
 
@@ -145,6 +143,8 @@ def proxy_for(network: NetworkSettings | None, base_url: str) -> str | None:
     if not proxy or bypasses_proxy(parts.hostname or "", patterns):
         return None
     proxy = proxy if "://" in proxy else f"http://{proxy}"
+    import httpx  # only where a proxy is set (syncd.lazy.LAZY)
+
     try:
         httpx.Proxy(proxy)
     except (ValueError, TypeError) as exc:

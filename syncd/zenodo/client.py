@@ -15,10 +15,8 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
-
-import httpx
 
 from syncd import __version__
 from syncd.budget import Budget
@@ -26,6 +24,9 @@ from syncd.config import Settings
 from syncd.errors import MalformedResponse
 from syncd.upstream.http import Deadline, Response, UpstreamHTTP
 from syncd.upstream.identity import foreign_not_found, is_zenodo_not_found
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["LEGACY_JSON", "RDM_JSON", "ZENODO_WINDOW_S", "BytesAnswer", "RecordAnswer", "ZenodoClient"]
 

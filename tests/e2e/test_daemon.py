@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import io
 import logging
@@ -11,13 +12,22 @@ import socket
 from pathlib import Path
 
 import pytest
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.interval import IntervalTrigger
 from freezegun import freeze_time
 
 from syncd import watch as watch_mod
 from syncd.config import Settings
-from syncd.daemon import JOB_DEFAULTS, STARTUP_DELAY_S, plan_jobs
+from syncd.daemon import (
+    AFTER_READY_JOBS,
+    JOB_DEFAULTS,
+    STARTUP_DELAY_S,
+    plan_jobs,
+    schedule_watchers,
+    start_after_ready,
+)
 from syncd.logsetup import mask_email, setup_logging
+from syncd.ops.activity import Activity
 from syncd.sdnotify import notify, watchdog_interval_s
 from syncd.store.repo import Store
 from syncd.store.watches import save_sync_state
@@ -161,3 +171,40 @@ def test_plan_uses_the_wall_clock_under_freezegun(settings: Settings, store: Sto
     assert now == NOW
     plan = plan_jobs(_settings(settings), store, now)
     assert plan["revalidate"]["next_run_time"].isoformat() == "2026-11-29T12:00:05+00:00"
+
+
+class _Jobs:
+    """The three scheduled coroutines schedule_watchers adds, doing nothing."""
+
+    async def file_check(self) -> None: ...
+
+    async def alerts(self) -> None: ...
+
+    async def retractions(self) -> None: ...
+
+
+def test_start_up_passes_wait_for_ready(settings: Settings) -> None:
+    """The alert pass and the retractions read are added paused (no first run before READY=1); after
+    READY, start_after_ready runs both at once, then on their intervals; the heartbeat starts at once.
+    """
+
+    async def run() -> tuple[dict[str, object], dict[str, object]]:
+        scheduler = AsyncIOScheduler(timezone=dt.UTC, job_defaults=JOB_DEFAULTS)
+        schedule_watchers(scheduler, settings, _Jobs(), Activity())  # type: ignore[arg-type]
+        scheduler.start(paused=True)
+        try:
+            before = {job.id: job.next_run_time for job in scheduler.get_jobs()}
+            start_after_ready(scheduler)
+            after = {job.id: job.next_run_time for job in scheduler.get_jobs()}
+        finally:
+            scheduler.shutdown(wait=False)
+        return before, after
+
+    before, after = asyncio.run(run())
+    assert AFTER_READY_JOBS == ("alerts", "retractions")
+    assert before["alerts"] is None and before["retractions"] is None
+    assert before["heartbeat"] is not None and before["file_watch"] is not None
+    started = dt.datetime.now(dt.UTC)
+    for job_id in AFTER_READY_JOBS:
+        when = after[job_id]
+        assert isinstance(when, dt.datetime) and abs((when - started).total_seconds()) < 60

@@ -133,13 +133,42 @@ def _cli_env(settings: Settings, tmp_path: Path) -> dict[str, str]:
     return env
 
 
-def test_cache_show_loads_no_mcp_no_tool_and_builds_no_contract_model(
-    settings: Settings, store: Store, tmp_path: Path
+STORE_ONLY = (
+    "mcp",
+    "mcp_types",
+    "syncd.tools",
+    "httpx",
+    "httpcore",
+    "tenacity",
+    "rich",
+    "pygments",
+    "psutil",
+)
+"""What a command that sends no request loads in no case: the MCP SDK and syncd.tools, httpx and its
+transport (httpx is loaded by the first upstream request), tenacity's retry loop, rich (only for a
+table, a progress bar or ``cache get`` on a terminal), pygments, and psutil (only to tell whether a
+lease or walk holder still runs)."""
+
+
+@pytest.mark.parametrize(
+    ("argv", "printed"),
+    [
+        (["cache", "show", RAPTOR, "--json"], '"key": "10.1101/598821"'),
+        (["cache", "ls", "--json"], '"key": "10.1101/598821"'),
+        (["cache", "search", "nocturnal lifestyles", "--json"], '"key": "10.1101/598821"'),
+        (["cache", "show", RAPTOR], "10.1101/598821"),
+    ],
+    ids=["show-json", "ls-json", "search-json", "show-piped"],
+)
+def test_store_only_commands_load_no_mcp_no_tool_no_httpx_and_build_no_contract_model(
+    settings: Settings, store: Store, tmp_path: Path, argv: list[str], printed: str
 ) -> None:
-    """`syncd cache show 10.1101/598821` (stored) prints the entry having loaded no MCP SDK, no
-    syncd.tools module, no tool module of any slice, no Alembic, citeproc or PostgreSQL dialect, and
-    having built no contract model (pydantic defer_build: no model of a loaded contracts module is
-    complete; WorkView, GetRecordView and the rest wait for their first use).
+    """`syncd cache show 10.1101/598821` (stored; as JSON and piped), `cache ls` and `cache search
+    "nocturnal lifestyles"` print the work having loaded no MCP SDK, no syncd.tools module, no tool
+    module of any slice, no httpx, httpcore, tenacity, rich, pygments or psutil (nothing is sent upstream and
+    nothing is drawn on a terminal), no Alembic, citeproc or PostgreSQL dialect, and having built no
+    contract model (pydantic defer_build: no model of a loaded contracts module is complete; WorkView,
+    GetRecordView and the rest wait for their first use).
     """
     svc = open_services(settings, store)
     try:
@@ -149,29 +178,36 @@ def test_cache_show_loads_no_mcp_no_tool_and_builds_no_contract_model(
     code = (
         _STATE + "from syncd.cli import cli\n"
         "try:\n"
-        f"    cli(['cache', 'show', {RAPTOR!r}, '--json'], obj={{}})\n"
+        f"    cli({argv!r}, obj={{}})\n"
         "except SystemExit as exc:\n"
         "    code = exc.code\n"
         "print(json.dumps({'exit': code, **state()}))\n"
     )
-    argv = [sys.executable, "-c", code]
-    out = subprocess.run(argv, env=_cli_env(settings, tmp_path), capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env=_cli_env(settings, tmp_path),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     result = json.loads(out.stdout.splitlines()[-1])
-    assert result["exit"] == 0 and '"key": "10.1101/598821"' in out.stdout, out.stderr
+    assert result["exit"] == 0 and printed in out.stdout, out.stderr
     loaded = result["modules"]
     assert "syncd.cli.cache_commands" in loaded and "sqlalchemy" in loaded
     tool_modules = {m for mods in TOOL_MODULES.values() for m in mods}
-    assert _under(loaded, ("mcp", "mcp_types", "syncd.tools", *NEVER_AT_START)) == []
+    assert _under(loaded, (*STORE_ONLY, *NEVER_AT_START)) == []
     assert tool_modules.isdisjoint(loaded)
     assert result["built"] == []
 
 
+@pytest.mark.parametrize("slices", [None, ("zenodo", "changes")], ids=["every-slice", "zenodo-only"])
 def test_mcp_initialize_loads_only_the_served_tool_modules_and_builds_no_catalogue(
-    settings: Settings, store: Store, tmp_path: Path
+    settings: Settings, store: Store, tmp_path: Path, slices: tuple[str, ...] | None
 ) -> None:
     """`syncd mcp` answers `initialize` (serverInfo syncd) having loaded the tool modules the registry
-    names (with their tools_<topic> role files) of the slices it serves and no other slice's; no
-    Alembic, citeproc, PostgreSQL dialect, daemon or other command; and having built neither the
+    names (with their tools_<topic> role files) of the slices it serves (every slice by default; only
+    Zenodo's under mcp.slices = zenodo, changes) and no other slice's; no httpx (no request was sent),
+    no Alembic, citeproc, PostgreSQL dialect, daemon or other command; and having built neither the
     `tools/list` catalogue nor a contract model (both wait for the first list or call).
     """
     state_file = tmp_path / "state.json"
@@ -181,6 +217,9 @@ def test_mcp_initialize_loads_only_the_served_tool_modules_and_builds_no_catalog
         "from syncd.cli import cli\n"
         "cli(['mcp'], obj={})\n"
     )
+    env = _cli_env(settings, tmp_path)
+    if slices is not None:
+        env["SYNCD_MCP__SLICES"] = json.dumps(list(slices))
     initialize = {
         "jsonrpc": "2.0",
         "id": 1,
@@ -193,7 +232,7 @@ def test_mcp_initialize_loads_only_the_served_tool_modules_and_builds_no_catalog
     }
     proc = subprocess.Popen(
         [sys.executable, "-c", code],
-        env=_cli_env(settings, tmp_path),
+        env=env,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -210,15 +249,16 @@ def test_mcp_initialize_loads_only_the_served_tool_modules_and_builds_no_catalog
     result = json.loads(state_file.read_text())
     loaded = result["modules"]
     assert "mcp.server.lowlevel" in loaded and "syncd.tools.server" in loaded
-    served = {m for mods in TOOL_MODULES.values() for m in mods}
+    served_slices = set(TOOL_MODULES) if slices is None else set(slices) & set(TOOL_MODULES)
+    served = {m for name in served_slices for m in TOOL_MODULES[name]}
     tool_like = {
         m
         for m in loaded
         if m.count(".") == 2 and not m.startswith("syncd.tools.") and m.rsplit(".", 1)[-1].startswith("tools")
     }
-    assert served <= tool_like  # each slice's tools modules, and their role files (tools_<topic>) ...
-    assert {m.split(".")[1] for m in tool_like} == set(TOOL_MODULES)  # ... of the served slices only
+    assert served <= tool_like  # each served slice's tools modules, and their role files (tools_<topic>) ...
+    assert {m.split(".")[1] for m in tool_like} == served_slices  # ... of the served slices only
     commands = {m for m in loaded if m.startswith("syncd.cli.") and m.endswith("_commands")}
     assert commands == {"syncd.cli.mcp_commands"}
-    assert _under(loaded, NEVER_AT_START) == []
+    assert _under(loaded, (*NEVER_AT_START, "httpx", "tenacity")) == []
     assert result["catalogue"] == 0 and result["built"] == []
