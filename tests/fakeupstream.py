@@ -957,8 +957,9 @@ class CrossrefRules:
     :meth:`change` lowers (or raises) a limit mid-run: the new value is announced at once and enforced
     ``grace_s`` later, since no client can keep a limit it has not been told. Counters: ``answered``,
     ``rejected`` (429s), ``max_in_flight``; ``log`` holds ``(arrival, kind, admitted)`` per request
-    (``time.monotonic()``) and ``admitted_in_flight`` ``(arrival, requests in flight with it)`` per
-    admitted one (the most in flight over any span is the most at one of its admissions).
+    (``time.monotonic()``), ``admitted_in_flight`` ``(arrival, requests in flight with it)`` per
+    admitted one (the most in flight over any span is the most at one of its admissions) and
+    ``refusals`` ``(arrival, kind, "rate" | "concurrency")`` per 429.
     """
 
     def __init__(
@@ -984,6 +985,7 @@ class CrossrefRules:
         self.in_flight = 0
         self.log: list[tuple[float, str, bool]] = []
         self.admitted_in_flight: list[tuple[float, int]] = []
+        self.refusals: list[tuple[float, str, str]] = []
         self._pending: tuple[float, dict[str, int]] | None = None
         self._lock = threading.Lock()
 
@@ -1019,6 +1021,7 @@ class CrossrefRules:
                 del self.log[:50_000]
             if not ok:
                 self.rejected += 1
+                self.refusals.append((now, kind, "rate" if recent >= self.enforced[kind] else "concurrency"))
                 return False
             self.in_flight += 1
             self.answered += 1
