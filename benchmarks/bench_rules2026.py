@@ -11,9 +11,9 @@ conditional). Halfway through, the fake lowers single records to 5/s and concurr
 once and enforced two intervals later (no client can keep a limit it has not been told).
 
 Against it, sharing one SQLite store and so one budget: a real ``syncd daemon`` sweeping every second
-(``revalidate_batch`` 200) over a store seeded with the corpus's recorded Crossref works, every one of
-them stale after ``TTL_S`` (works and search pages alike), and three real ``syncd mcp`` stdio sessions
-(the MCP SDK client), each with ``PARALLEL`` calls in flight in a tight loop over
+(``revalidate_batch`` 200) over a store seeded with the corpus's recorded Crossref works and the
+search pages the sessions ask for, every one of them stale after ``TTL_S``, and three real ``syncd
+mcp`` stdio sessions (the MCP SDK client), each with ``PARALLEL`` calls in flight in a tight loop over
 ``crossref_get_work``, ``crossref_get_works`` (5 DOIs), ``crossref_search_works`` (the recorded
 queries) and ``crossref_get_references`` on the corpus DOIs.
 
@@ -209,9 +209,15 @@ def per_second(log: Sequence[tuple[float, str, bool]], start: float, seconds: in
 
 
 def _seed(fake: Any, db_url: str, dois: Sequence[str]) -> int:
-    """Store every corpus work (the fake without rules, a wide budget); returns how many were stored."""
+    """Store every corpus work and every page of :data:`QUERIES` (the fake without rules, a wide budget).
+
+    Every call of the soak then has a stored copy to answer from when the budget says wait (a page
+    never stored, of a query without terms, has nothing to answer with: a declared error, which is
+    not what the soak measures). Returns how many works were stored.
+    """
     from syncd.budget import Budget
     from syncd.crossref.lookups import get_work
+    from syncd.crossref.queries import search_works
     from syncd.errors import SyncdError
     from syncd.normalize.doi import parse_doi
     from syncd.registry import open_services
@@ -228,6 +234,8 @@ def _seed(fake: Any, db_url: str, dois: Sequence[str]) -> int:
                 stored += 1
             except SyncdError:
                 pass
+        for query in QUERIES:
+            search_works(services, dict(query))
     finally:
         services.close()
     Budget(store, settings).reset()  # the soak starts from full buckets of its own limits
