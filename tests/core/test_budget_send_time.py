@@ -140,5 +140,6 @@ def test_the_client_dates_the_send_by_when_the_request_left(store: Store) -> Non
     finally:
         client.close()
     with store.read() as conn:
-        sent = conn.execute(text("SELECT at FROM budget_sends WHERE pool = 'crossref_single'")).scalars().all()
+        query = text("SELECT at FROM budget_sends WHERE pool = 'crossref_single'")
+        sent = conn.execute(query).scalars().all()
     assert left == [T0 + 0.6] and sent == [T0 + 0.6]
