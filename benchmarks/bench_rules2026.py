@@ -14,8 +14,9 @@ Against it, sharing one SQLite store and so one budget: a real ``syncd daemon`` 
 (``revalidate_batch`` 200) over a store seeded with the corpus's recorded Crossref works and the
 search pages the sessions ask for, every one of them stale after ``TTL_S``, and three real ``syncd
 mcp`` stdio sessions (the MCP SDK client), each with ``PARALLEL`` calls in flight in a tight loop over
-``crossref_get_work``, ``crossref_get_works`` (5 DOIs), ``crossref_search_works`` (the recorded
-queries) and ``crossref_get_references`` on the corpus DOIs.
+the corpus DOIs: one lane calling ``crossref_get_work``, ``crossref_get_works`` (5 DOIs),
+``crossref_search_works`` (the recorded queries) and ``crossref_get_references`` in turn, the other
+only the single-record tools (so both pools are pushed to their limits).
 
 What counts comes from the fake (the server's receive times and its own admission log, never the
 client's clock): Crossref requests, statuses (429s), most in flight, most requests in any sliding
@@ -35,6 +36,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import multiprocessing
 import os
 import shutil
 import signal
@@ -128,6 +130,8 @@ class Soak:
     lists: int = 0
     rejected_429: int = 0
     refusals: list[str] = field(default_factory=list)
+    arrivals: list[tuple[float, str, bool]] = field(default_factory=list)
+    """The fake's log over the full load: (epoch s of the arrival, kind, admitted), for analysis."""
     statuses: dict[str, int] = field(default_factory=dict)
     max_in_flight: int = 0
     max_in_flight_lowered: int = 0
@@ -149,6 +153,8 @@ class Soak:
     load_end: tuple[float, float, float] = (0.0, 0.0, 0.0)
     date: str = ""
     lowered_at_s: float = 0.0
+    started: float = 0.0
+    ended: float = 0.0
 
     @property
     def passed(self) -> bool:
@@ -281,18 +287,24 @@ def _start_daemon(env: dict[str, str], port: int, out: TextIO) -> subprocess.Pop
 
 
 def _plan(dois: Sequence[str], lane: int) -> list[tuple[str, dict[str, Any]]]:
-    """The calls of one lane, in a loop: each corpus DOI through the four tools, a search between."""
+    """The calls of one lane, in a loop over the corpus DOIs.
+
+    Even lanes call the four tools in turn (``crossref_get_works`` and ``crossref_search_works`` use
+    list requests); odd lanes only the single-record tools, so the single pool is pushed to its
+    limit too while the list pool (3/s) holds the mixed lanes back.
+    """
     calls: list[tuple[str, dict[str, Any]]] = []
     n = len(dois)
     for i in range(n):
         doi = dois[(i * 7 + lane * 13) % n]
         batch = [dois[(i * 7 + lane * 13 + k * 11) % n] for k in range(BATCH)]
-        calls += [
-            ("crossref_get_work", {"doi": doi}),
-            ("crossref_get_works", {"dois": batch}),
-            ("crossref_search_works", dict(QUERIES[(i + lane) % len(QUERIES)])),
-            ("crossref_get_references", {"doi": doi, "limit": 20}),
-        ]
+        calls.append(("crossref_get_work", {"doi": doi}))
+        if lane % 2 == 0:
+            calls += [
+                ("crossref_get_works", {"dois": batch}),
+                ("crossref_search_works", dict(QUERIES[(i + lane) % len(QUERIES)])),
+            ]
+        calls.append(("crossref_get_references", {"doi": dois[(i * 7 + lane * 13 + 5) % n], "limit": 20}))
     return calls
 
 
@@ -354,7 +366,7 @@ async def _session(
 
 async def _drive(
     env: dict[str, str],
-    logs: list[TextIO],
+    logs: Sequence[TextIO],
     dois: Sequence[str],
     duration_s: float,
     on_start: Callable[[], None],
@@ -388,6 +400,25 @@ async def _drive(
     on_start()
     go.set()
     await asyncio.gather(*tasks)
+
+
+def _clients(env: dict[str, str], logs: list[str], dois: list[str], duration_s: float, out: Any) -> None:
+    """The three MCP sessions, in a process of their own (spawned): the fake's clock is never held up
+    by the clients' work (JSON, output-schema checks) in one interpreter. Puts ``("start", epoch)``
+    when the load starts, then ``("calls", [Call...])``, or ``("error", traceback)``.
+    """
+    calls: list[Call] = []
+    files = [open(p, "w", encoding="utf-8") for p in logs]  # noqa: SIM115 (closed below)
+    try:
+        asyncio.run(_drive(env, files, dois, duration_s, lambda: out.put(("start", time.time())), calls))
+        out.put(("calls", [asdict(c) for c in calls]))
+    except BaseException:
+        import traceback
+
+        out.put(("error", traceback.format_exc()))
+    finally:
+        for f in files:
+            f.close()
 
 
 def run_soak(
@@ -441,33 +472,10 @@ def run_soak(
             port,
             daemon_log,
         )
-        logs += [(work / f"mcp-{s}.log").open("w") for s in range(SESSIONS)]
-        calls: list[Call] = []
-        started = [0.0]
-        before: Counter[tuple[str, int]] = Counter()  # answers sent before the full load
-
-        def on_start() -> None:
-            started[0] = time.monotonic()
-            before.update(fake.statuses)
-            log(f"full load for {duration_s:g} s; limits lowered to {LOWERED} at {lower_at:g} s")
-
-        async def main() -> None:
-            async def lower() -> None:
-                while not started[0]:
-                    await asyncio.sleep(0.05)
-                await asyncio.sleep(max(0.0, started[0] + lower_at - time.monotonic()))
-                rules.change(grace_s=GRACE_S, **LOWERED)
-                result.lowered_at_s = time.monotonic() - started[0]
-
-            lowering = asyncio.create_task(lower())
-            try:
-                await _drive(_env(fake, db_url, work), logs[1:], dois, duration_s, on_start, calls)
-            finally:
-                lowering.cancel()
-
-        asyncio.run(main())
-        ended = time.monotonic()
-        _tally(result, rules, fake.statuses - before, calls, started[0], ended)
+        calls = _run_load(
+            fake, rules, _env(fake, db_url, work), work, dois, duration_s, lower_at, result, log
+        )
+        _tally(result, rules, calls)
     finally:
         if daemon is not None:
             daemon.send_signal(signal.SIGTERM)
@@ -492,10 +500,59 @@ def run_soak(
     return result
 
 
-def _tally(
-    result: Soak, rules: Any, statuses: Counter[tuple[str, int]], calls: list[Call], start: float, end: float
-) -> None:
-    """Fill ``result`` from the fake's log (admissions, in-flight, statuses) and the sessions' calls."""
+def _run_load(
+    fake: Any,
+    rules: Any,
+    env: dict[str, str],
+    work: Path,
+    dois: list[str],
+    duration_s: float,
+    lower_at: float,
+    result: Soak,
+    log: Callable[[str], None],
+) -> list[Call]:
+    """Run the sessions' process for ``duration_s`` and lower the limits at ``lower_at``; the calls made.
+
+    Sets ``result``'s span (``started``/``ended``, the fake's clock), ``lowered_at_s`` and the
+    statuses the fake sent over the span.
+
+    Raises:
+        RuntimeError: the sessions' process failed (its traceback).
+    """
+    ctx = multiprocessing.get_context("spawn")
+    out = ctx.Queue()
+    logs = [str(work / f"mcp-{s}.log") for s in range(SESSIONS)]
+    proc = ctx.Process(target=_clients, args=(env, logs, dois, duration_s, out))
+    proc.start()
+    try:
+        kind, value = out.get(timeout=300)
+        if kind == "error":
+            raise RuntimeError(f"the MCP sessions failed:\n{value}")
+        result.started = time.monotonic() - (time.time() - value)
+        before = Counter(fake.statuses)  # answers sent before the full load
+        log(f"full load for {duration_s:g} s; limits lowered to {LOWERED} at {lower_at:g} s")
+        time.sleep(max(0.0, result.started + lower_at - time.monotonic()))
+        rules.change(grace_s=GRACE_S, **LOWERED)
+        result.lowered_at_s = time.monotonic() - result.started
+        kind, value = out.get(timeout=duration_s + 300)
+        result.ended = time.monotonic()
+        if kind == "error":
+            raise RuntimeError(f"the MCP sessions failed:\n{value}")
+        result.statuses = {
+            str(status): n
+            for (service, status), n in sorted((fake.statuses - before).items())
+            if service == "crossref"
+        }
+        return [Call(**c) for c in value]
+    finally:
+        proc.join(timeout=60)
+        if proc.is_alive():
+            proc.kill()
+
+
+def _tally(result: Soak, rules: Any, calls: list[Call]) -> None:
+    """Fill ``result`` from the fake's log (admissions, in-flight) and the sessions' calls."""
+    start, end = result.started, result.ended
     log = [(at, kind, ok) for at, kind, ok in rules.log if start <= at <= end]
     admitted = [(at, kind) for at, kind, ok in log if ok]
     result.single = sum(1 for _, k in admitted if k == "single")
@@ -503,9 +560,8 @@ def _tally(
     result.requests = len(log)
     result.rejected_429 = rules.rejected
     result.refusals = [f"{at - start:.3f}s {kind} {why}" for at, kind, why in rules.refusals]
-    result.statuses = {
-        str(status): n for (service, status), n in sorted(statuses.items()) if service == "crossref"
-    }
+    epoch = time.time() - time.monotonic()
+    result.arrivals = [(round(at + epoch, 4), kind, ok) for at, kind, ok in log]
     lowered_from = start + result.lowered_at_s + GRACE_S
     before = [(at, k) for at, k in admitted if at < start + result.lowered_at_s]
     after = [(at, k) for at, k in admitted if at >= lowered_from]
