@@ -155,6 +155,7 @@ class Soak:
     lowered_at_s: float = 0.0
     started: float = 0.0
     ended: float = 0.0
+    pace_margin_s: float = 0.25
 
     @property
     def passed(self) -> bool:
@@ -250,6 +251,7 @@ def _seed(fake: Any, db_url: str, dois: Sequence[str]) -> int:
 
 
 def _env(fake: Any, db_url: str, workdir: Path, **extra: str) -> dict[str, str]:
+    """The environment of the four processes: the fake's URLs, the store, the soak's lifetimes."""
     return subprocess_env(
         fake,
         db_url,
@@ -426,12 +428,14 @@ def run_soak(
     *,
     workdir: Path | None = None,
     lower_at_s: float | None = None,
+    pace_margin_s: float | None = None,
     log: Callable[[str], None] = print,
 ) -> Soak:
     """Run the soak for ``duration_s`` seconds of full load; the limits are lowered at ``lower_at_s``.
 
     ``lower_at_s`` defaults to half the duration. ``workdir`` holds the store and the processes' logs
-    (a temporary directory, removed afterwards, when None).
+    (a temporary directory, removed afterwards, when None). ``pace_margin_s``: the four processes'
+    ``budget.pace_margin_s`` (None: the default, 0.25 s).
 
     Raises:
         RuntimeError: a process could not be started.
@@ -450,6 +454,8 @@ def run_soak(
     daemon: subprocess.Popen[bytes] | None = None
     logs: list[TextIO] = []
     result = Soak(duration_s=duration_s, seeded=0, load_start=os.getloadavg())
+    margin = {} if pace_margin_s is None else {"SYNCD_BUDGET__PACE_MARGIN_S": str(pace_margin_s)}
+    result.pace_margin_s = 0.25 if pace_margin_s is None else pace_margin_s
     try:
         result.seeded = _seed(fake, db_url, dois)
         log(f"seeded {result.seeded} works; starting the daemon and {SESSIONS} MCP sessions")
@@ -468,12 +474,13 @@ def run_soak(
                 SYNCD_HTTP__PORT=str(port),
                 SYNCD_REVALIDATE_INTERVAL_S="1",
                 SYNCD_REVALIDATE_BATCH="200",
+                **margin,
             ),
             port,
             daemon_log,
         )
         calls = _run_load(
-            fake, rules, _env(fake, db_url, work), work, dois, duration_s, lower_at, result, log
+            fake, rules, _env(fake, db_url, work, **margin), work, dois, duration_s, lower_at, result, log
         )
         _tally(result, rules, calls)
     finally:
@@ -623,7 +630,10 @@ def _series(per_s: list[dict[str, int]]) -> str:
 
 def rows_of(s: Soak, item: str = "27.1") -> list[Row]:
     """The table rows of one soak run."""
-    note = f"{s.duration_s:g} s, load {_load(s.load_start)} -> {_load(s.load_end)}"
+    note = (
+        f"{s.duration_s:g} s, load {_load(s.load_start)} -> {_load(s.load_end)}, "
+        f"pace margin {s.pace_margin_s:g} s"
+    )
     errs = ", ".join(f"{k}: {v}" for k, v in sorted(s.errors.items())) or "none"
     items = ", ".join(f"{k}: {v}" for k, v in sorted(s.item_reasons.items())) or "none"
     tools = ", ".join(f"{k.removeprefix('crossref_')} {v:,}" for k, v in sorted(s.by_tool.items()))
@@ -698,6 +708,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument(
         "--lower-at", type=float, default=None, help="second the limits are lowered (default: half)"
     )
+    ap.add_argument("--pace-margin", type=float, default=None, help="budget.pace_margin_s (default 0.25)")
     ap.add_argument("--json", action="store_true", help="print the whole result as JSON")
     ap.add_argument("--keep", default="", help="directory to keep the store and the process logs in")
     args = ap.parse_args(argv)
@@ -707,7 +718,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     log(f"machine: {machine()}")
     soak = run_soak(
-        args.duration, lower_at_s=args.lower_at, workdir=Path(args.keep) if args.keep else None, log=log
+        args.duration,
+        lower_at_s=args.lower_at,
+        pace_margin_s=args.pace_margin,
+        workdir=Path(args.keep) if args.keep else None,
+        log=log,
     )
     if args.json:
         print(json.dumps(asdict(soak), indent=1))

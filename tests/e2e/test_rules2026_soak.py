@@ -13,7 +13,11 @@ Real processes and real time (the budget's pacing across processes is what is te
 is ``serial`` and part of the full run only (``full``: ``SYNCD_TEST_FULL=1``, ``.ci/run``). Every claim
 is a count: the fake's own (429s answered, most in flight at any admission, requests per sliding 1 s
 window of its receive clock) and the sessions' (calls made and answered); none reads the client's
-wall clock.
+wall clock. The processes run with ``budget.pace_margin_s`` 0.5 s, the setting that absorbs the delay
+between a request leaving and upstream reading it: on a 2-core machine at load 12-17 that delay
+reached 0.42 s now and then (BENCHMARKS.md, issue 27), past the default 0.25 s, and the suite must
+pass on a busy machine; the 60 s benchmark keeps the default. The budget's own accounting (a send
+dated by when it left, counted while in flight) is held by ``tests/core/test_budget_send_time.py``.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ pytestmark = [pytest.mark.full, pytest.mark.serial]  # real processes, real time
 
 SOAK_S = 15.0
 LOWER_AT_S = 7.0
+PACE_MARGIN_S = 0.5
 
 
 def test_four_processes_at_full_load_meet_crossrefs_2026_rules(tmp_path: Path) -> None:
@@ -36,7 +41,7 @@ def test_four_processes_at_full_load_meet_crossrefs_2026_rules(tmp_path: Path) -
     sliding second over the limit in force, both pools carry load, and every tool call is answered
     (stale where the budget said wait), with no traceback in any process's output.
     """
-    soak = run_soak(SOAK_S, workdir=tmp_path, lower_at_s=LOWER_AT_S, log=print)
+    soak = run_soak(SOAK_S, workdir=tmp_path, lower_at_s=LOWER_AT_S, pace_margin_s=PACE_MARGIN_S, log=print)
     print(
         f"figures: requests={soak.requests} single={soak.single} lists={soak.lists} "
         f"429={soak.rejected_429} in_flight={soak.max_in_flight}/{soak.max_in_flight_lowered} "
