@@ -1084,6 +1084,7 @@ class FakeUpstream:
         self.max_in_flight = 0
         """Most requests answered at the same time since start or :meth:`reset_log`."""
         self._lock = threading.RLock()
+        self._status_lock = threading.Lock()
         self._overrides: dict[tuple[str, str, tuple[tuple[str, str], ...] | None], _Canned] = {}
         self._histories: dict[str, _History] = {}
         self._walks: dict[str, CursorWalk] = {}
@@ -1336,8 +1337,7 @@ class FakeUpstream:
                 if not admitted:
                     body = b"Too Many Requests: rate limit exceeded.\n"
                     handler.write_response(429, [("Content-Type", "text/plain"), *rules.headers(kind)], body)
-                    with self._lock:
-                        self.statuses[(request.service, 429)] += 1
+                    self._count(request.service, 429)
                     return
             if fault is None:
                 canned = self._respond(request)
@@ -1354,6 +1354,11 @@ class FakeUpstream:
                 rules.done()
             with self._lock:
                 self.in_flight -= 1
+
+    def _count(self, service: str, status: int) -> None:
+        """Count an answer sent (its own lock: never waits on the configuration lock)."""
+        with self._status_lock:
+            self.statuses[(service, status)] += 1
 
     def _classify(self, request: _Request) -> None:
         for service, mount in SERVICES.items():
@@ -1600,8 +1605,7 @@ class FakeUpstream:
             headers = [(k, v) for k, v in headers if k.lower() != "content-range"]
             headers.append(("Content-Range", f"bytes {start}-{end}/{total}"))
         handler.write_response(status, headers, body)
-        with self._lock:
-            self.statuses[(request.service, status)] += 1
+        self._count(request.service, status)
 
     # -- faults
     def _apply_fault(self, handler: _Handler, request: _Request, fault: _Fault) -> None:
