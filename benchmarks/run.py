@@ -6,8 +6,9 @@ end. Options: ``--quick`` (fewer repetitions, smaller stores; for trying the har
 record), ``--only NAME[,NAME]`` (benchmark names, see ``--list``), ``--skip-big`` (skip what needs the
 1,000,000-work store), ``--no-profile``, ``--out PATH`` (default BENCHMARKS.md at the repo root),
 ``--render-only`` (write BENCHMARKS.md again from the last full run's saved rows, e.g. after editing
-``benchmarks/ANALYSIS.md``; the figures stay those of that run). The 1M-work store is built on first
-use and cached in ``benchmarks/.cache/`` (gitignored).
+``benchmarks/ANALYSIS.md``; the figures stay those of that run), ``--soak-s SECONDS`` (how long the
+issue 27 soak, ``rules2026``, keeps its four processes at full load; default 60, 15 with ``--quick``).
+The 1M-work store is built on first use and cached in ``benchmarks/.cache/`` (gitignored).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ MODULES = (
     "bench_startup",
     "bench_text",
     "bench_retractions",
+    "bench_rules2026",
 )
 """The benchmark modules of issue 15, imported in turn; one that fails to import gives a row saying so."""
 
@@ -55,6 +57,7 @@ TARGETS: dict[str, str] = {
     "28.6": "warm hits beside the peers: the lookup layer, hishel + httpx, requests-cache (issue 28 item 6)",
     "24.3": "`tools/list` size and portability (issue 24 item 3)",
     "23.1": "Retraction Watch import, 70 MB / 69,000 rows (issue 23 item 1)",
+    "27.1": "Crossref's 2026 rules: daemon + three MCP sessions at full load, 0 429s (issue 27)",
 }
 """Issue 15's targets 1-6 (target 7 is this file); start-up (issue 28 item 1), the catalogue (24.3)."""
 
@@ -69,6 +72,7 @@ TARGET_OF = {
     "peers": "28.6",
     "catalogue": "24.3",
     "retractions": "23.1",
+    "rules2026": "27.1",
 }
 """Benchmark name -> the target its rows belong to (rows already naming a ``15.N`` target keep it)."""
 
@@ -250,6 +254,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--render-only", action="store_true")
     ap.add_argument("--out", default=str(ROOT / "BENCHMARKS.md"))
+    ap.add_argument("--soak-s", type=float, default=None, help="seconds of the rules2026 soak (default 60)")
     args = ap.parse_args(argv)
     if args.list:
         _import_modules()
@@ -265,6 +270,8 @@ def main(argv: list[str] | None = None) -> int:
     command = "python -m benchmarks" + (" " + " ".join(sys.argv[1:] if argv is None else argv)).rstrip()
     workdir = Path(tempfile.mkdtemp(prefix="syncd-bench-"))
     ctx = Context(workdir=workdir, quick=args.quick, log=_log)
+    if args.soak_s is not None:
+        ctx.results["soak_s"] = args.soak_s
     started = time.perf_counter()
     load_start = os.getloadavg()
     _log(f"load average at start {_load(load_start)}")

@@ -27,8 +27,13 @@ the configured and the announced ones:
 
 * ``N`` requests per ``I`` seconds: no window of ``I + budget.pace_margin_s`` seconds holds more
   than ``N`` sends of the pool (a sliding window over ``budget_sends``, every process counted; the
-  margin absorbs the delay between a take and the request's arrival, so jittered arrivals stay
-  under ``N`` in every ``I``); the bucket's rate is cut to ``N / (I + margin)``, its burst to ``N``;
+  margin absorbs the delay between a send and the request's arrival, so jittered arrivals stay
+  under ``N`` in every ``I``); the bucket's rate is cut to ``N / (I + margin)``, its burst to ``N``.
+  A send is dated by the moment its request left (``sent_at``, given to :meth:`Budget.release`;
+  until then by its take), not by its take alone: a request that left late (a busy machine, a slow
+  commit between take and send) arrives late and counts where upstream counts it. A send still
+  in flight after the window has slid past its take counts until it is released (it may arrive
+  any moment), so no sequence of takes puts ``N + 1`` arrivals in any ``I``;
 * a concurrency limit caps the pool's in-flight slots and, for Crossref, the in-flight requests of
   ``crossref_single`` and ``crossref_list`` together (:meth:`~syncd.config.Settings.group_in_flight`);
 * ``remaining`` at or under the pool's in-flight limit pauses the pool until the announced reset
@@ -74,8 +79,9 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, delete, or_, select, update
+from sqlalchemy import Connection, delete, or_, select, update
 
+from syncd import budget_sql as sql
 from syncd.budget_rules import (
     BREAKER_COOLDOWN_S,
     BREAKER_THRESHOLD,
@@ -134,33 +140,8 @@ SENDS_KEEP_S = 120.0
 PRUNE_EVERY = 32
 """A budget prunes the old sends of a pool at its first take and then every this many takes."""
 
-_POOLS = BudgetPool.__table__
-_LEASES = BudgetLease.__table__
-_SENDS = BudgetSend.__table__
 GROUP_OF: dict[str, str] = {pool: group for group, pools in CONCURRENCY_GROUPS.items() for pool in pools}
 """Pool -> its concurrency group (pools outside every group are absent)."""
-
-# The statements of every take and release, built once (each is one compiled, cached statement).
-_ROWS = select(_POOLS).where(_POOLS.c.pool.in_(bindparam("members", expanding=True))).order_by(_POOLS.c.pool)
-_ROWS_LOCKED = _ROWS.with_for_update()
-_ROW_LOCKED = select(_POOLS).where(_POOLS.c.pool == bindparam("pool")).with_for_update()
-_GROUP_LEASES = select(
-    _LEASES.c.id, _LEASES.c.pool, _LEASES.c.expires_at, _LEASES.c.pid, _LEASES.c.host
-).where(_LEASES.c.pool.in_(bindparam("members", expanding=True)))
-_WINDOW = (
-    select(_SENDS.c.at)
-    .where(
-        _SENDS.c.pool == bindparam("pool"),
-        _SENDS.c.at > bindparam("since"),
-        _SENDS.c.at <= bindparam("until"),
-    )
-    .order_by(_SENDS.c.at.desc())
-    .limit(bindparam("most"))
-)
-_INSERT_LEASE = _LEASES.insert()
-_INSERT_SEND = _SENDS.insert()
-_DELETE_LEASE = delete(_LEASES).where(_LEASES.c.id == bindparam("lease_id"))
-_DELETE_SEND = delete(_SENDS).where(_SENDS.c.id == bindparam("lease_id"))
 
 
 class Budget:
@@ -212,7 +193,7 @@ class Budget:
         Raises:
             StoreError: the row is missing (a store not upgraded to migration 0003).
         """
-        row = conn.execute(_ROW_LOCKED, {"pool": pool}).first()
+        row = conn.execute(sql.ROW_LOCKED, {"pool": pool}).first()
         if row is None:
             raise StoreError(f"budget pool {pool} missing from the store; run `syncd db upgrade`")
         return row
@@ -230,7 +211,7 @@ class Budget:
         """
         group = GROUP_OF.get(pool)
         members = CONCURRENCY_GROUPS[group] if group else (pool,)  # type: ignore[index]
-        rows = conn.execute(_ROWS_LOCKED if lock else _ROWS, {"members": list(members)}).all()
+        rows = conn.execute(sql.ROWS_LOCKED if lock else sql.ROWS, {"members": list(members)}).all()
         own = next((r for r in rows if r.pool == pool), None)
         if own is None:
             raise StoreError(f"budget pool {pool} missing from the store; run `syncd db upgrade`")
@@ -255,7 +236,7 @@ class Budget:
         if not values:
             return row
         conn.execute(update(BudgetPool).where(BudgetPool.pool == row.pool).values(**values))
-        return conn.execute(select(_POOLS).where(_POOLS.c.pool == row.pool)).first()
+        return conn.execute(select(sql.POOLS).where(sql.POOLS.c.pool == row.pool)).first()
 
     def _holder_gone(self, lease: Any) -> bool:
         """True when ``lease`` belongs to a process of this host that no longer exists."""
@@ -289,7 +270,7 @@ class Budget:
         limits = effective_limits(configured, said, margin)
         group = GROUP_OF.get(pool)
         members = CONCURRENCY_GROUPS[group] if group else (pool,)  # type: ignore[index]
-        leases = conn.execute(_GROUP_LEASES, {"members": list(members)}).all()
+        leases = conn.execute(sql.GROUP_LEASES, {"members": list(members)}).all()
         live, gone = self._live(leases, now)
         group_limit: int | None = None
         if group is not None:
@@ -309,7 +290,13 @@ class Budget:
                 "until": now + CLOCK_STEP_S,
                 "most": window_limit,
             }
-            sends = tuple(conn.execute(_WINDOW, window).scalars())
+            sends = tuple(conn.execute(sql.WINDOW, window).scalars())
+            mine = [lease.id for lease in live if lease.pool == pool]
+            if mine:  # in flight longer than the window: counted until released, re-checked each poll
+                since = now - window_s
+                held = conn.execute(sql.IN_FLIGHT_SENDS, {"ids": mine, "since": since}).scalars().all()
+                pending = (since + LEASE_POLL_S,) * len(held)
+                sends = tuple(sorted(sends + pending, reverse=True)[:window_limit])
         state = PoolState(
             pool=pool,
             tokens=refilled(row, limits, now),
@@ -407,7 +394,7 @@ class Budget:
                 )
             lease = Lease(id=uuid.uuid4().hex, pool=pool, expires_at=now + hold + LEASE_MARGIN_S)
             conn.execute(
-                _INSERT_LEASE,
+                sql.INSERT_LEASE,
                 {
                     "id": lease.id,
                     "pool": pool,
@@ -416,7 +403,7 @@ class Budget:
                     "host": self.host,
                 },
             )
-            conn.execute(_INSERT_SEND, {"id": lease.id, "pool": pool, "at": now})
+            conn.execute(sql.INSERT_SEND, {"id": lease.id, "pool": pool, "at": now})
             values: dict[str, Any] = {
                 "tokens": state.tokens - 1.0,
                 "updated_at": max(stamp(row, now), now),
@@ -477,14 +464,18 @@ class Budget:
         *,
         block_s: float = 0.0,
         announced: Announcement | None = None,
+        sent_at: float | None = None,
     ) -> bool:
         """Free ``lease`` and record ``outcome``, a 429's ``block_s`` and what the answer ``announced``.
 
         One write transaction. A ``TIMED_OUT`` lease stays taken until it expires (upstream may still be
-        working on it); a ``NOT_SENT`` one gives its send back. ``block_s`` > 0 blocks the pool for every
-        process (cut to ``budget.max_block_s``; never shortens a block in force). An announcement is
-        stored on the pool's row (the limits it names rule for ``budget.announce_ttl_s``); a
-        ``remaining`` at or under the pool's in-flight limit pauses the pool until the announced reset.
+        working on it); a ``NOT_SENT`` one gives its send back. ``sent_at`` (epoch s, the budget's
+        clock): the moment the request left; the send is dated by it from now on (never earlier than
+        its take, never later than now), so the window counts it where upstream does. ``block_s`` > 0
+        blocks the pool for every process (cut to ``budget.max_block_s``; never shortens a block in
+        force). An announcement is stored on the pool's row (the limits it names rule for
+        ``budget.announce_ttl_s``); a ``remaining`` at or under the pool's in-flight limit pauses the
+        pool until the announced reset.
 
         Returns:
             True when this outcome opened the breaker.
@@ -496,9 +487,11 @@ class Budget:
         with self.store.write() as conn:
             row = self._locked_row(conn, lease.pool)  # one row only, so never a lock cycle with a take
             if outcome is not Outcome.TIMED_OUT:
-                conn.execute(_DELETE_LEASE, {"lease_id": lease.id})
+                conn.execute(sql.DELETE_LEASE, {"lease_id": lease.id})
             if outcome is Outcome.NOT_SENT:
-                conn.execute(_DELETE_SEND, {"lease_id": lease.id})
+                conn.execute(sql.DELETE_SEND, {"lease_id": lease.id})
+            elif sent_at is not None:
+                conn.execute(sql.SENT_AT, {"lease_id": lease.id, "sent_at": min(sent_at, self.clock())})
             return self._record(conn, row, outcome, block_s, announced)
 
     def _record(
@@ -580,7 +573,7 @@ class Budget:
         """
         if pool is not None and pool not in POOLS:
             raise InvalidInput(f"unknown budget pool {pool!r}; expected one of {', '.join(POOLS)}")
-        pools = list(POOLS) if pool is None else [pool]
+        pools: list[str] = list(POOLS) if pool is None else [pool]
         with self.store.write() as conn:
             now = self.clock()
             for name in pools:

@@ -150,6 +150,7 @@ class LabBudget(Budget):
         *,
         block_s: float = 0.0,
         announced: Announcement | None = None,
+        sent_at: float | None = None,
     ) -> bool:
         """:meth:`Budget.release` where ``lease`` was taken.
 
@@ -160,9 +161,11 @@ class LabBudget(Budget):
             taken_locally = lease.id in self._local_leases
             self._local_leases.discard(lease.id)
         if taken_locally:
-            return self.local.release(lease, outcome, block_s=block_s, announced=announced)
+            return self.local.release(lease, outcome, block_s=block_s, announced=announced, sent_at=sent_at)
         return self._route(
-            lambda: super(LabBudget, self).release(lease, outcome, block_s=block_s, announced=announced),
+            lambda: super(LabBudget, self).release(
+                lease, outcome, block_s=block_s, announced=announced, sent_at=sent_at
+            ),
             lambda b: b._record_alone(lease.pool, outcome, block_s),
         )
 

@@ -140,7 +140,9 @@ class PoolState:
     to the clock), ``block_reason`` (``429``/``remaining``), ``failures``, ``in_flight`` (live leases of
     the pool). ``announced``: the announcement in force, if any. ``window_limit`` sends at most in any
     ``window_s`` seconds (an announced limit; None: no window); ``window_sends`` the send times in the
-    current window, newest first (at most ``window_limit``). ``group``: the concurrency group, its
+    current window, newest first (at most ``window_limit``; a send is dated by when its request left,
+    and one still in flight past the window as leaving the window a poll from now: it counts until it
+    is released). ``group``: the concurrency group, its
     live leases ``group_in_flight`` and limit ``group_limit``.
     """
 

@@ -84,6 +84,7 @@ class ReadOnlyBudget(Budget):
         *,
         block_s: float = 0.0,
         announced: Announcement | None = None,
+        sent_at: float | None = None,
     ) -> bool:
         """Nothing to free (no lease is ever granted)."""
         return False

@@ -35,7 +35,7 @@ Crossref and doi.org; the query is compared as a multiset of pairs, ignoring ``m
 5. Crossref cursor chains: a ``cursor`` token equal to a recorded page's ``next-cursor`` gets the next page;
 6. Crossref ``/works/{doi}`` from every ``crossref/work/*.json`` by the DOI in the body (URL forms such as
    ``/works/https://doi.org/10.1/x`` and ``doi:`` are accepted), ``/works/{doi}/agency`` synthesised for
-   DOIs whose agency is known, ``/works?filter=doi:A,doi:B,...`` (no ``select``) as a work list of the
+   DOIs whose agency is known, ``/works?filter=doi:A,doi:B,...`` (``select`` honoured) as a work list of the
    corpus works named (the others left out, as Crossref does), ``/works?filter=updates:A[,updates:B]``
    (no recording has one) as a work list of the corpus' notice records - recorded ``/works/{doi}``
    bodies and recorded work-list items - whose ``update-to`` names A (or B); Zenodo ``/records/{id}`` from
@@ -67,6 +67,7 @@ import ssl
 import struct
 import threading
 import time
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -956,7 +957,9 @@ class CrossrefRules:
     :meth:`change` lowers (or raises) a limit mid-run: the new value is announced at once and enforced
     ``grace_s`` later, since no client can keep a limit it has not been told. Counters: ``answered``,
     ``rejected`` (429s), ``max_in_flight``; ``log`` holds ``(arrival, kind, admitted)`` per request
-    (``time.monotonic()``).
+    (``time.monotonic()``), ``admitted_in_flight`` ``(arrival, requests in flight with it)`` per
+    admitted one (the most in flight over any span is the most at one of its admissions) and
+    ``refusals`` ``(arrival, kind, "rate" | "concurrency")`` per 429.
     """
 
     def __init__(
@@ -981,6 +984,8 @@ class CrossrefRules:
         self.max_in_flight = 0
         self.in_flight = 0
         self.log: list[tuple[float, str, bool]] = []
+        self.admitted_in_flight: list[tuple[float, int]] = []
+        self.refusals: list[tuple[float, str, str]] = []
         self._pending: tuple[float, dict[str, int]] | None = None
         self._lock = threading.Lock()
 
@@ -1016,10 +1021,14 @@ class CrossrefRules:
                 del self.log[:50_000]
             if not ok:
                 self.rejected += 1
+                self.refusals.append((now, kind, "rate" if recent >= self.enforced[kind] else "concurrency"))
                 return False
             self.in_flight += 1
             self.answered += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            self.admitted_in_flight.append((now, self.in_flight))
+            if len(self.admitted_in_flight) > 100_000:
+                del self.admitted_in_flight[:50_000]
             return True
 
     def done(self) -> None:
@@ -1068,11 +1077,14 @@ class FakeUpstream:
         self.crossref_rules: CrossrefRules | None = None
         """Crossref's 2026 limits, enforced and announced (None: no limits, nothing announced)."""
         self.requests: list[RecordedRequest] = []
+        self.statuses: Counter[tuple[str, int]] = Counter()
+        """Answers sent, by ``(service, status)`` (aborted connections and injected faults not counted)."""
         self.in_flight = 0
         """Requests being answered right now."""
         self.max_in_flight = 0
         """Most requests answered at the same time since start or :meth:`reset_log`."""
         self._lock = threading.RLock()
+        self._status_lock = threading.Lock()
         self._overrides: dict[tuple[str, str, tuple[tuple[str, str], ...] | None], _Canned] = {}
         self._histories: dict[str, _History] = {}
         self._walks: dict[str, CursorWalk] = {}
@@ -1325,6 +1337,7 @@ class FakeUpstream:
                 if not admitted:
                     body = b"Too Many Requests: rate limit exceeded.\n"
                     handler.write_response(429, [("Content-Type", "text/plain"), *rules.headers(kind)], body)
+                    self._count(request.service, 429)
                     return
             if fault is None:
                 canned = self._respond(request)
@@ -1341,6 +1354,11 @@ class FakeUpstream:
                 rules.done()
             with self._lock:
                 self.in_flight -= 1
+
+    def _count(self, service: str, status: int) -> None:
+        """Count an answer sent (its own lock: never waits on the configuration lock)."""
+        with self._status_lock:
+            self.statuses[(service, status)] += 1
 
     def _classify(self, request: _Request) -> None:
         for service, mount in SERVICES.items():
@@ -1420,8 +1438,8 @@ class FakeUpstream:
         return _Canned(404, (("content-type", "text/plain"),), b"Not found.")
 
     def _crossref(self, request: _Request) -> _Canned | None:
-        if request.npath.rstrip("/") == "/works" and "select" not in request.query:
-            listed = self._doi_list(request.query.get("filter", ""))
+        if request.npath.rstrip("/") == "/works":
+            listed = self._doi_list(request.query.get("filter", ""), request.query.get("select"))
             if listed is not None:
                 return listed
             updates = self._updates_list(request.query.get("filter", ""), request.query.get("rows"))
@@ -1450,10 +1468,12 @@ class FakeUpstream:
             return _Canned(200, (("content-type", _JSON_CT),), _json_bytes(body), "synthesised agency")
         return self.corpus.works.get(rest)
 
-    def _doi_list(self, filters: str) -> _Canned | None:
-        """``/works?filter=doi:A,doi:B,...`` (no ``select``): a work list of the corpus works named.
+    def _doi_list(self, filters: str, select: str | None = None) -> _Canned | None:
+        """``/works?filter=doi:A,doi:B,...``: a work list of the corpus works named.
 
-        Crossref leaves a DOI it does not hold out of the list. None when a filter is not ``doi:``.
+        Crossref leaves a DOI it does not hold out of the list; with ``select`` (``DOI,indexed``, the
+        daemon's batch revalidation) each item keeps only the fields named. None when a filter is not
+        ``doi:``.
         """
         clauses = [c.strip() for c in filters.split(",") if c.strip()]
         if not clauses or not all(c.lower().startswith("doi:") for c in clauses):
@@ -1463,7 +1483,11 @@ class FakeUpstream:
             canned = self.corpus.works.get(doi)
             if canned is not None:
                 doc = json.loads(canned.body)
-                items.append(doc.get("message") if "message" in doc else doc)
+                item = doc.get("message") if "message" in doc else doc
+                if select:
+                    fields = {f.strip() for f in select.split(",")}
+                    item = {k: v for k, v in item.items() if k in fields}
+                items.append(item)
         message = {"facets": {}, "total-results": len(items), "items": items, "items-per-page": len(items)}
         body = {"status": "ok", "message-type": "work-list", "message-version": "1.0.0", "message": message}
         return _Canned(200, (("content-type", _JSON_CT),), _json_bytes(body), "doi filter list")
@@ -1581,6 +1605,7 @@ class FakeUpstream:
             headers = [(k, v) for k, v in headers if k.lower() != "content-range"]
             headers.append(("Content-Range", f"bytes {start}-{end}/{total}"))
         handler.write_response(status, headers, body)
+        self._count(request.service, status)
 
     # -- faults
     def _apply_fault(self, handler: _Handler, request: _Request, fault: _Fault) -> None:

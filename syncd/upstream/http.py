@@ -308,10 +308,11 @@ class UpstreamHTTP:
                 ) from exc
             outcome, block_s, sent = Outcome.NOT_SENT, 0.0, False
             announced: Announcement | None = None
+            sent_at: float | None = None
             try:
                 if deadline.expired():
                     raise UpstreamTimeout(f"{self.name}: deadline reached before the request", deadline=True)
-                sent = True
+                sent, sent_at = True, self.budget.clock()  # the send is dated by when it left
                 status, hdrs, body, url = self._exchange(path, deadline, params, headers, max_bytes, follow)
                 outcome = Outcome.ANSWERED
                 announced = self._announced(pool, hdrs)
@@ -324,7 +325,7 @@ class UpstreamHTTP:
                 outcome = Outcome.FAILED
                 raise
             finally:  # the response is read and its connection back in the pool or closed
-                self._release(lease, outcome, block_s, announced)
+                self._release(lease, outcome, block_s, announced, sent_at)
             return self._classify(pool, status, hdrs, body, url, accept, parse_json, block_s)
 
         return self._retrying(deadline)(attempt)
@@ -376,15 +377,21 @@ class UpstreamHTTP:
         return said
 
     def _release(
-        self, lease: Lease, outcome: Outcome, block_s: float, announced: Announcement | None = None
+        self,
+        lease: Lease,
+        outcome: Outcome,
+        block_s: float,
+        announced: Announcement | None = None,
+        sent_at: float | None = None,
     ) -> None:
         """Release ``lease`` with ``outcome``; a store that cannot be written loses the bookkeeping only.
 
-        The answer already read is never lost to it: the lease then expires at its deadline plus
-        margin, and one warning is logged per cause (not per call).
+        ``sent_at``: when the request left (epoch s; None when it was not sent). The answer already
+        read is never lost to it: the lease then expires at its deadline plus margin, and one warning
+        is logged per cause (not per call).
         """
         try:
-            self.budget.release(lease, outcome, block_s=block_s, announced=announced)
+            self.budget.release(lease, outcome, block_s=block_s, announced=announced, sent_at=sent_at)
         except StoreError as exc:
             cause = ": ".join(str(exc).split(": ")[:2])  # e.g. "store write failed: OperationalError"
             if cause not in self._unrecorded:

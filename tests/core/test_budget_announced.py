@@ -185,8 +185,8 @@ def test_an_announced_limit_lowers_the_pool_and_expires(store: Store) -> None:
 @pytest.mark.both_backends
 def test_the_window_holds_every_process_under_the_announced_limit(db_url: str) -> None:
     """Two processes' budgets (two engines) under an announced 10 per 1 s: 10 takes in all, then the
-    window refuses (why=window, wait 1.25 s from the first send); after it slides, one more; the daemon
-    stops at 7 of each window (reserve 0.3), leaving 3 to interactive calls.
+    window refuses (why=window, wait 1.25 s from the first send); once they are answered and it has
+    slid, one more; the daemon stops at 7 of each window (reserve 0.3), leaving 3 to interactive calls.
     """
     a, b = Store.open(db_url), Store.open(db_url)
     try:
@@ -197,17 +197,20 @@ def test_the_window_holds_every_process_under_the_announced_limit(db_url: str) -
         first = Budget(a, settings, clock=lambda: now[0])
         second = Budget(b, settings, clock=lambda: now[0])
         _answer(first, "crossref_single", Announcement(limit=10, interval_s=1.0))
-        granted = sum(
-            1 for i in range(9) if (first if i % 2 else second).try_acquire("crossref_single").lease
-        )
-        assert granted == 9  # the announcing request's send counts: 10 in the window
+        leases = [(first if i % 2 else second).try_acquire("crossref_single").lease for i in range(9)]
+        assert all(leases)  # the announcing request's send counts: 10 in the window
         refused = second.try_acquire("crossref_single")
         assert refused.lease is None and refused.why == "window"
         assert refused.wait_s == pytest.approx(1.25)
         with pytest.raises(BudgetExhausted, match="10 per 1 s"):
             first.acquire("crossref_single", max_wait_s=0.5)
+        for lease in leases:  # answered (a request in flight counts in the window until then)
+            assert lease is not None
+            first.release(lease, Outcome.ANSWERED, sent_at=now[0])
         now[0] += 1.26
-        assert first.try_acquire("crossref_single").lease is not None
+        last = first.try_acquire("crossref_single").lease
+        assert last is not None
+        first.release(last, Outcome.ANSWERED, sent_at=now[0])
         now[0] += 10.0
         daemon = Budget(a, settings, interactive=False, clock=lambda: now[0])
         assert sum(1 for _ in range(10) if daemon.try_acquire("crossref_single").lease) == 7
