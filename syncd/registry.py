@@ -259,11 +259,15 @@ def tool_specs(slices: tuple[str, ...] | None = None) -> tuple[ToolSpec, ...]:
 
 
 @functools.cache
-def resource_specs() -> tuple[ResourceSpec, ...]:
-    """Every slice's resources and resource templates (each tool module's ``RESOURCES``, if any)."""
+def resource_specs(slices: tuple[str, ...] | None = None) -> tuple[ResourceSpec, ...]:
+    """The resources and resource templates of the slices named in ``slices`` (None: every slice).
+
+    Each of their tool modules' ``RESOURCES``, if any (only those modules are loaded).
+    """
     return tuple(
         spec
-        for modules in TOOL_MODULES.values()
+        for slice_name, modules in TOOL_MODULES.items()
+        if slices is None or slice_name in slices
         for name in modules
         for spec in getattr(load(__name__, name), "RESOURCES", ())
     )
@@ -272,8 +276,10 @@ def resource_specs() -> tuple[ResourceSpec, ...]:
 def mcp_specs(settings: Settings) -> tuple[tuple[ToolSpec, ...], tuple[ResourceSpec, ...]]:
     """What an MCP server of ``settings`` serves of the slices: ``(tools, resources)``.
 
-    The tools of the slices ``mcp.slices`` names (:func:`tool_specs`; only their tool modules are
-    loaded) and every slice's resources: the arguments :func:`syncd.tools.server.build_server` takes
+    The tools and resources of the slices ``mcp.slices`` names (:func:`tool_specs`,
+    :func:`resource_specs`; only their tool modules are loaded: a server without the Crossref tools
+    serves no Crossref guide either): the arguments :func:`syncd.tools.server.build_server` takes
     after its dependency object (the server adds the change feed's own).
     """
-    return tool_specs(tuple(settings.mcp.slices)), resource_specs()
+    served = tuple(settings.mcp.slices)
+    return tool_specs(served), resource_specs(served)

@@ -23,9 +23,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +42,7 @@ from syncd.errors import (
     UpstreamTimeout,
     UpstreamUnavailable,
 )
+from syncd.upstream.deadline import Deadline, call_deadline, current_deadline
 from syncd.upstream.limits import parse_retry_after, read_announcement
 from syncd.upstream.network import (
     CERTIFICATE_HINT,
@@ -81,45 +80,6 @@ MAX_REDIRECTS = 5
 Each hop is a request upstream the budget did not pay for, so the bound is low."""
 NO_RETRY_CAUSES = frozenset({"redirect_loop", "certificate", "proxy", "unsupported_url"})
 """``data["cause"]`` of failures a retry within the same call cannot change."""
-
-
-class Deadline:
-    """A point in monotonic time by which a call must be done (``seconds`` from creation)."""
-
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
-        self._end = time.monotonic() + seconds
-
-    def remaining(self) -> float:
-        """Seconds left (never negative)."""
-        return max(0.0, self._end - time.monotonic())
-
-    def expired(self) -> bool:
-        """True once no time is left."""
-        return self.remaining() <= 0.0
-
-
-_CURRENT: ContextVar[Deadline | None] = ContextVar("syncd_call_deadline", default=None)
-
-
-@contextmanager
-def call_deadline(seconds: float) -> Iterator[Deadline]:
-    """Make one :class:`Deadline` of ``seconds`` the deadline of everything this call does.
-
-    Every stage of a tool call (a record, then its ZIP listing; a community check, then the search)
-    takes its time from the same deadline through :func:`current_deadline`.
-    """
-    deadline = Deadline(seconds)
-    token = _CURRENT.set(deadline)
-    try:
-        yield deadline
-    finally:
-        _CURRENT.reset(token)
-
-
-def current_deadline(seconds: float) -> Deadline:
-    """The deadline of the running call (see :func:`call_deadline`), else a new one of ``seconds``."""
-    return _CURRENT.get() or Deadline(seconds)
 
 
 @dataclass(frozen=True)

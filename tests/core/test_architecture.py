@@ -468,12 +468,15 @@ def test_the_mcp_machinery_imports_no_slice_and_serves_the_registrys_tools() -> 
 
 
 def test_a_server_serves_the_tools_of_its_slices_only(settings: Settings) -> None:
-    """``mcp.slices`` picks the tools: the named slices' in registry order, the feed's only when named."""
+    """``mcp.slices`` picks the tools and resources: the named slices' in registry order (a Zenodo-only
+    server serves no Crossref guide), the feed's tool only when named.
+    """
     zenodo = settings.model_copy(
         update={"mcp": settings.mcp.model_copy(update={"slices": ["zenodo", "changes"]})}
     )
     tools, resources = mcp_specs(zenodo)
-    assert tools == tool_specs(("zenodo",)) and resources == resource_specs()
+    assert tools == tool_specs(("zenodo",)) and resources == resource_specs(("zenodo",)) == ()
+    assert "skill://crossref-guide/SKILL.md" in {r.uri for r in resource_specs(("crossref",))}
     served = server.served_tools(tools, zenodo.mcp.slices)
     assert {s.name.split("_")[0] for s in served} == {"zenodo", "syncd"} and served[-1] == changes.TOOLS[-1]
     assert server.served_tools(tool_specs(("crossref",)), ["crossref"]) == tool_specs(("crossref",))
