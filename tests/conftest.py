@@ -44,6 +44,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import freezegun
 import pytest
 from jsonschema import Draft202012Validator
 
@@ -55,6 +56,10 @@ from syncd.store.session import StoreSession
 from tests.corpus_path import CORPUS
 from tests.fakeupstream import FakeUpstream
 from tests.schema_check import checking
+
+freezegun.configure(extend_ignore_list=["_pytest.timing"])
+"""pytest's own clock stays real under ``freeze_time``: the durations ``.ci/run`` prints (the 20
+slowest tests) were the frozen dates for the tests that freeze time (1,797,306,385 s)."""
 
 
 def time_tool_bodies(server: Any) -> dict[str, float]:
