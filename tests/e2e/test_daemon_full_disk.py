@@ -175,6 +175,24 @@ def _wait_ready(proc: subprocess.Popen[str], port: int) -> None:
 
 
 @pytest.mark.anyio
+async def _serves_raptor_and_stops(proc: subprocess.Popen[str], port: int) -> str:
+    """Once the daemon on ``port`` is ready, its /mcp answers Raptor's stored work (the recorded title);
+    then SIGTERM: it exits 0 without a traceback. Returns its output.
+    """
+    try:
+        _wait_ready(proc, port)
+        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+            res = await client.call_tool("crossref_get_work", {"doi": RAPTOR})
+        assert res.structured_content is not None
+        assert res.structured_content["title"] == RAPTOR_TITLE
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0, out
+    assert "Traceback" not in out
+    return out
+
+
 @pytest.mark.parametrize("hold", [True, False], ids=["database-held-open", "database-closed"])
 async def test_the_daemon_starts_and_serves_on_a_full_disk(
     fake: FakeUpstream, tmp_path: Path, hold: bool
@@ -194,17 +212,7 @@ async def test_the_daemon_starts_and_serves_on_a_full_disk(
     port = _free_port()
     env = _env(fake, f"sqlite:///{db}", tmp_path, SYNCD_HTTP__PORT=str(port), SYNCD_LOG_LEVEL="INFO")
     proc = _full_disk_daemon(tmp_path, env, db, hold)
-    try:
-        _wait_ready(proc, port)
-        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
-            res = await client.call_tool("crossref_get_work", {"doi": RAPTOR})
-        assert res.structured_content is not None
-        assert res.structured_content["title"] == RAPTOR_TITLE
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        out, _ = proc.communicate(timeout=60)
-    assert proc.returncode == 0, out
-    assert "Traceback" not in out
+    out = await _serves_raptor_and_stops(proc, port)
     assert "event=ready" in out
     if hold:
         assert "event=leader_lock_unnamed cause=disk_full" in out, out
@@ -227,17 +235,7 @@ async def test_the_daemon_serves_from_a_read_only_filesystem(fake: FakeUpstream,
     port = _free_port()
     env = _env(fake, f"sqlite:///{db}", tmp_path, SYNCD_HTTP__PORT=str(port), SYNCD_LOG_LEVEL="INFO")
     proc = _full_disk_daemon(tmp_path, env, db, hold=False, read_only=True)
-    try:
-        _wait_ready(proc, port)
-        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
-            res = await client.call_tool("crossref_get_work", {"doi": RAPTOR})
-        assert res.structured_content is not None
-        assert res.structured_content["title"] == RAPTOR_TITLE
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        out, _ = proc.communicate(timeout=60)
-    assert proc.returncode == 0, out
-    assert "Traceback" not in out
+    out = await _serves_raptor_and_stops(proc, port)
     assert "event=store_read_only" in out, out
     assert "event=leader_lock_unavailable cause=read_only" in out, out
     assert "role=standby" in out
