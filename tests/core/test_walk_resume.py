@@ -9,7 +9,6 @@ has been answered (404, 400, 500, an empty 200).
 
 from __future__ import annotations
 
-import copy
 import datetime as dt
 import json
 import logging
@@ -50,15 +49,13 @@ def works(n: int, per_day: int) -> list[dict[str, Any]]:
     out = []
     for i in range(n):
         moment = DAY0 + dt.timedelta(days=i // per_day, seconds=60 * (i % per_day))
-        work = copy.deepcopy(base)
-        work["DOI"] = f"{PREFIX}/walk.{i:05d}"
-        work["title"] = [f"Walk work {i}"]
-        work["indexed"] = {
+        indexed = {
             "date-parts": [[moment.year, moment.month, moment.day]],
             "date-time": moment.strftime("%Y-%m-%dT%H:%M:%SZ"),
             "timestamp": int(moment.timestamp() * 1000),
         }
-        out.append(work)
+        # a shallow copy: the fake only serializes a work, nothing changes the parts the works share
+        out.append({**base, "DOI": f"{PREFIX}/walk.{i:05d}", "title": [f"Walk work {i}"], "indexed": indexed})
     return out
 
 

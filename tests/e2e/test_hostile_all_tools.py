@@ -24,6 +24,7 @@ import asyncio
 import copy
 import re
 import sqlite3
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -303,7 +304,11 @@ def report_counts(request: pytest.FixtureRequest) -> Iterator[None]:
 
 
 class World:
-    """A fake upstream, a store and a cache with roomy budgets; one MCP server built once."""
+    """A fake upstream, a store and a cache with roomy budgets; one MCP server built once, and one client
+    session on it for the whole test (its event loop in a thread of its own, the calls sent to it): a new
+    session per hypothesis example cost its set-up (initialize, tools/list and the client's schema
+    compiles) each time.
+    """
 
     def __init__(self, tmp: Path) -> None:
         self.fake = FakeUpstream(CORPUS).start()
@@ -317,27 +322,52 @@ class World:
         self.store = Store.open(self.settings.database_url)
         self.cache = open_services(self.settings, self.store)
         self.server = mcp_server(self.cache)
+        self._loop = asyncio.new_event_loop()
+        self._client: Client | None = None
+        self._open = threading.Event()
+        self._stop: asyncio.Event | None = None
+        self._thread = threading.Thread(target=self._loop.run_until_complete, args=(self._session(),))
+        self._thread.start()
+        assert self._open.wait(60), "the client session did not open within 60 s"  # a poll bound
+
+    async def _session(self) -> None:
+        self._stop = asyncio.Event()
+        try:
+            async with Client(self.server) as client:
+                self._client = client
+                self._open.set()
+                await self._stop.wait()
+        finally:
+            self._open.set()
+
+    def _run(self, coro: Any) -> Any:
+        assert self._client is not None, "the client session failed to open"
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
 
     def call(self, tool: str, args: dict[str, Any]) -> Any:
         """The tool's result, or the ``MCPError`` the call was refused with."""
 
         async def go() -> Any:
-            async with Client(self.server) as client:
-                try:
-                    return await client.call_tool(tool, args)
-                except MCPError as exc:
-                    return exc
+            assert self._client is not None
+            try:
+                return await self._client.call_tool(tool, args)
+            except MCPError as exc:
+                return exc
 
-        return asyncio.run(go())
+        return self._run(go())
 
     def declared(self) -> dict[str, set[str]]:
         async def go() -> Any:
-            async with Client(self.server) as client:
-                return (await client.list_tools()).tools
+            assert self._client is not None
+            return (await self._client.list_tools()).tools
 
-        return {t.name: declared_reasons(t.description or "") for t in asyncio.run(go())}
+        return {t.name: declared_reasons(t.description or "") for t in self._run(go())}
 
     def close(self) -> None:
+        if self._stop is not None:
+            self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(30)
+        self._loop.close()
         self.cache.close()
         self.store.close()
         self.fake.stop()
