@@ -11,6 +11,16 @@ client's ``jsonschema`` check of one answer (the SDK client validates every answ
 the lookup layer and a raw floor (one ``SELECT body`` on a plain sqlite3 table holding the uncompressed
 bodies + ``json.loads``). The client's check without the SDK is also timed against the models' own
 schemas (``$defs`` and nullable ``anyOf``), as they were published before ``wire_schema``.
+
+The floor of an answer of that size (issue 28 item 4): two more benchmark tools answered by the
+middleware with a recorded ``crossref_get_work`` answer of the DOI asked (the same text block and
+``structuredContent``, so the same bytes through the SDK), built on a worker thread as syncd's tool
+bodies run: ``bench_echo`` lists a trivial ``outputSchema`` (``{"type": "object"}``: the SDK's cost of
+the answer's size and of the thread hop, no per-value check), ``bench_echo_checked`` lists
+``crossref_get_work``'s own published schema (adding the client's check in the session). All four
+tools are called in turn in one loop; what ``crossref_get_work`` costs past ``bench_echo_checked``
+is syncd's own server side (arguments, lookup, kept view, provenance, budget, the server's check
+against the full model).
 """
 
 from __future__ import annotations
@@ -51,34 +61,78 @@ def bench_empty() -> Pong:
     return Pong(ok=True)
 
 
-async def with_empty_tool(ctx: Any, call_next: Any) -> Any:
-    """Server middleware adding the benchmark's empty tool ``bench_empty`` to syncd's server.
+ECHOED: dict[str, tuple[str, dict[str, Any]]] = {}
+"""``doi -> (text, structuredContent)`` of a recorded warm ``crossref_get_work`` answer, echoed by
+``bench_echo`` and ``bench_echo_checked`` (filled by the benchmark before the timed loop)."""
 
-    ``tools/list`` gets it appended (its ``outputSchema`` the wire form of :class:`Pong`); a
-    ``tools/call`` of it is answered here with ``{"ok": true}`` (text and structured), so the call
-    costs what the SDK costs (JSON-RPC, session, transport, the client's check) and nothing of syncd's.
+ECHO_TOOLS = ("bench_echo", "bench_echo_checked")
+"""The floor tools: a recorded answer of the DOI asked, trivial schema / crossref_get_work's schema."""
+
+
+async def with_empty_tool(ctx: Any, call_next: Any) -> Any:
+    """Server middleware adding the benchmark's tools: ``bench_empty`` and the echo tools.
+
+    ``tools/list`` gets them appended (``bench_empty``'s ``outputSchema`` the wire form of
+    :class:`Pong`; ``bench_echo``'s ``{"type": "object"}``; ``bench_echo_checked``'s the one listed for
+    ``crossref_get_work``). A ``tools/call`` of ``bench_empty`` is answered here with ``{"ok": true}``
+    (text and structured), so the call costs what the SDK costs (JSON-RPC, session, transport, the
+    client's check) and nothing of syncd's; one of an echo tool with the recorded ``crossref_get_work``
+    answer of its ``doi`` argument (:data:`ECHOED`), the result built on a worker thread as syncd's
+    tool bodies run.
     """
+    import anyio.to_thread
     from mcp.types import CallToolResult, TextContent, Tool
 
     from syncd.contracts.common import wire_schema
 
     if ctx.method == "tools/list":
         listed = await call_next(ctx)
-        empty = Tool(
-            name="bench_empty",
-            description=bench_empty.__doc__,
-            input_schema={"type": "object", "properties": {}},
-            output_schema=wire_schema(Pong.model_json_schema()),
+        tools = (
+            listed["tools"]
+            if isinstance(listed, dict)
+            else [t.model_dump(by_alias=True) for t in listed.tools]
         )
+        work_schema = next((t.get("outputSchema") for t in tools if t["name"] == "crossref_get_work"), None)
+        doi_args = {"type": "object", "properties": {"doi": {"type": "string"}}, "required": ["doi"]}
+        extra = [
+            Tool(
+                name="bench_empty",
+                description=bench_empty.__doc__,
+                input_schema={"type": "object", "properties": {}},
+                output_schema=wire_schema(Pong.model_json_schema()),
+            ),
+            Tool(
+                name="bench_echo",
+                description="A recorded crossref_get_work answer, trivial outputSchema.",
+                input_schema=doi_args,
+                output_schema={"type": "object"},
+            ),
+            Tool(
+                name="bench_echo_checked",
+                description="A recorded crossref_get_work answer, crossref_get_work's outputSchema.",
+                input_schema=doi_args,
+                output_schema=work_schema or {"type": "object"},
+            ),
+        ]
         if isinstance(listed, dict):  # the SDK hands the answer on serialized
-            wire = empty.model_dump(mode="json", by_alias=True, exclude_none=True)
-            return {**listed, "tools": [*listed["tools"], wire]}
-        return listed.model_copy(update={"tools": [*listed.tools, empty]})
-    if ctx.method == "tools/call" and (ctx.params or {}).get("name") == "bench_empty":
+            wire = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in extra]
+            return {**listed, "tools": [*listed["tools"], *wire]}
+        return listed.model_copy(update={"tools": [*listed.tools, *extra]})
+    name = (ctx.params or {}).get("name") if ctx.method == "tools/call" else None
+    if name == "bench_empty":
         answer = bench_empty().model_dump()
         return CallToolResult(
             content=[TextContent(type="text", text=json.dumps(answer))], structured_content=answer
         )
+    if name in ECHO_TOOLS:
+        text, structured = ECHOED[ctx.params["arguments"]["doi"]]
+
+        def echo() -> CallToolResult:
+            return CallToolResult(
+                content=[TextContent(type="text", text=text)], structured_content=structured
+            )
+
+        return await anyio.to_thread.run_sync(echo)
     return await call_next(ctx)
 
 
@@ -100,21 +154,22 @@ def validate_like_the_client(validator: Any, instance: Any) -> None:
         raise AssertionError("answer does not fit its schema")
 
 
-async def _interleaved(
-    client: Any, argsets: list[dict[str, Any]], reps: int
-) -> tuple[list[float], list[float]]:
-    work, empty = [], []
+IN_TURN = ("crossref_get_work", "bench_empty", *ECHO_TOOLS)
+"""The tools the timed loop calls in turn, once each per round."""
+
+
+async def _interleaved(client: Any, argsets: list[dict[str, Any]], reps: int) -> dict[str, list[float]]:
+    """Seconds per call of each :data:`IN_TURN` tool, ``reps`` rounds, one call of each per round."""
+    times: dict[str, list[float]] = {name: [] for name in IN_TURN}
     for i in range(reps):
         a = argsets[i % len(argsets)]
-        t = time.perf_counter()
-        res = await client.call_tool("crossref_get_work", a)
-        work.append(time.perf_counter() - t)
-        if res.is_error:
-            raise RuntimeError(f"crossref_get_work {a}: {res.structured_content}")
-        t = time.perf_counter()
-        await client.call_tool("bench_empty", {})
-        empty.append(time.perf_counter() - t)
-    return work, empty
+        for name in IN_TURN:
+            t = time.perf_counter()
+            res = await client.call_tool(name, {} if name == "bench_empty" else a)
+            times[name].append(time.perf_counter() - t)
+            if res.is_error:
+                raise RuntimeError(f"{name} {a}: {res.structured_content}")
+    return times
 
 
 def open_services(ctx: Context, name: str) -> tuple[Any, Any, str]:
@@ -159,11 +214,16 @@ def warm_get_work(ctx: Context) -> list[Row]:
             listed = {t.name: t.output_schema for t in (await client.list_tools()).tools}
             out["schema"], out["empty_schema"] = listed["crossref_get_work"], listed["bench_empty"]
             argsets = [{"doi": d} for d in ok]
+            answers = [await client.call_tool("crossref_get_work", a) for a in argsets]
+            ECHOED.update(
+                (d, (r.content[0].text, r.structured_content)) for d, r in zip(ok, answers, strict=True)
+            )
             await _interleaved(client, argsets, 200)  # warm-up: every view kept, code paths hot
             before = fake.count()
-            out["work"], out["empty"] = await _interleaved(client, argsets, reps)
+            times = await _interleaved(client, argsets, reps)
             out["requests"] = fake.count() - before
-            answers = [await client.call_tool("crossref_get_work", a) for a in argsets]
+            out["work"], out["empty"] = times["crossref_get_work"], times["bench_empty"]
+            out["echo"], out["echo_checked"] = times["bench_echo"], times["bench_echo_checked"]
             out["answers"] = [r.structured_content for r in answers]
             out["texts"] = [r.content[0].text for r in answers]
         return out
@@ -227,6 +287,7 @@ def warm_get_work(ctx: Context) -> list[Row]:
 
     work, empty = res["work"], res["empty"]
     ratio = median(work) / median(empty)
+    echo, checked = median(res["echo"]), median(res["echo_checked"])
     text_chars = median([len(t) for t in res["texts"]])
     json_chars = median([len(json.dumps(a, ensure_ascii=False)) for a in answers])
     compact = all(
@@ -245,6 +306,11 @@ def warm_get_work(ctx: Context) -> list[Row]:
         ("client jsonschema check, the model's own schema ($defs, anyOf)", v_model),
         ("client jsonschema check, empty tool's answer", v_tiny),
         ("bench_empty via in-memory MCP (SDK cost of a call)", empty),
+        ("bench_echo via in-memory MCP (same answer, trivial schema, worker thread)", res["echo"]),
+        (
+            "bench_echo_checked via in-memory MCP (same answer, crossref_get_work's schema)",
+            res["echo_checked"],
+        ),
         ("crossref_get_work warm via in-memory MCP", work),
     ]
     n = len(ok)
@@ -290,6 +356,37 @@ def warm_get_work(ctx: Context) -> list[Row]:
             ms(median(work) - median(v_wire)),
             comparison=f"empty tool less its check: {ms(median(empty) - median(v_tiny))}",
             ratio=f"{(median(work) - median(v_wire)) / (median(empty) - median(v_tiny)):.2f}x",
+            target="(report)",
+            met=None,
+        ),
+        Row(
+            "15.5",
+            "floor of an answer this size: `bench_echo`, a recorded crossref_get_work answer of the DOI "
+            "asked (same text and structuredContent), trivial outputSchema, built on a worker thread, median",
+            ms(echo),
+            comparison=f"empty tool {ms(median(empty))}; the target's bound, 2x the empty tool: "
+            f"{ms(TARGET_RATIO * median(empty))}",
+            ratio=f"{echo / median(empty):.2f}x the empty tool",
+            target="(report: what any tool answering this much costs through the SDK)",
+            met=None,
+        ),
+        Row(
+            "15.5",
+            "`bench_echo_checked`: the same answers with crossref_get_work's published outputSchema (the "
+            "client's check in the session), median",
+            ms(checked),
+            comparison=f"bench_echo {ms(echo)}: the check in the session costs {ms(checked - echo)}",
+            ratio=f"{checked / median(empty):.2f}x the empty tool",
+            target="(report)",
+            met=None,
+        ),
+        Row(
+            "15.5",
+            "syncd's own server side: warm crossref_get_work less bench_echo_checked (arguments, lookup, "
+            "kept view, provenance, budget, the server's check against the full model), median difference",
+            ms(median(work) - checked),
+            comparison=f"tool body alone {ms(median(body))}",
+            ratio=f"{(median(work) - checked) / median(empty):.2f}x the empty tool",
             target="(report)",
             met=None,
         ),

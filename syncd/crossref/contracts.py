@@ -8,6 +8,8 @@ MCP tool's output JSON schema (``WorkView.model_json_schema()``).
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
@@ -215,7 +217,14 @@ class WorkView(ContractModel):
     """``structuredContent`` of ``crossref_get_work``: one Crossref work, authors paged.
 
     Built from a ``GET /works/{doi}`` ``message`` by :func:`syncd.crossref.views.work_view`.
+
+    Its lists (authors, editors, updates, relations, funders, licenses, links, ...) are published by
+    their items' type alone (``wire_item_fields``, :func:`syncd.contracts.common.wire_item_fields`):
+    a client's check of a warm answer walks each author once, not each author's fields. The model
+    stays the whole contract the server checks every answer against.
     """
+
+    wire_item_fields: ClassVar[bool] = False
 
     model_config = ConfigDict(
         extra="forbid",

@@ -72,7 +72,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from syncd import __version__, policy
 from syncd.config import Settings
-from syncd.contracts.common import wire_depth, wire_schema
+from syncd.contracts.common import wire_depth, wire_item_fields, wire_schema
 from syncd.errors import NotFound, SyncdError
 from syncd.store.repo import Store
 from syncd.tools import changes
@@ -136,7 +136,9 @@ def _tool(spec: ToolSpec) -> Tool:
         title=spec.title,
         description=f"{spec.description} {EVERY_TOOL_ERRORS}",
         input_schema=spec.args.input_schema(),
-        output_schema=wire_schema(spec.output.model_json_schema(), wire_depth(spec.output)),
+        output_schema=wire_schema(
+            spec.output.model_json_schema(), wire_depth(spec.output), wire_item_fields(spec.output)
+        ),
         annotations=spec.annotations,
     )
 

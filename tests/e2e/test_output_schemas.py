@@ -9,12 +9,14 @@ property, as the seeds do, and require nothing an error answer lacks.
 
 from __future__ import annotations
 
+import logging
 from collections import defaultdict
 from typing import Any
 
 import pytest
 from mcp import Client
 
+from syncd.crossref import queries_work
 from tests.fakeupstream import FakeUpstream
 from tests.helpers import every_tool, mcp_server
 from tests.schema_check import schema_errors
@@ -191,3 +193,33 @@ async def test_rate_limited_answers_fit(cache: Any, fake: FakeUpstream) -> None:
             assert outcome(res) == "rate_limited", (tool, res.content[0].text)
             assert 25 <= res.structured_content["error"]["data"]["retry_after_s"] <= 30
             assert schema_errors(schemas[tool], res.structured_content) == [], tool
+
+
+async def test_an_answer_breaking_the_model_inside_a_list_item_is_refused_by_the_server(
+    cache: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """crossref_get_work publishes its list items by their type alone, so an author carrying Crossref's
+    ``role`` (which the contract drops; the author model refuses unknown keys) passes the published
+    outputSchema; the server checks every answer against the full output model and answers
+    internal_error (logged ``answer_breaks_output_schema``), never the broken answer.
+    """
+    real = queries_work.work_answer
+    sent: list[dict[str, Any]] = []
+
+    def with_role(*args: Any) -> dict[str, Any]:
+        data = real(*args)
+        sent.append({**data, "authors": [{**data["authors"][0], "role": "author"}, *data["authors"][1:]]})
+        return sent[-1]
+
+    async with Client(mcp_server(cache)) as client:
+        schemas = {t.name: t.output_schema for t in (await client.list_tools()).tools}
+        good = await client.call_tool("crossref_get_work", {"doi": RAPTOR})
+        monkeypatch.setattr(queries_work, "work_answer", with_role)
+        with caplog.at_level(logging.ERROR, logger="syncd.tools.server"):
+            res = await client.call_tool("crossref_get_work", {"doi": RAPTOR})
+    assert good.structured_content["authors"][0]["given"] == "Yun Sung"
+    assert sent[0]["authors"][0]["role"] == "author" and len(sent[0]["authors"]) == 24
+    assert schema_errors(schemas["crossref_get_work"], sent[0]) == []
+    assert res.is_error is True and outcome(res) == "internal_error"
+    assert "authors" not in res.structured_content
+    assert "event=answer_breaks_output_schema tool=crossref_get_work" in caplog.text

@@ -21,7 +21,7 @@ from mcp import Client
 from pydantic import TypeAdapter
 
 from syncd.config import McpSettings
-from syncd.contracts.common import ENVELOPE_FIELDS, WIRE_DEPTH, wire_depth, wire_schema
+from syncd.contracts.common import ENVELOPE_FIELDS, WIRE_DEPTH, wire_depth, wire_item_fields, wire_schema
 from tests.helpers import every_tool, mcp_server
 
 pytestmark = pytest.mark.anyio
@@ -43,18 +43,27 @@ def _resolve(node: Any, defs: dict[str, Any]) -> Any:
     return node
 
 
-def _shape(node: Any, defs: dict[str, Any], depth: int = 0, limit: int = WIRE_DEPTH) -> Any:
-    """Type, and above ``limit`` (the model's wire depth) property names, required, closed; items."""
+def _shape(
+    node: Any, defs: dict[str, Any], depth: int = 0, limit: int = WIRE_DEPTH, item_fields: bool = True
+) -> Any:
+    """Type, and above ``limit`` (the model's wire depth) property names, required, closed; items
+    (their fields only when the model publishes its list items' fields, ``wire_item_fields``).
+    """
     node = _resolve(node, defs)
     if not isinstance(node, dict):
         return None
-    shape: dict[str, Any] = {"type": node.get("type"), "items": _shape(node.get("items"), defs, depth, limit)}
+    items = _shape(node.get("items"), defs, depth if item_fields else limit, limit, item_fields)
+    shape: dict[str, Any] = {"type": node.get("type"), "items": items}
     if depth < limit:
         shape["required"] = sorted(node.get("required") or [])
         shape["additional"] = node.get("additionalProperties")
         shape["properties"] = {
             k: _shape(
-                v, defs, depth + 1, max(limit, WIRE_DEPTH) if depth == 0 and k in ENVELOPE_FIELDS else limit
+                v,
+                defs,
+                depth + 1,
+                max(limit, WIRE_DEPTH) if depth == 0 and k in ENVELOPE_FIELDS else limit,
+                item_fields,
             )
             for k, v in (node.get("properties") or {}).items()
         }
@@ -90,7 +99,8 @@ async def test_listed_schemas_keep_the_models_fields_to_the_wire_depth_and_nothi
 ) -> None:
     """For all tools, the listed outputSchema is a valid draft 2020-12 schema with the model's fields,
     required lists, closed objects and types to its model's wire depth (``WIRE_DEPTH``; DataCite's: 1;
-    types below), and contains no ``$ref``,
+    types below; crossref_get_work's list items by their type alone, a search's hits with their fields),
+    and contains no ``$ref``,
     no ``$defs``, no ``type`` array, no ``null`` type and no ``anyOf`` with a ``null`` branch.
     """
     listed = {t["name"]: t["outputSchema"] for t in await _listed(cache)}
@@ -99,15 +109,21 @@ async def test_listed_schemas_keep_the_models_fields_to_the_wire_depth_and_nothi
         model = TypeAdapter(spec.output).json_schema()
         wire = listed[spec.name]
         Draft202012Validator.check_schema(wire)
-        limit = wire_depth(spec.output)
-        assert _shape(wire, {}, limit=limit) == _shape(model, model.get("$defs", {}), limit=limit), spec.name
+        limit, items = wire_depth(spec.output), wire_item_fields(spec.output)
+        assert _shape(wire, {}, limit=limit, item_fields=items) == _shape(
+            model, model.get("$defs", {}), limit=limit, item_fields=items
+        ), spec.name
         nodes = [n for n in _walk(wire) if isinstance(n, dict)]
         assert not [n for n in nodes if "$ref" in n or "$defs" in n], spec.name
         assert not [n for n in nodes if isinstance(n.get("type"), list) or n.get("type") == "null"], spec.name
-    assert listed["crossref_get_work"]["properties"]["authors"]["items"]["properties"]["given"] == {
+    work = listed["crossref_get_work"]["properties"]
+    assert work["authors"]["items"] == {"type": "object"}
+    assert work["issn"]["items"] == {"type": "string"}
+    assert work["published"]["properties"]["year"] == {"type": "integer"}
+    assert listed["crossref_search_works"]["properties"]["works"]["items"]["properties"]["doi"] == {
         "type": "string"
     }
-    assert "description" in listed["crossref_get_work"]["properties"]["authorCount"]
+    assert "description" in work["authorCount"]
 
 
 async def test_tools_list_is_half_its_former_size_and_every_answer_field_is_described(cache: Any) -> None:
@@ -161,11 +177,13 @@ async def test_annotations_say_which_tools_reach_an_upstream(cache: Any) -> None
 
 
 async def test_same_verdict_as_the_model_schema_on_answers_and_broken_answers(cache: Any) -> None:
-    """A recorded crossref_get_work answer (10.1101/598821, 24 authors) passes both schemas; each of four
-    broken copies within the published depth (a wrong type in an author, a string count, an undeclared
-    null doi in an update entry, a list where the cache object goes) fails both; an undeclared key in an
-    author's affiliation (below the published depth) fails the model, which syncd's tests hold every
-    answer to (tests/schema_check.py), and passes the lean published schema.
+    """A recorded crossref_get_work answer (10.1101/598821, 24 authors) passes both schemas; each of five
+    broken copies within what is published (an author that is not an object, a string count, a list
+    where the cache object goes, a string publication year, an undeclared top-level field) fails both;
+    a wrong type in an author, an undeclared null doi in an update entry and an undeclared key in an
+    author's affiliation (inside list items, published by their type alone) fail the model, which the
+    server checks every answer against and syncd's tests hold every answer to (tests/schema_check.py),
+    and pass the lean published schema.
     """
     spec = next(s for s in every_tool() if s.name == "crossref_get_work")
     model = Draft202012Validator(TypeAdapter(spec.output).json_schema())
@@ -183,16 +201,21 @@ async def test_same_verdict_as_the_model_schema_on_answers_and_broken_answers(ca
         return a
 
     cases = [
-        broken(lambda a: a["authors"][0].update(given=5)),
+        broken(lambda a: a["authors"].__setitem__(0, "Ryan Kennedy")),
         broken(lambda a: a.update(authorCount="24")),
-        broken(lambda a: a.update(updatedBy=[{"doi": None, "type": "correction", "source": "publisher"}])),
         broken(lambda a: a.update(cache=[])),
+        broken(lambda a: a["published"].update(year="2019")),
+        broken(lambda a: a.update(authorList=[])),
     ]
     for case in cases:
         assert list(model.iter_errors(case)), case
         assert list(wire.iter_errors(case)), case
-    deep = broken(lambda a: a["authors"][0].update(affiliation=[{"name": "x", "extra": 1}]))
-    assert list(model.iter_errors(deep)) and not list(wire.iter_errors(deep))
+    for deep in (
+        broken(lambda a: a["authors"][0].update(given=5)),
+        broken(lambda a: a.update(updatedBy=[{"doi": None, "type": "correction", "source": "publisher"}])),
+        broken(lambda a: a["authors"][0].update(affiliation=[{"name": "x", "extra": 1}])),
+    ):
+        assert list(model.iter_errors(deep)) and not list(wire.iter_errors(deep)), deep
 
 
 def test_wire_schema_leaves_its_input_alone() -> None:
