@@ -500,16 +500,9 @@ def store_uses(source: str) -> list[int]:
 TOOL_MODULES_CHECKED = ("syncd.crossref.tools", "syncd.zenodo.tools", "syncd.doiorg.tools", "syncd.tools.")
 STORE_TOOL = "syncd.tools.changes"
 """The change-feed tool: the one tool module that reads the store itself (the feed is the store's)."""
-PENDING_STORE_QUERIES: dict[str, str] = {
-    "syncd.datacite.queries_search": "mirror_search(svc.store, ...): DataCite's offline search is to take "
-    "the services bundle, as Crossref's (syncd.crossref.lookups_stored.mirror_search) does (the DataCite "
-    "slice's helper owns syncd/datacite/)",
-    "syncd.datacite.queries_trace": "lookups.stored_work(svc.store, ...): the trace's stored reads are to go "
-    "through a lookup taking the services bundle (the DataCite slice's helper owns syncd/datacite/)",
-    "syncd.datacite.queries_agency": "lookups.stored_work(svc.store, ...): the agency records' stored reads, "
-    "likewise (new with the cross-registry answers)",
-}
-"""Query modules that still use the store directly, each with what removes it (kept failing when done)."""
+PENDING_STORE_QUERIES: dict[str, str] = {}
+"""Query modules that still use the store directly, each with what removes it (none since the DataCite
+queries read through ``lookups.stored_work`` / ``mirror_search`` taking the services bundle; kept empty)."""
 
 
 def _query_modules() -> list[str]:
