@@ -32,6 +32,7 @@ from syncd.datacite.lookups_content import is_partial, work_content
 from syncd.datacite.lookups_revalidate import REVALIDATE_MANY
 from syncd.datacite.names import DATACITE_SEARCH, DATACITE_WORK
 from syncd.datacite.params import list_key
+from syncd.datacite.pools import DATACITE
 from syncd.datacite.rules import LIST_RULES, WORK_RULES
 from syncd.datacite.views import (
     stored_body,
@@ -107,7 +108,7 @@ def load_work(rec: dict[str, Any], raw: str | None) -> EntryContent:
 WORK = Kind(
     DATACITE_WORK,
     "datacite",
-    "datacite",
+    DATACITE.name,
     rules=WORK_RULES,
     refetch=_refetch_work,
     load=load_work,
@@ -115,7 +116,7 @@ WORK = Kind(
 )
 """``datacite_work``: a DataCite record (``ttl.datacite``, pool ``datacite``)."""
 
-LIST = Kind(DATACITE_SEARCH, "search", "datacite", rules=LIST_RULES, refetch=_refetch_list)
+LIST = Kind(DATACITE_SEARCH, "search", DATACITE.name, rules=LIST_RULES, refetch=_refetch_list)
 """``datacite_search``: a list page (``ttl.search``, pool ``datacite``; refetched only when asked)."""
 
 
