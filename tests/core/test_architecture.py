@@ -854,7 +854,7 @@ def upstream_names_in(source: str, names: frozenset[str], slices: tuple[str, ...
                 found.append(f"{node.lineno}:{node.value}")
         elif isinstance(node, ast.Attribute) and node.attr in names:
             found.append(f"{node.lineno}:.{node.attr}")
-    return sorted(set(found), key=lambda f: int(f.split(":")[0]))
+    return sorted(set(found), key=lambda f: (int(f.split(":")[0]), f))
 
 
 def _core_modules() -> list[str]:
