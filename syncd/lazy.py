@@ -8,16 +8,17 @@ an undeclared import inside a function and to keep these edges in the module gra
 cycles. :func:`load` is the one way to import a module by name at run time, and refuses a module the
 table does not declare for the importer.
 
-An entry is a module's dotted name or a pattern whose ``*`` stands for one name (no dot): the
+A key or an entry is a module's dotted name or a pattern whose ``*`` stands for one name (no dot): the
 registry's entry is every slice's tool modules (``syncd.*.tools``), so a new slice's tools are named
-once, in :data:`syncd.registry.TOOL_MODULES`, and this table names no slice (:func:`declares`).
+once, in :data:`syncd.registry.TOOL_MODULES`, and this table names no slice (:func:`declares`); a
+pattern key (``syncd.*.rules``) declares for each slice's module what it loads of its own slice.
 """
 
 from __future__ import annotations
 
 import importlib
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType, ModuleType
 from typing import Final
 
@@ -65,21 +66,47 @@ LAZY: Final[Mapping[str, frozenset[str]]] = MappingProxyType(
 
 
 def _pattern(entry: str) -> re.Pattern[str]:
-    """The regular expression of a :data:`LAZY` entry: ``*`` stands for one dotted name's part."""
-    return re.compile("[A-Za-z0-9_]+".join(re.escape(part) for part in entry.split("*")))
+    """The regular expression of a :data:`LAZY` name: each ``*`` one dotted name's part (captured)."""
+    return re.compile("([A-Za-z0-9_]+)".join(re.escape(part) for part in entry.split("*")))
 
 
-def declares(importer: str, module: str) -> bool:
-    """True when :data:`LAZY` declares ``module`` for ``importer`` (by name or by a ``*`` pattern)."""
-    entries = LAZY.get(importer, frozenset())
+def _bind(entry: str, parts: Sequence[str]) -> str:
+    """``entry`` with its ``*`` replaced in turn by ``parts`` (a ``*`` beyond them stays a pattern)."""
+    pieces = entry.split("*")
+    out = pieces[0]
+    for i, piece in enumerate(pieces[1:]):
+        out += (parts[i] if i < len(parts) else "*") + piece
+    return out
+
+
+def _entries(importer: str, table: Mapping[str, frozenset[str]]) -> set[str]:
+    """What ``table`` declares for ``importer``.
+
+    Its own entry, and the entries of each pattern key it matches with that key's ``*`` parts put in
+    (``syncd.*.rules`` -> ``syncd.*.views``: a slice's rules load that slice's views).
+    """
+    found = set(table.get(importer, frozenset()))
+    for key, modules in table.items():
+        if "*" in key and (match := _pattern(key).fullmatch(importer)) is not None:
+            found.update(_bind(module, match.groups()) for module in modules)
+    return found
+
+
+def declares(importer: str, module: str, table: Mapping[str, frozenset[str]] = LAZY) -> bool:
+    """True when ``table`` (:data:`LAZY`) declares ``module`` for ``importer``.
+
+    By name, or by a pattern whose ``*`` stands for one name's part: an entry ``syncd.*.tools`` (every
+    slice's tools), a key ``syncd.*.rules`` (each slice's rules, its entries' ``*`` being that slice).
+    """
+    entries = _entries(importer, table)
     if module in entries:
         return True
     return any(_pattern(e).fullmatch(module) for e in entries if "*" in e)
 
 
-def declared(importer: str, modules: Iterable[str]) -> set[str]:
-    """The ones of ``modules`` (dotted names) :data:`LAZY` declares for ``importer``."""
-    return {m for m in modules if declares(importer, m)}
+def declared(importer: str, modules: Iterable[str], table: Mapping[str, frozenset[str]] = LAZY) -> set[str]:
+    """The ones of ``modules`` (dotted names) ``table`` (:data:`LAZY`) declares for ``importer``."""
+    return {m for m in modules if declares(importer, m, table)}
 
 
 def load(importer: str, module: str) -> ModuleType:

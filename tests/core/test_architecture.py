@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import functools
 import json
+import re
 import subprocess
 import sys
 import typing
@@ -145,7 +146,9 @@ def test_the_lazy_table_names_real_modules_and_the_commands_it_loads() -> None:
     matches one at least), and the modules of the ``syncd`` commands (syncd.cli.COMMANDS) are exactly
     those LAZY declares for syncd.cli.
     """
-    assert set(LAZY) <= set(MODULES)
+    assert {k for k in LAZY if "*" not in k} <= set(MODULES)
+    keys = [re.compile(re.escape(k).replace(r"\*", "[A-Za-z0-9_]+")) for k in LAZY if "*" in k]
+    assert all(any(key.fullmatch(m) for m in MODULES) for key in keys)
     named = {m for mods in LAZY.values() for m in mods if m.startswith("syncd") and "*" not in m}
     assert named <= set(MODULES), named - set(MODULES)
     patterns = {(i, m) for i, mods in LAZY.items() for m in mods if "*" in m}
@@ -165,6 +168,18 @@ def test_load_refuses_a_module_the_table_does_not_declare() -> None:
     assert not declares("syncd.registry", "syncd.a.b.tools")  # ``*`` is one name, never a dotted path
     with pytest.raises(LookupError, match="does not declare"):
         load("syncd.registry", "syncd.datacite.queries")
+
+
+def test_a_pattern_key_declares_each_slice_s_own_modules() -> None:
+    """A key ``syncd.*.rules`` declares for each slice's rules that slice's views, never another's, and
+    an entry's own ``*`` past the key's stays a pattern (a planted table).
+    """
+    table = {"syncd.*.rules": frozenset({"syncd.*.views", "syncd.*.views_*"})}
+    assert declares("syncd.zenodo.rules", "syncd.zenodo.views", table)
+    assert declares("syncd.zenodo.rules", "syncd.zenodo.views_changes", table)
+    assert not declares("syncd.zenodo.rules", "syncd.crossref.views", table)
+    assert not declares("syncd.zenodo.lookups", "syncd.zenodo.views", table)
+    assert declared("syncd.crossref.rules", MODULES, table) >= {"syncd.crossref.views"}
 
 
 def _loaded(code: str) -> list[str]:
