@@ -227,7 +227,7 @@ def _seed(fake: Any, db_url: str, dois: Sequence[str]) -> int:
     from syncd.crossref.queries import search_works
     from syncd.errors import SyncdError
     from syncd.normalize.doi import parse_doi
-    from syncd.registry import open_services
+    from syncd.registry import POOLS, open_services
     from syncd.store.repo import Store
 
     settings = settings_for(fake, db_url)
@@ -245,7 +245,7 @@ def _seed(fake: Any, db_url: str, dois: Sequence[str]) -> int:
             search_works(services, dict(query))
     finally:
         services.close()
-    Budget(store, settings).reset()  # the soak starts from full buckets of its own limits
+    Budget(store, settings, pools=POOLS).reset()  # the soak starts from full buckets of its own limits
     store.close()
     return stored
 

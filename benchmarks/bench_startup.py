@@ -36,7 +36,7 @@ from typing import Any
 from mcp import Client
 
 from benchmarks.harness import ROOT, Context, Row, bench, free_port, median, ms, subprocess_env
-from syncd.config import Settings
+from syncd.config import McpSettings, Settings
 from syncd.registry import mcp_specs, open_services
 from syncd.store.repo import Store
 from syncd.tools.server import build_server
@@ -263,11 +263,17 @@ def _nullable_type_arrays(node: Any) -> int:
     return 0
 
 
-@bench(24.3, "24.3", "catalogue", ("`tools/list` size", "nullable type arrays"))
-def catalogue(ctx: Context) -> list[Row]:
-    """``tools/list`` size and its nullable ``type`` arrays, as an MCP client receives the list."""
-    settings = Settings(database_url=f"sqlite:///{ctx.workdir / 'catalogue.db'}")
-    store = Store.open(settings.database_url)
+SLICE_SETS: tuple[tuple[str, ...], ...] = (
+    ("crossref", "zenodo", "changes"),
+    ("datacite",),
+    ("crossref", "datacite", "changes"),
+)
+"""The ``mcp.slices`` sets measured besides the default (every slice): the catalogue before DataCite,
+DataCite's six tools alone, and a lab that reads Crossref and DataCite (issue 26 item 5)."""
+
+
+def _listed(settings: Settings, store: Store) -> list[dict[str, Any]]:
+    """``tools/list`` of a server of ``settings`` (its ``mcp.slices``) over ``store``, as a client sees it."""
     svc = open_services(settings, store)
 
     async def listed() -> list[dict[str, Any]]:
@@ -276,9 +282,24 @@ def catalogue(ctx: Context) -> list[Row]:
         return [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]
 
     try:
-        tools = asyncio.run(listed())
+        return asyncio.run(listed())
     finally:
         svc.close()
+
+
+@bench(24.3, "24.3", "catalogue", ("`tools/list` size", "nullable type arrays"))
+def catalogue(ctx: Context) -> list[Row]:
+    """``tools/list`` size and its nullable ``type`` arrays, as an MCP client receives the list; the
+    size with each :data:`SLICE_SETS` ``mcp.slices`` set too."""
+    settings = Settings(database_url=f"sqlite:///{ctx.workdir / 'catalogue.db'}")
+    store = Store.open(settings.database_url)
+    try:
+        tools = _listed(settings, store)
+        subsets = {
+            names: _listed(settings.model_copy(update={"mcp": McpSettings(slices=list(names))}), store)
+            for names in SLICE_SETS
+        }
+    finally:
         store.close()
     text = len(json.dumps({"tools": tools}))
     wire = len(json.dumps({"tools": tools}, separators=(",", ":"), ensure_ascii=False))
@@ -300,6 +321,16 @@ def catalogue(ctx: Context) -> list[Row]:
             f"{wire:,} characters",
             comparison="before 160,364",
             ratio=f"{wire / 160_364:.2f}x",
+        ),
+        *(
+            Row(
+                "24.3",
+                f"`tools/list` with `mcp.slices` = {', '.join(names)}: {len(listed)} tools (json.dumps text)",
+                f"{len(json.dumps({'tools': listed})):,} characters",
+                comparison=f"default (every slice) {text:,}",
+                ratio=f"{len(json.dumps({'tools': listed})) / text:.2f}x",
+            )
+            for names, listed in subsets.items()
         ),
         Row(
             "24.3",

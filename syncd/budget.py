@@ -14,7 +14,7 @@ costs exactly two write transactions:
 
 :meth:`Budget.state` only reads (no write lock). Each write transaction is ``BEGIN IMMEDIATE`` on
 SQLite; on PostgreSQL it first locks the pool's row (``SELECT ... FOR UPDATE``) so concurrent
-takers queue on that row; a take of a pool of a concurrency group (:data:`~syncd.config.CONCURRENCY_GROUPS`)
+takers queue on that row; a take of a pool of a concurrency group (:class:`~syncd.pools.Group`)
 locks the rows of the whole group in one statement (in pool-name order), so the group's shared
 in-flight count is exact; a release locks its own row only. The pool rows are
 created by migration 0003, never while serving.
@@ -35,7 +35,7 @@ the configured and the announced ones:
   in flight after the window has slid past its take counts until it is released (it may arrive
   any moment), so no sequence of takes puts ``N + 1`` arrivals in any ``I``;
 * a concurrency limit caps the pool's in-flight slots and, for Crossref, the in-flight requests of
-  ``crossref_single`` and ``crossref_list`` together (:meth:`~syncd.config.Settings.group_in_flight`);
+  ``crossref_single`` and ``crossref_list`` together (:meth:`~syncd.pools.Pools.group_in_flight`);
 * ``remaining`` at or under the pool's in-flight limit pauses the pool until the announced reset
   (``block_reason = "remaining"``), before upstream runs dry and answers 429.
 
@@ -112,8 +112,9 @@ from syncd.budget_rules import (
     stamp,
     window_cap,
 )
-from syncd.config import CONCURRENCY_GROUPS, POOLS, PoolLimits, Settings
+from syncd.config import Settings
 from syncd.errors import BudgetExhausted, InvalidInput, StoreError, UpstreamOffline
+from syncd.pools import PoolLimits, Pools
 from syncd.proc import pid_alive
 from syncd.store.models import BudgetLease, BudgetPool, BudgetSend
 from syncd.store.repo import Store
@@ -140,9 +141,6 @@ SENDS_KEEP_S = 120.0
 PRUNE_EVERY = 32
 """A budget prunes the old sends of a pool at its first take and then every this many takes."""
 
-GROUP_OF: dict[str, str] = {pool: group for group, pools in CONCURRENCY_GROUPS.items() for pool in pools}
-"""Pool -> its concurrency group (pools outside every group are absent)."""
-
 
 class Budget:
     """The shared budget over a :class:`~syncd.store.repo.Store`.
@@ -151,6 +149,8 @@ class Budget:
         store: the shared store.
         settings: pool limits, the daemon reserve, ``budget.max_block_s``, ``budget.announce_ttl_s``
             and ``budget.pace_margin_s``.
+        pools: the pools the slices declare (:data:`syncd.registry.POOLS`): names, services, published
+            limits, concurrency groups; the budget names none itself.
         interactive: True for tool calls and the CLI (may use the whole bucket and window); False for
             the daemon, which leaves ``settings.budget.daemon_reserve`` of each unused.
         clock: wall clock in epoch seconds (default ``time.time``, looked up per call).
@@ -163,12 +163,14 @@ class Budget:
         store: Store,
         settings: Settings,
         *,
+        pools: Pools,
         interactive: bool = True,
         clock: Callable[[], float] | None = None,
         sleep: Callable[[float], None] | None = None,
     ) -> None:
         self.store = store
         self.settings = settings
+        self.pools = pools
         self.interactive = interactive
         self.host = socket.gethostname()[:255]
         self._clock = clock
@@ -198,8 +200,7 @@ class Budget:
             raise StoreError(f"budget pool {pool} missing from the store; run `syncd db upgrade`")
         return row
 
-    @staticmethod
-    def _rows(conn: Connection, pool: str, *, lock: bool) -> tuple[Any, list[Any]]:
+    def _rows(self, conn: Connection, pool: str, *, lock: bool) -> tuple[Any, list[Any]]:
         """``pool``'s row and those of the other pools of its concurrency group, in one statement.
 
         With ``lock``, every row returned is locked for this transaction (``FOR UPDATE``, in pool-name
@@ -209,8 +210,7 @@ class Budget:
         Raises:
             StoreError: ``pool``'s row is missing (a store not upgraded to migration 0003).
         """
-        group = GROUP_OF.get(pool)
-        members = CONCURRENCY_GROUPS[group] if group else (pool,)  # type: ignore[index]
+        members = self.pools.members(pool)
         rows = conn.execute(sql.ROWS_LOCKED if lock else sql.ROWS, {"members": list(members)}).all()
         own = next((r for r in rows if r.pool == pool), None)
         if own is None:
@@ -218,7 +218,7 @@ class Budget:
         return own, [r for r in rows if r.pool != pool]
 
     def _limits(self, pool: str) -> PoolLimits:
-        return self.settings.pool_limits(pool)  # type: ignore[arg-type]
+        return self.pools.limits(self.settings, pool)
 
     def _floor(self, limits: PoolLimits) -> float:
         """Tokens this taker leaves in the bucket: none when interactive, else the daemon's reserve."""
@@ -268,13 +268,13 @@ class Budget:
         margin, ttl = self.settings.budget.pace_margin_s, self.settings.budget.announce_ttl_s
         said = announced(row, now, ttl)
         limits = effective_limits(configured, said, margin)
-        group = GROUP_OF.get(pool)
-        members = CONCURRENCY_GROUPS[group] if group else (pool,)  # type: ignore[index]
+        group = self.pools.group_of(pool)
+        members = self.pools.members(pool)
         leases = conn.execute(sql.GROUP_LEASES, {"members": list(members)}).all()
         live, gone = self._live(leases, now)
         group_limit: int | None = None
         if group is not None:
-            group_limit = self.settings.group_in_flight(group)  # type: ignore[arg-type]
+            group_limit = self.pools.group_in_flight(self.settings, group)
             for member in [row, *others]:
                 member_said = announced(member, now, ttl)
                 if member_said is not None and member_said.in_flight is not None:
@@ -332,7 +332,7 @@ class Budget:
 
     def states(self) -> list[PoolState]:
         """Snapshots of every pool, in DESIGN.md order."""
-        return [self.state(p) for p in POOLS]
+        return [self.state(p) for p in self.pools.names]
 
     def offline(self, pool: str) -> bool:
         """True while ``pool``'s breaker is open (read without taking anything)."""
@@ -372,6 +372,7 @@ class Budget:
                     f"{pool} is offline after repeated failures",
                     retry_after_s=round(offline_at - now, 3),
                     pool=pool,
+                    service=self.pools.service(pool),
                 )
             # the breaker's cooldown is over: this caller is the one probe; the grant holds the others off
             probe = row.failures >= BREAKER_THRESHOLD
@@ -440,7 +441,10 @@ class Budget:
             left = max_wait_s - (time.monotonic() - start)
             if grant.wait_s > left:
                 raise BudgetExhausted(
-                    self._refusal(pool, grant), retry_after_s=round(grant.wait_s, 3), pool=pool
+                    self._refusal(pool, grant),
+                    retry_after_s=round(grant.wait_s, 3),
+                    pool=pool,
+                    service=self.pools.service(pool),
                 )
             self.sleep(max(0.001, grant.wait_s))
 
@@ -453,7 +457,7 @@ class Budget:
         return refusal_of(state, now, self._floor(state.limits), self._cap(state))
 
     def _refusal(self, pool: str, grant: Grant) -> str:
-        return refusal_message(pool, grant, self.state(pool))
+        return refusal_message(pool, grant, self.state(pool), self.pools.service(pool))
 
     # --- releasing it, with what upstream said ---------------------------------------------------
 
@@ -571,9 +575,9 @@ class Budget:
             InvalidInput: ``pool`` is not a budget pool (reason ``invalid_parameter``).
             StoreError: the store cannot be written.
         """
-        if pool is not None and pool not in POOLS:
-            raise InvalidInput(f"unknown budget pool {pool!r}; expected one of {', '.join(POOLS)}")
-        pools: list[str] = list(POOLS) if pool is None else [pool]
+        if pool is not None and pool not in self.pools:
+            raise InvalidInput(f"unknown budget pool {pool!r}; expected one of {', '.join(self.pools.names)}")
+        pools: list[str] = list(self.pools.names) if pool is None else [pool]
         with self.store.write() as conn:
             now = self.clock()
             for name in pools:

@@ -24,8 +24,9 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from syncd.budget import Announcement, Budget, Grant, Lease, Outcome, PoolState
-from syncd.config import POOLS, PoolSettings, Settings, local_state_dir
+from syncd.config import PoolSettings, Settings, local_state_dir
 from syncd.errors import StoreError
+from syncd.pools import Pools
 from syncd.store.repo import Store
 
 __all__ = ["FALLBACK_FILE", "LabBudget", "fallback_settings"]
@@ -38,23 +39,24 @@ FALLBACK_FILE = "budget-fallback.db"
 T = TypeVar("T")
 
 
-def fallback_settings(settings: Settings) -> Settings:
-    """``settings`` with every pool's configured limits scaled by ``budget.fallback_share``.
+def fallback_settings(settings: Settings, pools: Pools) -> Settings:
+    """``settings`` with the configured limits of every pool of ``pools`` scaled by ``budget.fallback_share``.
 
-    Rate (requests per second) and burst scaled (burst at least 1), in-flight slots and the Crossref
-    group's concurrency scaled down to whole requests (at least 1).
+    Rate (requests per second) and burst scaled (burst at least 1), in-flight slots and each
+    concurrency group's limit (:class:`~syncd.pools.Group`) scaled down to whole requests (at least 1).
     """
     share = settings.budget.fallback_share
-    pools: dict[str, PoolSettings] = {}
-    for pool in POOLS:
-        limits = settings.pool_limits(pool)
-        pools[pool] = PoolSettings(
+    update: dict[str, PoolSettings | int] = {}
+    for pool in pools.names:
+        limits = pools.limits(settings, pool)
+        update[pool] = PoolSettings(
             per_s=limits.per_s * share,
             burst=max(1.0, limits.burst * share),
             in_flight=max(1, math.floor(limits.in_flight * share)),
         )
-    group = max(1, math.floor(settings.group_in_flight("crossref") * share))
-    budget = settings.budget.model_copy(update={**pools, "crossref_in_flight": group})
+    for group in pools.groups():
+        update[group.setting] = max(1, math.floor(pools.group_in_flight(settings, group.name) * share))
+    budget = settings.budget.model_copy(update=update)
     return settings.model_copy(update={"budget": budget})
 
 
@@ -70,12 +72,13 @@ class LabBudget(Budget):
         store: Store,
         settings: Settings,
         *,
+        pools: Pools,
         interactive: bool = True,
         clock: Callable[[], float] | None = None,
         sleep: Callable[[float], None] | None = None,
         fallback_url: str | None = None,
     ) -> None:
-        super().__init__(store, settings, interactive=interactive, clock=clock, sleep=sleep)
+        super().__init__(store, settings, pools=pools, interactive=interactive, clock=clock, sleep=sleep)
         self._fallback_url = fallback_url
         self._local: Budget | None = None
         self._local_leases: set[str] = set()
@@ -91,7 +94,8 @@ class LabBudget(Budget):
                 url = self._fallback_url or f"sqlite:///{local_state_dir() / FALLBACK_FILE}"
                 self._local = Budget(
                     Store.open(url),
-                    fallback_settings(self.settings),
+                    fallback_settings(self.settings, self.pools),
+                    pools=self.pools,
                     interactive=self.interactive,
                     clock=self._clock,
                     sleep=self._sleep,

@@ -20,7 +20,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from syncd.pools import CONCURRENCY_GROUPS, POOL_SERVICES, PoolLimits
+from syncd.pools import PoolLimits
 
 __all__ = [
     "BREAKER_COOLDOWN_S",
@@ -348,8 +348,12 @@ def pause_s(said: Announcement, in_flight: int) -> float:
     return said.interval_s or 60.0
 
 
-def refusal_message(pool: str, grant: Grant, state: PoolState) -> str:
-    """What a refused take says (a :class:`~syncd.errors.BudgetExhausted` message) for ``grant.why``."""
+def refusal_message(pool: str, grant: Grant, state: PoolState, service: str) -> str:
+    """What a refused take says (a :class:`~syncd.errors.BudgetExhausted` message) for ``grant.why``.
+
+    ``service``: the public service behind ``pool`` (:meth:`syncd.pools.Pools.service`), named when
+    the pools of its concurrency group are full together.
+    """
     if grant.why == "blocked":
         return f"{pool} is blocked after upstream answered HTTP 429"
     if grant.why == "paused":
@@ -357,7 +361,6 @@ def refusal_message(pool: str, grant: Grant, state: PoolState) -> str:
     if grant.why == "in_flight":
         return f"all {state.limits.in_flight} in-flight request slots of {pool} are taken"
     if grant.why == "group_in_flight":
-        service = POOL_SERVICES.get(CONCURRENCY_GROUPS[state.group][0], state.group)  # type: ignore[index]
         return (
             f"all {state.group_limit} in-flight {service} request slots are taken (its pools count together)"
         )

@@ -233,7 +233,7 @@ class Runner:
 
     def _settled(self, plan: Plan) -> Answer | None:
         if plan.decision.action is Action.ERROR:
-            raise policy.error_for(plan.decision, plan.pool, plan.key)
+            raise policy.error_for(plan.decision, plan.pool, plan.key, self._budget.pools.service(plan.pool))
         if plan.entry is None:
             return None
         prov = policy.answered(plan.decision, facts_of(plan.entry))

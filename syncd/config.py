@@ -15,7 +15,7 @@ import logging
 import os
 import tomllib
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
@@ -25,26 +25,12 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from syncd.budget_settings import BudgetSettings, PoolSettings
 from syncd.errors import InvalidInput
-from syncd.pools import (
-    CONCURRENCY_GROUPS,
-    POOL_SERVICES,
-    POOLS,
-    BudgetSettings,
-    GroupName,
-    PoolLimits,
-    PoolName,
-    PoolSettings,
-    published_group_in_flight,
-    published_limits,
-)
 from syncd.slice_settings import DataciteSettings, McpSettings, RetractionsSettings, SliceName
 
 __all__ = [
     "ANSWER_MIN_CHARS",
-    "CONCURRENCY_GROUPS",
-    "POOLS",
-    "POOL_SERVICES",
     "AlertsSettings",
     "BudgetSettings",
     "ChangesSettings",
@@ -54,12 +40,12 @@ __all__ = [
     "HttpSettings",
     "McpSettings",
     "NetworkSettings",
-    "PoolLimits",
     "PoolSettings",
     "RetractionsSettings",
     "Settings",
     "SliceName",
     "StoreSettings",
+    "TtlSetting",
     "TtlSettings",
     "ZenodoSettings",
     "check_config_keys",
@@ -217,6 +203,11 @@ class HttpSettings(BaseModel):
         if not value:
             raise InvalidInput(f"http.token_file {self.token_file} is empty", reason="invalid_config")
         return value
+
+
+TtlSetting = Literal["crossref_work", "zenodo_record", "datacite", "search", "entity"]
+"""Name of the :class:`TtlSettings` field that gives an ``ok`` entry of a kind its lifetime
+(:attr:`syncd.kinds.Kind.ttl`): each of the lifetimes below but ``miss`` and ``deleted``."""
 
 
 class TtlSettings(BaseModel):
@@ -403,36 +394,10 @@ class Settings(BaseSettings):
             sources.append(TomlConfigSettingsSource(settings_cls, toml_file=cls._toml_file))
         return tuple(sources)
 
-    def pool_limits(self, pool: PoolName) -> PoolLimits:
-        """Configured limits of ``pool``: ``budget.<pool>`` values over :func:`~syncd.pools.published_limits`.
-
-        What upstream announces in its headers can only lower these (:mod:`syncd.budget`).
-        """
-        base = published_limits(
-            pool,
-            polite=bool(self.crossref.mailto),
-            token=self.zenodo.token is not None,
-            identified=self.datacite_mailto is not None,
-        )
-        over: PoolSettings = getattr(self.budget, pool)
-        return PoolLimits(
-            per_s=over.per_s if over.per_s is not None else base.per_s,
-            burst=over.burst if over.burst is not None else base.burst,
-            in_flight=over.in_flight if over.in_flight is not None else base.in_flight,
-        )
-
     @property
     def datacite_mailto(self) -> str | None:
         """The contact address sent to DataCite: ``datacite.mailto``, else ``crossref.mailto`` (or None)."""
         return self.datacite.mailto or self.crossref.mailto or None
-
-    def group_in_flight(self, group: GroupName) -> int:
-        """Configured concurrency of a :data:`CONCURRENCY_GROUPS` group (requests in flight, all processes).
-
-        ``crossref``: ``budget.crossref_in_flight``, default 5 in the polite pool (``mailto`` set), else 1.
-        """
-        configured = self.budget.crossref_in_flight
-        return configured if configured is not None else published_group_in_flight(bool(self.crossref.mailto))
 
 
 def config_file_candidates(explicit: str | os.PathLike[str] | None = None) -> list[Path]:

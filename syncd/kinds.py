@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from syncd.errors import MalformedResponse
 from syncd.pools import PoolName
@@ -40,6 +40,9 @@ from syncd.store.content import content_hash
 from syncd.store.repo import EntryContent, Store, StoredEntry
 from syncd.store.rules import PLAIN, StoreRules
 from syncd.upstream.http import Deadline
+
+if TYPE_CHECKING:
+    from syncd.config import TtlSetting
 
 __all__ = [
     "ALL_STATUSES",
@@ -53,11 +56,7 @@ __all__ = [
     "Refetch",
     "RevalidateMany",
     "RevalidateOne",
-    "TtlSetting",
 ]
-
-TtlSetting = Literal["crossref_work", "zenodo_record", "datacite", "search", "entity"]
-"""Name of the ``ttl.*`` setting that gives an ``ok`` entry its lifetime."""
 
 ALL_STATUSES = ("ok", "not_found", "gone", "restricted")
 """Every status an entry can be stored with (``ok`` carries a body; the others are misses)."""
@@ -138,7 +137,11 @@ class DataFileRows:
 
 @dataclass(frozen=True)
 class Kind:
-    """One stored kind: ``name``, ``ttl.*`` setting, budget ``pool``, ``statuses`` and its hooks."""
+    """One stored kind: ``name``, ``ttl.*`` setting, budget ``pool``, ``statuses`` and its hooks.
+
+    ``ttl``: the :class:`~syncd.config.TtlSettings` field of its lifetime (:data:`syncd.config.TtlSetting`,
+    the settings' own list); ``pool``: a pool its slice declares (``syncd/<slice>/pools.py``).
+    """
 
     name: str
     ttl: TtlSetting

@@ -7,16 +7,22 @@ importing module to the modules it loads that way; ``tests/test_architecture.py`
 an undeclared import inside a function and to keep these edges in the module graph it checks for
 cycles. :func:`load` is the one way to import a module by name at run time, and refuses a module the
 table does not declare for the importer.
+
+A key or an entry is a module's dotted name or a pattern whose ``*`` stands for one name (no dot): the
+registry's entry is every slice's tool modules (``syncd.*.tools``), so a new slice's tools are named
+once, in :data:`syncd.registry.TOOL_MODULES`, and this table names no slice (:func:`declares`); a
+pattern key (``syncd.*.rules``) declares for each slice's module what it loads of its own slice.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType, ModuleType
 from typing import Final
 
-__all__ = ["LAZY", "load"]
+__all__ = ["LAZY", "declared", "declares", "load"]
 
 LAZY: Final[Mapping[str, frozenset[str]]] = MappingProxyType(
     {
@@ -36,16 +42,9 @@ LAZY: Final[Mapping[str, frozenset[str]]] = MappingProxyType(
         # rich, only to draw a table, a progress bar or `cache get` on a terminal
         "syncd.cli.common": frozenset({"rich.console", "rich.progress", "rich.table"}),
         "syncd.cli.cache_commands": frozenset({"rich.console"}),
-        # the slices' MCP tool modules, loaded when the MCP server is built (syncd.registry.TOOL_MODULES)
-        "syncd.registry": frozenset(
-            {
-                "syncd.crossref.tools",
-                "syncd.crossref.tools_batch",
-                "syncd.zenodo.tools",
-                "syncd.datacite.tools",
-                "syncd.retractions.tools",
-            }
-        ),
+        # the slices' MCP tool modules (syncd.registry.TOOL_MODULES names them), loaded when the MCP
+        # server is built: a slice's tools.py or tools_<topic>.py
+        "syncd.registry": frozenset({"syncd.*.tools", "syncd.*.tools_*"}),
         # Alembic, only to migrate (a store already at the shipped head is opened without it)
         "syncd.store.engine": frozenset(
             {"alembic", "alembic.config", "alembic.runtime.migration", "alembic.script"}
@@ -66,6 +65,50 @@ LAZY: Final[Mapping[str, frozenset[str]]] = MappingProxyType(
 """Importing module -> the modules it imports only when used."""
 
 
+def _pattern(entry: str) -> re.Pattern[str]:
+    """The regular expression of a :data:`LAZY` name: each ``*`` one dotted name's part (captured)."""
+    return re.compile("([A-Za-z0-9_]+)".join(re.escape(part) for part in entry.split("*")))
+
+
+def _bind(entry: str, parts: Sequence[str]) -> str:
+    """``entry`` with its ``*`` replaced in turn by ``parts`` (a ``*`` beyond them stays a pattern)."""
+    pieces = entry.split("*")
+    out = pieces[0]
+    for i, piece in enumerate(pieces[1:]):
+        out += (parts[i] if i < len(parts) else "*") + piece
+    return out
+
+
+def _entries(importer: str, table: Mapping[str, frozenset[str]]) -> set[str]:
+    """What ``table`` declares for ``importer``.
+
+    Its own entry, and the entries of each pattern key it matches with that key's ``*`` parts put in
+    (``syncd.*.rules`` -> ``syncd.*.views``: a slice's rules load that slice's views).
+    """
+    found = set(table.get(importer, frozenset()))
+    for key, modules in table.items():
+        if "*" in key and (match := _pattern(key).fullmatch(importer)) is not None:
+            found.update(_bind(module, match.groups()) for module in modules)
+    return found
+
+
+def declares(importer: str, module: str, table: Mapping[str, frozenset[str]] = LAZY) -> bool:
+    """True when ``table`` (:data:`LAZY`) declares ``module`` for ``importer``.
+
+    By name, or by a pattern whose ``*`` stands for one name's part: an entry ``syncd.*.tools`` (every
+    slice's tools), a key ``syncd.*.rules`` (each slice's rules, its entries' ``*`` being that slice).
+    """
+    entries = _entries(importer, table)
+    if module in entries:
+        return True
+    return any(_pattern(e).fullmatch(module) for e in entries if "*" in e)
+
+
+def declared(importer: str, modules: Iterable[str], table: Mapping[str, frozenset[str]] = LAZY) -> set[str]:
+    """The ones of ``modules`` (dotted names) ``table`` (:data:`LAZY`) declares for ``importer``."""
+    return {m for m in modules if declares(importer, m, table)}
+
+
 def load(importer: str, module: str) -> ModuleType:
     """Import ``module`` for ``importer`` (both dotted names), as :data:`LAZY` declares.
 
@@ -73,6 +116,6 @@ def load(importer: str, module: str) -> ModuleType:
         LookupError: ``module`` is not declared in :data:`LAZY` for ``importer``.
         ImportError: the module cannot be imported.
     """
-    if module not in LAZY.get(importer, ()):
+    if not declares(importer, module):
         raise LookupError(f"{importer} loads {module} lazily but syncd.lazy.LAZY does not declare it")
     return importlib.import_module(module)

@@ -313,21 +313,28 @@ def decide(
     return Decision(Action.REVALIDATE, stale=stale)
 
 
-def error_for(decision: Decision, pool: str, key: str = "") -> UpstreamError | BudgetExhausted:
-    """The declared error of an ERROR decision for ``key`` in ``pool`` (nothing stored, upstream unusable)."""
+def error_for(
+    decision: Decision, pool: str, key: str = "", service: str | None = None
+) -> UpstreamError | BudgetExhausted:
+    """The declared error of an ERROR decision for ``key`` in ``pool`` (nothing stored, upstream unusable).
+
+    ``service``: the public service behind ``pool`` (:meth:`syncd.pools.Pools.service`), put in the
+    error's data so the client is told the service, never the pool.
+    """
+    named = {"pool": pool, "service": service} if service is not None else {"pool": pool}
     if decision.reason == READ_ONLY_REASON:
         return UpstreamOffline(
             f"{key} is not stored, and the store is read-only for this user (no upstream request)",
             hint=READ_ONLY_HINT,
-            pool=pool,
+            **named,
         )
     if decision.reason == "rate_limited":
         return UpstreamRateLimited(
-            f"{pool} is rate limited and nothing is stored", retry_after_s=decision.retry_after_s, pool=pool
+            f"{pool} is rate limited and nothing is stored", retry_after_s=decision.retry_after_s, **named
         )
     if decision.reason == "request_timeout":
-        return UpstreamTimeout(f"no time left to ask upstream ({pool})")
-    return UpstreamOffline(f"upstream ({pool}) is offline and nothing is stored", pool=pool)
+        return UpstreamTimeout(f"no time left to ask upstream ({service or pool})")
+    return UpstreamOffline(f"upstream ({pool}) is offline and nothing is stored", **named)
 
 
 def coalesced(before: EntryFacts | None, again: EntryFacts | None, now: float, window_s: float) -> bool:

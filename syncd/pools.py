@@ -1,51 +1,36 @@
-"""The budget's pools: names, services, concurrency groups, settings and published limits.
+"""What a budget pool is (the declaration a slice makes) and the table of them the budget is handed.
 
-The published limits are DESIGN.md's budget table. Pure data and pydantic models, below
-:mod:`syncd.config` (which holds them in ``Settings.budget`` and re-exports every name here) and
-:mod:`syncd.budget` (which applies them).
+Each upstream slice declares its pools in its own ``pools.py`` (:class:`Pool`: name, the service
+messages name, the rule giving its published limits for the settings; a :class:`Group` for pools
+whose in-flight requests count together); the composition root :mod:`syncd.registry` composes them
+into one :class:`Pools` table and hands it to :class:`syncd.budget.Budget` (through
+:meth:`syncd.services.Services.open`). No upstream is named here: the budget reads a pool's name,
+service, limits and group from the table it was given.
+
+The pools' settings (``budget.<pool>`` overrides, a group's ``budget.<group>_in_flight``) are in
+:class:`syncd.budget_settings.BudgetSettings`; :meth:`Pools.limits` lays them over the published
+limits.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
-__all__ = [
-    "CONCURRENCY_GROUPS",
-    "POOLS",
-    "POOL_SERVICES",
-    "BudgetSettings",
-    "GroupName",
-    "PoolLimits",
-    "PoolName",
-    "PoolSettings",
-    "published_group_in_flight",
-    "published_limits",
-]
+from syncd.budget_settings import BudgetSettings, PoolSettings
 
-PoolName = Literal["crossref_single", "crossref_list", "zenodo_general", "zenodo_search", "doi", "datacite"]
-POOLS: tuple[PoolName, ...] = (
-    "crossref_single",
-    "crossref_list",
-    "zenodo_general",
-    "zenodo_search",
-    "doi",
-    "datacite",
-)
-GroupName = Literal["crossref"]
-CONCURRENCY_GROUPS: dict[GroupName, tuple[PoolName, ...]] = {"crossref": ("crossref_single", "crossref_list")}
-"""Pools whose in-flight requests count against one limit together: Crossref counts single-record and
-list requests of a client together (since December 2025, ``x-concurrency-limit``: polite 5, public 1).
-A take locks the rows of the whole group (PostgreSQL, in pool-name order), so the shared count is exact."""
+if TYPE_CHECKING:
+    from syncd.config import Settings
 
+__all__ = ["Group", "GroupName", "Pool", "PoolLimits", "PoolName", "Pools"]
 
-class PoolSettings(BaseModel):
-    """Overrides for one budget pool; unset values take the published defaults (see PoolLimits)."""
-
-    per_s: float | None = Field(None, gt=0, description="Sustained requests per second.")
-    burst: float | None = Field(None, ge=1, description="Bucket size: requests allowed at once.")
-    in_flight: int | None = Field(None, ge=1, description="Concurrent requests across all processes.")
+PoolName = str
+"""A budget pool's name (``budget_pools.pool``, the ``budget.<pool>`` settings section)."""
+GroupName = str
+"""A concurrency group's name (:class:`Group`)."""
 
 
 class PoolLimits(BaseModel):
@@ -56,114 +41,136 @@ class PoolLimits(BaseModel):
     in_flight: int
 
 
-POOL_SERVICES: dict[str, str] = {
-    "crossref_single": "Crossref",
-    "crossref_list": "Crossref",
-    "zenodo_general": "Zenodo",
-    "zenodo_search": "Zenodo",
-    "doi": "doi.org",
-    "datacite": "DataCite",
-}
-"""The public service behind each budget pool (a field of :class:`BudgetSettings`): what messages name."""
+@dataclass(frozen=True)
+class Pool:
+    """One budget pool, as its slice declares it.
 
-
-class BudgetSettings(BaseModel):
-    """The shared request budget: one token bucket per pool, stored in the database."""
-
-    crossref_single: PoolSettings = Field(default_factory=PoolSettings)
-    crossref_list: PoolSettings = Field(default_factory=PoolSettings)
-    zenodo_general: PoolSettings = Field(default_factory=PoolSettings)
-    zenodo_search: PoolSettings = Field(default_factory=PoolSettings)
-    doi: PoolSettings = Field(default_factory=PoolSettings)
-    datacite: PoolSettings = Field(default_factory=PoolSettings)
-    crossref_in_flight: int | None = Field(
-        None,
-        ge=1,
-        description="Concurrent Crossref requests, single-record and list together, across every process "
-        "(default: polite pool 5, public pool 1; lowered further by x-concurrency-limit).",
-    )
-    announce_ttl_s: float = Field(
-        600.0,
-        gt=0,
-        le=86_400,
-        description="Seconds a limit upstream announced in its headers (x-rate-limit-*, x-concurrency-limit, "
-        "X-RateLimit-*) rules after the last answer that said it; then the configured limits apply again.",
-    )
-    pace_margin_s: float = Field(
-        0.25,
-        ge=0,
-        le=10,
-        description="Seconds of delay between taking a request slot and the request reaching upstream that "
-        "pacing allows for: under an announced limit of N per interval, no window of interval plus this "
-        "margin holds more than N requests, so jittered arrivals stay under the limit (a larger margin "
-        "costs throughput: 10/s is paced at 10 per 1.25 s with 0.25).",
-    )
-    daemon_reserve: float = Field(
-        0.3, ge=0, lt=1, description="Share of each bucket the daemon leaves for interactive calls."
-    )
-    max_block_s: float = Field(
-        300.0,
-        gt=0,
-        description="Longest a 429's Retry-After may block a pool (seconds); longer waits are cut.",
-    )
-    fallback_share: float = Field(
-        0.5,
-        gt=0,
-        le=1,
-        description="PostgreSQL: while the lab database cannot be reached, this workstation's processes "
-        "share a local budget (budget-fallback.db in the local state directory) with this share of every "
-        "limit, since other workstations of the lab may be falling back too (1: the whole limits).",
-    )
-
-
-DATACITE_WINDOW_S = 300.0
-"""DataCite's rate-limit window: requests are counted per IP per 5 minutes (its "API Rate Limits" page)."""
-DATACITE_PER_WINDOW = {True: 1000, False: 500}
-"""DataCite's published requests per window: 1,000 when identified by a mailto, 500 anonymous."""
-
-
-def _datacite_limits(identified: bool) -> PoolLimits:
-    """DataCite's tier as a bucket that never passes it: ``burst + per_s x 300 <= limit`` in any window."""
-    burst = 20.0 if identified else 10.0
-    return PoolLimits(
-        per_s=(DATACITE_PER_WINDOW[identified] - burst) / DATACITE_WINDOW_S, burst=burst, in_flight=4
-    )
-
-
-def published_limits(pool: PoolName, *, polite: bool, token: bool, identified: bool = False) -> PoolLimits:
-    """The published limits of ``pool`` (the defaults of ``budget.<pool>``).
-
-    Crossref single 10/s, 5 in flight in the polite pool (``polite``: ``crossref.mailto`` set), else
-    5/s, 1; Crossref list 3/s, 3 polite, else 1/s, 1 (both within the shared Crossref concurrency,
-    :func:`published_group_in_flight`); Zenodo general ~2,000/h sustained with bursts kept under 60/min
-    (with a ``token``: 100/min, 5,000/h); Zenodo search 30/min; doi.org 10/s; DataCite 1,000 per
-    5 minutes when ``identified`` (a mailto in the User-Agent), else 500 (:func:`_datacite_limits`:
-    20 or 10 at once, 3.27/s or 1.63/s sustained, 4 in flight). What upstream announces in its
-    headers can only lower these (:mod:`syncd.budget`).
+    ``name``: the pool's row (``budget_pools.pool``, added by a migration) and its ``budget.<name>``
+    settings section; ``service``: the public service behind it, what messages name ("Crossref");
+    ``published(settings)``: its published limits for these settings (a mailto, a token: each slice
+    reads its own section); ``group``: the :class:`Group` whose in-flight count it shares, if any.
     """
-    if pool == "datacite":
-        return _datacite_limits(identified)
-    if pool == "crossref_single":
-        return (
-            PoolLimits(per_s=10, burst=10, in_flight=5)
-            if polite
-            else PoolLimits(per_s=5, burst=5, in_flight=1)
-        )
-    if pool == "crossref_list":
-        return (
-            PoolLimits(per_s=3, burst=3, in_flight=3) if polite else PoolLimits(per_s=1, burst=1, in_flight=1)
-        )
-    if pool == "zenodo_general":
-        return (
-            PoolLimits(per_s=1.38, burst=15, in_flight=4)
-            if token
-            else PoolLimits(per_s=0.55, burst=25, in_flight=4)
-        )
-    if pool == "zenodo_search":
-        return PoolLimits(per_s=0.45, burst=3, in_flight=2)
-    return PoolLimits(per_s=10, burst=10, in_flight=5)
+
+    name: PoolName
+    service: str
+    published: Callable[[Settings], PoolLimits]
+    group: GroupName | None = None
 
 
-def published_group_in_flight(polite: bool) -> int:
-    """Crossref's concurrency, single-record and list requests together: 5 polite, 1 public (Dec 2025)."""
-    return 5 if polite else 1
+@dataclass(frozen=True)
+class Group:
+    """Pools whose in-flight requests count against one limit together (every process).
+
+    ``name``: the group's name; ``setting``: the :class:`~syncd.budget_settings.BudgetSettings` field
+    overriding its limit (unset: the published one); ``published(settings)``: its published limit
+    (requests in flight). A take locks the rows of the whole group (PostgreSQL, in pool-name order),
+    so the shared count is exact.
+    """
+
+    name: GroupName
+    setting: str
+    published: Callable[[Settings], int]
+
+
+class Pools:
+    """The budget's pools, in the order given (``syncd cache budget`` lists them so).
+
+    Args:
+        pools: every pool (names unique).
+        groups: the concurrency groups the pools name (each named by at least one pool).
+
+    Raises:
+        ValueError: a name declared twice, a pool naming an undeclared group, a group no pool names,
+            or a pool or group setting :class:`~syncd.budget_settings.BudgetSettings` does not hold.
+    """
+
+    def __init__(self, pools: Sequence[Pool], groups: Sequence[Group] = ()) -> None:
+        self._pools = {p.name: p for p in pools}
+        self._groups = {g.name: g for g in groups}
+        if len(self._pools) != len(pools) or len(self._groups) != len(groups):
+            raise ValueError("a budget pool or group is declared twice")
+        fields = BudgetSettings.model_fields
+        for pool in pools:
+            if pool.group is not None and pool.group not in self._groups:
+                raise ValueError(f"budget pool {pool.name} names an undeclared group {pool.group}")
+            if pool.name not in fields:
+                raise ValueError(f"budget pool {pool.name} has no budget.{pool.name} settings section")
+        for group in groups:
+            if not any(p.group == group.name for p in pools):
+                raise ValueError(f"no budget pool is in the group {group.name}")
+            if group.setting not in fields:
+                raise ValueError(f"budget group {group.name} has no budget.{group.setting} setting")
+
+    @property
+    def names(self) -> tuple[PoolName, ...]:
+        """Every pool's name, in order."""
+        return tuple(self._pools)
+
+    def __iter__(self) -> Iterator[Pool]:
+        return iter(self._pools.values())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._pools
+
+    def __getitem__(self, name: PoolName) -> Pool:
+        """The pool called ``name``.
+
+        Raises:
+            KeyError: no such pool.
+        """
+        return self._pools[name]
+
+    def service(self, name: PoolName) -> str:
+        """The public service behind pool ``name`` (``name`` itself for a pool not declared)."""
+        pool = self._pools.get(name)
+        return pool.service if pool is not None else name
+
+    def services(self) -> dict[PoolName, str]:
+        """Each pool's service by pool name."""
+        return {p.name: p.service for p in self._pools.values()}
+
+    def group_of(self, name: PoolName) -> GroupName | None:
+        """The concurrency group of pool ``name`` (None: it counts alone, or is not declared)."""
+        pool = self._pools.get(name)
+        return pool.group if pool is not None else None
+
+    def members(self, name: PoolName) -> tuple[PoolName, ...]:
+        """The pools counted with ``name``: its group's pools (in order), else ``(name,)``."""
+        group = self.group_of(name)
+        if group is None:
+            return (name,)
+        return tuple(p.name for p in self._pools.values() if p.group == group)
+
+    def limits(self, settings: Settings, name: PoolName) -> PoolLimits:
+        """Configured limits of pool ``name``: ``budget.<name>`` values over its published limits.
+
+        What upstream announces in its headers can only lower these (:mod:`syncd.budget`).
+
+        Raises:
+            KeyError: no such pool.
+        """
+        base = self._pools[name].published(settings)
+        over = getattr(settings.budget, name, None)
+        if not isinstance(over, PoolSettings):
+            return base
+        return PoolLimits(
+            per_s=over.per_s if over.per_s is not None else base.per_s,
+            burst=over.burst if over.burst is not None else base.burst,
+            in_flight=over.in_flight if over.in_flight is not None else base.in_flight,
+        )
+
+    def group_in_flight(self, settings: Settings, group: GroupName) -> int:
+        """Configured concurrency of ``group`` (requests in flight, all processes).
+
+        Its ``budget.<setting>`` when set, else its published limit.
+
+        Raises:
+            KeyError: no such group.
+        """
+        declared = self._groups[group]
+        configured = getattr(settings.budget, declared.setting, None)
+        return configured if isinstance(configured, int) else declared.published(settings)
+
+    def groups(self) -> tuple[Group, ...]:
+        """Every concurrency group, in order."""
+        return tuple(self._groups.values())

@@ -18,7 +18,8 @@ the first call (:mod:`syncd.lazy`), so importing the registry costs no MCP SDK. 
 
     TOOL_MODULES = {..., "datacite": ("syncd.datacite.tools",)}
 
-plus the module in ``syncd.lazy.LAZY["syncd.registry"]``.
+(the lazy table declares every slice's ``tools*`` modules for the registry by pattern: nothing to add
+there). A slice's budget pools are declared in its ``pools.py`` and composed into :data:`POOLS`.
 """
 
 from __future__ import annotations
@@ -29,25 +30,30 @@ from typing import TYPE_CHECKING, Any
 
 from syncd.config import Settings
 from syncd.crossref import kinds as crossref_kinds
+from syncd.crossref import pools as crossref_pools
 from syncd.crossref import walk as crossref_walk
 from syncd.crossref import walk_specs as crossref_watches
 from syncd.crossref.names import CROSSREF_WORK
 from syncd.datacite import kinds as datacite_kinds
+from syncd.datacite import pools as datacite_pools
 from syncd.datacite import queries_agency as datacite_agency
 from syncd.datacite import walk as datacite_walk
 from syncd.datacite import walk_specs as datacite_watches
 from syncd.datacite.names import DATACITE_WORK
 from syncd.doiorg import kinds as doiorg_kinds
+from syncd.doiorg import pools as doiorg_pools
 from syncd.doiorg.names import DOI_RA
 from syncd.errors import InvalidInput
 from syncd.kinds import DataFileRows, Kind
 from syncd.lazy import load
+from syncd.pools import Pools
 from syncd.records import RecordSource
 from syncd.services import AgencyRecords, ClientFactory, Services
 from syncd.store.repo import Store
 from syncd.store.rules import StoreRules
 from syncd.watchwalk import DoiWalker, Walker, WatchType
 from syncd.zenodo import kinds as zenodo_kinds
+from syncd.zenodo import pools as zenodo_pools
 from syncd.zenodo import walk as zenodo_walk
 from syncd.zenodo import walk_specs as zenodo_watches
 from syncd.zenodo.names import CONCEPT_DOI_PREFIX, ZENODO_RECORD
@@ -65,6 +71,7 @@ __all__ = [
     "DATA_FILES",
     "DOI_WALKERS",
     "KINDS",
+    "POOLS",
     "RECORD_KINDS",
     "RECORD_SOURCES",
     "SERIES_DOI_PREFIXES",
@@ -158,6 +165,15 @@ AGENCIES: dict[str, AgencyRecords] = {"datacite": datacite_agency.agency_records
 DataCite slice without importing it."""
 
 
+POOLS = Pools(
+    (*crossref_pools.POOLS, *zenodo_pools.POOLS, *doiorg_pools.POOLS, *datacite_pools.POOLS),
+    (*crossref_pools.GROUPS, *zenodo_pools.GROUPS, *doiorg_pools.GROUPS, *datacite_pools.GROUPS),
+)
+"""The budget's pools, each declared in its slice's ``pools.py`` (name, service, published limits,
+concurrency group), in DESIGN.md's order: handed to every budget (:func:`open_services`,
+:class:`~syncd.budget.Budget`); the budget itself names no upstream."""
+
+
 def open_services(
     settings: Settings,
     store: Store,
@@ -172,7 +188,8 @@ def open_services(
 
     The keywords are those of :meth:`Services.open <syncd.services.Services.open>`: ``interactive``
     (False: the daemon, which leaves the budget reserve), ``transport`` (tests), ``read_only``,
-    ``clock`` (epoch seconds) and ``sleep`` (seconds); every bundle gets :data:`AGENCIES`.
+    ``clock`` (epoch seconds) and ``sleep`` (seconds); every bundle gets :data:`AGENCIES` and its budget
+    :data:`POOLS`.
     """
     return Services.open(
         settings,
@@ -184,6 +201,7 @@ def open_services(
         clock=clock,
         sleep=sleep,
         agencies=AGENCIES,
+        pools=POOLS,
     )
 
 

@@ -35,6 +35,7 @@ from syncd.cache import Runner
 from syncd.config import Settings
 from syncd.errors import StoreError, UpstreamOffline
 from syncd.policy import READ_ONLY_REASON
+from syncd.pools import Pools
 from syncd.store.dialect import is_postgresql
 from syncd.store.engine import READ_ONLY_HINT, is_read_only
 from syncd.store.repo import Store
@@ -75,6 +76,7 @@ class ReadOnlyBudget(Budget):
             f"no upstream request: the store is read-only for this user ({pool})",
             hint=READ_ONLY_HINT,
             pool=pool,
+            service=self.pools.service(pool),
         )
 
     def release(
@@ -227,6 +229,7 @@ class Services:
         clock: Callable[[], float] | None = None,
         sleep: Callable[[float], None] | None = None,
         agencies: Mapping[str, AgencyRecords] | None = None,
+        pools: Pools,
     ) -> Services:
         """Build the bundle over ``store``.
 
@@ -243,11 +246,12 @@ class Services:
                 tests inject one that moves their clock instead).
             agencies: each registration agency's records by lower-cased name
                 (:data:`syncd.registry.AGENCIES`).
+            pools: the budget's pools, as the slices declare them (:data:`syncd.registry.POOLS`).
         """
         if read_only is None:
             read_only = is_read_only(store.engine)
         budget_cls = ReadOnlyBudget if read_only else LabBudget if is_postgresql(store.engine) else Budget
-        budget = budget_cls(store, settings, interactive=interactive, clock=clock, sleep=sleep)
+        budget = budget_cls(store, settings, pools=pools, interactive=interactive, clock=clock, sleep=sleep)
         return cls(
             settings,
             store,

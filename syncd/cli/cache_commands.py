@@ -34,10 +34,9 @@ from syncd.cli.common import (
     session,
     store_kind_option,
 )
-from syncd.config import POOLS
 from syncd.errors import InvalidInput, NotFound, SyncdError
 from syncd.refresh import named_entries, sweep
-from syncd.registry import DATA_FILES, KINDS, STORE_RULES, WATCHED_DOI_KIND
+from syncd.registry import DATA_FILES, KINDS, POOLS, STORE_RULES, WATCHED_DOI_KIND
 from syncd.store.maintenance import count_entries, delete_entries, list_entries, prune, vacuum, verify
 from syncd.store.watches import list_watches
 from syncd.transfer import WORKERS_MAX, default_workers, export_entries, import_paths, open_text
@@ -512,7 +511,7 @@ def cache_vacuum(ctx: click.Context, as_json: bool) -> None:
 
 
 @cache.command("budget")
-@click.argument("pool", required=False, type=NearChoice(POOLS, "pool"))
+@click.argument("pool", required=False, type=NearChoice(POOLS.names, "pool"))
 @click.option(
     "--reset",
     is_flag=True,
@@ -534,7 +533,7 @@ def cache_budget(ctx: click.Context, pool: str | None, reset: bool, as_json: boo
     with session(ctx) as svc:
         settings = svc.settings
         store = svc.store
-        budget = Budget(store, settings)
+        budget = Budget(store, settings, pools=POOLS)
         if reset:
             click.echo(f"reset: {', '.join(budget.reset(pool))}", err=True)
         now = time.time()

@@ -19,7 +19,7 @@ from syncd import policy
 from syncd.budget import Budget
 from syncd.cache import facts_of
 from syncd.cli.choices import NearChoice
-from syncd.config import CONCURRENCY_GROUPS, Settings, load_settings
+from syncd.config import Settings, load_settings
 from syncd.errors import InvalidInput, NotFound, StoreError, SyncdError
 from syncd.logsetup import setup_logging
 from syncd.policy import READ_ONLY_REASON, iso
@@ -298,7 +298,7 @@ def pool_rows(budget: Budget, now: float) -> list[dict[str, Any]]:
                 if s.group is None
                 else {
                     "name": s.group,
-                    "pools": list(CONCURRENCY_GROUPS[s.group]),  # type: ignore[index]
+                    "pools": list(budget.pools.members(s.pool)),
                     "in_flight": s.group_in_flight,
                     "limit": s.group_limit,
                 },

@@ -1,7 +1,7 @@
 """DataCite REST API client (``{datacite.base_url}/dois``, ``/repositories``, content negotiation).
 
 Every request goes through the shared budget's ``datacite`` pool (1,000 requests per 5 minutes when
-identified, 500 anonymous: :func:`syncd.pools.published_limits`). DataCite counts a client as
+identified, 500 anonymous: :mod:`syncd.datacite.pools`). DataCite counts a client as
 identified when its User-Agent holds an e-mail address, so the contact (``datacite.mailto``, else
 ``crossref.mailto``) is sent there, ``mailto:`` inside the parentheses, and never in a URL.
 
@@ -22,6 +22,7 @@ from syncd import __version__
 from syncd.budget import Budget
 from syncd.config import Settings
 from syncd.datacite.params import doi_query
+from syncd.datacite.pools import DATACITE
 from syncd.datacite.views import stored_body
 from syncd.errors import MalformedResponse, UpstreamRejected
 from syncd.upstream.http import Deadline, Response, UpstreamHTTP
@@ -39,8 +40,8 @@ __all__ = [
     "user_agent",
 ]
 
-POOL = "datacite"
-"""The budget pool of every DataCite request."""
+POOL = DATACITE.name
+"""The budget pool of every DataCite request (:data:`syncd.datacite.pools.DATACITE`)."""
 
 RECORD_PARAMS = {"sort": "-created", "include": "client", "affiliation": "true", "publisher": "true"}
 """Sent with every record read: the newest copy first, its client, affiliations and publisher as objects."""

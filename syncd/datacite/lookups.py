@@ -32,6 +32,7 @@ from syncd.datacite.lookups_content import is_partial, work_content
 from syncd.datacite.lookups_revalidate import REVALIDATE_MANY
 from syncd.datacite.names import DATACITE_SEARCH, DATACITE_WORK
 from syncd.datacite.params import list_key
+from syncd.datacite.pools import DATACITE
 from syncd.datacite.rules import LIST_RULES, WORK_RULES
 from syncd.datacite.views import (
     stored_body,
@@ -107,7 +108,7 @@ def load_work(rec: dict[str, Any], raw: str | None) -> EntryContent:
 WORK = Kind(
     DATACITE_WORK,
     "datacite",
-    "datacite",
+    DATACITE.name,
     rules=WORK_RULES,
     refetch=_refetch_work,
     load=load_work,
@@ -115,7 +116,7 @@ WORK = Kind(
 )
 """``datacite_work``: a DataCite record (``ttl.datacite``, pool ``datacite``)."""
 
-LIST = Kind(DATACITE_SEARCH, "search", "datacite", rules=LIST_RULES, refetch=_refetch_list)
+LIST = Kind(DATACITE_SEARCH, "search", DATACITE.name, rules=LIST_RULES, refetch=_refetch_list)
 """``datacite_search``: a list page (``ttl.search``, pool ``datacite``; refetched only when asked)."""
 
 
@@ -222,9 +223,9 @@ def fetched_now(entry: StoredEntry) -> Lookup:
     return Lookup(entry, policy.from_upstream(facts_of(entry)))
 
 
-def stored_work(store: Store, key: str) -> StoredEntry | None:
+def stored_work(svc: Services, key: str) -> StoredEntry | None:
     """The stored ``datacite_work`` of the DOI ``key`` (no request; None when not stored)."""
-    return store.get(DATACITE_WORK, key)
+    return svc.store.get(DATACITE_WORK, key)
 
 
 def get_work(
@@ -343,9 +344,11 @@ def list_page(
 
 
 def mirror_search(
-    store: Store, text: str, *, offset: int, rows: int
+    svc: Services, text: str, *, offset: int, rows: int
 ) -> tuple[list[StoredEntry], int, Provenance | None]:
     """Stored DataCite works matching any term of ``text`` (the store's full-text index, best first).
+
+    Asks nothing: read from ``svc.store`` alone (the queries call this instead of reading the store).
 
     Returns ``(entries, total_local_matches, provenance)``; the provenance is ``store-stale`` with the
     oldest ``validated_at`` of the page (None when nothing matched).
@@ -353,7 +356,7 @@ def mirror_search(
     terms = [t for t in text.split() if any(ch.isalnum() for ch in t)]
     if not terms:
         return [], 0, None
-    entries, total = store.search_page(terms, kind=DATACITE_WORK, offset=offset, limit=rows)
+    entries, total = svc.store.search_page(terms, kind=DATACITE_WORK, offset=offset, limit=rows)
     entries = [e for e in entries if e.status == "ok"]
     if not entries:
         return [], total, None

@@ -103,7 +103,7 @@ def agency_records(svc: Services, dois: Sequence[str]) -> dict[str, dict[str, An
     """DataCite's summary of each of ``dois`` by lower-cased DOI (see the module docstring). Never raises."""
     deadline = current_deadline(svc.settings.deadline_s)
     keys = list(dict.fromkeys(d.strip().lower() for d in dois if d.strip()))
-    unheld = [k for k in keys if (e := lookups.stored_work(svc.store, k)) is None or lookups.is_partial(e)]
+    unheld = [k for k in keys if (e := lookups.stored_work(svc, k)) is None or lookups.is_partial(e)]
     fetched: dict[str, StoredEntry] = {}
     for i in range(0, len(unheld), BATCH_MAX):
         if deadline.expired():

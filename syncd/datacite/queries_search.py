@@ -163,7 +163,7 @@ def _check_walk(req: SearchRequest, body: dict[str, Any]) -> None:
 def _offline(svc: Services, req: SearchRequest, exc: SyncdError) -> dict[str, Any]:
     """The mirror's answer: stored DataCite works matching the search's words (``local: true``)."""
     entries, total, prov = lookups.mirror_search(
-        svc.store, req.terms, offset=(req.page - 1) * req.limit, rows=req.limit
+        svc, req.terms, offset=(req.page - 1) * req.limit, rows=req.limit
     )
     if prov is None and not total:
         raise exc

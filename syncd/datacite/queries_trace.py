@@ -69,7 +69,7 @@ def _hydrate(svc: Services, nodes: list[dict[str, Any]], deadline: Deadline, sha
     Returns how many DOI nodes stay unhydrated for want of time.
     """
     wanted = [n for n in nodes if n["idType"] == "DOI" and n["depth"] > 0 and not n["hydrated"]]
-    missing = [n["id"] for n in wanted if lookups.stored_work(svc.store, n["id"]) is None]
+    missing = [n["id"] for n in wanted if lookups.stored_work(svc, n["id"]) is None]
     late = 0
     for i in range(0, len(missing), 50):
         if not _time_left(deadline, share):
@@ -80,7 +80,7 @@ def _hydrate(svc: Services, nodes: list[dict[str, Any]], deadline: Deadline, sha
         except (UpstreamError, BudgetExhausted):
             break
     for node in wanted:
-        entry = lookups.stored_work(svc.store, node["id"])
+        entry = lookups.stored_work(svc, node["id"])
         if entry is not None and entry.status == "ok":
             _describe(node, stored_document(entry, WORK_RULES) or {})
     return late
@@ -106,7 +106,7 @@ def _frontier_docs(svc: Services, frontier: list[str], deadline: Deadline) -> di
     Raises:
         UpstreamError, BudgetExhausted: the batch request failed.
     """
-    docs = {d: doc for d in frontier if (doc := _whole(lookups.stored_work(svc.store, d))) is not None}
+    docs = {d: doc for d in frontier if (doc := _whole(lookups.stored_work(svc, d))) is not None}
     asked = [d for d in frontier if d not in docs]
     if asked:
         for key, entry in lookups.fetch_works(svc, asked, deadline).items():

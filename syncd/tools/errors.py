@@ -22,7 +22,6 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, CallToolResult, TextContent
 from pydantic import ValidationError
 
-from syncd.config import POOL_SERVICES
 from syncd.contracts.common import ErrorData, ErrorInfo, Recovery
 from syncd.errors import (
     BudgetExhausted,
@@ -41,7 +40,6 @@ from syncd.store.repo import write_cause
 
 __all__ = [
     "CODES",
-    "SERVICES",
     "STORE_CAUSES",
     "client_message",
     "error_result",
@@ -89,9 +87,6 @@ STORE_CAUSES = {
 """Named causes of a store failure, as told to clients (never the SQL or the file path)."""
 
 
-SERVICES = POOL_SERVICES
-"""The public service of each budget pool (:data:`syncd.config.POOL_SERVICES`)."""
-
 _SQL = re.compile(
     r"\[SQL:|\(Background on this error|sqlite3\.|psycopg|\bSELECT\b.+\bFROM\b|\bINSERT INTO\b|"
     r"\bUPDATE\b.+\bSET\b|\bDELETE FROM\b|\bCREATE (?:TABLE|INDEX)\b",
@@ -110,18 +105,20 @@ def _store_sentence(exc: SyncdError) -> str:
     return f"the local store could not be read or written{tail} (details in the syncd log)"
 
 
-def public_names(text: str, pool: object = None) -> str:
-    """``text`` with budget pool names replaced by their services (``crossref_single`` -> ``Crossref``).
+def public_names(text: str, pool: object = None, service: object = None) -> str:
+    """``text`` with the budget pool ``pool`` named by its ``service`` (``crossref_single`` -> ``Crossref``).
 
-    The short pool name ``doi`` is replaced only where it stands for the pool of ``pool``
-    (``upstream (doi)``, ``doi is ...``), never inside other text about DOIs.
+    The error's data carry both (the budget, the HTTP layer and the road put the service of the pool
+    the slice declared beside it: :meth:`syncd.pools.Pools.service`). A pool name holding ``_`` is
+    replaced wherever it stands as a word; a short one (doi.org's ``doi``) only where it stands for the
+    pool (``upstream (doi)``, ``doi is ...``), never inside other text about DOIs.
     """
-    for name, service in SERVICES.items():
-        if "_" in name:
-            text = re.sub(rf"\b{name}\b", service, text)
-    if pool == "doi":
-        text = re.sub(r"^doi\b|\(doi\)", lambda m: "doi.org" if m.group(0) == "doi" else "(doi.org)", text)
-    return text
+    if not (isinstance(pool, str) and pool and isinstance(service, str) and service):
+        return text
+    if "_" in pool:
+        return re.sub(rf"\b{re.escape(pool)}\b", lambda _m: service, text)
+    short = re.compile(rf"^{re.escape(pool)}\b|\({re.escape(pool)}\)")
+    return short.sub(lambda m: service if m.group(0) == pool else f"({service})", text)
 
 
 def _numbers_in(message: str, data: Mapping[str, Any]) -> str:
@@ -143,12 +140,12 @@ def client_message(exc: SyncdError) -> str:
     A :class:`~syncd.errors.StoreError` (or any ``store_unavailable`` error, e.g. a request token
     the budget could not write) may hold SQL text and file paths: it is logged here and replaced by
     a sentence naming the cause (full disk, read-only, locked) when known. Any other message that
-    reads like database text is replaced the same way. Budget pool names become their services
-    (:data:`SERVICES`).
+    reads like database text is replaced the same way. The error's budget pool is named by its service
+    (:func:`public_names`).
     """
     if isinstance(exc, StoreError) or exc.reason == "store_unavailable" or _SQL.search(exc.message):
         return _store_sentence(exc)
-    return public_names(exc.message, exc.data.get("pool"))
+    return public_names(exc.message, exc.data.get("pool"), exc.data.get("service"))
 
 
 def to_error_info(exc: SyncdError, rename: Mapping[str, str] | None = None) -> ErrorInfo:
@@ -165,16 +162,16 @@ def to_error_info(exc: SyncdError, rename: Mapping[str, str] | None = None) -> E
         for k, v in exc.data.items()
         if k not in ("reason", "recovery", "retryable")
     }
-    pool = extra.get("pool")
-    if isinstance(pool, str) and pool in SERVICES:
-        extra["service"] = SERVICES[pool]
+    pool, service = extra.get("pool"), extra.get("service")
     data = ErrorData(
         reason=reason,
-        recovery=Recovery(hint=public_names(exc.hint, pool)),
+        recovery=Recovery(hint=public_names(exc.hint, pool, service)),
         retryable=retryable(exc, reason),
         **extra,
     )
-    message = _numbers_in(client_message(exc), {k: v for k, v in extra.items() if k != "pool"})
+    message = _numbers_in(
+        client_message(exc), {k: v for k, v in extra.items() if k not in ("pool", "service")}
+    )
     return ErrorInfo(code=code, message=message, data=data)
 
 

@@ -264,7 +264,10 @@ class UpstreamHTTP:
                 lease = self.budget.acquire(pool, max_wait_s=deadline.remaining())
             except StoreError as exc:  # the budget's row could not be written in time: no token
                 raise BudgetExhausted(
-                    f"{self.name}: no request token: {exc.message}", reason="store_unavailable", pool=pool
+                    f"{self.name}: no request token: {exc.message}",
+                    reason="store_unavailable",
+                    pool=pool,
+                    service=self.budget.pools.service(pool),
                 ) from exc
             outcome, block_s, sent = Outcome.NOT_SENT, 0.0, False
             announced: Announcement | None = None
@@ -513,7 +516,10 @@ class UpstreamHTTP:
         ctype = hdrs.get("content-type", "").lower()
         if status == 429:
             raise UpstreamRateLimited(
-                f"{self.name}: rate limited (HTTP 429)", retry_after_s=round(block_s, 3), pool=pool
+                f"{self.name}: rate limited (HTTP 429)",
+                retry_after_s=round(block_s, 3),
+                pool=pool,
+                service=self.budget.pools.service(pool),
             )
         if status in (408, 504):
             raise UpstreamTimeout(f"{self.name}: upstream timed out (HTTP {status})")

@@ -15,7 +15,7 @@ from syncd.cli import cli
 from syncd.cli.common import parse_duration, parse_size
 from syncd.config import Settings
 from syncd.cursorwalk import SORT
-from syncd.registry import open_services
+from syncd.registry import POOLS, open_services
 from tests.cli.test_cli import env  # noqa: F401  (fixture: SYNCD_* pointing at the fake and a temp DB)
 from tests.conftest import corpus_json
 from tests.fakeupstream import FakeUpstream
@@ -253,7 +253,7 @@ def test_budget_shows_pools_and_blocks(env: Settings) -> None:  # noqa: F811
 
     store = Store.open(env.database_url)
     try:
-        Budget(store, env).block("crossref_list", 120)
+        Budget(store, env, pools=POOLS).block("crossref_list", 120)
     finally:
         store.close()
     pools = {p["pool"]: p for p in run_json("cache", "budget")}

@@ -12,17 +12,29 @@ from __future__ import annotations
 import ast
 import functools
 import json
+import re
 import subprocess
 import sys
+import typing
 from pathlib import Path
 
 import click
 import pytest
 
+from syncd.budget_settings import BudgetSettings
 from syncd.cli import COMMANDS
-from syncd.config import Settings
-from syncd.lazy import LAZY, load
-from syncd.registry import KINDS, TOOL_MODULES, WATCH_TYPES, mcp_specs, resource_specs, tool_specs
+from syncd.config import Settings, TtlSetting, TtlSettings
+from syncd.lazy import LAZY, declared, declares, load
+from syncd.registry import (
+    KINDS,
+    POOLS,
+    SLICES,
+    TOOL_MODULES,
+    WATCH_TYPES,
+    mcp_specs,
+    resource_specs,
+    tool_specs,
+)
 from syncd.tools import changes, server
 from tests.helpers import every_tool
 
@@ -64,7 +76,7 @@ def _graph() -> dict[str, set[str]]:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 deps.update(t for t in _targets(node, module) if t in MODULES and t != module)
-        deps.update(m for m in LAZY.get(module, ()) if m in MODULES)
+        deps.update(declared(module, MODULES))
         graph[module] = deps
     return graph
 
@@ -120,7 +132,7 @@ def _function_imports() -> list[str]:
                     names = [node.module or ""]
                 else:
                     continue
-                found += [f"{module}:{node.lineno} {n}" for n in names if n not in LAZY.get(module, ())]
+                found += [f"{module}:{node.lineno} {n}" for n in names if not declares(module, n)]
     return found
 
 
@@ -130,12 +142,17 @@ def test_no_import_inside_a_function_except_the_declared_lazy_ones() -> None:
 
 
 def test_the_lazy_table_names_real_modules_and_the_commands_it_loads() -> None:
-    """Each importer in LAZY is a syncd module, each syncd module it names exists, and the modules of the
-    ``syncd`` commands (syncd.cli.COMMANDS) are exactly those LAZY declares for syncd.cli.
+    """Each importer in LAZY is a syncd module, each syncd module it names exists (each ``*`` pattern
+    matches one at least), and the modules of the ``syncd`` commands (syncd.cli.COMMANDS) are exactly
+    those LAZY declares for syncd.cli.
     """
-    assert set(LAZY) <= set(MODULES)
-    named = {m for mods in LAZY.values() for m in mods if m.startswith("syncd")}
+    assert {k for k in LAZY if "*" not in k} <= set(MODULES)
+    keys = [re.compile(re.escape(k).replace(r"\*", "[A-Za-z0-9_]+")) for k in LAZY if "*" in k]
+    assert all(any(key.fullmatch(m) for m in MODULES) for key in keys)
+    named = {m for mods in LAZY.values() for m in mods if m.startswith("syncd") and "*" not in m}
     assert named <= set(MODULES), named - set(MODULES)
+    patterns = {(i, m) for i, mods in LAZY.items() for m in mods if "*" in m}
+    assert patterns and all(declared(i, MODULES) for i, _ in patterns)
     assert {c.module for c in COMMANDS.values()} == LAZY["syncd.cli"]
 
 
@@ -144,6 +161,25 @@ def test_load_refuses_a_module_the_table_does_not_declare() -> None:
     assert load("syncd.cli", "syncd.cli.db_commands").__name__ == "syncd.cli.db_commands"
     with pytest.raises(LookupError, match="does not declare"):
         load("syncd.cli", "syncd.tools.server")
+    assert declares("syncd.registry", "syncd.datacite.tools") and declares(
+        "syncd.registry", "syncd.crossref.tools_batch"
+    )
+    assert not declares("syncd.registry", "syncd.datacite.lookups")
+    assert not declares("syncd.registry", "syncd.a.b.tools")  # ``*`` is one name, never a dotted path
+    with pytest.raises(LookupError, match="does not declare"):
+        load("syncd.registry", "syncd.datacite.queries")
+
+
+def test_a_pattern_key_declares_each_slice_s_own_modules() -> None:
+    """A key ``syncd.*.rules`` declares for each slice's rules that slice's views, never another's, and
+    an entry's own ``*`` past the key's stays a pattern (a planted table).
+    """
+    table = {"syncd.*.rules": frozenset({"syncd.*.views", "syncd.*.views_*"})}
+    assert declares("syncd.zenodo.rules", "syncd.zenodo.views", table)
+    assert declares("syncd.zenodo.rules", "syncd.zenodo.views_changes", table)
+    assert not declares("syncd.zenodo.rules", "syncd.crossref.views", table)
+    assert not declares("syncd.zenodo.lookups", "syncd.zenodo.views", table)
+    assert declared("syncd.crossref.rules", MODULES, table) >= {"syncd.crossref.views"}
 
 
 def _loaded(code: str) -> list[str]:
@@ -370,6 +406,7 @@ SLICE_ROLES = (
     "queries",
     "tools",
     "walk",
+    "pools",
 )
 """The files every upstream slice holds, each for one job; ``<role>_<topic>.py`` splits a big role."""
 FULL_SLICES = ("crossref", "zenodo", "datacite")
@@ -464,7 +501,7 @@ def test_the_mcp_machinery_imports_no_slice_and_serves_the_registrys_tools() -> 
     assert every_tool() == (*tool_specs(), *changes.TOOLS)
     assert server.served_resources(resource_specs()) == (*resource_specs(), *changes.RESOURCES)
     assert len({s.name for s in every_tool()}) == len(every_tool()) == 22
-    assert {m for mods in TOOL_MODULES.values() for m in mods} == LAZY["syncd.registry"]
+    assert {m for mods in TOOL_MODULES.values() for m in mods} <= declared("syncd.registry", MODULES)
 
 
 def test_a_server_serves_the_tools_of_its_slices_only(settings: Settings) -> None:
@@ -500,16 +537,9 @@ def store_uses(source: str) -> list[int]:
 TOOL_MODULES_CHECKED = ("syncd.crossref.tools", "syncd.zenodo.tools", "syncd.doiorg.tools", "syncd.tools.")
 STORE_TOOL = "syncd.tools.changes"
 """The change-feed tool: the one tool module that reads the store itself (the feed is the store's)."""
-PENDING_STORE_QUERIES: dict[str, str] = {
-    "syncd.datacite.queries_search": "mirror_search(svc.store, ...): DataCite's offline search is to take "
-    "the services bundle, as Crossref's (syncd.crossref.lookups_stored.mirror_search) does (the DataCite "
-    "slice's helper owns syncd/datacite/)",
-    "syncd.datacite.queries_trace": "lookups.stored_work(svc.store, ...): the trace's stored reads are to go "
-    "through a lookup taking the services bundle (the DataCite slice's helper owns syncd/datacite/)",
-    "syncd.datacite.queries_agency": "lookups.stored_work(svc.store, ...): the agency records' stored reads, "
-    "likewise (new with the cross-registry answers)",
-}
-"""Query modules that still use the store directly, each with what removes it (kept failing when done)."""
+PENDING_STORE_QUERIES: dict[str, str] = {}
+"""Query modules that still use the store directly, each with what removes it (none since the DataCite
+queries read through ``lookups.stored_work`` / ``mirror_search`` taking the services bundle; kept empty)."""
 
 
 def _query_modules() -> list[str]:
@@ -772,3 +802,152 @@ def test_the_duration_finder_leaves_clock_reads_that_are_no_duration() -> None:
         "    assert o.body_s < 11.5\n"
     )
     assert duration_asserts(source) == []
+
+
+# --------------------------------------------------------------------------------------------------
+# the core names no upstream (issue 26: a slice is its folder, the registry, settings, README, tests)
+# --------------------------------------------------------------------------------------------------
+
+SLICE_FOLDERS = (*FULL_SLICES, "doiorg", "retractions")
+"""The folders ``syncd/<slice>/`` that may name their upstream (the retractions index's too)."""
+NAMING_ALLOWED = ("syncd.registry", "syncd.config", "syncd.slice_settings", "syncd.budget_settings")
+"""The composition root and the settings modules (each pool's ``budget.<pool>`` section, each
+slice's settings section): the core modules allowed to name an upstream."""
+GENERIC_NAMES = frozenset({"doi"})
+"""Upstream names that are also the field's term: the doi.org pool is called ``doi``, like every
+identifier's field; a ``"doi"`` literal is not read as naming the pool."""
+PENDING_UPSTREAM_NAMES: dict[str, str] = {
+    "syncd.upstream.check": "CHECKS, the probe of each upstream (``syncd cache stats``): each slice is to "
+    "declare its probe beside its client (CLIENTS), composed by the registry",
+    "syncd.logsetup": "the secrets and addresses to mask (zenodo.token, crossref.mailto): the settings are "
+    "to list them (a SecretStr field already says what is secret)",
+    "syncd.daemon": "the start-up line reads crossref.mailto and zenodo.token: each slice's client is to "
+    "say how it identifies itself",
+    "syncd.tools.changes": "the ``kind`` input's Literal lists crossref and zenodo (not datacite): it is "
+    "to be built from registry.CHANGE_SOURCES",
+    "syncd.cli.check_commands": "``agency != 'crossref'``: the agency of the checked file's DOIs is to come "
+    "from the slice answering them",
+}
+"""Core modules that still name an upstream, each with what removes it (kept failing when done)."""
+
+
+def _upstream_names() -> frozenset[str]:
+    """What names an upstream: its slice, pools, services, concurrency groups (and their settings), kinds."""
+    names = {p.name for p in POOLS} | {p.service for p in POOLS}
+    names |= {g.name for g in POOLS.groups()} | {g.setting for g in POOLS.groups()}
+    names |= set(SLICES) | set(KINDS)
+    return frozenset(names - GENERIC_NAMES)
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    nodes = [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+    ]
+    return {
+        id(n.body[0].value)
+        for n in nodes
+        if n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)
+    }
+
+
+def upstream_names_in(source: str, names: frozenset[str], slices: tuple[str, ...]) -> list[str]:
+    """``line:name`` of each place ``source`` names an upstream in code (docstrings and comments aside).
+
+    A string literal equal to one of ``names`` (a pool, service, slice or kind name) or naming a module
+    of one of ``slices`` (``"syncd.datacite.tools"``), and an attribute called one of ``names``
+    (``settings.crossref.mailto``, ``budget.crossref_in_flight``).
+    """
+    tree = ast.parse(source)
+    docs = _docstrings(tree)
+    prefixes = tuple(f"syncd.{s}." for s in slices)
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
+            if node.value in names or node.value.startswith(prefixes):
+                found.append(f"{node.lineno}:{node.value}")
+        elif isinstance(node, ast.Attribute) and node.attr in names:
+            found.append(f"{node.lineno}:.{node.attr}")
+    return sorted(set(found), key=lambda f: (int(f.split(":")[0]), f))
+
+
+def _core_modules() -> list[str]:
+    """Every syncd module but the slice folders' and :data:`NAMING_ALLOWED`."""
+    slices = tuple(f"syncd.{s}" for s in SLICE_FOLDERS)
+    inside = tuple(f"{s}." for s in slices)
+    return [m for m in MODULES if m not in NAMING_ALLOWED and m not in slices and not m.startswith(inside)]
+
+
+def test_no_core_module_names_an_upstream() -> None:
+    """No module outside the slice folders, the registry and the settings names an upstream in code:
+    no pool, service, slice or kind name as a string literal (``"datacite"``, ``"crossref_single"``), no
+    ``syncd.<slice>.`` module path, no ``.crossref`` settings attribute. The budget is handed the pools
+    the slices declare; a pending module is listed with what removes it.
+    """
+    names = _upstream_names()
+    assert {"crossref_single", "zenodo_search", "datacite", "DataCite", "crossref_in_flight"} <= names
+    core = _core_modules()
+    assert {"syncd.pools", "syncd.budget", "syncd.kinds", "syncd.lazy", "syncd.budget_fallback"} <= set(core)
+    assert not any(m.startswith(("syncd.crossref", "syncd.datacite")) or m == "syncd.registry" for m in core)
+    found = {
+        m: hits
+        for m in core
+        if (hits := upstream_names_in(MODULES[m].read_text(encoding="utf-8"), names, SLICE_FOLDERS))
+    }
+    assert sorted(found) == sorted(PENDING_UPSTREAM_NAMES), found
+    assert set(PENDING_UPSTREAM_NAMES) <= set(core)
+
+
+def test_the_upstream_name_finder_finds_planted_names() -> None:
+    """The checker reports a planted pool literal, a slice's module path and a settings attribute, and
+    leaves docstrings, comments and the generic ``"doi"`` alone (so the test above can fail).
+    """
+    names = _upstream_names()
+    source = (
+        '"""Talks of datacite and crossref_single in prose."""\n'
+        "POOL = 'datacite'  # crossref_single in a comment\n"
+        "def f(settings, load):\n"
+        '    """The zenodo_search pool."""\n'
+        "    load('syncd.registry', 'syncd.zenodo.tools')\n"
+        "    return settings.crossref.mailto, 'doi', settings.budget.crossref_in_flight\n"
+    )
+    assert upstream_names_in(source, names, SLICE_FOLDERS) == [
+        "2:datacite",
+        "5:syncd.zenodo.tools",
+        "6:.crossref",
+        "6:.crossref_in_flight",
+    ]
+    assert upstream_names_in('POOLS = ("doi",)\n', names, SLICE_FOLDERS) == []
+
+
+def test_every_pool_is_declared_in_its_slice_with_its_settings() -> None:
+    """Each of the six pools comes from a slice's ``pools.py`` (Crossref's two, Zenodo's two, doi.org's,
+    DataCite's), with its ``budget.<pool>`` settings section.
+    """
+    assert POOLS.names == (
+        "crossref_single",
+        "crossref_list",
+        "zenodo_general",
+        "zenodo_search",
+        "doi",
+        "datacite",
+    )
+    declared_in = {p.name: p.published.__module__ for p in POOLS}
+    assert declared_in == {
+        "crossref_single": "syncd.crossref.pools",
+        "crossref_list": "syncd.crossref.pools",
+        "zenodo_general": "syncd.zenodo.pools",
+        "zenodo_search": "syncd.zenodo.pools",
+        "doi": "syncd.doiorg.pools",
+        "datacite": "syncd.datacite.pools",
+    }
+    assert set(POOLS.names) | {g.setting for g in POOLS.groups()} <= set(BudgetSettings.model_fields)
+
+
+def test_the_ttl_setting_names_are_the_settings_lifetimes() -> None:
+    """``TtlSetting`` (a kind's ``ttl``) lists exactly the :class:`TtlSettings` lifetimes of ``ok`` entries
+    (all but ``miss`` and ``deleted``), and every kind's ``ttl`` is one of them.
+    """
+    assert set(typing.get_args(TtlSetting)) == set(TtlSettings.model_fields) - {"miss", "deleted"}
+    assert {k.ttl for k in KINDS.values()} <= set(typing.get_args(TtlSetting))

@@ -11,8 +11,11 @@ from freezegun import freeze_time
 
 from syncd.budget import BREAKER_COOLDOWN_S, BREAKER_THRESHOLD, LEASE_MARGIN_S, Budget
 from syncd.config import Settings
-from syncd.errors import BudgetExhausted, UpstreamOffline
+from syncd.errors import BudgetExhausted, InvalidInput, UpstreamOffline
+from syncd.pools import Pool, PoolLimits, Pools
+from syncd.registry import POOLS
 from syncd.store.repo import Store
+from syncd.tools.errors import to_error_info
 
 pytestmark = pytest.mark.both_backends
 
@@ -38,7 +41,7 @@ def test_bucket_allows_burst_then_refills_at_rate(db_url: str, two_stores) -> No
     """Burst 3 at 1/s: three grants at once, the fourth must wait ~1 s, and one more token after 1 s."""
     store, _ = two_stores
     with freeze_time("2026-11-29 12:00:00") as clock:
-        budget = Budget(store, _settings(db_url))
+        budget = Budget(store, _settings(db_url), pools=POOLS)
         leases = [budget.try_acquire("crossref_single") for _ in range(2)]
         for g in leases:
             budget.release(g.lease)
@@ -57,7 +60,7 @@ def test_tokens_are_shared_between_store_instances(db_url: str, two_stores) -> N
     a, b = two_stores
     with freeze_time("2026-11-29 12:00:00"):
         settings = _settings(db_url, in_flight=10)
-        first, second = Budget(a, settings), Budget(b, settings)
+        first, second = Budget(a, settings, pools=POOLS), Budget(b, settings, pools=POOLS)
         assert first.try_acquire("crossref_single").lease is not None
         assert second.try_acquire("crossref_single").lease is not None
         assert first.try_acquire("crossref_single").lease is not None
@@ -71,10 +74,10 @@ def test_429_block_is_seen_by_every_process_and_acquire_does_not_hang(db_url: st
     """
     a, b = two_stores
     settings = _settings(db_url)
-    Budget(a, settings).block("crossref_single", 30)
+    Budget(a, settings, pools=POOLS).block("crossref_single", 30)
     slept: list[float] = []
     with pytest.raises(BudgetExhausted) as err:
-        Budget(b, settings, sleep=slept.append).acquire("crossref_single", max_wait_s=0.5)
+        Budget(b, settings, pools=POOLS, sleep=slept.append).acquire("crossref_single", max_wait_s=0.5)
     assert slept == []
     assert err.value.reason == "rate_limited"
     assert 29 < err.value.data["retry_after_s"] <= 30
@@ -85,10 +88,10 @@ def test_daemon_leaves_the_interactive_reserve(db_url: str, two_stores) -> None:
     store, _ = two_stores
     with freeze_time("2026-11-29 12:00:00"):
         settings = _settings(db_url, burst=10, in_flight=20)
-        daemon = Budget(store, settings, interactive=False)
+        daemon = Budget(store, settings, pools=POOLS, interactive=False)
         got = sum(1 for _ in range(10) if daemon.try_acquire("crossref_single").lease is not None)
         assert got == 7
-        interactive = Budget(store, settings)
+        interactive = Budget(store, settings, pools=POOLS)
         assert sum(1 for _ in range(5) if interactive.try_acquire("crossref_single").lease is not None) == 3
 
 
@@ -96,7 +99,7 @@ def test_in_flight_limit_and_release(db_url: str, two_stores) -> None:
     """in_flight=2: a third concurrent request waits for a slot; releasing one frees it."""
     store, _ = two_stores
     with freeze_time("2026-11-29 12:00:00"):
-        budget = Budget(store, _settings(db_url, burst=10))
+        budget = Budget(store, _settings(db_url, burst=10), pools=POOLS)
         first = budget.try_acquire("crossref_single").lease
         second = budget.try_acquire("crossref_single").lease
         assert first and second
@@ -111,7 +114,7 @@ def test_breaker_opens_after_repeated_failures_and_lets_one_probe_through(db_url
     a, b = two_stores
     with freeze_time("2026-11-29 12:00:00") as clock:
         settings = _settings(db_url, burst=10, in_flight=10)
-        one, other = Budget(a, settings), Budget(b, settings)
+        one, other = Budget(a, settings, pools=POOLS), Budget(b, settings, pools=POOLS)
         for _ in range(BREAKER_THRESHOLD):
             one.record_failure("crossref_single")
         with pytest.raises(UpstreamOffline):
@@ -128,7 +131,7 @@ def test_breaker_opens_after_repeated_failures_and_lets_one_probe_through(db_url
 def _hammer(db_url: str, seconds: float, out: multiprocessing.Queue) -> None:  # pragma: no cover - child
     """Take tokens for ``seconds`` (real time); put the budget-clock time of every grant on ``out``."""
     store = Store.open(db_url)
-    budget = Budget(store, _settings(db_url, per_s=10.0, burst=5, in_flight=50))
+    budget = Budget(store, _settings(db_url, per_s=10.0, burst=5, in_flight=50), pools=POOLS)
     granted: list[float] = []
     end = time.time() + seconds
     while time.time() < end:
@@ -162,3 +165,49 @@ def test_three_processes_never_exceed_the_bucket(db_url: str) -> None:
     n = len(stamps)
     worst = max((j - i + 1) - 10.0 * (stamps[j] - stamps[i]) for i in range(n) for j in range(i, n))
     assert worst <= 5 + 1e-6, worst  # granted in [a, b] <= burst + rate x (b - a)
+
+
+def test_the_budget_takes_names_services_and_limits_from_the_pools_it_is_handed(db_url: str) -> None:
+    """A budget handed a one-pool table (the ``datacite`` row, declared here as "A mirror", 2/s, burst 7,
+    3 in flight) lists that pool only, applies its limits, and its breaker's error names its service in
+    the data and the client's message: the budget names no upstream itself.
+    """
+    mirror = Pool("datacite", "A mirror", lambda _s: PoolLimits(per_s=2, burst=7, in_flight=3))
+    store = Store.open(db_url)
+    try:
+        with freeze_time("2026-11-29 12:00:00"):
+            budget = Budget(store, Settings(database_url=db_url), pools=Pools((mirror,)))
+            [state] = budget.states()
+            assert (state.pool, state.limits.per_s, state.limits.burst, state.limits.in_flight) == (
+                "datacite",
+                2,
+                7,
+                3,
+            )
+            for _ in range(BREAKER_THRESHOLD):
+                budget.record_failure("datacite")
+            with pytest.raises(UpstreamOffline) as caught:
+                budget.try_acquire("datacite")
+        info = to_error_info(caught.value)
+        assert caught.value.data["service"] == "A mirror"
+        assert info.message.startswith("A mirror is offline after repeated failures")
+        with pytest.raises(InvalidInput, match="expected one of datacite"):
+            budget.reset("crossref_single")
+    finally:
+        store.close()
+
+
+def test_a_pool_table_refuses_a_pool_without_settings_or_an_undeclared_group() -> None:
+    """A pool with no ``budget.<pool>`` section, or naming a group nobody declared, is refused when the
+    table is composed (never at the first take).
+    """
+
+    def limits(_s: Settings) -> PoolLimits:
+        return PoolLimits(per_s=1, burst=1, in_flight=1)
+
+    with pytest.raises(ValueError, match=r"no budget\.lab_mirror settings section"):
+        Pools((Pool("lab_mirror", "Lab mirror", limits),))
+    with pytest.raises(ValueError, match="undeclared group"):
+        Pools((Pool("doi", "doi.org", limits, group="resolvers"),))
+    with pytest.raises(ValueError, match="declared twice"):
+        Pools((Pool("doi", "doi.org", limits), Pool("doi", "doi.org", limits)))

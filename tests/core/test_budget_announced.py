@@ -26,6 +26,7 @@ from syncd.cli import cli
 from syncd.config import Settings
 from syncd.crossref.client import CrossrefClient
 from syncd.errors import BudgetExhausted, SyncdError, UpstreamRateLimited
+from syncd.registry import POOLS
 from syncd.store.repo import Store
 from syncd.upstream.http import Deadline, UpstreamHTTP
 from syncd.upstream.limits import read_announcement
@@ -155,7 +156,9 @@ def test_an_announced_limit_lowers_the_pool_and_expires(store: Store) -> None:
     once ``announce_ttl_s`` passes without an answer, the configured limits rule again.
     """
     now = [1_800_000_000.0]
-    budget = Budget(store, _settings(str(store.engine.url), announce_ttl_s=600), clock=lambda: now[0])
+    budget = Budget(
+        store, _settings(str(store.engine.url), announce_ttl_s=600), pools=POOLS, clock=lambda: now[0]
+    )
     _answer(
         budget,
         "crossref_single",
@@ -194,8 +197,8 @@ def test_the_window_holds_every_process_under_the_announced_limit(db_url: str) -
         settings = _settings(
             db_url, crossref_single={"per_s": 100, "burst": 100, "in_flight": 50}, crossref_in_flight=50
         )
-        first = Budget(a, settings, clock=lambda: now[0])
-        second = Budget(b, settings, clock=lambda: now[0])
+        first = Budget(a, settings, pools=POOLS, clock=lambda: now[0])
+        second = Budget(b, settings, pools=POOLS, clock=lambda: now[0])
         _answer(first, "crossref_single", Announcement(limit=10, interval_s=1.0))
         leases = [(first if i % 2 else second).try_acquire("crossref_single").lease for i in range(9)]
         assert all(leases)  # the announcing request's send counts: 10 in the window
@@ -212,7 +215,7 @@ def test_the_window_holds_every_process_under_the_announced_limit(db_url: str) -
         assert last is not None
         first.release(last, Outcome.ANSWERED, sent_at=now[0])
         now[0] += 10.0
-        daemon = Budget(a, settings, interactive=False, clock=lambda: now[0])
+        daemon = Budget(a, settings, pools=POOLS, interactive=False, clock=lambda: now[0])
         assert sum(1 for _ in range(10) if daemon.try_acquire("crossref_single").lease) == 7
         assert sum(1 for _ in range(5) if second.try_acquire("crossref_single").lease) == 3
     finally:
@@ -229,7 +232,7 @@ def test_crossref_single_and_list_requests_share_one_in_flight_limit(db_url: str
     store = Store.open(db_url)
     try:
         now = [1_800_000_000.0]
-        budget = Budget(store, _settings(db_url), clock=lambda: now[0])
+        budget = Budget(store, _settings(db_url), pools=POOLS, clock=lambda: now[0])
         single = [budget.try_acquire("crossref_single").lease for _ in range(3)]
         listing = [budget.try_acquire("crossref_list").lease for _ in range(2)]
         assert all(single) and all(listing)
@@ -252,7 +255,7 @@ def test_crossref_single_and_list_requests_share_one_in_flight_limit(db_url: str
                 lease, Outcome.ANSWERED, announced=Announcement(limit=3, interval_s=1.0, in_flight=3)
             )
         assert budget.state("crossref_single").group_limit == 3
-        public = Budget(store, Settings(database_url=db_url), clock=lambda: now[0] + 1000)
+        public = Budget(store, Settings(database_url=db_url), pools=POOLS, clock=lambda: now[0] + 1000)
         store_state = public.state("crossref_single")
         assert store_state.group_limit == 1
     finally:
@@ -267,7 +270,7 @@ def test_the_daemon_can_take_from_a_bucket_of_one(store: Store) -> None:
     settings = Settings(
         database_url=str(store.engine.url)
     )  # no mailto: public pool, crossref_list 1/s burst 1
-    daemon = Budget(store, settings, interactive=False, clock=lambda: now[0])
+    daemon = Budget(store, settings, pools=POOLS, interactive=False, clock=lambda: now[0])
     assert daemon.try_acquire("crossref_list").lease is not None
     assert daemon.try_acquire("crossref_list").why == "tokens"
 
@@ -278,7 +281,7 @@ def test_zenodos_remaining_pauses_the_pool_before_it_runs_dry(store: Store) -> N
     reset, so the next call is refused at once as rate_limited with ~30 s to wait, without a request.
     """
     settings = Settings(database_url=str(store.engine.url))
-    budget = Budget(store, settings)
+    budget = Budget(store, settings, pools=POOLS)
     left = iter([7, 6, 5, 4])
     sent: list[httpx.Request] = []
 
@@ -334,7 +337,7 @@ def test_cache_budget_shows_the_announced_limits_and_where_they_came_from(
     fake.crossref_rules = CrossrefRules()
     settings = make_settings(fake, db_url)
     store = Store.open(db_url)
-    client = CrossrefClient(settings, Budget(store, settings))
+    client = CrossrefClient(settings, Budget(store, settings, pools=POOLS))
     try:
         assert client.get_work("10.1101/598821", Deadline(3.0)).status == "ok"
     finally:
@@ -381,7 +384,7 @@ def _worker(values: dict[str, Any], go: Any, run_s: float, index: int) -> dict[s
     """Hammer Crossref (single works and DOI-filter lists, alternately) from ``go`` for ``run_s`` s."""
     settings = Settings(**values)
     store = Store.open(settings.database_url)
-    client = CrossrefClient(settings, Budget(store, settings))
+    client = CrossrefClient(settings, Budget(store, settings, pools=POOLS))
     counts = {"ok": 0, "budget": 0, "http_429": 0}
     go.wait(60)
     end = time.monotonic() + run_s
@@ -489,7 +492,7 @@ def test_an_answer_from_the_public_pool_despite_a_mailto_is_warned_once(
     transport = httpx.MockTransport(
         lambda request: httpx.Response(200, json=body, headers={**headers, "x-api-pool": "public-single"})
     )
-    client = CrossrefClient(settings, Budget(store, settings), transport=transport)
+    client = CrossrefClient(settings, Budget(store, settings, pools=POOLS), transport=transport)
     try:
         with caplog.at_level(logging.INFO, logger="syncd.upstream"):
             for _ in range(3):

@@ -29,7 +29,7 @@ from sqlalchemy import delete, event, select
 
 from syncd.budget import BREAKER_THRESHOLD, LEASE_MARGIN_S, Budget, Outcome
 from syncd.cli import cli
-from syncd.config import POOLS, Settings
+from syncd.config import Settings
 from syncd.errors import (
     BudgetExhausted,
     InvalidInput,
@@ -38,6 +38,7 @@ from syncd.errors import (
     UpstreamTimeout,
     UpstreamUnavailable,
 )
+from syncd.registry import POOLS
 from syncd.store.models import BudgetLease, BudgetPool
 from syncd.store.repo import Store
 from syncd.upstream.http import Deadline, UpstreamHTTP, parse_retry_after
@@ -104,7 +105,9 @@ def test_one_upstream_request_is_two_write_transactions(budget_store: Store) -> 
     record_success and release, and reading the pool's state one more); reading the budget costs none.
     """
     budget = Budget(
-        budget_store, _settings(str(budget_store.engine.url), per_s=1000.0, burst=10, in_flight=3)
+        budget_store,
+        _settings(str(budget_store.engine.url), per_s=1000.0, burst=10, in_flight=3),
+        pools=POOLS,
     )
     counter = WriteCounter(budget_store)
     answers = iter([httpx.Response(200, json=WORK), httpx.Response(429, headers={"Retry-After": "7"})])
@@ -146,7 +149,7 @@ def test_an_unwritable_store_at_release_loses_the_bookkeeping_not_the_answer(
     """When the release cannot be written (disk full, lock held past the timeout), both GETs still return
     upstream's answer, and one warning names the cause, not one per call.
     """
-    budget = Budget(budget_store, _settings(str(budget_store.engine.url), burst=10, in_flight=3))
+    budget = Budget(budget_store, _settings(str(budget_store.engine.url), burst=10, in_flight=3), pools=POOLS)
 
     def unwritable(*_args: Any, **_kwargs: Any) -> bool:
         raise StoreError("store write failed: OperationalError: database or disk is full")
@@ -186,7 +189,7 @@ def test_state_reads_while_another_process_holds_the_write_lock(budget_store: St
     """With the database's write lock held elsewhere, state() still answers (before: it took the write
     lock itself and failed after the 10 s busy timeout).
     """
-    budget = Budget(budget_store, _settings(str(budget_store.engine.url)))
+    budget = Budget(budget_store, _settings(str(budget_store.engine.url)), pools=POOLS)
     holder = sqlite3.connect(tmp_path / "budget.db", isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")
     try:
@@ -200,10 +203,10 @@ def test_state_reads_while_another_process_holds_the_write_lock(budget_store: St
 def test_pool_rows_come_from_the_migration_not_from_serving(budget_store: Store) -> None:
     """A freshly migrated store holds one row per pool before any take; a take never creates a row."""
     with budget_store.read() as conn:
-        assert sorted(conn.execute(select(BudgetPool.pool)).scalars()) == sorted(POOLS)
+        assert sorted(conn.execute(select(BudgetPool.pool)).scalars()) == sorted(POOLS.names)
     with budget_store.write() as conn:
         conn.execute(delete(BudgetPool).where(BudgetPool.pool == POOL))
-    budget = Budget(budget_store, _settings(str(budget_store.engine.url)))
+    budget = Budget(budget_store, _settings(str(budget_store.engine.url)), pools=POOLS)
     with pytest.raises(StoreError, match="syncd db upgrade"):
         budget.try_acquire(POOL)
     with budget_store.read() as conn:
@@ -215,7 +218,7 @@ def test_a_caller_waiting_for_a_slot_reads_instead_of_taking_the_write_lock(budg
     its first try and for the take once the slot is free: 2 write transactions (before: one per try, 6).
     """
     settings = _settings(str(budget_store.engine.url), burst=10)
-    holder = Budget(budget_store, settings)
+    holder = Budget(budget_store, settings, pools=POOLS)
     held = holder.try_acquire(POOL).lease
     assert held is not None
     counter = WriteCounter(budget_store)
@@ -227,7 +230,7 @@ def test_a_caller_waiting_for_a_slot_reads_instead_of_taking_the_write_lock(budg
             holder.release(held, Outcome.ANSWERED)  # one write transaction of the holder, not counted below
             polls.append(-1)
 
-    waiter = Budget(budget_store, settings, sleep=sleep)
+    waiter = Budget(budget_store, settings, pools=POOLS, sleep=sleep)
     lease = waiter.acquire(POOL, max_wait_s=30.0)
     assert lease.pool == POOL
     assert polls[:5] == [1, 1, 1, 1, 1]  # refused once with the write lock, then only reads
@@ -239,7 +242,7 @@ def test_a_caller_waiting_for_a_slot_reads_instead_of_taking_the_write_lock(budg
 
 def _hold_a_slot(db_url: str, hold_s: float, ready: Any) -> None:  # pragma: no cover - child process
     store = Store.open(db_url)
-    grant = Budget(store, _settings(db_url)).try_acquire(POOL, hold_s=hold_s)
+    grant = Budget(store, _settings(db_url), pools=POOLS).try_acquire(POOL, hold_s=hold_s)
     ready.put(grant.lease is not None)
     signal.pause()  # hold it until killed
 
@@ -255,7 +258,7 @@ def test_a_killed_holder_frees_its_slot_at_the_next_take(budget_store: Store) ->
     child.start()
     try:
         assert ready.get(timeout=60) is True
-        budget = Budget(budget_store, _settings(db_url, burst=10))
+        budget = Budget(budget_store, _settings(db_url, burst=10), pools=POOLS)
         refused = budget.try_acquire(POOL)
         assert refused.lease is None and refused.why == "in_flight"
         assert child.pid is not None
@@ -278,10 +281,10 @@ def test_a_lease_of_another_host_expires_at_its_deadline_plus_margin(budget_stor
     """
     settings = _settings(str(budget_store.engine.url), burst=10)
     with freeze_time("2026-12-01 00:00:00") as clock:
-        elsewhere = Budget(budget_store, settings)
+        elsewhere = Budget(budget_store, settings, pools=POOLS)
         elsewhere.host = "another-workstation"
         assert elsewhere.try_acquire(POOL, hold_s=5.0).lease is not None
-        here = Budget(budget_store, settings)
+        here = Budget(budget_store, settings, pools=POOLS)
         assert LEASE_MARGIN_S <= 2.0
         clock.tick(timedelta(seconds=5.0 + LEASE_MARGIN_S - 0.01))
         assert here.try_acquire(POOL).why == "in_flight"
@@ -293,7 +296,7 @@ def test_acquire_names_the_taken_slots_not_a_spent_bucket(budget_store: Store) -
     """Refused for want of a slot, acquire says the slots are taken (before: 'budget ... is spent' while
     the bucket was full).
     """
-    budget = Budget(budget_store, _settings(str(budget_store.engine.url)), sleep=lambda _s: None)
+    budget = Budget(budget_store, _settings(str(budget_store.engine.url)), pools=POOLS, sleep=lambda _s: None)
     assert budget.try_acquire(POOL).lease is not None
     with pytest.raises(BudgetExhausted, match="in-flight request slots of crossref_single are taken"):
         budget.acquire(POOL, max_wait_s=0.0)
@@ -306,7 +309,7 @@ def test_a_timed_out_request_keeps_its_slot_until_the_lease_expires(budget_store
     """A lease released as TIMED_OUT stays taken until its deadline plus margin (upstream may still be
     working on it); one released as answered frees the slot at once.
     """
-    budget = Budget(budget_store, _settings(str(budget_store.engine.url), burst=10))
+    budget = Budget(budget_store, _settings(str(budget_store.engine.url), burst=10), pools=POOLS)
     with freeze_time("2026-12-01 00:00:00") as clock:
         lease = budget.try_acquire(POOL, hold_s=2.0).lease
         assert lease is not None
@@ -331,7 +334,9 @@ def test_upstream_never_sees_more_requests_than_the_slots(fake: FakeUpstream, tm
     settings = make_settings(fake, db_url, budget={POOL: {"in_flight": 1}})
     store = Store.open(db_url)
     frozen = time.time()
-    http = UpstreamHTTP("crossref", fake.crossref_url, Budget(store, settings, clock=lambda: frozen))
+    http = UpstreamHTTP(
+        "crossref", fake.crossref_url, Budget(store, settings, pools=POOLS, clock=lambda: frozen)
+    )
     fake.fault("latency", delay_s=8.0, service="crossref")
     try:
         with pytest.raises(UpstreamTimeout):
@@ -351,7 +356,9 @@ def test_the_bucket_never_refills_from_a_timestamp_that_moved_back(budget_store:
     the t=90 write moved the timestamp back and the bucket refilled 10 s twice).
     """
     now = [100_000.0]
-    budget = Budget(budget_store, _settings(str(budget_store.engine.url), in_flight=10), clock=lambda: now[0])
+    budget = Budget(
+        budget_store, _settings(str(budget_store.engine.url), in_flight=10), pools=POOLS, clock=lambda: now[0]
+    )
     assert budget.try_acquire(POOL).lease is not None
     now[0] = 99_990.0
     assert budget.try_acquire(POOL).lease is not None
@@ -390,7 +397,7 @@ def test_a_skewed_servers_429_blocks_for_what_it_meant(
     """
     db_url = f"sqlite:///{tmp_path / 's.db'}"
     store = Store.open(db_url)
-    budget = Budget(store, make_settings(fake, db_url))
+    budget = Budget(store, make_settings(fake, db_url), pools=POOLS)
     http = UpstreamHTTP("crossref", fake.crossref_url, budget)
     ahead = budget.clock() + 3600
     date, retry = email.utils.formatdate(ahead, usegmt=True), email.utils.formatdate(ahead + 30, usegmt=True)
@@ -419,7 +426,7 @@ def test_an_enormous_retry_after_is_capped_by_max_block_s(
     """
     db_url = f"sqlite:///{tmp_path / 's.db'}"
     store = Store.open(db_url)
-    budget = Budget(store, make_settings(fake, db_url, budget={"max_block_s": 120}))
+    budget = Budget(store, make_settings(fake, db_url, budget={"max_block_s": 120}), pools=POOLS)
     http = UpstreamHTTP("zenodo", fake.zenodo_url, budget)
     fake.fault("rate_limit", retry_after=86_400_000, times=1, service="zenodo")
     try:
@@ -440,7 +447,7 @@ def test_a_block_ends_at_max_block_s_and_reset_clears_blocks_and_breakers(budget
     block and an open breaker of that pool only; reset() clears every pool; an unknown pool is refused.
     """
     settings = _settings(str(budget_store.engine.url), burst=10, in_flight=10)
-    budget = Budget(budget_store, settings)
+    budget = Budget(budget_store, settings, pools=POOLS)
     with freeze_time("2026-12-01 00:00:00") as clock:
         budget.block(POOL, 86_400_000)
         clock.tick(timedelta(seconds=299))
@@ -458,7 +465,7 @@ def test_a_block_ends_at_max_block_s_and_reset_clears_blocks_and_breakers(budget
         clock.tick(timedelta(seconds=1))  # the 429 emptied the bucket: one token back after 1 s at 1/s
         assert budget.try_acquire(POOL).lease is not None
         assert budget.state("doi").blocked_for(budget.clock()) == pytest.approx(59)
-        assert budget.reset() == list(POOLS)
+        assert budget.reset() == list(POOLS.names)
         assert budget.state("doi").blocked_until == 0.0
     with pytest.raises(InvalidInput):
         budget.reset("crossref")
@@ -475,7 +482,7 @@ def test_cli_cache_budget_reset(fake: FakeUpstream, tmp_path: Path, monkeypatch:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
     monkeypatch.setenv("SYNCD_DATABASE_URL", db_url)
     store = Store.open(db_url)
-    budget = Budget(store, make_settings(fake, db_url))
+    budget = Budget(store, make_settings(fake, db_url), pools=POOLS)
     budget.block("zenodo_general", 200)
     budget.block("doi", 200)
 

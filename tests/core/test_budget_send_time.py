@@ -20,6 +20,7 @@ from sqlalchemy import text
 from syncd.budget import LEASE_POLL_S, Announcement, Budget, Lease, Outcome
 from syncd.config import Settings
 from syncd.crossref.client import CrossrefClient
+from syncd.registry import POOLS
 from syncd.store.repo import Store
 from syncd.upstream.http import Deadline
 from tests.conftest import corpus_json
@@ -38,7 +39,7 @@ def store(tmp_path: Path) -> Iterator[Store]:
 
 def _budget(store: Store, now: list[float]) -> Budget:
     settings = Settings(database_url=str(store.engine.url), crossref={"mailto": "ci@example.org"})
-    return Budget(store, settings, clock=lambda: now[0])
+    return Budget(store, settings, pools=POOLS, clock=lambda: now[0])
 
 
 def _announced(budget: Budget, now: list[float]) -> None:
@@ -133,7 +134,7 @@ def test_the_client_dates_the_send_by_when_the_request_left(store: Store) -> Non
         now[0] += 0.3
         return httpx.Response(200, json=corpus_json("crossref/work/10.1101_598821.json"))
 
-    budget = SlowToSend(store, settings, clock=lambda: now[0])
+    budget = SlowToSend(store, settings, pools=POOLS, clock=lambda: now[0])
     client = CrossrefClient(settings, budget, transport=httpx.MockTransport(answer))
     try:
         assert client.get_work("10.1101/598821", Deadline(5.0)).status == "ok"

@@ -24,7 +24,7 @@ from syncd.crossref import lookups as crossref
 from syncd.crossref.names import CROSSREF_WORK
 from syncd.normalize.doi import parse_doi
 from syncd.refresh import sweep
-from syncd.registry import open_services
+from syncd.registry import POOLS, open_services
 from syncd.store.repo import Store
 from tests.conftest import make_settings
 from tests.fakeupstream import FakeUpstream
@@ -64,7 +64,7 @@ def test_the_budget_written_30_days_ahead_is_clamped_after_the_correction(store:
     """
     settings = _settings(str(store.engine.url))
     with freeze_time(AHEAD) as clock:
-        budget = Budget(store, settings)
+        budget = Budget(store, settings, pools=POOLS)
         held = budget.try_acquire(POOL).lease
         answered = budget.try_acquire(POOL).lease
         assert held is not None and answered is not None
@@ -103,8 +103,9 @@ def test_a_block_set_now_never_lasts_past_max_block_s(store: Store) -> None:
         Budget(
             store,
             settings.model_copy(update={"budget": settings.budget.model_copy(update={"max_block_s": 3600})}),
+            pools=POOLS,
         ).block(POOL, 3600)
-        budget = Budget(store, settings)
+        budget = Budget(store, settings, pools=POOLS)
         assert budget.state(POOL).blocked_for(time.time()) == 300
         clock.tick(timedelta(seconds=299))
         assert budget.try_acquire(POOL).why == "blocked"
@@ -135,7 +136,7 @@ def test_reset_gives_a_full_bucket_after_the_clock_ran_ahead(
     )
     try:
         with freeze_time(AHEAD) as clock:
-            budget = Budget(store, settings)
+            budget = Budget(store, settings, pools=POOLS)
             for _ in range(3):
                 budget.try_acquire(POOL)
             budget.block(POOL, 120)

@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from syncd.config import Settings, check_config_keys, config_file_candidates, load_settings, unknown_env_vars
 from syncd.errors import InvalidInput
+from syncd.registry import POOLS
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "config" / "syncd.example.toml"
@@ -48,9 +49,9 @@ def test_env_names_follow_design(monkeypatch: pytest.MonkeyPatch, tmp_path: Path
     assert s.crossref.mailto == "env@example.org"  # environment beats the file
     assert s.deadline_s == 9 and s.ttl.miss == 60  # the file beats defaults
     assert s.ttl.crossref_work == 120
-    assert s.pool_limits("crossref_single").per_s == 2.5
-    assert s.pool_limits("crossref_single").in_flight == 5  # polite pool default, mailto set
-    assert s.group_in_flight("crossref") == 5  # single and list requests together (Dec 2025)
+    assert POOLS.limits(s, "crossref_single").per_s == 2.5
+    assert POOLS.limits(s, "crossref_single").in_flight == 5  # polite pool default, mailto set
+    assert POOLS.group_in_flight(s, "crossref") == 5  # single and list requests together (Dec 2025)
     assert s.http.port == 9999
 
 
@@ -68,9 +69,9 @@ def test_public_pool_defaults_without_mailto(monkeypatch: pytest.MonkeyPatch) ->
     """Without crossref.mailto the Crossref pools take the public limits (5/s, 1 in flight; 1/s)."""
     monkeypatch.delenv("SYNCD_CROSSREF__MAILTO", raising=False)
     s = Settings()
-    single, listing = s.pool_limits("crossref_single"), s.pool_limits("crossref_list")
+    single, listing = POOLS.limits(s, "crossref_single"), POOLS.limits(s, "crossref_list")
     assert (single.per_s, single.in_flight, listing.per_s) == (5, 1, 1)
-    assert s.group_in_flight("crossref") == 1
+    assert POOLS.group_in_flight(s, "crossref") == 1
 
 
 def test_bad_value_is_invalid_config(tmp_path: Path) -> None:

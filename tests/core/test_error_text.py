@@ -65,7 +65,9 @@ def test_budget_wait_rounded_alike_in_data_and_message() -> None:
 )
 def test_pool_names_become_services(pool: str, service: str) -> None:
     """The breaker message of each pool names its service, in the text and in data.service."""
-    exc = UpstreamOffline(f"{pool} is offline after repeated failures", retry_after_s=30.0, pool=pool)
+    exc = UpstreamOffline(
+        f"{pool} is offline after repeated failures", retry_after_s=30.0, pool=pool, service=service
+    )
     result = error_result(exc)
     text = result.content[0].text  # type: ignore[union-attr]
     error = (result.structured_content or {})["error"]
@@ -78,7 +80,11 @@ def test_pool_names_become_services(pool: str, service: str) -> None:
 def test_policy_offline_message_names_the_service() -> None:
     """``upstream (crossref_single) is offline and nothing is stored`` reads ``upstream (Crossref) ...``."""
     info = to_error_info(
-        UpstreamOffline("upstream (crossref_single) is offline and nothing is stored", pool="crossref_single")
+        UpstreamOffline(
+            "upstream (crossref_single) is offline and nothing is stored",
+            pool="crossref_single",
+            service="Crossref",
+        )
     )
     assert info.message == "upstream (Crossref) is offline and nothing is stored"
 

@@ -25,7 +25,7 @@ from syncd.crossref.names import CROSSREF_WORK
 from syncd.errors import SyncdError
 from syncd.normalize.doi import parse_doi
 from syncd.refresh import sweep
-from syncd.registry import open_services
+from syncd.registry import POOLS, open_services
 from syncd.services import Services
 from syncd.store.repo import Store
 from syncd.upstream.http import MAX_ATTEMPTS, MAX_REDIRECTS, Deadline, UpstreamHTTP
@@ -76,6 +76,7 @@ def budget(tmp_path: Path) -> Iterator[Budget]:
     yield Budget(
         store,
         Settings(database_url=str(store.engine.url), budget={POOL: ROOMY, "crossref_in_flight": 32}),
+        pools=POOLS,
     )
     store.close()
 

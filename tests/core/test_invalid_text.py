@@ -12,6 +12,7 @@ from mcp import Client
 from syncd.budget import Budget
 from syncd.config import Settings
 from syncd.crossref.client import CrossrefClient
+from syncd.registry import POOLS
 from syncd.services import Services
 from syncd.store.maintenance import verify
 from syncd.store.repo import Store
@@ -38,7 +39,7 @@ def client(fake: FakeUpstream, tmp_path: Path) -> Iterator[CrossrefClient]:
         crossref={"base_url": fake.crossref_url, "mailto": "ci@example.org"},
     )
     store = Store.open(settings.database_url)
-    c = CrossrefClient(settings, Budget(store, settings))
+    c = CrossrefClient(settings, Budget(store, settings, pools=POOLS))
     yield c
     c.close()
     store.close()

@@ -19,7 +19,7 @@ from syncd.budget import Budget
 from syncd.config import NetworkSettings, Settings
 from syncd.crossref.client import CrossrefClient
 from syncd.errors import InvalidInput, UpstreamUnavailable
-from syncd.registry import open_services
+from syncd.registry import POOLS, open_services
 from syncd.store.repo import Store
 from syncd.upstream.http import Deadline
 from syncd.upstream.network import bypasses_proxy, client_options, masked
@@ -62,7 +62,7 @@ def tls_fake(tls: TlsFiles) -> Iterator[FakeUpstream]:
 
 
 def _crossref(settings: Settings, store: Store) -> CrossrefClient:
-    return CrossrefClient(settings, Budget(store, settings))
+    return CrossrefClient(settings, Budget(store, settings, pools=POOLS))
 
 
 def test_every_tool_answers_through_the_proxy_when_only_it_reaches_upstream(
@@ -205,7 +205,7 @@ def test_an_unverifiable_certificate_is_named_and_ca_bundle_fixes_it(
     store = Store.open(db_url)
     settings = make_settings(tls_fake, db_url)
     try:
-        budget = Budget(store, settings)
+        budget = Budget(store, settings, pools=POOLS)
         client = CrossrefClient(settings, budget)
         with pytest.raises(UpstreamUnavailable) as err:
             client.get_work(RAPTOR, Deadline(3.0))

@@ -11,6 +11,7 @@ from syncd.budget import Budget
 from syncd.config import Settings
 from syncd.crossref.client import CrossrefClient
 from syncd.errors import UpstreamUnavailable
+from syncd.registry import POOLS
 from syncd.store.repo import Store
 from syncd.upstream.http import Deadline
 from syncd.upstream.identity import is_crossref_not_found, is_zenodo_not_found
@@ -30,7 +31,7 @@ def parts(fake: FakeUpstream, tmp_path: Path) -> Iterator[tuple[Settings, Store,
         doi={"base_url": fake.doi_url},
     )
     store = Store.open(settings.database_url)
-    yield settings, store, Budget(store, settings)
+    yield settings, store, Budget(store, settings, pools=POOLS)
     store.close()
 
 
@@ -72,7 +73,7 @@ def test_crossref_own_404_is_still_a_miss(fake: FakeUpstream, tmp_path: Path) ->
         crossref={"base_url": fake.crossref_url, "mailto": "ci@example.org"},
     )
     store = Store.open(settings.database_url)
-    client = CrossrefClient(settings, Budget(store, settings))
+    client = CrossrefClient(settings, Budget(store, settings, pools=POOLS))
     try:
         assert client.get_work("10.9999/no-such-work", Deadline(30)).status == "not_found"
     finally:
@@ -116,7 +117,7 @@ def test_zenodo_record_with_a_trimmed_404_is_not_found(fake: FakeUpstream, tmp_p
     )
     fake.set_body("zenodo", "/records/68358988", {"status": 404}, status=404)
     store = Store.open(settings.database_url)
-    client = ZenodoClient(settings, Budget(store, settings))
+    client = ZenodoClient(settings, Budget(store, settings, pools=POOLS))
     try:
         assert client.get_record("68358988", Deadline(30)).status == "not_found"
     finally:

@@ -196,9 +196,9 @@ def test_stored_works_are_revalidated_fifty_to_a_request(
         both["included"] += page["included"]
     upstream.add_list(lambda path, q: path == "/dois" and q.get("query", "").startswith("doi:("), both)
     before = len(upstream.calls)
-    entries = [lookups.stored_work(dc.store, d) for d in dois]
+    entries = [lookups.stored_work(dc, d) for d in dois]
     report = WORK.revalidate_many.run(dc, entries, lambda *a: None)  # type: ignore[union-attr, arg-type]
     assert (report.list_requests, report.single_requests, report.unchanged, report.changed) == (1, 0, 2, 1)
     assert len(upstream.calls) == before + 1
     assert upstream.calls[-1][2]["query"].count(" OR ") == 2
-    assert lookups.stored_work(dc.store, "10.5063/f1m61h5x").title == "A retitled KNB package"  # type: ignore[union-attr]
+    assert lookups.stored_work(dc, "10.5063/f1m61h5x").title == "A retitled KNB package"  # type: ignore[union-attr]

@@ -20,6 +20,7 @@ from syncd.config import Settings
 from syncd.crossref.lookups import work_content
 from syncd.dbcopy import PROGRESS_PREFIX, copy_store
 from syncd.errors import InvalidInput
+from syncd.registry import POOLS
 from syncd.store.engine import current_revision, head_revision, make_engine, upgrade_to_head
 from syncd.store.leader import DaemonLock, lock_holder
 from syncd.store.maintenance import iter_entries, verify
@@ -196,7 +197,7 @@ def test_in_flight_limit_holds_across_engines(pg_url: str) -> None:
     end = time.monotonic() + 60.0
 
     def worker(store: Store) -> None:
-        budget = Budget(store, settings)
+        budget = Budget(store, settings, pools=POOLS)
         while time.monotonic() < end and not (peak[0] >= 2 and granted[0] >= 20):
             grant = budget.try_acquire("crossref_single")
             if grant.lease is None:
