@@ -316,7 +316,9 @@ class World:
         self.settings = make_settings(
             self.fake,
             f"sqlite:///{self.db}",
-            deadline_s=2.0,
+            # the claims are reasons, not speed: at 2 s a busy machine (load 6-10) left DOIs of a
+            # crossref_get_works call doi_unconfirmed (request_timeout) and hypothesis called it flaky
+            deadline_s=30.0,
             budget={**{p: ROOMY for p in POOLS}, "crossref_in_flight": ROOMY["in_flight"]},
         )
         self.store = Store.open(self.settings.database_url)
