@@ -20,7 +20,7 @@ from mcp import Client
 from syncd.config import Settings
 from syncd.policy import Result
 from syncd.refresh import revalidate
-from syncd.registry import KINDS, hooks_of
+from syncd.registry import hooks_of
 from syncd.services import Services
 from syncd.zenodo.names import ZENODO_AWARD, ZENODO_FUNDER
 from tests.conftest import corpus_json, make_settings
