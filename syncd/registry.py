@@ -93,6 +93,7 @@ __all__ = [
     "data_files",
     "hooks_of",
     "kind_of",
+    "mcp_loaders",
     "mcp_specs",
     "open_services",
     "record_answer",
@@ -425,3 +426,15 @@ def mcp_specs(settings: Settings) -> tuple[tuple[ToolSpec, ...], tuple[ResourceS
     """
     served = tuple(settings.mcp.slices)
     return tool_specs(served), resource_specs(served)
+
+
+def mcp_loaders(
+    settings: Settings,
+) -> tuple[Callable[[], tuple[ToolSpec, ...]], Callable[[], tuple[ResourceSpec, ...]]]:
+    """:func:`mcp_specs` as two functions, each loading the served slices' tool modules when called.
+
+    What ``syncd mcp`` hands :func:`syncd.tools.server.build_server`: the server calls them on the
+    first request that needs a tool or a resource, so ``initialize`` is answered without them.
+    """
+    served = tuple(settings.mcp.slices)
+    return functools.partial(tool_specs, served), functools.partial(resource_specs, served)

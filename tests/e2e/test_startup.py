@@ -255,15 +255,17 @@ def test_store_only_commands_load_no_mcp_no_tool_no_httpx_and_build_no_contract_
     assert result["built"] == []
 
 
+@pytest.mark.parametrize("listed", [False, True], ids=["initialize", "tools-list"])
 @pytest.mark.parametrize("slices", [None, ("zenodo", "changes")], ids=["every-slice", "zenodo-only"])
-def test_mcp_initialize_loads_only_the_served_tool_modules_and_builds_no_catalogue(
-    settings: Settings, store: Store, tmp_path: Path, slices: tuple[str, ...] | None
+def test_mcp_initialize_loads_no_tool_module_and_the_first_list_only_the_served_ones(
+    settings: Settings, store: Store, tmp_path: Path, slices: tuple[str, ...] | None, listed: bool
 ) -> None:
-    """`syncd mcp` answers `initialize` (serverInfo syncd) having loaded the tool modules the registry
-    names (with their tools_<topic> role files) of the slices it serves (every slice by default; only
-    Zenodo's under mcp.slices = zenodo, changes) and no other slice's; no httpx (no request was sent),
-    no Alembic, citeproc, PostgreSQL dialect, daemon or other command; and having built neither the
-    `tools/list` catalogue nor a contract model (both wait for the first list or call).
+    """`syncd mcp` answers `initialize` (serverInfo syncd) having loaded no tool module of any slice, built
+    neither the `tools/list` catalogue nor a contract model, and loaded no httpx (no request was sent),
+    SQLAlchemy ORM, Alembic, citeproc, PostgreSQL dialect, daemon or other command. Its first
+    `tools/list` loads the tool modules the registry names (with their tools_<topic> role files) of the
+    slices it serves (every slice by default; only Zenodo's under mcp.slices = zenodo, changes) and no
+    other slice's, and builds the catalogue once (22 tools; Zenodo's 6 and the feed's 1).
     """
     state_file = tmp_path / "state.json"
     code = (
@@ -293,10 +295,19 @@ def test_mcp_initialize_loads_only_the_served_tool_modules_and_builds_no_catalog
         stderr=subprocess.PIPE,
     )
     assert proc.stdin is not None and proc.stdout is not None
+    tools: list[dict[str, Any]] = []
     try:
         proc.stdin.write((json.dumps(initialize) + "\n").encode())
         proc.stdin.flush()
         answer = json.loads(proc.stdout.readline())
+        if listed:
+            for message in (
+                {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+            ):
+                proc.stdin.write((json.dumps(message) + "\n").encode())
+            proc.stdin.flush()
+            tools = json.loads(proc.stdout.readline())["result"]["tools"]
     finally:
         proc.stdin.close()
         proc.wait(timeout=60)
@@ -311,12 +322,17 @@ def test_mcp_initialize_loads_only_the_served_tool_modules_and_builds_no_catalog
         for m in loaded
         if m.count(".") == 2 and not m.startswith("syncd.tools.") and m.rsplit(".", 1)[-1].startswith("tools")
     }
-    assert served <= tool_like  # each served slice's tools modules, and their role files (tools_<topic>) ...
-    assert {m.split(".")[1] for m in tool_like} == served_slices  # ... of the served slices only
     commands = {m for m in loaded if m.startswith("syncd.cli.") and m.endswith("_commands")}
     assert commands == {"syncd.cli.mcp_commands"}
-    assert _under(loaded, (*NEVER_AT_START, "httpx", "tenacity")) == []
-    assert result["catalogue"] == 0 and result["built"] == []
+    assert _under(loaded, (*NEVER_AT_START, "httpx", "tenacity", "sqlalchemy.orm")) == []
+    if not listed:
+        assert tool_like == set() and _slice_code(loaded) == []
+        assert result["catalogue"] == 0 and result["built"] == []
+        return
+    assert len(tools) == (22 if slices is None else 7)
+    assert served <= tool_like  # each served slice's tools modules, and their role files (tools_<topic>) ...
+    assert {m.split(".")[1] for m in tool_like} == served_slices  # ... of the served slices only
+    assert result["catalogue"] == 1
 
 
 BEFORE_READY = (
