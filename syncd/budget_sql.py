@@ -10,9 +10,7 @@ limits last announced), ``budget_leases`` (the in-flight slots: id, pool, expiry
 
 from __future__ import annotations
 
-from typing import cast
-
-from sqlalchemy import Table, bindparam, delete, select, update
+from sqlalchemy import bindparam, delete, select, update
 
 from syncd.store.models import BudgetLease, BudgetPool, BudgetSend
 
@@ -33,9 +31,9 @@ __all__ = [
     "WINDOW",
 ]
 
-POOLS = cast(Table, BudgetPool.__table__)
-LEASES = cast(Table, BudgetLease.__table__)
-SENDS = cast(Table, BudgetSend.__table__)
+POOLS = BudgetPool.__table__
+LEASES = BudgetLease.__table__
+SENDS = BudgetSend.__table__
 
 ROWS = select(POOLS).where(POOLS.c.pool.in_(bindparam("members", expanding=True))).order_by(POOLS.c.pool)
 ROWS_LOCKED = ROWS.with_for_update()

@@ -10,7 +10,9 @@ the revalidation sweep and the sync walk take turns (one lock), so they never ov
 On a shared PostgreSQL store only one daemon of the lab refreshes: the holder of the advisory lock
 (:class:`~syncd.store.leader.DaemonLock`, polled every ``POLL_S`` seconds); the others serve the tools
 and take over when it goes away (see :func:`_leader_hook`).
-Under systemd (``Type=notify``): READY=1 once migrations ran and the endpoint listens, WATCHDOG=1
+Under systemd (``Type=notify``): READY=1 once migrations ran and the port is bound (before this module
+is loaded: :mod:`syncd.daemon_ready`; a connection waits in the backlog until the endpoint serves,
+``STATUS=serving``), WATCHDOG=1
 from the loop, STOPPING=1 on SIGTERM, then a drain of the running job. Every ``changes.poll_s``
 seconds the refreshing daemon alerts the watched retractions and deletions the change feed recorded
 (:mod:`syncd.alerts`: ``event=alert`` at WARNING, the optional ``alerts.command``). With
@@ -32,7 +34,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
-import errno
 import logging
 import signal
 import socket
@@ -43,12 +44,11 @@ import h11
 import uvicorn
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.schedulers.base import STATE_RUNNING
-from sqlalchemy.engine import make_url
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from syncd.config import Settings
 from syncd.daemon_jobs import DaemonJobs
-from syncd.errors import StoreError, SyncdError
+from syncd.errors import StoreError
 from syncd.httpauth import (
     BearerAuth,
     NoOAuth,
@@ -57,17 +57,15 @@ from syncd.httpauth import (
     token_file_warning,
     transport_security,
 )
-from syncd.logsetup import mask_email
 from syncd.ops.activity import SCHEDULER_BEAT_S, Activity
 from syncd.ops.routes import ops_routes
 from syncd.registry import mcp_specs, open_services
 from syncd.retractions.fetch import CHECK_S as RETRACTIONS_CHECK_S
 from syncd.sdnotify import notify, watchdog_interval_s
 from syncd.services import Services
-from syncd.store.engine import free_bytes, make_engine, upgrade_to_head
 from syncd.store.fileguard import file_guard
 from syncd.store.leader import POLL_S, DaemonLock
-from syncd.store.repo import MIN_FREE_BYTES, Store
+from syncd.store.repo import Store
 from syncd.store.watches import list_sync_states, list_watches
 from syncd.sync import STOP as sync_stop
 from syncd.tools.server import build_server
@@ -79,11 +77,9 @@ __all__ = [
     "JOB_DEFAULTS",
     "STARTUP_DELAY_S",
     "HeaderTimeoutProtocol",
-    "listen_socket",
-    "open_store",
     "plan_jobs",
-    "run_daemon",
     "schedule_watchers",
+    "serve",
     "start_after_ready",
     "web_app",
     "web_config",
@@ -253,42 +249,8 @@ def _schedule(
         scheduler.add_job(lambda: notify("WATCHDOG=1"), "interval", seconds=wd, id="watchdog")
 
 
-def listen_socket(host: str, port: int) -> socket.socket:
-    """The daemon's listening socket on ``host``:``port``, bound before anything starts.
-
-    ``::`` (or empty) binds dual stack where the system has it (IPv6 and IPv4 on one socket), so the
-    IPv4 addresses the allowed hosts list are served too.
-
-    Raises:
-        SyncdError: reason ``address_in_use`` when another process (a second daemon?) holds the port,
-            ``invalid_config`` when the address cannot be bound (not an address of this machine).
-    """
-    try:
-        if host in ("::", "") and socket.has_dualstack_ipv6():
-            return socket.create_server(
-                ("::", port), family=socket.AF_INET6, dualstack_ipv6=True, backlog=2048
-            )
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        return socket.create_server((host, port), family=family, backlog=2048)
-    except OSError as exc:
-        if exc.errno == errno.EADDRINUSE:
-            raise SyncdError(
-                f"{host}:{port} is already in use (another syncd daemon, or another server, listens there)",
-                reason="address_in_use",
-                hint="Stop the other process, or set http.port to a free port.",
-            ) from None
-        raise SyncdError(
-            f"cannot listen on {host}:{port}: {exc.strerror or exc}",
-            reason="invalid_config",
-            hint="Set http.host to an address of this machine (or 0.0.0.0 / ::).",
-        ) from None
-
-
-async def _serve(settings: Settings, store: Store) -> None:
-    """Serve the MCP endpoint and run the scheduled jobs until SIGTERM/SIGINT, then drain and close."""
-    listener = listen_socket(
-        settings.http.host, settings.http.port
-    )  # a busy port: one error line, nothing started
+async def _serve(settings: Settings, store: Store, listener: socket.socket) -> None:
+    """Serve the MCP endpoint on ``listener`` and run the scheduled jobs until SIGTERM/SIGINT, then drain."""
     tools_services = open_services(settings, store, interactive=True)
     sweep_services = open_services(settings, store, interactive=False)
     activity = Activity()
@@ -326,7 +288,6 @@ async def _serve(settings: Settings, store: Store) -> None:
             await ready
         tools_services.close()
         sweep_services.close()
-        listener.close()
         await loop.run_in_executor(None, lock.release)
         log.info("event=stopped")
 
@@ -369,22 +330,19 @@ def start_after_ready(scheduler: AsyncIOScheduler) -> None:
 async def _ready_when_listening(
     web: uvicorn.Server, settings: Settings, after_ready: Callable[[], None] | None = None
 ) -> None:
-    """Log ``event=ready`` and tell systemd READY=1 once ``web`` listens (nothing if it exits first).
+    """Log ``event=serving`` and tell systemd ``STATUS=serving`` once ``web`` serves (nothing if it exits).
 
-    ``after_ready`` runs right after READY=1: the start-up work that must not delay it (the first
+    READY=1 was told when the port was bound (:func:`syncd.daemon_ready.run_daemon`).
+
+    ``after_ready`` runs right after: the start-up work that must not delay the endpoint (the first
     alert pass and retractions read, the upstream check).
     """
     while not web.started:
         if web.should_exit:
             return
         await asyncio.sleep(0.05)
-    log.info(
-        "event=ready endpoint=http://%s:%d/mcp database=%s",
-        settings.http.host,
-        settings.http.port,
-        _redact_url(settings.database_url),
-    )
-    notify("READY=1", f"STATUS=serving MCP on {settings.http.host}:{settings.http.port}")
+    log.info("event=serving endpoint=http://%s:%d/mcp", settings.http.host, settings.http.port)
+    notify(f"STATUS=serving MCP on {settings.http.host}:{settings.http.port}")
     if after_ready is not None:
         after_ready()
 
@@ -433,71 +391,15 @@ def _request_exit(web: uvicorn.Server, sig: int) -> None:
     web.should_exit = True
 
 
-def _redact_url(url: str) -> str:
-    return make_url(url).render_as_string(hide_password=True)
+def serve(settings: Settings, store: Store, listener: socket.socket) -> None:
+    """Serve the MCP endpoint on ``listener`` and run the jobs until SIGINT/SIGTERM.
 
-
-def open_store(settings: Settings) -> Store:
-    """The daemon's store: opened and migrated, or read-only when its disk is full.
-
-    A full disk (under ``MIN_FREE_BYTES`` free) where the SQLite file cannot be opened for writing
-    (its ``-wal``/``-shm`` cannot be created, or a migration cannot be written) still serves: the file
-    is opened read-only (``event=store_degraded cause=disk_full``; the tools answer from the store
-    only) when its schema is at head.
-
-    Raises:
-        StoreError: the store cannot be opened; on a full disk the message says so and names the fix.
+    Called by :func:`syncd.daemon_ready.run_daemon` once the store is open, the port bound and READY=1
+    told: the watch lists of the config are applied first (a failure is logged and retried on every
+    sync pass), then the endpoint starts on the socket (``event=serving``, ``STATUS=serving``).
     """
-    limits: dict[str, Any] = {"search_timeout_s": settings.deadline_s, **settings.store.model_dump()}
     try:
-        return Store.open(settings.database_url, **limits)
-    except StoreError as exc:
-        free = free_bytes(settings.database_url)
-        if free is None or free >= MIN_FREE_BYTES:
-            raise
-        where = make_url(settings.database_url).database
-        why = f"the disk holding it is full ({free} bytes free)"
-        try:
-            engine = make_engine(settings.database_url, read_only=why)
-            upgrade_to_head(engine)
-        except StoreError:
-            raise StoreError(
-                f"the disk holding the database {where} is full ({free} bytes free) and the store cannot "
-                f"be opened ({exc.message})",
-                hint="Free space on that disk, then start the daemon again.",
-            ) from exc
-        log.warning(
-            "event=store_degraded cause=disk_full path=%s free_bytes=%d answers=%r hint=%r",
-            where,
-            free,
-            "from the store only, no upstream request, nothing stored",
-            "free space on that disk, then restart the daemon to fetch and store again",
-        )
-        return Store(engine, **{k: v for k, v in limits.items() if k != "connect_timeout_s"})
-
-
-def run_daemon(settings: Settings) -> None:
-    """Open (and migrate) the store, then serve until SIGINT/SIGTERM.
-
-    Raises:
-        StoreError: the store cannot be opened or migrated.
-    """
-    if not settings.crossref.mailto:
-        log.warning("event=public_pool hint='set crossref.mailto to use the polite pool (higher limits)'")
-    store = open_store(settings)
-    log.info(
-        "event=start database=%s mailto=%s zenodo_auth=%s sync_interval_s=%g revalidate_interval_s=%g",
-        _redact_url(settings.database_url),
-        mask_email(settings.crossref.mailto),
-        "token" if settings.zenodo.token is not None else "guest",
-        settings.sync_interval_s,
-        settings.revalidate_interval_s,
-    )
-    try:
-        try:
-            apply_config(store, settings.watch)
-        except Exception as exc:  # reported, retried on every sync pass
-            log.warning("event=watch_config_failed error=%s", getattr(exc, "message", exc))
-        asyncio.run(_serve(settings, store))
-    finally:
-        store.close()
+        apply_config(store, settings.watch)
+    except Exception as exc:  # reported, retried on every sync pass
+        log.warning("event=watch_config_failed error=%s", getattr(exc, "message", exc))
+    asyncio.run(_serve(settings, store, listener))

@@ -1,18 +1,20 @@
 """What a stored kind is and the hooks it may supply (the hook specification; no kind is named here).
 
-Every entry in the store has a ``kind``. A :class:`Kind` holds everything the rest of syncd needs to
-know of one: its ``ttl.*`` setting, its budget pool, its statuses, and its behaviour as hooks. Each
-upstream slice declares its kinds in its own ``kinds.py`` (:mod:`syncd.crossref.kinds`,
-:mod:`syncd.zenodo.kinds`, :mod:`syncd.doiorg.kinds`); the composition root :mod:`syncd.registry` is
-the one table of them. The core (road, policy, refresh, sync, transfer, cli) reads a kind's hooks
-and never names a kind.
+Every entry in the store has a ``kind``. A :class:`Kind` is the kind's data: its ``ttl.*`` setting,
+its budget pool, its statuses and its store-side ``rules`` (:class:`~syncd.store.rules.StoreRules`:
+hollow-body guard, shrink check, change summary, arrival summary, content-hash projection, the stored
+document, search band, bulk import). Each upstream slice declares its kinds in its own ``kinds.py``
+(:mod:`syncd.crossref.kinds`, :mod:`syncd.zenodo.kinds`, :mod:`syncd.doiorg.kinds`,
+:mod:`syncd.datacite.kinds`), which imports none of the slice's lookups, views or contracts, so a
+command that only reads the store (``syncd cache show``) loads none of them; the composition root
+:mod:`syncd.registry` is the one table of them. A kind's behaviour is its :class:`KindHooks`, declared
+in the slice's ``kinds_hooks.py`` (beside nothing else) and loaded by the code that calls a hook,
+through :func:`syncd.registry.hooks_of` (issue 28 item 1). The core (road, policy, refresh, sync,
+transfer, cli) reads a kind's hooks and never names a kind.
 
 The hooks (every one optional; a kind supplies what it has):
 
 =================== ================================================================================
-``rules``           store-side rules (:class:`~syncd.store.rules.StoreRules`): hollow-body guard,
-                    shrink check, change summary, arrival summary, content-hash projection, the
-                    stored document, search band, bulk import
 ``refetch``         ask upstream again for a stored entry and store the answer (revalidation, sweep)
 ``load``            the content to store for one exported item of the kind (``syncd cache import``;
                     without it, the line is stored as exported: :meth:`Kind.load_line`)
@@ -39,7 +41,7 @@ from syncd.pools import PoolName
 from syncd.store.content import content_hash
 from syncd.store.repo import EntryContent, Store, StoredEntry
 from syncd.store.rules import PLAIN, StoreRules
-from syncd.upstream.http import Deadline
+from syncd.upstream.deadline import Deadline
 
 if TYPE_CHECKING:
     from syncd.config import TtlSetting
@@ -47,10 +49,12 @@ if TYPE_CHECKING:
 __all__ = [
     "ALL_STATUSES",
     "MISS_STATUSES",
+    "NO_HOOKS",
     "Arrived",
     "Built",
     "DataFileRows",
     "Kind",
+    "KindHooks",
     "Load",
     "OnEntry",
     "Refetch",
@@ -136,11 +140,32 @@ class DataFileRows:
 
 
 @dataclass(frozen=True)
+class KindHooks:
+    """A kind's behaviour (every hook optional): ``refetch``, ``load``, ``arrived``, ``revalidate_many``.
+
+    Declared per kind name in the slice's ``kinds_hooks.py`` (``HOOKS``) and read through
+    :func:`syncd.registry.hooks_of`, which loads that module on the first hook asked for.
+    """
+
+    refetch: Refetch | None = None
+    load: Load | None = None
+    arrived: Arrived | None = None
+    revalidate_many: RevalidateMany | None = None
+
+
+NO_HOOKS = KindHooks()
+"""The hooks of a kind that has none (it is stored, never refetched)."""
+
+
+@dataclass(frozen=True)
 class Kind:
-    """One stored kind: ``name``, ``ttl.*`` setting, budget ``pool``, ``statuses`` and its hooks.
+    """One stored kind: ``name``, ``ttl.*`` setting, budget ``pool``, ``statuses`` and store ``rules``.
 
     ``ttl``: the :class:`~syncd.config.TtlSettings` field of its lifetime (:data:`syncd.config.TtlSetting`,
     the settings' own list); ``pool``: a pool its slice declares (``syncd/<slice>/pools.py``).
+    ``hooks``: the kind's :class:`KindHooks` when it is declared with them at hand (a kind whose hooks
+    need no lazy load); None for a slice's kind, whose hooks are in the slice's ``kinds_hooks.py``
+    (:func:`syncd.registry.hooks_of` reads either).
     """
 
     name: str
@@ -148,10 +173,7 @@ class Kind:
     pool: PoolName
     statuses: tuple[str, ...] = MISS_STATUSES
     rules: StoreRules = PLAIN
-    refetch: Refetch | None = None
-    load: Load | None = None
-    arrived: Arrived | None = None
-    revalidate_many: RevalidateMany | None = None
+    hooks: KindHooks | None = None
 
     @property
     def on_demand(self) -> bool:
@@ -168,17 +190,17 @@ class Kind:
         """
         return EntryContent(self.name, key, status, body, content_hash, rules=self.rules, **fields)
 
-    def load_line(self, rec: dict[str, Any], raw: str | None) -> EntryContent:
+    def load_line(self, rec: dict[str, Any], raw: str | None, load: Load | None = None) -> EntryContent:
         """The content to store for the exported line ``rec`` of this kind (``raw``: its body as JSON text).
 
-        Through the kind's ``load`` hook; without one, the entry is stored as exported (key, status,
-        body, title), its hash taken over the body text.
+        Through ``load`` (the kind's ``load`` hook, :attr:`KindHooks.load`); without one, the entry is
+        stored as exported (key, status, body, title), its hash taken over the body text.
 
         Raises:
             MalformedResponse: the line cannot be stored (no key; what the hook refuses).
         """
-        if self.load is not None:
-            return self.load(rec, raw)
+        if load is not None:
+            return load(rec, raw)
         key = str(rec.get("key", ""))
         if not key:
             raise MalformedResponse(f"{self.name} entry without a key")

@@ -43,8 +43,23 @@ LAZY: Final[Mapping[str, frozenset[str]]] = MappingProxyType(
         "syncd.cli.common": frozenset({"rich.console", "rich.progress", "rich.table"}),
         "syncd.cli.cache_commands": frozenset({"rich.console"}),
         # the slices' MCP tool modules (syncd.registry.TOOL_MODULES names them), loaded when the MCP
-        # server is built: a slice's tools.py or tools_<topic>.py
-        "syncd.registry": frozenset({"syncd.*.tools", "syncd.*.tools_*"}),
+        # server is built: a slice's tools.py or tools_<topic>.py; its kinds' hooks, on the first hook
+        # asked for (syncd.registry.HOOK_MODULES); its walkers and watch types, on the first watch walked
+        # or listed (WALK_MODULES); a registration agency's records (AGENCIES), on the first one asked
+        "syncd.registry": frozenset(
+            {
+                "syncd.*.tools",
+                "syncd.*.tools_*",
+                "syncd.*.kinds_hooks",
+                "syncd.*.walk",
+                "syncd.*.walk_specs",
+                "syncd.*.queries_agency",
+            }
+        ),
+        # a slice's content-hash projection and change summary: its views, on the first hash or summary
+        "syncd.*.rules": frozenset({"syncd.*.views", "syncd.*.views_changes"}),
+        # the daemon's endpoint and jobs (the MCP SDK, uvicorn, the scheduler), after READY=1
+        "syncd.daemon_ready": frozenset({"syncd.daemon"}),
         # Alembic, only to migrate (a store already at the shipped head is opened without it)
         "syncd.store.engine": frozenset(
             {"alembic", "alembic.config", "alembic.runtime.migration", "alembic.script"}

@@ -1,9 +1,13 @@
 """How an identifier reaches one upstream's records (``syncd cache show/get/refresh/evict``); no kind named.
 
-Each upstream slice that holds records declares one :class:`RecordSource` (Crossref works by DOI,
-Zenodo records by id, DOI or URL); the composition root lists them (:data:`syncd.registry.RECORD_SOURCES`)
-and says which source an identifier belongs to (:func:`syncd.registry.resolve_record`). The command
-line parses with it, calls one of its methods and prints; it never branches on the upstream.
+Each upstream slice that holds records declares one :class:`RecordSource` in its ``kinds.py``
+(Crossref works by DOI, Zenodo records by id, DOI or URL): data and store reads only, so ``syncd cache
+show`` finds a stored record without loading the slice's lookups or views. How the record is fetched
+and viewed (``syncd cache get``, ``refresh ID``) is its :class:`RecordAnswer`, in the slice's
+``kinds_hooks.py``, loaded when asked (:func:`syncd.registry.record_answer`). The composition root lists
+the sources (:data:`syncd.registry.RECORD_SOURCES`) and says which source an identifier belongs to
+(:func:`syncd.registry.resolve_record`). The command line parses with it, calls one of its methods and
+prints; it never branches on the upstream.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from syncd.cache import Lookup
 from syncd.kinds import Kind
 from syncd.store.repo import Store, StoredEntry
 
-__all__ = ["Fetch", "RecordSource", "View"]
+__all__ = ["Fetch", "RecordAnswer", "RecordSource", "View"]
 
 R = TypeVar("R")
 """The source's parsed reference (a :class:`~syncd.normalize.doi.ParsedDOI`, a Zenodo ``RecordRef``)."""
@@ -35,23 +39,11 @@ Raises :class:`~syncd.errors.NotFound` (the source's declared reason) for a stor
 
 
 @dataclass(frozen=True)
-class RecordSource(Generic[R]):
-    """One upstream's records reached by identifier.
+class RecordAnswer(Generic[R]):
+    """How one upstream's record is fetched and viewed: ``fetch`` (:data:`Fetch`), ``view`` (:data:`View`)."""
 
-    ``name``: the upstream (the ``--kind`` choice, e.g. ``crossref``); ``kind``: the stored kind holding
-    its records; ``parse``: identifier -> reference (raises :class:`~syncd.errors.InvalidInput`);
-    ``claims``: the reference when the identifier has this upstream's own form, else None (``--kind
-    auto`` asks each source's ``claims`` before the DOI fallback); ``stored``: the stored entry a
-    reference names, no request; ``fetch`` (:data:`Fetch`) and ``view`` (:data:`View`).
-    """
-
-    name: str
-    kind: Kind
-    parse: Callable[[str], R]
-    stored: Callable[[Store, R], StoredEntry | None]
     fetch: Fetch[R]
     view: View
-    claims: Callable[[str], R | None] | None = None
 
     def answer(self, svc: Any, ref: R, label: str, *, force: bool = False) -> dict[str, Any]:
         """``syncd cache get``: the record local-first as ``{"kind", "key", "cache", **view}``.
@@ -71,3 +63,24 @@ class RecordSource(Generic[R]):
             "cache": lookup.provenance.as_dict(),
             **view,
         }
+
+
+@dataclass(frozen=True)
+class RecordSource(Generic[R]):
+    """One upstream's records reached by identifier (no request, nothing of the slice's lookups).
+
+    ``name``: the upstream (the ``--kind`` choice, e.g. ``crossref``); ``kind``: the stored kind holding
+    its records; ``parse``: identifier -> reference (raises :class:`~syncd.errors.InvalidInput`);
+    ``stored``: the stored entry a reference names, no request; ``claims``: the reference when the
+    identifier has this upstream's own form, else None (``--kind auto`` asks each source's ``claims``
+    before the DOI fallback); ``answer``: how its records are fetched and viewed when the source is
+    declared with it at hand (None for a slice's source: its ``kinds_hooks.py`` ``ANSWERS``, read through
+    :func:`syncd.registry.record_answer`).
+    """
+
+    name: str
+    kind: Kind
+    parse: Callable[[str], R]
+    stored: Callable[[Store, R], StoredEntry | None]
+    claims: Callable[[str], R | None] | None = None
+    answer: RecordAnswer[R] | None = None

@@ -22,7 +22,7 @@ from syncd.cache import facts_of
 from syncd.errors import BudgetExhausted, NotFound, SyncdError, UpstreamError
 from syncd.policy import Outcome, Result, Tally
 from syncd.records import RecordSource
-from syncd.registry import KINDS
+from syncd.registry import KINDS, hooks_of, record_answer
 from syncd.services import Services
 from syncd.store.repo import StoredEntry
 from syncd.store.staleness import Staleness
@@ -49,7 +49,7 @@ def revalidate(svc: Services, entry: StoredEntry, deadline: Deadline | None = No
     """
     deadline = deadline or Deadline(max(svc.settings.deadline_s, 10.0))
     kind = KINDS.get(entry.kind)
-    refetch = kind.refetch if kind is not None else None
+    refetch = hooks_of(kind).refetch if kind is not None else None
     if refetch is None:
         return policy.failed("unsupported_kind")
     try:
@@ -191,7 +191,7 @@ def _in_batches(
     (and its ``stopped``, which ends the batches); the entries left are revalidated singly.
     """
     for kind in KINDS.values():
-        many = kind.revalidate_many
+        many = hooks_of(kind).revalidate_many
         if many is None or report.stopped:
             continue
         batchable = [e for e in todo if e.kind == kind.name and many.eligible(e)]
@@ -249,7 +249,7 @@ def named_entries(svc: Services, named: Sequence[tuple[str, RecordSource[Any], A
             out.entries.append(entry)
             continue
         try:
-            source.fetch(svc, ref, True)
+            record_answer(source).fetch(svc, ref, True)
         except NotFound:
             out.not_found.append(ident)
         else:

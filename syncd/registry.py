@@ -1,9 +1,15 @@
 """The composition root: the one module that names every slice (its kinds and its MCP tools).
 
-Adding an upstream is one folder (``syncd/<slice>/`` with its ``names.py``, ``rules.py`` and
-``kinds.py``) plus one entry in :data:`SLICES`. Everything else reads the kinds from here:
-the road (:func:`syncd.cache.local_first`) and the store receive a :class:`~syncd.kinds.Kind`, the
-refresh, import, verify and change-feed code look a kind up by name in :data:`KINDS`; the passes over
+Adding an upstream is one folder (``syncd/<slice>/`` with its ``names.py``, ``rules.py``, ``kinds.py``
+and ``kinds_hooks.py``) plus one entry in :data:`SLICES` and one in :data:`HOOK_MODULES`. A slice's
+``kinds.py`` is data (imported here at start); its ``kinds_hooks.py`` (each kind's
+:class:`~syncd.kinds.KindHooks`, its record answers, its data files) is loaded on the first hook asked
+for (:func:`hooks_of`, :func:`record_answer`, :func:`data_files`; :mod:`syncd.lazy`), so a command that
+only reads the store (``syncd cache show``) loads no lookup, view or contract of any slice.
+
+Everything else reads the kinds from here: the road (:func:`syncd.cache.local_first`) and the store
+receive a :class:`~syncd.kinds.Kind`, the refresh, import, verify and change-feed code look a kind up
+by name in :data:`KINDS` (and its hooks with :func:`hooks_of`); the passes over
 the watch lists (:mod:`syncd.sync`) find each watch kind's walker in :data:`WALKERS` and who fetches a
 watched DOI in :data:`DOI_WALKERS` (each slice declares its own in its ``walk.py``); :mod:`syncd.watch`
 and ``syncd watch add`` find how a watch kind is added and described in :data:`WATCH_TYPES`.
@@ -31,45 +37,47 @@ from typing import TYPE_CHECKING, Any
 from syncd.config import Settings
 from syncd.crossref import kinds as crossref_kinds
 from syncd.crossref import pools as crossref_pools
-from syncd.crossref import walk as crossref_walk
-from syncd.crossref import walk_specs as crossref_watches
 from syncd.crossref.names import CROSSREF_WORK
 from syncd.datacite import kinds as datacite_kinds
 from syncd.datacite import pools as datacite_pools
-from syncd.datacite import queries_agency as datacite_agency
-from syncd.datacite import walk as datacite_walk
-from syncd.datacite import walk_specs as datacite_watches
 from syncd.datacite.names import DATACITE_WORK
 from syncd.doiorg import kinds as doiorg_kinds
 from syncd.doiorg import pools as doiorg_pools
 from syncd.doiorg.names import DOI_RA
 from syncd.errors import InvalidInput
-from syncd.kinds import DataFileRows, Kind
+from syncd.kinds import NO_HOOKS, DataFileRows, Kind, KindHooks
 from syncd.lazy import load
 from syncd.pools import Pools
-from syncd.records import RecordSource
+from syncd.records import RecordAnswer, RecordSource
 from syncd.services import AgencyRecords, ClientFactory, Services
 from syncd.store.repo import Store
 from syncd.store.rules import StoreRules
-from syncd.watchwalk import DoiWalker, Walker, WatchType
 from syncd.zenodo import kinds as zenodo_kinds
 from syncd.zenodo import pools as zenodo_pools
-from syncd.zenodo import walk as zenodo_walk
-from syncd.zenodo import walk_specs as zenodo_watches
 from syncd.zenodo.names import CONCEPT_DOI_PREFIX, ZENODO_RECORD
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import httpx
 
     from syncd.tools.params import ToolSpec
     from syncd.tools.resource import ResourceSpec
+    from syncd.watchwalk import DoiWalker, Walker, WatchType
+
+    WALKERS: dict[str, Walker]
+    """The walker of each watch kind but ``doi`` (built on first use: :func:`_walkers`)."""
+    WATCH_TYPES: dict[str, WatchType]
+    """How each watch kind but ``doi`` is added and described (built on first use: :func:`_watch_types`)."""
+    DOI_WALKERS: tuple[DoiWalker, ...]
+    """Who fetches watched DOIs, in fetch order (built on first use: :func:`_doi_walkers`)."""
 
 __all__ = [
     "AGENCIES",
     "CHANGE_SOURCES",
     "CLIENTS",
-    "DATA_FILES",
     "DOI_WALKERS",
+    "HOOK_MODULES",
     "KINDS",
     "POOLS",
     "RECORD_KINDS",
@@ -79,11 +87,16 @@ __all__ = [
     "STORE_RULES",
     "TOOL_MODULES",
     "WALKERS",
+    "WALK_MODULES",
     "WATCHED_DOI_KIND",
     "WATCH_TYPES",
+    "data_files",
+    "hooks_of",
     "kind_of",
+    "mcp_loaders",
     "mcp_specs",
     "open_services",
+    "record_answer",
     "record_source",
     "resolve_record",
     "resource_specs",
@@ -105,9 +118,18 @@ KINDS: dict[str, Kind] = {kind.name: kind for kinds in SLICES.values() for kind 
 STORE_RULES: Mapping[str, StoreRules] = {name: kind.rules for name, kind in KINDS.items()}
 """Each kind's store rules by name (``cache verify --hashes``)."""
 
-DATA_FILES: tuple[DataFileRows, ...] = (crossref_kinds.DATA_FILE,)
-"""How each upstream's public data file is imported (``syncd cache import``): the row builder of the
-kind its objects are stored as (Crossref's data file of works)."""
+HOOK_MODULES: dict[str, str] = {
+    "crossref": "syncd.crossref.kinds_hooks",
+    "datacite": "syncd.datacite.kinds_hooks",
+    "doiorg": "syncd.doiorg.kinds_hooks",
+    "zenodo": "syncd.zenodo.kinds_hooks",
+}
+"""Each slice's hooks module by slice name: ``HOOKS`` (kind name -> :class:`~syncd.kinds.KindHooks`), and
+optionally ``ANSWERS`` (record source name -> :class:`~syncd.records.RecordAnswer`) and ``DATA_FILES``
+(:class:`~syncd.kinds.DataFileRows`); each also in ``syncd.lazy.LAZY["syncd.registry"]``."""
+
+_SLICE_OF: dict[str, str] = {kind.name: name for name, kinds in SLICES.items() for kind in kinds}
+"""The slice declaring each kind, by kind name."""
 
 RECORD_SOURCES: dict[str, RecordSource[Any]] = {
     source.name: source for source in (crossref_kinds.RECORDS, zenodo_kinds.RECORDS)
@@ -136,20 +158,62 @@ SERIES_DOI_PREFIXES: tuple[str, ...] = (CONCEPT_DOI_PREFIX,)
 """DOI prefixes that make a series id a concept DOI (the change feed's watch match)."""
 
 
-WALKERS: dict[str, Walker] = {**crossref_walk.WALKERS, **zenodo_walk.WALKERS, **datacite_walk.WALKERS}
-"""The walker of each watch kind but ``doi`` (:mod:`syncd.sync` walks a watch through its kind's)."""
-
-WATCH_TYPES: dict[str, WatchType] = {
-    **crossref_watches.WATCH_TYPES,
-    **zenodo_watches.WATCH_TYPES,
-    **datacite_watches.WATCH_TYPES,
+WALK_MODULES: dict[str, tuple[str, str]] = {
+    "crossref": ("syncd.crossref.walk", "syncd.crossref.walk_specs"),
+    "zenodo": ("syncd.zenodo.walk", "syncd.zenodo.walk_specs"),
+    "datacite": ("syncd.datacite.walk", "syncd.datacite.walk_specs"),
 }
-"""How each watch kind but ``doi`` is added (``syncd watch add``, the config's ``[watch]`` table) and
-described, in ``syncd watch add``'s order (each slice declares its own in its ``walk_specs.py``)."""
+"""Each slice's watch walkers and watch types by slice name: ``(walk module, walk_specs module)``, in
+``syncd watch add``'s order; loaded on the first look at :data:`WALKERS`, :data:`WATCH_TYPES` or
+:data:`DOI_WALKERS` (each module also in ``syncd.lazy.LAZY["syncd.registry"]``)."""
 
-DOI_WALKERS: tuple[DoiWalker, ...] = (crossref_walk.DOIS, zenodo_walk.DOIS)
-"""Who fetches watched DOIs, in fetch order: a DOI goes to the walker that claims it, else to the one
-claiming every DOI no other does (Crossref's)."""
+
+def _walkers() -> dict[str, Walker]:
+    """The walker of each watch kind but ``doi`` (:mod:`syncd.sync` walks a watch through its kind's)."""
+    return {k: w for walk, _ in WALK_MODULES.values() for k, w in load(__name__, walk).WALKERS.items()}
+
+
+def _watch_types() -> dict[str, WatchType]:
+    """How each watch kind but ``doi`` is added and described, in ``syncd watch add``'s order.
+
+    Also the config's ``[watch]`` table.
+    """
+    return {k: t for _, specs in WALK_MODULES.values() for k, t in load(__name__, specs).WATCH_TYPES.items()}
+
+
+def _doi_walkers() -> tuple[DoiWalker, ...]:
+    """Who fetches watched DOIs, in fetch order.
+
+    A DOI goes to the walker that claims it, else to the one claiming every DOI no other does (Crossref's).
+    """
+    walks = [load(__name__, walk) for walk, _ in WALK_MODULES.values()]
+    return tuple(walk.DOIS for walk in walks if hasattr(walk, "DOIS"))
+
+
+_WALK_TABLES: dict[str, Callable[[], Any]] = {
+    "WALKERS": _walkers,
+    "WATCH_TYPES": _watch_types,
+    "DOI_WALKERS": _doi_walkers,
+}
+"""The watch tables, :pep:`562` attributes of this module built on first use (a command that walks no
+watch, such as ``syncd cache show`` or ``syncd mcp``, loads no walker)."""
+
+
+@functools.cache
+def _walk_table(name: str) -> Any:
+    return _WALK_TABLES[name]()
+
+
+def __getattr__(name: str) -> Any:
+    """:data:`WALKERS`, :data:`WATCH_TYPES` and :data:`DOI_WALKERS`, each built once on first use.
+
+    Raises:
+        AttributeError: no such attribute.
+    """
+    if name in _WALK_TABLES:
+        return _walk_table(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 CLIENTS: dict[str, ClientFactory] = {
     **crossref_kinds.CLIENTS,
@@ -159,7 +223,13 @@ CLIENTS: dict[str, ClientFactory] = {
 }
 """Each upstream's client constructor by client name, in the order ``cache stats`` checks them."""
 
-AGENCIES: dict[str, AgencyRecords] = {"datacite": datacite_agency.agency_records}
+
+def _datacite_agency(svc: Services, dois: Sequence[str]) -> dict[str, dict[str, Any]]:
+    records: AgencyRecords = load(__name__, "syncd.datacite.queries_agency").agency_records
+    return records(svc, dois)
+
+
+AGENCIES: dict[str, AgencyRecords] = {"datacite": _datacite_agency}
 """Each registration agency a slice answers for, by lower-cased name (doi.org's ``RA``): handed to every
 :class:`~syncd.services.Services` bundle, so the Crossref batch answers a DataCite DOI from the
 DataCite slice without importing it."""
@@ -239,6 +309,61 @@ def resolve_record(ident: str, upstream: str = "auto") -> tuple[RecordSource[Any
     return fallback, fallback.parse(ident)
 
 
+def _hooks_module(slice_name: str) -> Any:
+    return load(__name__, HOOK_MODULES[slice_name])
+
+
+def hooks_of(kind: Kind | str) -> KindHooks:
+    """The hooks of ``kind`` (a :class:`~syncd.kinds.Kind` or its name).
+
+    The hooks it was declared with (:attr:`Kind.hooks <syncd.kinds.Kind.hooks>`), else those of its
+    slice's hooks module, loaded on the first call; ``NO_HOOKS`` for a kind no slice declares, or one
+    without hooks.
+
+    Raises:
+        ImportError: the slice's hooks module cannot be imported.
+    """
+    if isinstance(kind, Kind) and kind.hooks is not None:
+        return kind.hooks
+    name = kind if isinstance(kind, str) else kind.name
+    slice_name = _SLICE_OF.get(name)
+    if slice_name is None:
+        return NO_HOOKS
+    hooks: dict[str, KindHooks] = _hooks_module(slice_name).HOOKS
+    return hooks.get(name, NO_HOOKS)
+
+
+def record_answer(source: RecordSource[Any]) -> RecordAnswer[Any]:
+    """How the records of ``source`` are fetched and viewed (``syncd cache get``, ``cache refresh ID``).
+
+    The answer it was declared with (``source.answer``), else the one in the hooks module of the slice
+    declaring its kind (loaded on the first call).
+
+    Raises:
+        LookupError: the slice declares no answer for the source.
+    """
+    if source.answer is not None:
+        return source.answer
+    slice_name = _SLICE_OF.get(source.kind.name)
+    answers: dict[str, RecordAnswer[Any]] = (
+        getattr(_hooks_module(slice_name), "ANSWERS", {}) if slice_name is not None else {}
+    )
+    try:
+        return answers[source.name]
+    except KeyError:
+        raise LookupError(f"no record answer for source {source.name!r}") from None
+
+
+@functools.cache
+def data_files() -> tuple[DataFileRows, ...]:
+    """How each upstream's public data file is imported (``syncd cache import``).
+
+    The row builder of the kind its objects are stored as (Crossref's data file of works), from every
+    slice's hooks module (each loaded now).
+    """
+    return tuple(f for name in HOOK_MODULES for f in getattr(_hooks_module(name), "DATA_FILES", ()))
+
+
 def kind_of(name: str) -> Kind:
     """The :class:`~syncd.kinds.Kind` called ``name``.
 
@@ -301,3 +426,15 @@ def mcp_specs(settings: Settings) -> tuple[tuple[ToolSpec, ...], tuple[ResourceS
     """
     served = tuple(settings.mcp.slices)
     return tool_specs(served), resource_specs(served)
+
+
+def mcp_loaders(
+    settings: Settings,
+) -> tuple[Callable[[], tuple[ToolSpec, ...]], Callable[[], tuple[ResourceSpec, ...]]]:
+    """:func:`mcp_specs` as two functions, each loading the served slices' tool modules when called.
+
+    What ``syncd mcp`` hands :func:`syncd.tools.server.build_server`: the server calls them on the
+    first request that needs a tool or a resource, so ``initialize`` is answered without them.
+    """
+    served = tuple(settings.mcp.slices)
+    return functools.partial(tool_specs, served), functools.partial(resource_specs, served)

@@ -36,7 +36,7 @@ from syncd.cli.common import (
 )
 from syncd.errors import InvalidInput, NotFound, SyncdError
 from syncd.refresh import named_entries, sweep
-from syncd.registry import DATA_FILES, KINDS, POOLS, STORE_RULES, WATCHED_DOI_KIND
+from syncd.registry import KINDS, POOLS, STORE_RULES, WATCHED_DOI_KIND, data_files, record_answer
 from syncd.store.maintenance import count_entries, delete_entries, list_entries, prune, vacuum, verify
 from syncd.store.watches import list_watches
 from syncd.transfer import WORKERS_MAX, default_workers, export_entries, import_paths, open_text
@@ -147,7 +147,7 @@ def cache_get(ctx: click.Context, ident: str, kind: str, as_json: bool, refresh:
     """Look an ID up through the local-first path (store first, upstream within the budget)."""
     source, parsed = resolve_id(ident, kind)
     with session(ctx) as svc:
-        data = source.answer(svc, parsed, ident, force=refresh)
+        data = record_answer(source).answer(svc, parsed, ident, force=refresh)
     if as_json:
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
         return
@@ -435,7 +435,7 @@ def cache_import(ctx: click.Context, paths: tuple[Path, ...], workers: int | Non
             report = import_paths(
                 store,
                 list(paths),
-                data_files=DATA_FILES,
+                data_files=data_files(),
                 on_item=bar.advance,
                 workers=workers or default_workers(),
             )

@@ -6,7 +6,7 @@ import anyio
 import click
 
 from syncd.cli.common import handle_errors, session, setup_logs
-from syncd.registry import mcp_specs
+from syncd.registry import mcp_loaders
 from syncd.tools.server import build_server
 from syncd.tools.stdio import serve_stdio
 
@@ -17,7 +17,11 @@ __all__ = ["mcp"]
 @click.pass_context
 @handle_errors
 def mcp(ctx: click.Context) -> None:
-    """Serve the MCP tools over stdio (point Claude Desktop / Claude Code at `syncd mcp`)."""
+    """Serve the MCP tools over stdio (point Claude Desktop / Claude Code at `syncd mcp`).
+
+    ``initialize`` is answered before the slices' tool modules are loaded (the first ``tools/list``,
+    call or resource request loads those of the slices ``mcp.slices`` names).
+    """
     setup_logs(ctx, "WARNING")
     with session(ctx) as svc:
-        anyio.run(serve_stdio, build_server(svc, *mcp_specs(svc.settings)))
+        anyio.run(serve_stdio, build_server(svc, *mcp_loaders(svc.settings)))

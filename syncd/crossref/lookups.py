@@ -34,7 +34,7 @@ from syncd import policy
 from syncd.cache import Lookup, local_first
 from syncd.crossref import views as crossref_norm
 from syncd.crossref.client import CrossrefClient, EntityAnswer
-from syncd.crossref.lookups_revalidate import REVALIDATE_MANY
+from syncd.crossref.kinds import ENTITY_KINDS, LIST, WORK, stored_work
 from syncd.crossref.names import (
     CROSSREF_FUNDER,
     CROSSREF_JOURNAL,
@@ -43,7 +43,6 @@ from syncd.crossref.names import (
     CROSSREF_SEARCH,
     CROSSREF_WORK,
 )
-from syncd.crossref.rules import ENTITY_RULES, LIST_RULES, WORK_RULES
 from syncd.crossref.views_lines import line_item, list_line
 from syncd.crossref.views_references import cited_dois
 from syncd.doiorg.lookups import registration_agency
@@ -59,6 +58,7 @@ from syncd.upstream.http import Deadline, current_deadline
 __all__ = [
     "ENTITY_ROUTES",
     "PARTIAL_MESSAGE_TYPE",
+    "WORK",
     "Page",
     "fetch_entity",
     "fetch_list",
@@ -100,21 +100,8 @@ def _strip_volatile(value: Any) -> Any:
 
 
 # --------------------------------------------------------------------------------------------------
-# the kinds of this slice (their hooks call the fetches below)
+# exported lines (the ``load`` hook of ``crossref_work``, :mod:`syncd.crossref.kinds_hooks`)
 # --------------------------------------------------------------------------------------------------
-
-
-def _refetch_work(svc: Services, entry: StoredEntry, deadline: Deadline) -> StoredEntry:
-    doi = ParsedDOI(doi=entry.doi or entry.key, key=entry.key, input_form="bare")
-    return fetch_work(svc.upstreams.crossref, svc.store, doi, entry, deadline)
-
-
-def _refetch_entity(svc: Services, entry: StoredEntry, deadline: Deadline) -> StoredEntry:
-    return fetch_entity(svc.upstreams.crossref, svc.store, entry.kind, entry.key, deadline)
-
-
-def _refetch_list(svc: Services, entry: StoredEntry, deadline: Deadline) -> StoredEntry:
-    return refetch_list(svc.upstreams.crossref, svc.store, entry, deadline)
 
 
 def load_work(rec: dict[str, Any], raw: str | None) -> EntryContent:
@@ -133,22 +120,6 @@ def load_work(rec: dict[str, Any], raw: str | None) -> EntryContent:
     key = parse_doi(str(rec.get("key", ""))).key
     return WORK.content(key, status, None, None, doi=key)
 
-
-WORK = Kind(
-    CROSSREF_WORK, "crossref_work", "crossref_single", rules=WORK_RULES, refetch=_refetch_work,
-    load=load_work, revalidate_many=REVALIDATE_MANY,
-)  # fmt: skip
-"""``crossref_work``: a work, ``GET /works/{doi}`` (``ttl.crossref_work``, pool ``crossref_single``);
-stale works confirmed in groups by their ``indexed`` stamps (:mod:`syncd.crossref.lookups_revalidate`)."""
-
-LIST = Kind(CROSSREF_SEARCH, "search", "crossref_list", rules=LIST_RULES, refetch=_refetch_list)
-"""``crossref_search``: a list page (``ttl.search``, pool ``crossref_list``; refetched only when asked)."""
-
-ENTITY_KINDS: dict[str, Kind] = {
-    name: Kind(name, "entity", "crossref_single", rules=ENTITY_RULES[name], refetch=_refetch_entity)
-    for name in (CROSSREF_JOURNAL, CROSSREF_FUNDER, CROSSREF_MEMBER, CROSSREF_PREFIX)
-}
-"""Journals, funders, members, prefixes (``ttl.entity``, pool ``crossref_single``), by kind name."""
 
 OWN_KINDS: dict[str, Kind] = {k.name: k for k in (WORK, LIST, *ENTITY_KINDS.values())}
 """The kinds these lookups store, by name."""
@@ -226,11 +197,6 @@ def get_work(
     if is_partial(stored) and not prov.stale:
         prov = policy.flagged_stale(prov)
     return Lookup(stored, prov)
-
-
-def stored_work(store: Store, doi: ParsedDOI) -> StoredEntry | None:
-    """The stored ``crossref_work`` entry of ``doi`` (no request; None when not stored)."""
-    return store.get(CROSSREF_WORK, doi.key)
 
 
 def _doi_not_found(svc: Services, doi: ParsedDOI, deadline: Deadline, prov: Provenance) -> NotFound:

@@ -14,7 +14,8 @@ import time
 from typing import Any
 
 from syncd.crossref import views as crossref_norm
-from syncd.crossref.lookups import WORK, work_content
+from syncd.crossref.kinds import WORK
+from syncd.crossref.lookups import work_content
 from syncd.crossref.views_lines import list_line
 from syncd.crossref.views_references import cited_dois
 from syncd.kinds import Built, DataFileRows
@@ -114,4 +115,5 @@ def row(message: dict[str, Any], body: str, floats: int) -> Built:
 DATA_FILE = DataFileRows(
     kind=WORK, label="a Crossref work", find=find, complete=complete, envelope=envelope, row=row, exact=exact
 )
-"""Crossref works of the public data file (the registry's :data:`~syncd.registry.DATA_FILES`)."""
+"""Crossref works of the public data file (listed in :data:`syncd.crossref.kinds_hooks.DATA_FILES`, read
+through the registry's :func:`~syncd.registry.data_files`)."""

@@ -1,4 +1,6 @@
-"""Crossref works as the cache commands reach them by DOI (:class:`~syncd.records.RecordSource`).
+"""How the cache commands fetch and view a Crossref work (:class:`~syncd.records.RecordAnswer`).
+
+The source itself, by DOI, is :data:`syncd.crossref.kinds.RECORDS`.
 
 ``syncd cache get`` answers the ``crossref_get_work`` view of the work
 (:func:`syncd.crossref.views.work_view`)
@@ -10,17 +12,17 @@ from __future__ import annotations
 from typing import Any
 
 from syncd.cache import Lookup
-from syncd.crossref.lookups import WORK, get_work, stored_work
+from syncd.crossref.lookups import get_work
 from syncd.crossref.rules import WORK_RULES
 from syncd.crossref.views import work_view
 from syncd.crossref.views_flags import update_flags
-from syncd.normalize.doi import ParsedDOI, parse_doi
-from syncd.records import RecordSource
+from syncd.normalize.doi import ParsedDOI
+from syncd.records import RecordAnswer
 from syncd.services import Services
 from syncd.store.content import document
 from syncd.store.repo import StoredEntry
 
-__all__ = ["RECORDS", "work_answer"]
+__all__ = ["ANSWER", "work_answer"]
 
 
 def _fetch(svc: Services, doi: ParsedDOI, force: bool) -> Lookup:
@@ -43,12 +45,5 @@ def work_answer(entry: StoredEntry, label: str) -> dict[str, Any]:
     return view
 
 
-RECORDS: RecordSource[ParsedDOI] = RecordSource(
-    name="crossref",
-    kind=WORK,
-    parse=parse_doi,
-    stored=stored_work,
-    fetch=_fetch,
-    view=work_answer,
-)
-"""Crossref works by DOI (bare, ``doi:``, doi.org URL): the fallback of ``--kind auto``."""
+ANSWER: RecordAnswer[ParsedDOI] = RecordAnswer(fetch=_fetch, view=work_answer)
+"""A Crossref work local-first (:func:`~syncd.crossref.lookups.get_work`) and its work view."""

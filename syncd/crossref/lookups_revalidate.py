@@ -111,4 +111,4 @@ def revalidate_works(
 
 
 REVALIDATE_MANY = RevalidateMany(eligible=eligible, run=revalidate_works)
-"""The ``revalidate_many`` hook of ``crossref_work`` (:data:`syncd.crossref.lookups.WORK`)."""
+"""The ``revalidate_many`` hook of ``crossref_work`` (:data:`syncd.crossref.kinds.WORK`)."""

@@ -8,6 +8,11 @@ is not required: a ``journal-issue`` or ``component`` work may have none, e.g.
 and ``title``, every funder ``id`` and ``name``, every member ``id`` and ``primary-name``, every
 prefix ``prefix`` and ``member``, every list page ``items`` and ``total-results``. A body without
 them (``{}``, ``{"status": "ok"}``, an envelope with an empty ``message``) is refused as hollow.
+
+The content-hash projection and the change summary are the views' (:mod:`syncd.crossref.views`,
+``syncd.crossref.views_changes``), loaded on the first hash or summary (:mod:`syncd.lazy`): the
+kinds these rules belong to are declared without the views, so a command that only reads the store
+loads none of them.
 """
 
 from __future__ import annotations
@@ -15,9 +20,8 @@ from __future__ import annotations
 from typing import Any
 
 from syncd.crossref.names import CROSSREF_FUNDER, CROSSREF_JOURNAL, CROSSREF_MEMBER, CROSSREF_PREFIX
-from syncd.crossref.views import content_hash_projection
-from syncd.crossref.views_changes import summarize_work
-from syncd.store.rules import StoreRules
+from syncd.lazy import load
+from syncd.store.rules import ChangeSummary, Projection, Side, StoreRules, Summarize
 
 __all__ = ["ENTITY_RULES", "LIST_RULES", "WORK_RULES", "message_of", "work_message"]
 
@@ -45,7 +49,15 @@ def _document(body: Any) -> Any:
 
 def _projection(body: Any) -> Any:
     message = body.get("message") if isinstance(body, dict) else None
-    return content_hash_projection(message) if isinstance(message, dict) else None
+    if not isinstance(message, dict):
+        return None
+    project: Projection = load(__name__, "syncd.crossref.views").content_hash_projection
+    return project(message)
+
+
+def _summarize(old: Side, new: Side) -> ChangeSummary | None:
+    summarize: Summarize = load(__name__, "syncd.crossref.views_changes").summarize_work
+    return summarize(old, new)
 
 
 WORK_RULES = StoreRules(
@@ -53,7 +65,7 @@ WORK_RULES = StoreRules(
     required=(("DOI",), ("type",)),
     shrinks=True,
     kept_list=("reference",),
-    summarize=summarize_work,
+    summarize=_summarize,
     projection=_projection,
     document=_document,
     bulk=True,

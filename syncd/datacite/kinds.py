@@ -1,18 +1,27 @@
 """The DataCite slice's stored kinds: works and list pages.
 
-Each :class:`~syncd.kinds.Kind` carries its ``ttl.*`` setting, budget pool (``datacite``), store rules
-(:mod:`syncd.datacite.rules`) and hooks; they are declared beside the fetches their hooks call
-(:mod:`syncd.datacite.lookups`) and listed here for the registry.
+Each :class:`~syncd.kinds.Kind` is data: its ``ttl.*`` setting, budget pool (``datacite``) and store rules
+(:mod:`syncd.datacite.rules`). Nothing here imports the slice's lookups or contracts: the kinds' hooks
+are in :mod:`syncd.datacite.kinds_hooks`, loaded by the code that calls one
+(:func:`syncd.registry.hooks_of`).
 """
 
 from __future__ import annotations
 
 from syncd.datacite.client import DataciteClient
-from syncd.datacite.lookups import LIST, WORK
+from syncd.datacite.names import DATACITE_SEARCH, DATACITE_WORK
+from syncd.datacite.pools import DATACITE
+from syncd.datacite.rules import LIST_RULES, WORK_RULES
 from syncd.kinds import Kind
 from syncd.services import ClientFactory
 
-__all__ = ["CLIENTS", "KINDS"]
+__all__ = ["CLIENTS", "KINDS", "LIST", "WORK"]
+
+WORK = Kind(DATACITE_WORK, "datacite", DATACITE.name, rules=WORK_RULES)
+"""``datacite_work``: a DataCite record (``ttl.datacite``, pool ``datacite``)."""
+
+LIST = Kind(DATACITE_SEARCH, "search", DATACITE.name, rules=LIST_RULES)
+"""``datacite_search``: a list page (``ttl.search``, pool ``datacite``; refetched only when asked)."""
 
 KINDS: tuple[Kind, ...] = (WORK, LIST)
 """The DataCite slice's kinds, in the order ``syncd cache stats`` lists them."""

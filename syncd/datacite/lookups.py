@@ -28,17 +28,14 @@ from typing import Any
 
 from syncd import policy
 from syncd.cache import Lookup, facts_of, local_first
+from syncd.datacite.kinds import LIST, WORK
 from syncd.datacite.lookups_content import is_partial, work_content
-from syncd.datacite.lookups_revalidate import REVALIDATE_MANY
-from syncd.datacite.names import DATACITE_SEARCH, DATACITE_WORK
+from syncd.datacite.names import DATACITE_WORK
 from syncd.datacite.params import list_key
-from syncd.datacite.pools import DATACITE
-from syncd.datacite.rules import LIST_RULES, WORK_RULES
 from syncd.datacite.views import (
     stored_body,
 )
 from syncd.errors import BudgetExhausted, MalformedResponse, UpstreamError
-from syncd.kinds import Kind
 from syncd.normalize.doi import ParsedDOI
 from syncd.policy import Provenance
 from syncd.services import Services
@@ -70,18 +67,8 @@ log = logging.getLogger("syncd.datacite.lookups")
 
 
 # --------------------------------------------------------------------------------------------------
-# the kinds of this slice (their hooks call the fetches below)
+# exported lines (the ``load`` hook of ``datacite_work``, :mod:`syncd.datacite.kinds_hooks`)
 # --------------------------------------------------------------------------------------------------
-
-
-def _refetch_work(svc: Services, entry: StoredEntry, deadline: Deadline) -> StoredEntry:
-    return fetch_work(svc, entry.key, deadline)
-
-
-def _refetch_list(svc: Services, entry: StoredEntry, deadline: Deadline) -> StoredEntry:
-    spec = json.loads(entry.key)
-    params = {str(k): str(v) for k, v in spec["params"].items()}
-    return fetch_list(svc, str(spec["route"]), params, deadline)
 
 
 def load_work(rec: dict[str, Any], raw: str | None) -> EntryContent:
@@ -103,21 +90,6 @@ def load_work(rec: dict[str, Any], raw: str | None) -> EntryContent:
     if not key:
         raise MalformedResponse("datacite entry without a key")
     return WORK.content(key, status, raw, None, doi=key)
-
-
-WORK = Kind(
-    DATACITE_WORK,
-    "datacite",
-    DATACITE.name,
-    rules=WORK_RULES,
-    refetch=_refetch_work,
-    load=load_work,
-    revalidate_many=REVALIDATE_MANY,
-)
-"""``datacite_work``: a DataCite record (``ttl.datacite``, pool ``datacite``)."""
-
-LIST = Kind(DATACITE_SEARCH, "search", DATACITE.name, rules=LIST_RULES, refetch=_refetch_list)
-"""``datacite_search``: a list page (``ttl.search``, pool ``datacite``; refetched only when asked)."""
 
 
 # --------------------------------------------------------------------------------------------------

@@ -1,17 +1,22 @@
 """The doi.org slice's stored kind: the registration agency of a DOI prefix (``doi_ra``).
 
-Declared beside the fetch its hook calls (:func:`syncd.doiorg.lookups.fetch_ra`) and listed here
-for the registry.
+Data only (its ``ttl.*`` setting, pool and store rules); its hook, which asks doi.org again
+(:func:`syncd.doiorg.lookups.fetch_ra`), is in :mod:`syncd.doiorg.kinds_hooks`, loaded by the code that
+calls it (:func:`syncd.registry.hooks_of`).
 """
 
 from __future__ import annotations
 
 from syncd.doiorg.client import DoiClient
-from syncd.doiorg.lookups import RA
+from syncd.doiorg.names import DOI_RA
+from syncd.doiorg.rules import RA_RULES
 from syncd.kinds import Kind
 from syncd.services import ClientFactory
 
-__all__ = ["CLIENTS", "KINDS"]
+__all__ = ["CLIENTS", "KINDS", "RA"]
+
+RA = Kind(DOI_RA, "entity", "doi", rules=RA_RULES)
+"""``doi_ra``: doi.org's ``/ra/{prefix}`` answer, cached per prefix (``ttl.entity``, pool ``doi``)."""
 
 KINDS: tuple[Kind, ...] = (RA,)
 """The doi.org slice's kinds."""

@@ -10,23 +10,13 @@ from __future__ import annotations
 
 from syncd.cache import local_first
 from syncd.doiorg.client import DoiClient
-from syncd.doiorg.names import DOI_RA
-from syncd.doiorg.rules import RA_RULES
-from syncd.kinds import Kind
+from syncd.doiorg.kinds import RA
 from syncd.services import Services
 from syncd.store.content import content_hash
 from syncd.store.repo import Store, StoredEntry
 from syncd.upstream.http import Deadline, current_deadline
 
 __all__ = ["RA", "fetch_ra", "registration_agency"]
-
-
-def _refetch_ra(svc: Services, entry: StoredEntry, deadline: Deadline) -> StoredEntry:
-    return fetch_ra(svc.upstreams.doi, svc.store, entry.key, deadline)
-
-
-RA = Kind(DOI_RA, "entity", "doi", rules=RA_RULES, refetch=_refetch_ra)
-"""``doi_ra``: doi.org's ``/ra/{prefix}`` answer, cached per prefix (``ttl.entity``, pool ``doi``)."""
 
 
 def fetch_ra(doi: DoiClient, store: Store, prefix: str, deadline: Deadline) -> StoredEntry:

@@ -21,9 +21,9 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterable, Sequence
-from typing import Any, cast
+from typing import Any
 
-from sqlalchemy import Connection, Table, insert, select
+from sqlalchemy import Connection, insert, select
 
 from syncd.crossref.names import CROSSREF_WORK
 from syncd.retractions.csvfile import RetractionWatchRow
@@ -151,7 +151,7 @@ def _write_pending(conn: Connection, items: list[dict[str, Any]], now: float) ->
     checkpoint = json.dumps({"items": items}, ensure_ascii=False, sort_keys=True)
     upsert(
         conn,
-        cast(Table, SyncState.__table__),
+        SyncState.__table__,
         {"name": PENDING, "checkpoint": checkpoint, "updated_at": now},
         ["name"],
     )

@@ -1,4 +1,6 @@
-"""SQLAlchemy 2 models of the store. Alembic (``migrations/``) owns the schema; these mirror it.
+"""SQLAlchemy 2 Core tables of the store (no ORM mapping). Alembic (``migrations/``) owns the schema.
+
+These mirror it.
 
 Tables:
     entries       one row per stored upstream object (Crossref work, Zenodo record, their misses):
@@ -45,9 +47,12 @@ Tables:
 
 from __future__ import annotations
 
+from typing import Any, ClassVar, TypeVar
+
 from sqlalchemy import (
     BigInteger,
     Boolean,
+    Column,
     Float,
     ForeignKey,
     Index,
@@ -55,11 +60,13 @@ from sqlalchemy import (
     LargeBinary,
     MetaData,
     String,
+    Table,
     Text,
     UniqueConstraint,
     false,
 )
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.sql.elements import ColumnClause
+from sqlalchemy.types import TypeEngine
 
 __all__ = [
     "Base",
@@ -93,10 +100,54 @@ BODY = LargeBinary().with_variant(Text(), "sqlite")
 holds the encoded ``BLOB`` as it is (SQLite keeps a blob's bytes in any column), so no table rebuild."""
 
 
-class Base(DeclarativeBase):
-    """Declarative base with a naming convention (named constraints for Alembic batch mode)."""
+T = TypeVar("T")
 
-    metadata = MetaData(naming_convention=NAMING)
+
+def col(type_: TypeEngine[T] | type[TypeEngine[T]], *args: Any, **kwargs: Any) -> ColumnClause[T]:
+    """A column of a :class:`Base` table, unnamed until its class names it (SQLAlchemy's :class:`Column`).
+
+    Typed as the column expression it is in statements (``Entry.key == doi``), not as the ``Column``
+    descriptor SQLAlchemy 2.1 reserves for its own declarative classes.
+    """
+    return Column(type_, *args, **kwargs)
+
+
+class Base:
+    """A table of the store as a class: its columns as class attributes (``Entry.key``), its table.
+
+    The table is ``__table__``, every table is in ``metadata`` (with a naming convention: named
+    constraints for Alembic batch mode).
+
+    SQLAlchemy Core, no ORM mapping: the store reads and writes through Core statements on a
+    ``Connection`` (``select(Entry.key)``, ``delete(Entry)``, ``Entry.__table__.insert()``), so the
+    ORM (``sqlalchemy.orm``, ~0.15 s of every command's start, issue 28 item 1) is never imported. A
+    subclass names its table (``__tablename__``), may add constraints and indexes (``__table_args__``)
+    and declares each column with :func:`col` (a :class:`~sqlalchemy.schema.Column` without a name: its
+    attribute's name is given to it, as SQLAlchemy allows before the column joins its table). The class
+    stands for its table wherever a statement takes one (``__clause_element__``, SQLAlchemy's protocol
+    for objects that stand for a SQL element).
+    """
+
+    metadata: ClassVar[MetaData] = MetaData(naming_convention=NAMING)
+    __tablename__: ClassVar[str]
+    __table_args__: ClassVar[tuple[Any, ...]] = ()
+    __table__: ClassVar[Table]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Build the subclass's :class:`~sqlalchemy.schema.Table` from its columns, in declaration order."""
+        super().__init_subclass__(**kwargs)
+        columns = []
+        for name, value in vars(cls).items():
+            if isinstance(value, Column):
+                if not value.name:
+                    value.name = name
+                columns.append(value)
+        cls.__table__ = Table(cls.__tablename__, Base.metadata, *columns, *cls.__table_args__)
+
+    @classmethod
+    def __clause_element__(cls) -> Table:
+        """The class's table (what a statement given the class uses)."""
+        return cls.__table__
 
 
 class Entry(Base):
@@ -115,21 +166,21 @@ class Entry(Base):
         Index("ix_entries_kind_concept_key", "kind", "concept_key"),
     )
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    kind: Mapped[str] = mapped_column(String(32))
-    key: Mapped[str] = mapped_column(String(1024))
-    status: Mapped[str] = mapped_column(String(16))
-    body: Mapped[bytes | str | None] = mapped_column(BODY, nullable=True)
+    id = col(Integer, primary_key=True)
+    kind = col(String(32), nullable=False)
+    key = col(String(1024), nullable=False)
+    status = col(String(16), nullable=False)
+    body = col(BODY, nullable=True)
     """The body as stored (:mod:`syncd.store.codec`); the store decodes it, nothing else reads it."""
-    content_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
-    upstream_version: Mapped[str | None] = mapped_column(String(64), nullable=True)
-    doi: Mapped[str | None] = mapped_column(String(1024), nullable=True)
-    concept_key: Mapped[str | None] = mapped_column(String(64), nullable=True)
-    title: Mapped[str | None] = mapped_column(Text, nullable=True)
-    search_text: Mapped[str | None] = mapped_column(Text, nullable=True)
-    fetched_at: Mapped[float] = mapped_column(Float)
-    created_at: Mapped[float] = mapped_column(Float)
-    summary: Mapped[str | None] = mapped_column(Text, nullable=True)
+    content_hash = col(String(64), nullable=True)
+    upstream_version = col(String(64), nullable=True)
+    doi = col(String(1024), nullable=True)
+    concept_key = col(String(64), nullable=True)
+    title = col(Text, nullable=True)
+    search_text = col(Text, nullable=True)
+    fetched_at = col(Float, nullable=False)
+    created_at = col(Float, nullable=False)
+    summary = col(Text, nullable=True)
     """The body's list line (the fields a list line shows, JSON text written by the kind; migration
     0014), so a search hit is rendered without parsing the body; NULL: none (the body is read)."""
 
@@ -146,15 +197,15 @@ class Validation(Base):
 
     __tablename__ = "validations"
 
-    entry_id: Mapped[int] = mapped_column(ForeignKey("entries.id", ondelete="CASCADE"), primary_key=True)
-    validated_at: Mapped[float] = mapped_column(Float, index=True)
-    etag: Mapped[str | None] = mapped_column(String(256), nullable=True)
-    last_modified: Mapped[str | None] = mapped_column(String(64), nullable=True)
-    checks: Mapped[int] = mapped_column(Integer, default=0)
-    changes: Mapped[int] = mapped_column(Integer, default=0)
-    last_error: Mapped[str | None] = mapped_column(String(64), nullable=True)
-    last_error_at: Mapped[float | None] = mapped_column(Float, nullable=True)
-    volatile: Mapped[str | None] = mapped_column(Text, nullable=True)
+    entry_id = col(Integer, ForeignKey("entries.id", ondelete="CASCADE"), primary_key=True)
+    validated_at = col(Float, index=True, nullable=False)
+    etag = col(String(256), nullable=True)
+    last_modified = col(String(64), nullable=True)
+    checks = col(Integer, default=0, nullable=False)
+    changes = col(Integer, default=0, nullable=False)
+    last_error = col(String(64), nullable=True)
+    last_error_at = col(Float, nullable=True)
+    volatile = col(Text, nullable=True)
 
 
 class Concept(Base):
@@ -162,9 +213,9 @@ class Concept(Base):
 
     __tablename__ = "concepts"
 
-    concept_recid: Mapped[str] = mapped_column(String(64), primary_key=True)
-    latest_recid: Mapped[str] = mapped_column(String(64))
-    validated_at: Mapped[float] = mapped_column(Float)
+    concept_recid = col(String(64), primary_key=True)
+    latest_recid = col(String(64), nullable=False)
+    validated_at = col(Float, nullable=False)
 
 
 class BudgetPool(Base):
@@ -177,31 +228,31 @@ class BudgetPool(Base):
 
     __tablename__ = "budget_pools"
 
-    pool: Mapped[str] = mapped_column(String(32), primary_key=True)
-    tokens: Mapped[float] = mapped_column(Float)
-    updated_at: Mapped[float] = mapped_column(Float)
-    blocked_until: Mapped[float] = mapped_column(Float, default=0.0)
-    failures: Mapped[int] = mapped_column(Integer, default=0)
-    offline_until: Mapped[float] = mapped_column(Float, default=0.0)
-    block_reason: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    pool = col(String(32), primary_key=True)
+    tokens = col(Float, nullable=False)
+    updated_at = col(Float, nullable=False)
+    blocked_until = col(Float, default=0.0, nullable=False)
+    failures = col(Integer, default=0, nullable=False)
+    offline_until = col(Float, default=0.0, nullable=False)
+    block_reason = col(String(16), nullable=True)
     """Why ``blocked_until`` is set: ``429`` (upstream refused) or ``remaining`` (upstream said its
     window is nearly spent: a pause until its reset)."""
-    announced_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    announced_at = col(Float, nullable=True)
     """When (epoch s) an answer of this pool last carried rate-limit headers; the columns below are
     what it said (``announced_limit`` requests per ``announced_interval_s`` seconds,
     ``announced_in_flight`` concurrent requests, the ``x-api-pool`` name, Zenodo's remaining count and
     window reset, epoch s) and ``announced_headers`` the headers as received."""
-    announced_limit: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    announced_interval_s: Mapped[float | None] = mapped_column(Float, nullable=True)
-    announced_in_flight: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    announced_pool: Mapped[str | None] = mapped_column(String(64), nullable=True)
-    announced_remaining: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    announced_reset_at: Mapped[float | None] = mapped_column(Float, nullable=True)
-    announced_headers: Mapped[str | None] = mapped_column(String(512), nullable=True)
-    requests_total: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    announced_limit = col(Integer, nullable=True)
+    announced_interval_s = col(Float, nullable=True)
+    announced_in_flight = col(Integer, nullable=True)
+    announced_pool = col(String(64), nullable=True)
+    announced_remaining = col(Integer, nullable=True)
+    announced_reset_at = col(Float, nullable=True)
+    announced_headers = col(String(512), nullable=True)
+    requests_total = col(BigInteger, default=0, server_default="0", nullable=False)
     """Requests of this pool that reached upstream (answered, failed or timed out), every process
     together (migration 0011)."""
-    rate_limited_total: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    rate_limited_total = col(BigInteger, default=0, server_default="0", nullable=False)
     """Of those, the ones upstream answered 429 (migration 0011)."""
 
 
@@ -214,11 +265,11 @@ class BudgetLease(Base):
 
     __tablename__ = "budget_leases"
 
-    id: Mapped[str] = mapped_column(String(36), primary_key=True)
-    pool: Mapped[str] = mapped_column(String(32), index=True)
-    expires_at: Mapped[float] = mapped_column(Float)
-    pid: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    host: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    id = col(String(36), primary_key=True)
+    pool = col(String(32), index=True, nullable=False)
+    expires_at = col(Float, nullable=False)
+    pid = col(Integer, nullable=True)
+    host = col(String(255), nullable=True)
 
 
 class BudgetSend(Base):
@@ -231,9 +282,9 @@ class BudgetSend(Base):
     __tablename__ = "budget_sends"
     __table_args__ = (Index("ix_budget_sends_pool_at", "pool", "at"),)
 
-    id: Mapped[str] = mapped_column(String(36), primary_key=True)
-    pool: Mapped[str] = mapped_column(String(32))
-    at: Mapped[float] = mapped_column(Float)
+    id = col(String(36), primary_key=True)
+    pool = col(String(32), nullable=False)
+    at = col(Float, nullable=False)
 
 
 class Watch(Base):
@@ -246,11 +297,11 @@ class Watch(Base):
     __tablename__ = "watches"
     __table_args__ = (UniqueConstraint("kind", "spec", name="uq_watches_kind_spec"),)
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    kind: Mapped[str] = mapped_column(String(32))
-    spec: Mapped[str] = mapped_column(Text)
-    label: Mapped[str | None] = mapped_column(Text, nullable=True)
-    created_at: Mapped[float] = mapped_column(Float)
+    id = col(Integer, primary_key=True)
+    kind = col(String(32), nullable=False)
+    spec = col(Text, nullable=False)
+    label = col(Text, nullable=True)
+    created_at = col(Float, nullable=False)
 
 
 class SyncState(Base):
@@ -258,26 +309,26 @@ class SyncState(Base):
 
     __tablename__ = "sync_state"
 
-    name: Mapped[str] = mapped_column(String(128), primary_key=True)
-    cursor: Mapped[str | None] = mapped_column(Text, nullable=True)
-    checkpoint: Mapped[str | None] = mapped_column(Text, nullable=True)
-    status: Mapped[str | None] = mapped_column(String(32), nullable=True)
-    started_at: Mapped[float | None] = mapped_column(Float, nullable=True)
-    updated_at: Mapped[float] = mapped_column(Float)
-    last_success_at: Mapped[float | None] = mapped_column(Float, nullable=True)
-    pid: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    name = col(String(128), primary_key=True)
+    cursor = col(Text, nullable=True)
+    checkpoint = col(Text, nullable=True)
+    status = col(String(32), nullable=True)
+    started_at = col(Float, nullable=True)
+    updated_at = col(Float, nullable=False)
+    last_success_at = col(Float, nullable=True)
+    pid = col(Integer, nullable=True)
     """Process id of the walker (set when a walk starts; migration 0005)."""
-    host: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    host = col(String(255), nullable=True)
     """Host name of the walker."""
-    heartbeat_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    heartbeat_at = col(Float, nullable=True)
     """When the walker last finished a page (epoch seconds)."""
-    stop_requested: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    stop_requested = col(Boolean, default=False, server_default=false(), nullable=False)
     """Set by ``syncd watch stop``: the walk stops at its next page boundary."""
-    watermark: Mapped[str | None] = mapped_column(String(40), nullable=True)
+    watermark = col(String(40), nullable=True)
     """``indexed`` time (ISO 8601 UTC, ms) of the last work a Crossref walk stored (migration 0009)."""
-    seen: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    seen = col(BigInteger, nullable=True)
     """Works the current (or last) walk has seen."""
-    total: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    total = col(BigInteger, nullable=True)
     """``total-results`` upstream answered for the current (or last) walk."""
 
 
@@ -286,13 +337,13 @@ class Blob(Base):
 
     __tablename__ = "blobs"
 
-    kind: Mapped[str] = mapped_column(String(32), primary_key=True)
-    key: Mapped[str] = mapped_column(String(1024), primary_key=True)
-    data: Mapped[bytes] = mapped_column(LargeBinary)
-    size: Mapped[int] = mapped_column(Integer)
-    content_type: Mapped[str | None] = mapped_column(String(128), nullable=True)
-    fetched_at: Mapped[float] = mapped_column(Float)
-    accessed_at: Mapped[float] = mapped_column(Float, index=True)
+    kind = col(String(32), primary_key=True)
+    key = col(String(1024), primary_key=True)
+    data = col(LargeBinary, nullable=False)
+    size = col(Integer, nullable=False)
+    content_type = col(String(128), nullable=True)
+    fetched_at = col(Float, nullable=False)
+    accessed_at = col(Float, index=True, nullable=False)
 
 
 class PreviousBody(Base):
@@ -306,16 +357,16 @@ class PreviousBody(Base):
 
     __tablename__ = "previous_bodies"
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    entry_id: Mapped[int] = mapped_column(ForeignKey("entries.id", ondelete="CASCADE"), index=True)
-    role: Mapped[str] = mapped_column(String(16))
-    status: Mapped[str] = mapped_column(String(16))
-    body: Mapped[bytes | str | None] = mapped_column(BODY, nullable=True)
+    id = col(Integer, primary_key=True)
+    entry_id = col(Integer, ForeignKey("entries.id", ondelete="CASCADE"), index=True, nullable=False)
+    role = col(String(16), nullable=False)
+    status = col(String(16), nullable=False)
+    body = col(BODY, nullable=True)
     """Encoded like ``entries.body`` (:mod:`syncd.store.codec`)."""
-    content_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
-    fetched_at: Mapped[float] = mapped_column(Float)
-    kept_at: Mapped[float] = mapped_column(Float, index=True)
-    reason: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    content_hash = col(String(64), nullable=True)
+    fetched_at = col(Float, nullable=False)
+    kept_at = col(Float, index=True, nullable=False)
+    reason = col(String(64), nullable=True)
 
 
 class Change(Base):
@@ -330,15 +381,15 @@ class Change(Base):
 
     __tablename__ = "changes"
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    entry_id: Mapped[int] = mapped_column(ForeignKey("entries.id", ondelete="CASCADE"), index=True)
-    kind: Mapped[str] = mapped_column(String(32))
-    key: Mapped[str] = mapped_column(String(1024))
-    doi: Mapped[str | None] = mapped_column(String(1024), nullable=True, index=True)
-    series: Mapped[str | None] = mapped_column(String(64), nullable=True)
-    detected_at: Mapped[float] = mapped_column(Float, index=True)
-    types: Mapped[str] = mapped_column(String(512))
-    summary: Mapped[str] = mapped_column(Text)
+    id = col(Integer, primary_key=True)
+    entry_id = col(Integer, ForeignKey("entries.id", ondelete="CASCADE"), index=True, nullable=False)
+    kind = col(String(32), nullable=False)
+    key = col(String(1024), nullable=False)
+    doi = col(String(1024), nullable=True, index=True)
+    series = col(String(64), nullable=True)
+    detected_at = col(Float, index=True, nullable=False)
+    types = col(String(512), nullable=False)
+    summary = col(Text, nullable=False)
 
 
 class BodyDictionary(Base):
@@ -351,11 +402,11 @@ class BodyDictionary(Base):
 
     __tablename__ = "body_dictionaries"
 
-    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
-    data: Mapped[bytes] = mapped_column(LargeBinary)
-    samples: Mapped[int] = mapped_column(Integer)
-    sample_bytes: Mapped[int] = mapped_column(BigInteger)
-    created_at: Mapped[float] = mapped_column(Float)
+    id = col(BigInteger, primary_key=True, autoincrement=False)
+    data = col(LargeBinary, nullable=False)
+    samples = col(Integer, nullable=False)
+    sample_bytes = col(BigInteger, nullable=False)
+    created_at = col(Float, nullable=False)
 
 
 class RetractionDataset(Base):
@@ -369,16 +420,16 @@ class RetractionDataset(Base):
 
     __tablename__ = "retraction_datasets"
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    sha256: Mapped[str] = mapped_column(String(64), index=True)
-    row_count: Mapped[int] = mapped_column(Integer)
-    source: Mapped[str] = mapped_column(Text)
-    git_commit: Mapped[str | None] = mapped_column(String(64), nullable=True)
-    imported_at: Mapped[float] = mapped_column(Float)
-    added: Mapped[int] = mapped_column(Integer, default=0)
-    changed: Mapped[int] = mapped_column(Integer, default=0)
-    removed: Mapped[int] = mapped_column(Integer, default=0)
-    skipped: Mapped[int] = mapped_column(Integer, default=0)
+    id = col(Integer, primary_key=True)
+    sha256 = col(String(64), index=True, nullable=False)
+    row_count = col(Integer, nullable=False)
+    source = col(Text, nullable=False)
+    git_commit = col(String(64), nullable=True)
+    imported_at = col(Float, nullable=False)
+    added = col(Integer, default=0, nullable=False)
+    changed = col(Integer, default=0, nullable=False)
+    removed = col(Integer, default=0, nullable=False)
+    skipped = col(Integer, default=0, nullable=False)
 
 
 class RetractionRow(Base):
@@ -399,18 +450,18 @@ class RetractionRow(Base):
         Index("ix_retraction_rows_original_pmid", "original_pmid"),
     )
 
-    record_id: Mapped[str] = mapped_column(String(32), primary_key=True)
-    original_doi: Mapped[str | None] = mapped_column(String(1024), nullable=True)
-    original_pmid: Mapped[str | None] = mapped_column(String(16), nullable=True)
-    notice_doi: Mapped[str | None] = mapped_column(String(1024), nullable=True)
-    notice_pmid: Mapped[str | None] = mapped_column(String(16), nullable=True)
-    nature: Mapped[str] = mapped_column(String(64))
-    notice_date: Mapped[str | None] = mapped_column(String(10), nullable=True)
-    original_date: Mapped[str | None] = mapped_column(String(10), nullable=True)
-    title: Mapped[str | None] = mapped_column(Text, nullable=True)
-    fields: Mapped[str] = mapped_column(Text)
-    row_hash: Mapped[str] = mapped_column(String(64))
-    dataset_id: Mapped[int] = mapped_column(Integer)
+    record_id = col(String(32), primary_key=True)
+    original_doi = col(String(1024), nullable=True)
+    original_pmid = col(String(16), nullable=True)
+    notice_doi = col(String(1024), nullable=True)
+    notice_pmid = col(String(16), nullable=True)
+    nature = col(String(64), nullable=False)
+    notice_date = col(String(10), nullable=True)
+    original_date = col(String(10), nullable=True)
+    title = col(Text, nullable=True)
+    fields = col(Text, nullable=False)
+    row_hash = col(String(64), nullable=False)
+    dataset_id = col(Integer, nullable=False)
 
 
 class WorkReference(Base):
@@ -422,7 +473,7 @@ class WorkReference(Base):
 
     __tablename__ = "work_references"
 
-    entry_id: Mapped[int] = mapped_column(
-        ForeignKey("entries.id", ondelete="CASCADE"), primary_key=True, autoincrement=False
+    entry_id = col(
+        Integer, ForeignKey("entries.id", ondelete="CASCADE"), primary_key=True, autoincrement=False
     )
-    cited_doi: Mapped[str] = mapped_column(String(1024), primary_key=True, index=True)
+    cited_doi = col(String(1024), primary_key=True, index=True)

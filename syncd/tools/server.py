@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from typing import Any, Protocol
 
@@ -219,24 +219,57 @@ def _answer(spec: ToolSpec, deps: Deps, args: ToolArgs) -> CallToolResult:
     return result
 
 
+Specs = tuple[ToolSpec, ...] | Callable[[], tuple[ToolSpec, ...]]
+"""The slices' tools as a tuple, or a function answering it (called on the first request that needs a
+tool: ``syncd mcp`` answers ``initialize`` before the slices' tool modules are loaded)."""
+
+Resources = tuple[ResourceSpec, ...] | Callable[[], tuple[ResourceSpec, ...]]
+"""The slices' resources as a tuple, or a function answering it (called on the first resource request)."""
+
+
 class _Handlers:
-    """The request handlers of one server over its tools and resources; see :func:`build_server`."""
+    """The request handlers of one server over its tools and resources; see :func:`build_server`.
+
+    The tools and resources are resolved on the first request that needs them (a function given for
+    either is called then, once).
+    """
 
     def __init__(
         self,
-        deadline_s: float,
+        settings: Settings,
         notifier: changes.ChangeNotifier,
         sessions: SessionNotifier,
-        tools: tuple[ToolSpec, ...],
-        resources: tuple[ResourceSpec, ...],
+        slice_tools: Specs,
+        slice_resources: Resources,
     ) -> None:
-        self.tools = tools
-        self.resources = resources
-        self.schemes = own_schemes(resources)
-        self.specs = {s.name: s for s in tools}
-        self.deadline_s = deadline_s
+        self._slice_tools = slice_tools
+        self._slice_resources = slice_resources
+        self.slices = tuple(settings.mcp.slices)
+        self.deadline_s = settings.deadline_s
         self.notifier = notifier
         self.sessions = sessions
+
+    @functools.cached_property
+    def tools(self) -> tuple[ToolSpec, ...]:
+        """The served tools, in ``tools/list`` order (the slices' and the feed's: :func:`served_tools`)."""
+        given = self._slice_tools
+        return served_tools(given() if callable(given) else given, self.slices)
+
+    @functools.cached_property
+    def resources(self) -> tuple[ResourceSpec, ...]:
+        """The served resources and templates, in ``resources/list`` order (:func:`served_resources`)."""
+        given = self._slice_resources
+        return served_resources(given() if callable(given) else given)
+
+    @functools.cached_property
+    def schemes(self) -> frozenset[str]:
+        """The URI schemes of the served resources."""
+        return own_schemes(self.resources)
+
+    @functools.cached_property
+    def specs(self) -> dict[str, ToolSpec]:
+        """The served tools by name."""
+        return {s.name: s for s in self.tools}
 
     def input_schema(self, name: str) -> dict[str, Any] | None:
         """The ``inputSchema`` of tool ``name`` (the SDK's HTTP header checks), None for an unknown tool."""
@@ -402,8 +435,8 @@ async def refuse_second_initialize(ctx: ServerRequestContext[Any, Any], call_nex
 
 def build_server(
     deps: Deps,
-    slice_tools: tuple[ToolSpec, ...],
-    slice_resources: tuple[ResourceSpec, ...],
+    slice_tools: Specs,
+    slice_resources: Resources,
     *,
     close_on_exit: bool = False,
 ) -> Server[Deps]:
@@ -414,17 +447,17 @@ def build_server(
             ``settings`` (``deadline_s``, ``changes.poll_s``, ``mcp.slices``), ``store`` and ``close()``
             are used here.
         slice_tools: the served slices' tools in ``tools/list`` order, from the composition root
-            (:func:`syncd.registry.mcp_specs`); the feed's tool follows when ``mcp.slices`` names it.
-        slice_resources: the slices' resources and resource templates (the feed's follow).
+            (:func:`syncd.registry.mcp_specs`), or a function answering them, called on the first
+            request that needs a tool (:func:`syncd.registry.mcp_loaders`); the feed's tool follows
+            when ``mcp.slices`` names it.
+        slice_resources: the slices' resources and resource templates (the feed's follow), or a
+            function answering them, called on the first resource request.
         close_on_exit: call ``deps.close()`` when the server's lifespan ends.
     """
     bus = InMemorySubscriptionBus()
     notifier = changes.ChangeNotifier.of(deps, bus)
     sessions = SessionNotifier(bus)
-    tools = served_tools(slice_tools, deps.settings.mcp.slices)
-    handlers = _Handlers(
-        deps.settings.deadline_s, notifier, sessions, tools, served_resources(slice_resources)
-    )
+    handlers = _Handlers(deps.settings, notifier, sessions, slice_tools, slice_resources)
 
     @asynccontextmanager
     async def lifespan(_server: Server[Deps]) -> AsyncIterator[Deps]:

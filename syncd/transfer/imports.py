@@ -3,7 +3,7 @@
 Every item is stored through its kind: a syncd export line through the kind's ``load`` and
 ``arrived`` hooks (:class:`syncd.kinds.Kind`); an object of an upstream's data file through the
 kind's row builder (:class:`syncd.kinds.DataFileRows`, handed in by the caller: the registry's
-``DATA_FILES``), either its ``exact`` entry and ``Store.put_content`` (the exact path) or, prepared in
+``data_files()``), either its ``exact`` entry and ``Store.put_content`` (the exact path) or, prepared in
 worker processes with the same values, written in bulk (:func:`syncd.store.bulk.put_many`, the fast
 path). This module names no kind. Nothing lost: an imported item never replaces a stored entry that
 is as new or newer (data files: the ``upstream_version`` stamp; syncd exports: ``validated_at``), and
@@ -31,7 +31,7 @@ import msgspec
 from syncd.errors import InvalidInput, MalformedResponse
 from syncd.kinds import DataFileRows
 from syncd.proc import die_with_parent
-from syncd.registry import KINDS
+from syncd.registry import KINDS, hooks_of
 from syncd.store.bulk import BulkItem, Held, put_many
 from syncd.store.content import ExactDecoder
 from syncd.store.repo import EntryContent, Store, StoredEntry
@@ -124,14 +124,15 @@ def _import_syncd(store: Store, rec: dict[str, Any], report: ImportReport) -> No
         raise MalformedResponse(f"unknown kind {name!r}")
     when = parse_ts(rec.get("validated_at")) or time.time()
     raw = json.dumps(body, ensure_ascii=False) if isinstance(body, dict | list) else body
-    content = kind.load_line(rec, raw)
+    hooks = hooks_of(kind)
+    content = kind.load_line(rec, raw, hooks.load)
 
     def newer(existing: StoredEntry) -> bool:
         return existing.validated_at <= when  # equal: the same export again (counted unchanged)
 
     _put(store, content, when, report, newer)
-    if kind.arrived is not None:
-        kind.arrived(store, rec, when)
+    if hooks.arrived is not None:
+        hooks.arrived(store, rec, when)
 
 
 _ITEM_ERRORS = (InvalidInput, MalformedResponse, ValueError, KeyError, TypeError, AttributeError)
@@ -408,7 +409,7 @@ def import_paths(
     """Import every file in ``paths`` (directories: their ``*.json[l][.gz]`` files, sorted).
 
     ``data_files``: the row builders of the kinds whose upstream data files may be read (the
-    registry's ``DATA_FILES``); without them only syncd exports are read. Their objects are parsed
+    registry's ``data_files()``); without them only syncd exports are read. Their objects are parsed
     (msgspec), hashed, indexed and their bodies encoded in ``workers`` processes (1: in this process;
     more only where processes can be forked, after the first batch is stored here so that a new store
     trains its body dictionary first) and written ``batch`` (default :data:`IMPORT_BATCH`) per

@@ -16,16 +16,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from syncd.errors import MalformedResponse, NotFound
-from syncd.kinds import ALL_STATUSES, Kind
-from syncd.services import Services
 from syncd.store.content import content_hash, document, volatile_json
 from syncd.store.repo import EntryContent, Store, StoredEntry
 from syncd.upstream.http import Deadline
 from syncd.zenodo import views as zenodo_norm
 from syncd.zenodo.client import ZenodoClient
+from syncd.zenodo.kinds import RECORD, latest_version, stored_record
 from syncd.zenodo.names import ZENODO_RECORD
-from syncd.zenodo.params_id import RecordRef
-from syncd.zenodo.rules import RECORD_RULES
 
 __all__ = [
     "LAST_KNOWN",
@@ -46,11 +43,6 @@ __all__ = [
 ]
 
 log = logging.getLogger("syncd.zenodo.lookups")
-
-
-def _refetch_record(svc: Services, entry: StoredEntry, deadline: Deadline) -> StoredEntry:
-    every = svc.settings.zenodo.unconditional_every
-    return refetch_record(svc.upstreams.zenodo, svc.store, entry, deadline, unconditional_every=every)
 
 
 def load_record(rec: dict[str, Any], raw: str | None) -> EntryContent:
@@ -79,19 +71,6 @@ def record_arrived(store: Store, rec: dict[str, Any], when: float) -> None:
     keys = zenodo_norm.record_keys(body)
     if keys.concept_recid and keys.is_latest:
         store.set_concept(keys.concept_recid, keys.recid, now=when)
-
-
-RECORD = Kind(
-    ZENODO_RECORD,
-    "zenodo_record",
-    "zenodo_general",
-    ALL_STATUSES,
-    RECORD_RULES,
-    refetch=_refetch_record,
-    load=load_record,
-    arrived=record_arrived,
-)
-"""``zenodo_record``: one version, ``GET /api/records/{id}`` (``ttl.zenodo_record``; tombstones too)."""
 
 
 def record_content(
@@ -205,22 +184,6 @@ def conditional_etag(entry: StoredEntry | None, every: int) -> str | None:
     if every >= 1 and entry.checks > 0 and entry.checks % every == 0:
         return None
     return entry.etag
-
-
-def stored_record(store: Store, ref: RecordRef) -> StoredEntry | None:
-    """The stored record ``ref`` names, with no request: a concept id reads its latest version.
-
-    None when nothing is stored (a DOI not yet resolved to a record id included).
-    """
-    if ref.recid is not None:
-        return store.get(ZENODO_RECORD, latest_version(store, ref.recid) or ref.recid)
-    return store.find_by_doi(ZENODO_RECORD, ref.doi) if ref.doi else None
-
-
-def latest_version(store: Store, recid: str) -> str | None:
-    """The stored latest version id when ``recid`` is a known concept record id, else None."""
-    concept = store.concept_latest(recid)
-    return concept[0] if concept is not None else None
 
 
 _MISSES = {

@@ -20,7 +20,6 @@ from typing import Any
 
 from syncd.cache import local_first
 from syncd.errors import MalformedResponse
-from syncd.kinds import Kind
 from syncd.policy import Provenance
 from syncd.services import Services
 from syncd.store.content import content_hash
@@ -28,17 +27,15 @@ from syncd.store.repo import Store, StoredEntry
 from syncd.upstream.http import Deadline, current_deadline
 from syncd.zenodo import views as zenodo_norm
 from syncd.zenodo.client import RDM_JSON, ZenodoClient
+from syncd.zenodo.kinds import PAGE_KINDS
 from syncd.zenodo.lookups_fetch import record_content, supersede_older
 from syncd.zenodo.lookups_terms import TERM_PATHS, store_terms
 from syncd.zenodo.names import (
-    ZENODO_CONTAINER,
-    ZENODO_ENTITY,
     ZENODO_RECORD,
     ZENODO_SEARCH,
     ZENODO_VERSIONS,
     ZENODO_VOCAB,
 )
-from syncd.zenodo.rules import CONTAINER_RULES, ENTITY_RULES, PAGE_RULES
 
 __all__ = [
     "PAGE_KINDS",
@@ -56,26 +53,6 @@ log = logging.getLogger("syncd.zenodo.lookups")
 
 _TERM_KINDS = {path: kind for kind, path in TERM_PATHS.items()}
 """The term kind of each funders / awards vocabulary route."""
-
-
-def _refetch_page(svc: Services, entry: StoredEntry, deadline: Deadline) -> StoredEntry:
-    return refetch_page(svc.upstreams.zenodo, svc.store, entry, deadline)
-
-
-PAGE_KINDS: dict[str, Kind] = {
-    k.name: k
-    for k in (
-        Kind(ZENODO_SEARCH, "search", "zenodo_search", rules=PAGE_RULES, refetch=_refetch_page),
-        Kind(ZENODO_VERSIONS, "search", "zenodo_general", rules=PAGE_RULES, refetch=_refetch_page),
-        Kind(ZENODO_VOCAB, "entity", "zenodo_general", rules=PAGE_RULES, refetch=_refetch_page),
-        Kind(ZENODO_ENTITY, "entity", "zenodo_general", rules=ENTITY_RULES, refetch=_refetch_page),
-        Kind(
-            ZENODO_CONTAINER, "zenodo_record", "zenodo_general", rules=CONTAINER_RULES, refetch=_refetch_page
-        ),
-    )
-}
-"""The kinds stored as whole pages (:func:`get_page`): searches, version lists, vocabularies, communities,
-file containers, by name."""
 
 
 @dataclass(frozen=True)

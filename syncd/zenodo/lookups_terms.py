@@ -14,15 +14,14 @@ from urllib.parse import quote
 
 from syncd.cache import Lookup, local_first
 from syncd.errors import MalformedResponse
-from syncd.kinds import Kind
 from syncd.services import Services
 from syncd.store.content import content_hash
 from syncd.store.repo import EntryContent, Store, StoredEntry
 from syncd.upstream.http import Deadline, current_deadline
 from syncd.zenodo import views as zenodo_norm
 from syncd.zenodo.client import LEGACY_JSON, ZenodoClient
+from syncd.zenodo.kinds import TERM_KINDS
 from syncd.zenodo.names import ZENODO_AWARD, ZENODO_FUNDER
-from syncd.zenodo.rules import TERM_RULES
 
 __all__ = [
     "TERM_KINDS",
@@ -34,17 +33,6 @@ __all__ = [
     "stored_terms",
     "term_content",
 ]
-
-
-def _refetch_term(svc: Services, entry: StoredEntry, deadline: Deadline) -> StoredEntry:
-    return fetch_term(svc.upstreams.zenodo, svc.store, entry.kind, entry.key, deadline)
-
-
-TERM_KINDS: dict[str, Kind] = {
-    name: Kind(name, "entity", "zenodo_general", rules=TERM_RULES, refetch=_refetch_term)
-    for name in (ZENODO_FUNDER, ZENODO_AWARD)
-}
-"""One term of Zenodo's funders / awards vocabulary (``ttl.entity``), by name."""
 
 
 TERM_PATHS: dict[str, str] = {ZENODO_FUNDER: "/funders", ZENODO_AWARD: "/awards"}

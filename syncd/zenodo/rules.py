@@ -6,15 +6,19 @@ Key paths every real ``ok`` answer carries, derived from the recorded corpus
 vocabulary page carries ``hits.hits`` and ``hits.total``; a community ``id`` and ``slug``; a file
 container listing ``entries``; a funder or award of the vocabulary ``id``. A body without them is
 refused as hollow and the stored copy kept.
+
+The content-hash projection and the change summary are the views' (:mod:`syncd.zenodo.views`,
+``syncd.zenodo.views_changes``), loaded on the first hash or summary (:mod:`syncd.lazy`): the
+kinds these rules belong to are declared without the views, so a command that only reads the store
+loads none of them.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from syncd.store.rules import StoreRules
-from syncd.zenodo.views import content_hash_projection
-from syncd.zenodo.views_changes import new_version, summarize_record
+from syncd.lazy import load
+from syncd.store.rules import Arrival, ChangeSummary, Projection, Side, StoreRules, Summarize
 
 __all__ = ["CONTAINER_RULES", "ENTITY_RULES", "PAGE_RULES", "RECORD_RULES", "TERM_RULES", "record_object"]
 
@@ -32,7 +36,20 @@ def record_object(body: Any) -> dict[str, Any] | None:
 
 
 def _projection(body: Any) -> Any:
-    return content_hash_projection(body) if isinstance(body, dict) else None
+    if not isinstance(body, dict):
+        return None
+    project: Projection = load(__name__, "syncd.zenodo.views").content_hash_projection
+    return project(body)
+
+
+def _summarize(old: Side, new: Side) -> ChangeSummary | None:
+    summarize: Summarize = load(__name__, "syncd.zenodo.views_changes").summarize_record
+    return summarize(old, new)
+
+
+def _new_version(body: str | None, older: list[str], held_since: float | None = None) -> ChangeSummary | None:
+    arrival: Arrival = load(__name__, "syncd.zenodo.views_changes").new_version
+    return arrival(body, older, held_since)
 
 
 RECORD_RULES = StoreRules(
@@ -40,8 +57,8 @@ RECORD_RULES = StoreRules(
     required=(("id",), ("metadata", "title")),
     shrinks=True,
     kept_list=("metadata", "creators"),
-    summarize=summarize_record,
-    arrival=new_version,
+    summarize=_summarize,
+    arrival=_new_version,
     projection=_projection,
 )
 """``zenodo_record``: refused without ``id``/``metadata.title``; a new version is an arrival."""

@@ -26,7 +26,7 @@ from syncd.crossref.lookups import get_work, work_content
 from syncd.crossref.lookups_datafile import ENVELOPE
 from syncd.errors import InvalidInput
 from syncd.normalize.doi import parse_doi
-from syncd.registry import DATA_FILES, open_services
+from syncd.registry import data_files, open_services
 from syncd.store.bulk import BulkItem
 from syncd.store.codec import dictionary_of
 from syncd.store.content import ExactDecoder, content_hash, content_hash_exact
@@ -99,7 +99,7 @@ def test_prepared_works_equal_work_content_for_every_corpus_work() -> None:
             bare = json.dumps(message, ensure_ascii=ascii_only)
             wrapped = json.dumps(envelope, ensure_ascii=ascii_only)
             for line, body in ((bare, ENVELOPE + bare + "}"), (wrapped, wrapped)):
-                got = prepare_line(line.encode("utf-8") + b"\n", decoder, DATA_FILES)
+                got = prepare_line(line.encode("utf-8") + b"\n", decoder, data_files())
                 assert isinstance(got, BulkItem), (key, got)
                 want = work_content(key, message, body)
                 assert got.content == want, key
@@ -116,7 +116,7 @@ def test_a_float_in_the_hashed_part_takes_the_exact_hash() -> None:
     for extra in ({"x-weight": 1e-05}, {"x-big": 1e16, "x-int": 2**70}, {"score": 3.25}):
         work = {**message, **extra}
         line = json.dumps(work)
-        got = prepare_line(line.encode(), decoder, DATA_FILES)
+        got = prepare_line(line.encode(), decoder, data_files())
         assert isinstance(got, BulkItem)
         assert got.content.content_hash == work_content(work["DOI"].lower(), work, None).content_hash
 
@@ -158,7 +158,7 @@ def test_imported_shard_equals_what_fetching_stores(
     imported = Store.open(f"sqlite:///{tmp_path / 'imported.db'}")
     cache = open_services(settings, store)
     try:
-        report = import_paths(imported, [shard], data_files=DATA_FILES, workers=workers, batch=4)
+        report = import_paths(imported, [shard], data_files=data_files(), workers=workers, batch=4)
         assert (report.read, report.new, report.invalid) == (len(works), len(works), 0), report
         for _, message in works:
             key = parse_doi(message["DOI"]).key
@@ -181,10 +181,10 @@ def test_reimporting_the_same_shard_writes_nothing(store: Store, tmp_path: Path)
     """
     works = corpus_works()
     shard = write_shard(tmp_path / "0.jsonl.gz", [json.dumps(m) for _, m in works])
-    first = import_paths(store, [shard], data_files=DATA_FILES, workers=2, batch=4)
+    first = import_paths(store, [shard], data_files=data_files(), workers=2, batch=4)
     assert first.new == len(works)
     before = dump(store)
-    second = import_paths(store, [shard], data_files=DATA_FILES, workers=2, batch=4)
+    second = import_paths(store, [shard], data_files=data_files(), workers=2, batch=4)
     assert (second.read, second.new, second.changed, second.unchanged, second.skipped_older) == (
         len(works),
         0,
@@ -212,7 +212,7 @@ def test_a_newer_shard_bumps_unchanged_works_and_replaces_a_changed_one_through_
     """
     works = [m for _, m in corpus_works()[:10]]
     import_paths(
-        store, [write_shard(tmp_path / "0.jsonl.gz", [json.dumps(m) for m in works])], data_files=DATA_FILES
+        store, [write_shard(tmp_path / "0.jsonl.gz", [json.dumps(m) for m in works])], data_files=data_files()
     )
     keys = [parse_doi(m["DOI"]).key for m in works]
     old = {k: store.get("crossref_work", k) for k in keys}
@@ -220,7 +220,7 @@ def test_a_newer_shard_bumps_unchanged_works_and_replaces_a_changed_one_through_
     later[5] = {**later[5], "title": ["Quasicrystal lattices of nocturnal raptors"]}
     later_shard = write_shard(tmp_path / "1.jsonl.gz", [json.dumps(m) for m in later])
     report = import_paths(
-        store, [later_shard], data_files=DATA_FILES, workers=2, batch=3
+        store, [later_shard], data_files=data_files(), workers=2, batch=3
     )  # the changed work: in a worker's batch
     assert (report.new, report.changed, report.unchanged, report.skipped_older) == (0, 1, 9, 0)
     for k in keys[:5] + keys[6:]:
@@ -261,7 +261,11 @@ def test_poison_lines_are_skipped_and_counted(store: Store, tmp_path: Path, work
     lines = [json.dumps(works[0]), *POISON[:4], "", json.dumps(works[1]), *POISON[4:]]
     lines += [json.dumps(m) for m in works[2:]]
     report = import_paths(
-        store, [write_shard(tmp_path / "0.jsonl.gz", lines)], data_files=DATA_FILES, workers=workers, batch=4
+        store,
+        [write_shard(tmp_path / "0.jsonl.gz", lines)],
+        data_files=data_files(),
+        workers=workers,
+        batch=4,
     )
     assert (report.read, report.new, report.invalid) == (
         len(works) + len(POISON),
@@ -289,7 +293,7 @@ def test_the_items_form_of_older_snapshots_imports_the_same(tmp_path: Path) -> N
         json.dump({"items": works}, fh)
     store = Store.open(f"sqlite:///{tmp_path / 'db.sqlite'}")
     try:
-        report = import_paths(store, [path], data_files=DATA_FILES, workers=2, batch=4)
+        report = import_paths(store, [path], data_files=data_files(), workers=2, batch=4)
         assert (report.read, report.new, report.invalid) == (8, 8, 0)
         for m in works:
             key = parse_doi(m["DOI"]).key
@@ -309,7 +313,7 @@ def test_the_items_form_of_older_snapshots_imports_the_same(tmp_path: Path) -> N
         ]
         with gzip.open(odd, "wt", encoding="utf-8") as fh:
             json.dump({"message": {"items": odd_works}}, fh)
-        again = import_paths(store, [odd], data_files=DATA_FILES, workers=2, batch=2)
+        again = import_paths(store, [odd], data_files=data_files(), workers=2, batch=2)
         assert (again.read, again.new, again.invalid) == (3, 3, 0)
         odd_hash = work_content("10.5555/odd.2", odd_works[2], None).content_hash
         assert getattr(store.get("crossref_work", "10.5555/odd.2"), "content_hash", None) == odd_hash
@@ -330,7 +334,7 @@ def test_a_damaged_gzip_file_is_refused_after_what_was_read(tmp_path: Path, work
     store = Store.open(f"sqlite:///{tmp_path / 'db.sqlite'}")
     try:
         with pytest.raises(InvalidInput, match=r"cut\.jsonl\.gz: not JSON / JSON Lines"):
-            import_paths(store, [cut], data_files=DATA_FILES, workers=workers, batch=2)
+            import_paths(store, [cut], data_files=data_files(), workers=workers, batch=2)
         assert store.get("crossref_work", parse_doi(works[0]["DOI"]).key) is not None
     finally:
         store.close()

@@ -26,10 +26,12 @@ from syncd.cli import COMMANDS
 from syncd.config import Settings, TtlSetting, TtlSettings
 from syncd.lazy import LAZY, declared, declares, load
 from syncd.registry import (
+    HOOK_MODULES,
     KINDS,
     POOLS,
     SLICES,
     TOOL_MODULES,
+    WALK_MODULES,
     WATCH_TYPES,
     mcp_specs,
     resource_specs,
@@ -501,7 +503,10 @@ def test_the_mcp_machinery_imports_no_slice_and_serves_the_registrys_tools() -> 
     assert every_tool() == (*tool_specs(), *changes.TOOLS)
     assert server.served_resources(resource_specs()) == (*resource_specs(), *changes.RESOURCES)
     assert len({s.name for s in every_tool()}) == len(every_tool()) == 22
-    assert {m for mods in TOOL_MODULES.values() for m in mods} <= declared("syncd.registry", MODULES)
+    tools = {m for mods in TOOL_MODULES.values() for m in mods}
+    walks = {m for mods in WALK_MODULES.values() for m in mods}
+    lazy = {*tools, *HOOK_MODULES.values(), *walks, "syncd.datacite.queries_agency"}
+    assert lazy <= declared("syncd.registry", MODULES)
 
 
 def test_a_server_serves_the_tools_of_its_slices_only(settings: Settings) -> None:
@@ -821,8 +826,8 @@ PENDING_UPSTREAM_NAMES: dict[str, str] = {
     "declare its probe beside its client (CLIENTS), composed by the registry",
     "syncd.logsetup": "the secrets and addresses to mask (zenodo.token, crossref.mailto): the settings are "
     "to list them (a SecretStr field already says what is secret)",
-    "syncd.daemon": "the start-up line reads crossref.mailto and zenodo.token: each slice's client is to "
-    "say how it identifies itself",
+    "syncd.daemon_ready": "the start-up line reads crossref.mailto and zenodo.token: each slice's client is "
+    "to say how it identifies itself",
     "syncd.tools.changes": "the ``kind`` input's Literal lists crossref and zenodo (not datacite): it is "
     "to be built from registry.CHANGE_SOURCES",
     "syncd.cli.check_commands": "``agency != 'crossref'``: the agency of the checked file's DOIs is to come "

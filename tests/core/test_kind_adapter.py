@@ -32,7 +32,7 @@ from syncd import watch as watch_mod
 from syncd.batch import BatchReport, count_outcome
 from syncd.cache import local_first
 from syncd.config import Settings
-from syncd.kinds import Kind, OnEntry, RevalidateMany, RevalidateOne
+from syncd.kinds import Kind, KindHooks, OnEntry, RevalidateMany, RevalidateOne
 from syncd.refresh import sweep
 from syncd.registry import open_services
 from syncd.services import Services
@@ -246,7 +246,7 @@ def test_a_toy_kind_revalidate_many_hook_takes_its_stale_entries_in_the_sweep(
         return report
 
     many = RevalidateMany(eligible=lambda e: e.key != "odd", run=run)
-    kind = dataclasses.replace(TOY, revalidate_many=many)
+    kind = dataclasses.replace(TOY, hooks=KindHooks(revalidate_many=many))
     monkeypatch.setitem(registry.KINDS, kind.name, kind)
     text = json.dumps(COMMUNITY)
     for key in ("a", "b", "c", "odd"):

@@ -34,7 +34,7 @@ from sqlalchemy.engine import make_url
 
 from syncd.budget_fallback import FALLBACK_FILE, LabBudget
 from syncd.cache import local_first
-from syncd.crossref.lookups import WORK
+from syncd.crossref.kinds import WORK
 from syncd.crossref.tools import get_work, search_works
 from syncd.errors import StoreError, StoreUnreachable
 from syncd.registry import open_services

@@ -17,7 +17,7 @@ from syncd.config import TtlSettings
 from syncd.kinds import ALL_STATUSES
 from syncd.policy import Action, Decision, EntryFacts, Outcome, Result, Tally, UpstreamFacts
 from syncd.refresh import stops
-from syncd.registry import KINDS
+from syncd.registry import KINDS, hooks_of
 from syncd.store.repo import StoredEntry
 
 NOW = 1_800_000_000.0
@@ -69,7 +69,7 @@ def test_the_kinds_table_lists_the_17_stored_kinds_with_their_pools() -> None:
 
 def test_every_kind_has_a_refetch_and_every_refetch_a_kind() -> None:
     """The sweep can revalidate every stored kind; refresh's table names no kind the table lacks."""
-    assert all(kind.refetch is not None for kind in KINDS.values())
+    assert all(hooks_of(kind).refetch is not None for kind in KINDS.values())
 
 
 class _Breakers:

@@ -16,7 +16,7 @@ from syncd.cache import Lookup
 from syncd.errors import InvalidInput, NotFound
 from syncd.kinds import Kind
 from syncd.normalize.doi import ParsedDOI
-from syncd.records import RecordSource
+from syncd.records import RecordAnswer, RecordSource
 from syncd.refresh import named_entries
 from syncd.registry import RECORD_KINDS, RECORD_SOURCES, resolve_record
 from syncd.store.repo import StoredEntry
@@ -122,8 +122,7 @@ class _Toy:
             kind=Kind("toy_record", "entity", "doi"),
             parse=str.strip,
             stored=lambda store, ref: _entry(ref) if ref in self.held else None,
-            fetch=fetch,
-            view=lambda entry, label: {},
+            answer=RecordAnswer(fetch=fetch, view=lambda entry, label: {}),
         )
 
 

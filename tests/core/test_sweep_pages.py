@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from syncd import refresh
-from syncd.crossref.lookups import ENTITY_KINDS
+from syncd.crossref.kinds import ENTITY_KINDS
 from syncd.crossref.names import CROSSREF_FUNDER
 from syncd.outcomes import UNCHANGED, Outcome
 from syncd.refresh import SWEEP_PAGE, sweep

@@ -15,6 +15,7 @@ from syncd.datacite import lookups
 from syncd.datacite.lookups import WORK
 from syncd.datacite.params import doi_url, parse_datacite_doi
 from syncd.datacite.tools import get_work
+from syncd.registry import hooks_of
 from syncd.services import Services
 from tests.conftest import Clock
 from tests.datacite.upstream import Recorded, recorded_json
@@ -197,7 +198,7 @@ def test_stored_works_are_revalidated_fifty_to_a_request(
     upstream.add_list(lambda path, q: path == "/dois" and q.get("query", "").startswith("doi:("), both)
     before = len(upstream.calls)
     entries = [lookups.stored_work(dc, d) for d in dois]
-    report = WORK.revalidate_many.run(dc, entries, lambda *a: None)  # type: ignore[union-attr, arg-type]
+    report = hooks_of(WORK).revalidate_many.run(dc, entries, lambda *a: None)  # type: ignore[union-attr, arg-type]
     assert (report.list_requests, report.single_requests, report.unchanged, report.changed) == (1, 0, 2, 1)
     assert len(upstream.calls) == before + 1
     assert upstream.calls[-1][2]["query"].count(" OR ") == 2

@@ -4,17 +4,21 @@ Opening a store that is at the shipped schema revision imports no Alembic (the h
 migration files and the stored revision with plain SQL); opening the upstream clients makes no
 connection pool (each one loads the CA bundle) until a request goes to that upstream. ``syncd cache
 show`` and ``syncd mcp`` (up to its ``initialize`` answer) are run in fresh processes and the modules
-they loaded, and the models they built, are pinned. Import-level checks of the command line are in
-tests/core/test_architecture.py.
+they loaded, and the models they built, are pinned; so are those ``syncd daemon`` loaded when it tells
+systemd READY=1 (before its endpoint, whose early connections wait). Import-level checks of the
+command line are in tests/core/test_architecture.py.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
+import socket
 import sqlite3
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +32,7 @@ from syncd.normalize.doi import parse_doi
 from syncd.registry import TOOL_MODULES, open_services
 from syncd.store.engine import head_revision, make_engine, shipped_head, upgrade_to_head
 from syncd.store.repo import Store
+from tests.conftest import _free_port
 
 RAPTOR = "10.1101/598821"
 
@@ -143,11 +148,56 @@ STORE_ONLY = (
     "rich",
     "pygments",
     "psutil",
+    "sqlalchemy.orm",
+    "lxml",
+    "syncd.normalize.text",
+    "syncd.normalize.html_text",
+    "syncd.watchwalk",
+    "syncd.sync",
 )
 """What a command that sends no request loads in no case: the MCP SDK and syncd.tools, httpx and its
 transport (httpx is loaded by the first upstream request), tenacity's retry loop, rich (only for a
-table, a progress bar or ``cache get`` on a terminal), pygments, and psutil (only to tell whether a
-lease or walk holder still runs)."""
+table, a progress bar or ``cache get`` on a terminal), pygments, psutil (only to tell whether a
+lease or walk holder still runs), SQLAlchemy's ORM (the store is Core tables), lxml and the text
+normalizers that use it, and the watch walkers."""
+
+SLICE_CODE = ("lookups", "contracts", "args", "queries", "tools", "walk", "kinds_hooks")
+"""The roles of a slice a store-only command loads no file of (``<role>.py`` or ``<role>_<topic>.py``):
+its kinds are data (``kinds.py``, with its names, rules, client and parameter parsers), their hooks
+(``kinds_hooks.py``) and everything those run wait for a hook to be asked for."""
+
+
+def _slice_code(loaded: list[str]) -> list[str]:
+    slices = {m.split(".")[1] for mods in TOOL_MODULES.values() for m in mods} | {"doiorg"}
+    return [
+        m
+        for m in loaded
+        if m.count(".") == 2
+        and m.split(".")[1] in slices
+        and (m.split(".")[2] in SLICE_CODE or m.split(".")[2].split("_")[0] in SLICE_CODE[:-1])
+    ]
+
+
+def test_the_slice_code_check_names_the_modules_a_store_only_command_must_not_load() -> None:
+    """The check above can fail: it names a slice's lookups, tools, walk and hooks modules (role files
+    included) and lets its kinds, names, rules, client and parameter parsers through.
+    """
+    loaded = [
+        "syncd.crossref.kinds",
+        "syncd.crossref.rules",
+        "syncd.crossref.lookups_records",
+        "syncd.zenodo.kinds_hooks",
+        "syncd.zenodo.params_id",
+        "syncd.datacite.walk_specs",
+        "syncd.doiorg.lookups",
+        "syncd.tools.server",
+    ]
+    assert _slice_code(loaded) == [
+        "syncd.crossref.lookups_records",
+        "syncd.zenodo.kinds_hooks",
+        "syncd.datacite.walk_specs",
+        "syncd.doiorg.lookups",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -157,18 +207,20 @@ lease or walk holder still runs)."""
         (["cache", "ls", "--json"], '"key": "10.1101/598821"'),
         (["cache", "search", "nocturnal lifestyles", "--json"], '"key": "10.1101/598821"'),
         (["cache", "show", RAPTOR], "10.1101/598821"),
+        (["cache", "stats", "--json"], '"kind": "crossref_work"'),
     ],
-    ids=["show-json", "ls-json", "search-json", "show-piped"],
+    ids=["show-json", "ls-json", "search-json", "show-piped", "stats-json"],
 )
 def test_store_only_commands_load_no_mcp_no_tool_no_httpx_and_build_no_contract_model(
     settings: Settings, store: Store, tmp_path: Path, argv: list[str], printed: str
 ) -> None:
-    """`syncd cache show 10.1101/598821` (stored; as JSON and piped), `cache ls` and `cache search
-    "nocturnal lifestyles"` print the work having loaded no MCP SDK, no syncd.tools module, no tool
-    module of any slice, no httpx, httpcore, tenacity, rich, pygments or psutil (nothing is sent upstream and
-    nothing is drawn on a terminal), no Alembic, citeproc or PostgreSQL dialect, and having built no
-    contract model (pydantic defer_build: no model of a loaded contracts module is complete; WorkView,
-    GetRecordView and the rest wait for their first use).
+    """`syncd cache show 10.1101/598821` (stored; as JSON and piped), `cache ls`, `cache search
+    "nocturnal lifestyles"` and `cache stats` (upstream checks off) print the work having loaded no MCP
+    SDK, no syncd.tools module, no tool module of any slice, no httpx, httpcore, tenacity, rich, pygments
+    or psutil (nothing is sent upstream and nothing is drawn on a terminal), no Alembic, citeproc or
+    PostgreSQL dialect, no SQLAlchemy ORM, no lxml, no watch walker, and no lookup, contract, argument,
+    query, tool, walk or hooks module of any slice (the kinds are data; issue 28 item 1), so no
+    contract model is built either.
     """
     svc = open_services(settings, store)
     try:
@@ -185,7 +237,7 @@ def test_store_only_commands_load_no_mcp_no_tool_no_httpx_and_build_no_contract_
     )
     out = subprocess.run(
         [sys.executable, "-c", code],
-        env=_cli_env(settings, tmp_path),
+        env={**_cli_env(settings, tmp_path), "SYNCD_CHECK_UPSTREAMS_AT_START": "false"},
         capture_output=True,
         text=True,
         check=True,
@@ -193,22 +245,27 @@ def test_store_only_commands_load_no_mcp_no_tool_no_httpx_and_build_no_contract_
     result = json.loads(out.stdout.splitlines()[-1])
     assert result["exit"] == 0 and printed in out.stdout, out.stderr
     loaded = result["modules"]
-    assert "syncd.cli.cache_commands" in loaded and "sqlalchemy" in loaded
+    assert {"syncd.cli.cache_commands", "sqlalchemy", "syncd.crossref.kinds", "syncd.zenodo.kinds"} <= set(
+        loaded
+    )
     tool_modules = {m for mods in TOOL_MODULES.values() for m in mods}
     assert _under(loaded, (*STORE_ONLY, *NEVER_AT_START)) == []
     assert tool_modules.isdisjoint(loaded)
+    assert _slice_code(loaded) == []
     assert result["built"] == []
 
 
+@pytest.mark.parametrize("listed", [False, True], ids=["initialize", "tools-list"])
 @pytest.mark.parametrize("slices", [None, ("zenodo", "changes")], ids=["every-slice", "zenodo-only"])
-def test_mcp_initialize_loads_only_the_served_tool_modules_and_builds_no_catalogue(
-    settings: Settings, store: Store, tmp_path: Path, slices: tuple[str, ...] | None
+def test_mcp_initialize_loads_no_tool_module_and_the_first_list_only_the_served_ones(
+    settings: Settings, store: Store, tmp_path: Path, slices: tuple[str, ...] | None, listed: bool
 ) -> None:
-    """`syncd mcp` answers `initialize` (serverInfo syncd) having loaded the tool modules the registry
-    names (with their tools_<topic> role files) of the slices it serves (every slice by default; only
-    Zenodo's under mcp.slices = zenodo, changes) and no other slice's; no httpx (no request was sent),
-    no Alembic, citeproc, PostgreSQL dialect, daemon or other command; and having built neither the
-    `tools/list` catalogue nor a contract model (both wait for the first list or call).
+    """`syncd mcp` answers `initialize` (serverInfo syncd) having loaded no tool module of any slice, built
+    neither the `tools/list` catalogue nor a contract model, and loaded no httpx (no request was sent),
+    SQLAlchemy ORM, Alembic, citeproc, PostgreSQL dialect, daemon or other command. Its first
+    `tools/list` loads the tool modules the registry names (with their tools_<topic> role files) of the
+    slices it serves (every slice by default; only Zenodo's under mcp.slices = zenodo, changes) and no
+    other slice's, and builds the catalogue once (22 tools; Zenodo's 6 and the feed's 1).
     """
     state_file = tmp_path / "state.json"
     code = (
@@ -238,10 +295,19 @@ def test_mcp_initialize_loads_only_the_served_tool_modules_and_builds_no_catalog
         stderr=subprocess.PIPE,
     )
     assert proc.stdin is not None and proc.stdout is not None
+    tools: list[dict[str, Any]] = []
     try:
         proc.stdin.write((json.dumps(initialize) + "\n").encode())
         proc.stdin.flush()
         answer = json.loads(proc.stdout.readline())
+        if listed:
+            for message in (
+                {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+            ):
+                proc.stdin.write((json.dumps(message) + "\n").encode())
+            proc.stdin.flush()
+            tools = json.loads(proc.stdout.readline())["result"]["tools"]
     finally:
         proc.stdin.close()
         proc.wait(timeout=60)
@@ -256,9 +322,107 @@ def test_mcp_initialize_loads_only_the_served_tool_modules_and_builds_no_catalog
         for m in loaded
         if m.count(".") == 2 and not m.startswith("syncd.tools.") and m.rsplit(".", 1)[-1].startswith("tools")
     }
-    assert served <= tool_like  # each served slice's tools modules, and their role files (tools_<topic>) ...
-    assert {m.split(".")[1] for m in tool_like} == served_slices  # ... of the served slices only
     commands = {m for m in loaded if m.startswith("syncd.cli.") and m.endswith("_commands")}
     assert commands == {"syncd.cli.mcp_commands"}
-    assert _under(loaded, (*NEVER_AT_START, "httpx", "tenacity")) == []
-    assert result["catalogue"] == 0 and result["built"] == []
+    assert _under(loaded, (*NEVER_AT_START, "httpx", "tenacity", "sqlalchemy.orm")) == []
+    if not listed:
+        assert tool_like == set() and _slice_code(loaded) == []
+        assert result["catalogue"] == 0 and result["built"] == []
+        return
+    assert len(tools) == (22 if slices is None else 7)
+    assert served <= tool_like  # each served slice's tools modules, and their role files (tools_<topic>) ...
+    assert {m.split(".")[1] for m in tool_like} == served_slices  # ... of the served slices only
+    assert result["catalogue"] == 1
+
+
+BEFORE_READY = (
+    "mcp",
+    "uvicorn",
+    "starlette",
+    "apscheduler",
+    "httpx",
+    "syncd.daemon",
+    "syncd.tools",
+    "alembic",
+)
+"""What ``syncd daemon`` has not loaded when it tells systemd READY=1 on a store at head: the endpoint
+(MCP SDK, uvicorn, Starlette), the scheduler, httpx, the daemon's jobs and tools, and Alembic."""
+
+
+def _datagrams(sock: socket.socket) -> list[str]:
+    """The notifications waiting on ``sock`` now (non-blocking)."""
+    got = []
+    sock.setblocking(False)
+    try:
+        while True:
+            got.append(sock.recv(4096).decode())
+    except BlockingIOError:
+        pass
+    finally:
+        sock.setblocking(True)
+    return got
+
+
+def test_the_daemon_is_ready_before_its_endpoint_loads_and_an_early_connection_waits(
+    settings: Settings, store: Store, tmp_path: Path
+) -> None:
+    """`syncd daemon` sends READY=1 (STATUS=loading) once the store is open and the port bound, having
+    loaded no MCP SDK, uvicorn, Starlette, scheduler, httpx, syncd.daemon, tool or Alembic module; a
+    connection made right then, before the endpoint serves (no STATUS=serving yet), is not refused: its
+    GET /healthz is answered (JSON with a status) once the endpoint is up, and STATUS=serving follows.
+    """
+    state = tmp_path / "at_ready.json"
+    code = (
+        "import json, sys\n"
+        "import syncd.sdnotify as sd\n"
+        "real = sd.notify\n"
+        "def spy(*lines):\n"
+        "    if 'READY=1' in lines:\n"
+        f"        open({str(state)!r}, 'w').write(json.dumps(sorted(sys.modules)))\n"
+        "    return real(*lines)\n"
+        "sd.notify = spy\n"
+        "from syncd.cli import cli\n"
+        "cli(['daemon'], obj={})\n"
+    )
+    port = _free_port()
+    notify_path = Path(tempfile.mkdtemp(prefix="sd-")) / "notify.sock"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as notes:
+        notes.bind(str(notify_path))
+        notes.settimeout(120)
+        env = {
+            **_cli_env(settings, tmp_path),
+            "NOTIFY_SOCKET": str(notify_path),
+            "SYNCD_HTTP__PORT": str(port),
+            "SYNCD_CHECK_UPSTREAMS_AT_START": "false",
+        }
+        proc = subprocess.Popen(
+            [sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+        )
+        try:
+            ready = ""
+            while "READY=1" not in ready.splitlines():
+                ready = notes.recv(4096).decode()
+            with socket.create_connection(("127.0.0.1", port), timeout=120) as conn:
+                early = _datagrams(notes)
+                conn.sendall(
+                    f"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n".encode()
+                )
+                answer = b""
+                while chunk := conn.recv(65536):
+                    answer += chunk
+            later = [notes.recv(4096).decode()]
+            while not any(n.startswith("STATUS=serving") for n in (*early, *later)):
+                later.append(notes.recv(4096).decode())
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            out, _ = proc.communicate(timeout=60)
+            notify_path.unlink(missing_ok=True)
+    assert f"STATUS=loading MCP on 127.0.0.1:{port}" in ready.splitlines()
+    assert not any("STATUS=serving" in n for n in early)  # connected before the endpoint served
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith((b"HTTP/1.1 200", b"HTTP/1.1 503")), answer[:300]
+    assert json.loads(body)["status"] in ("ok", "unhealthy")
+    assert proc.returncode == 0, out.decode()[-2000:]
+    loaded = json.loads(state.read_text())
+    assert "syncd.daemon_ready" in loaded and "sqlalchemy" in loaded
+    assert _under(loaded, BEFORE_READY) == []

@@ -20,7 +20,7 @@ from mcp import Client
 from syncd.config import Settings
 from syncd.policy import Result
 from syncd.refresh import revalidate
-from syncd.registry import KINDS
+from syncd.registry import hooks_of
 from syncd.services import Services
 from syncd.zenodo.names import ZENODO_AWARD, ZENODO_FUNDER
 from tests.conftest import corpus_json, make_settings
@@ -246,7 +246,7 @@ async def test_stored_funders_are_refetched_by_ror_id(
     mcp: Client, cache: Services, fake: FakeUpstream
 ) -> None:
     """The sweep's refetch of a zenodo_funder entity asks /funders/{ror} and finds it unchanged."""
-    assert KINDS[ZENODO_FUNDER].refetch is not None and KINDS[ZENODO_AWARD].refetch is not None
+    assert hooks_of(ZENODO_FUNDER).refetch is not None and hooks_of(ZENODO_AWARD).refetch is not None
     await mcp.call_tool("zenodo_lookup_vocabulary", {"vocabulary": "funders", "query": NIH_DOI})
     entry = cache.store.get(ZENODO_FUNDER, NIH_ROR)
     assert entry is not None
