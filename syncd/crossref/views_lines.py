@@ -1,11 +1,13 @@
 """The list line of a stored work: the fields a ``works[]`` line shows, kept beside the body.
 
-A stored Crossref work carries, beside its body, its *list line* (``entries.summary``, migration
-0014): the JSON text of the top-level fields of the work ``message`` that a list line reads
-(:func:`syncd.crossref.views_lists.work_summary`), its authors cut at :data:`LINE_AUTHORS` (the most a
-search shows, ``authorLimit`` 500) and reduced to their names, with the full author count under
-:data:`AUTHOR_TOTAL` when cut. An offline search hit then reads a few hundred bytes instead of parsing
-the whole body (one work has 2,932 authors); the line it renders is the same, byte for byte.
+A stored Crossref work carries, beside its body, its *list line* (``entry_lines.line``, migration
+0015; :mod:`syncd.store.lines`): the JSON text of the top-level fields of the work ``message`` that a
+list line reads (a ``crossref_search_works`` line, :func:`syncd.crossref.views_lists.work_summary`;
+a ``crossref_get_works`` item, :func:`syncd.crossref.tools_batch.item_data`), its authors cut at
+:data:`LINE_AUTHORS` (the most a search shows, ``authorLimit`` 500) and reduced to their names, with
+the full author count under :data:`AUTHOR_TOTAL` when cut. An offline search hit then reads a few
+hundred bytes instead of parsing the whole body (one work has 2,932 authors); the line it renders is
+the same, byte for byte.
 """
 
 from __future__ import annotations
@@ -20,9 +22,10 @@ __all__ = ["AUTHOR_TOTAL", "LINE_AUTHORS", "LINE_KEYS", "author_names", "line_it
 LINE_KEYS = (
     "DOI", "title", "type", "published", "published-print", "published-online", "container-title",
     "volume", "issue", "page", "article-number", "ISSN", "publisher", "is-referenced-by-count", "score",
-    "abstract", "updated-by", "update-to",
+    "abstract", "updated-by", "update-to", "issued",
 )  # fmt: skip
-"""The top-level ``message`` fields a list line reads, besides ``author``."""
+"""The top-level ``message`` fields a list line reads, besides ``author`` (``issued``: the date a
+``crossref_get_works`` item falls back to; lines written before migration 0015 lack it, see there)."""
 
 LINE_AUTHORS = 500
 """Authors kept in a list line (``crossref_search_works``' ``authorLimit`` is at most 500)."""

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from syncd.crossref.contracts import PublishedDate, Update, WorkView
+from syncd.crossref.lookups import line_of
 from syncd.crossref.lookups_batch import WorkItem
 from syncd.crossref.names import CROSSREF_WORK
 from syncd.crossref.rules import WORK_RULES
@@ -168,7 +169,7 @@ def seen_of(item: WorkItem) -> Seen | None:
     if item.lookup is not None and item.lookup.entry.status == "ok":
         entry = item.lookup.entry
         try:
-            view = work_view(document(entry, WORK_RULES), offset=0, limit=1)
+            view = work_view(line_of(entry), offset=0, limit=1)  # doi, title, updates: line fields
         except (ValueError, MalformedResponse):
             return Seen(item.parsed.key, missing="malformed_response")
         return Seen(item.parsed.key, view, entry.validated_at)
