@@ -22,7 +22,7 @@ from syncd.crossref.lookups import line_of
 from syncd.crossref.lookups_batch import WorkItem, get_works
 from syncd.crossref.views import work_view
 from syncd.crossref.views_flags import update_flags
-from syncd.crossref.views_lines import AUTHOR_TOTAL
+from syncd.crossref.views_lines import AUTHOR_TOTAL, item_fields
 from syncd.policy import UNREACHABLE_REASON, iso, unstored_sentence
 from syncd.retractions.lookups import work_verdicts
 from syncd.retractions.verdict import Verdict
@@ -58,7 +58,7 @@ def _found_data(item: WorkItem) -> dict[str, Any]:
     """
     assert item.lookup is not None
     message = line_of(item.lookup.entry)
-    view = work_view(message, offset=0, limit=SHOWN_AUTHORS)
+    view = work_view(item_fields(message), offset=0, limit=SHOWN_AUTHORS)
     total = message.get(AUTHOR_TOTAL)
     author_count = total if isinstance(total, int) and total > (view.authorCount or 0) else view.authorCount
     flags = update_flags(view.doi, view.updatedBy, view.updateTo)

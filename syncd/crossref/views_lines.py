@@ -17,7 +17,15 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["AUTHOR_TOTAL", "LINE_AUTHORS", "LINE_KEYS", "author_names", "line_item", "list_line"]
+__all__ = [
+    "AUTHOR_TOTAL",
+    "LINE_AUTHORS",
+    "LINE_KEYS",
+    "author_names",
+    "item_fields",
+    "line_item",
+    "list_line",
+]
 
 LINE_KEYS = (
     "DOI", "title", "type", "published", "published-print", "published-online", "container-title",
@@ -60,6 +68,15 @@ def list_line(message: dict[str, Any]) -> str | None:
     if b"null" in encoded:  # msgspec writes NaN and infinities as null: json keeps them as read
         return json.dumps(line, ensure_ascii=False, separators=(",", ":"))
     return encoded.decode("utf-8")
+
+
+def item_fields(item: dict[str, Any]) -> dict[str, Any]:
+    """``item`` (a list line or a work ``message``) without its ``abstract``: a shallow copy.
+
+    What a ``crossref_get_works`` item and a retraction verdict read of a work: its view is then built
+    without turning the JATS abstract into text (the costliest field of a line; neither shows it).
+    """
+    return {k: v for k, v in item.items() if k != "abstract"}
 
 
 def line_item(text: str) -> dict[str, Any]:
