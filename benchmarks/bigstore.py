@@ -29,8 +29,9 @@ TXN = 10_000
 
 _INS_ENTRY = (
     "INSERT INTO entries (id, kind, key, status, body, content_hash, upstream_version, doi, concept_key, "
-    "title, search_text, summary, fetched_at, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    "title, search_text, fetched_at, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"
 )
+_INS_LINE = "INSERT INTO entry_lines (entry_id, line) VALUES (?, ?)"
 _INS_VALID = (
     "INSERT INTO validations (entry_id, validated_at, etag, last_modified, checks, changes, volatile) "
     "VALUES (?,?,?,?,1,1,?)"
@@ -109,7 +110,10 @@ def ensure(n: int, log: Callable[[str], None] = print) -> Path:
     with mp.get_context("fork").Pool(2) as pool:
         for rows, raw_bytes in pool.imap(_rows, jobs):
             ids = range(done + 1, done + 1 + len(rows))
-            con.executemany(_INS_ENTRY, [(i, *r[:11], now, now) for i, r in zip(ids, rows, strict=True)])
+            con.executemany(_INS_ENTRY, [(i, *r[:10], now, now) for i, r in zip(ids, rows, strict=True)])
+            con.executemany(
+                _INS_LINE, [(i, r[10]) for i, r in zip(ids, rows, strict=True) if r[10] is not None]
+            )
             con.executemany(
                 _INS_VALID, [(i, now, r[11], r[12], r[13]) for i, r in zip(ids, rows, strict=True)]
             )

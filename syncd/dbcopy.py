@@ -1,9 +1,9 @@
 """``syncd db copy``: move a whole store between databases (SQLite <-> PostgreSQL, or same backend).
 
 What is copied, in this order (foreign keys first): ``body_dictionaries`` (the zstd dictionaries
-the bodies name), ``entries`` (ids kept; bodies copied as stored, still compressed), ``validations``,
-``previous_bodies`` (ids kept), ``concepts``, ``watches`` (ids kept), ``sync_state`` and ``blobs``;
-rows are read from the source in primary-key order, ``batch`` at a time, and written to the
+the bodies name), ``entries`` (ids kept; bodies copied as stored, still compressed), ``entry_lines``,
+``validations``, ``previous_bodies`` (ids kept), ``concepts``, ``watches`` (ids kept), ``sync_state``
+and ``blobs``; rows are read from the source in primary-key order, ``batch`` at a time, and written to the
 destination with
 ``INSERT ... ON CONFLICT DO NOTHING``. The search index is rebuilt by the destination itself (FTS5
 triggers on SQLite, the generated ``search_tsv`` column on PostgreSQL). The shared budget
@@ -43,6 +43,7 @@ from syncd.store.models import (
     Change,
     Concept,
     Entry,
+    EntryLine,
     PreviousBody,
     RetractionDataset,
     RetractionRow,
@@ -57,6 +58,7 @@ __all__ = ["COPY_TABLES", "PROGRESS_PREFIX", "CopyReport", "copy_store", "redact
 COPY_TABLES: list[Table] = [
     BodyDictionary.__table__,  # type: ignore[list-item]
     Entry.__table__,  # type: ignore[list-item]
+    EntryLine.__table__,  # type: ignore[list-item]
     Validation.__table__,  # type: ignore[list-item]
     WorkReference.__table__,  # type: ignore[list-item]
     PreviousBody.__table__,  # type: ignore[list-item]

@@ -142,8 +142,12 @@ def message_of(entry: StoredEntry) -> dict[str, Any]:
 
 
 def line_of(entry: StoredEntry) -> dict[str, Any]:
-    """What a list line of the stored work ``entry`` reads: its stored list line, else its ``message``."""
-    return line_item(entry.summary) if entry.summary is not None else message_of(entry)
+    """What a list line of the stored work ``entry`` reads: its stored list line, else its ``message``.
+
+    The ``message`` (the body parsed) when the entry carries no line or an unreadable one.
+    """
+    line = line_item(entry.summary) if entry.summary is not None else None
+    return line if line else message_of(entry)
 
 
 def is_partial(entry: StoredEntry | None) -> bool:

@@ -75,7 +75,7 @@ from functools import partial
 from typing import Any
 
 from syncd import policy
-from syncd.cache import PROBE_SHARE, Lookup, Plan, facts_of, unstored_entry
+from syncd.cache import PROBE_SHARE, UNSTORED_ID, Lookup, Plan, facts_of, unstored_entry
 from syncd.crossref import lookups as lookups_crossref
 from syncd.crossref.names import CROSSREF_WORK
 from syncd.crossref.params_filter import GROUP, filter_safe
@@ -279,7 +279,29 @@ def get_works(svc: Services, inputs: Sequence[str]) -> WorksAnswer:
     answer.items = _with_agency_records(svc, answer.items)
     # learnt on the way (a write that failed), or since (the store's own reach state)
     answer.unreachable = writes.failed == UNREACHABLE or svc.store.unreachable() is not None
+    if not answer.unreachable:
+        answer.items = _with_lines(svc, answer.items)
     return answer
+
+
+def _with_lines(svc: Services, items: list[WorkItem]) -> list[WorkItem]:
+    """``items`` with the stored list line on each stored work (read in one statement per 500 works).
+
+    An item's list-line fields are then rendered from it, not from its parsed body
+    (:func:`syncd.crossref.lookups.line_of`); when the lines cannot be read the items go as they are.
+    """
+    held = [i.lookup.entry for i in items if i.lookup is not None and i.lookup.entry.id != UNSTORED_ID]
+    try:
+        lined = {e.id: e for e in svc.store.with_lines(held)}
+    except StoreError:
+        log.info("event=works_lines_unread")
+        return items
+    return [
+        dataclasses.replace(i, lookup=dataclasses.replace(i.lookup, entry=lined[i.lookup.entry.id]))
+        if i.lookup is not None and i.lookup.entry.id in lined
+        else i
+        for i in items
+    ]
 
 
 def _agency_of(item: WorkItem) -> str | None:

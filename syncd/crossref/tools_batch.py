@@ -18,15 +18,15 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from syncd.contracts.common import WithCache
 from syncd.crossref.args import GetWorksArgs
 from syncd.crossref.contracts_lists import GetWorksView, SummaryAuthor
+from syncd.crossref.lookups import line_of
 from syncd.crossref.lookups_batch import WorkItem, get_works
-from syncd.crossref.rules import WORK_RULES
 from syncd.crossref.views import work_view
 from syncd.crossref.views_flags import update_flags
+from syncd.crossref.views_lines import AUTHOR_TOTAL, item_fields
 from syncd.policy import UNREACHABLE_REASON, iso, unstored_sentence
 from syncd.retractions.lookups import work_verdicts
 from syncd.retractions.verdict import Verdict
 from syncd.services import Services
-from syncd.store.content import document
 from syncd.tools.errors import client_message, error_result
 from syncd.tools.fit import Cut, Fit, plain
 from syncd.tools.params import ToolSpec
@@ -51,8 +51,16 @@ class GetWorksResult(GetWorksView, WithCache):
 
 
 def _found_data(item: WorkItem) -> dict[str, Any]:
+    """A found item's fields (all of them list-line fields).
+
+    From the work's stored list line when it carries one (:func:`~syncd.crossref.lookups.line_of`; its
+    authors cut at 500 with the full count), else from its parsed body.
+    """
     assert item.lookup is not None
-    view = work_view(document(item.lookup.entry, WORK_RULES), offset=0, limit=SHOWN_AUTHORS)
+    message = line_of(item.lookup.entry)
+    view = work_view(item_fields(message), offset=0, limit=SHOWN_AUTHORS)
+    total = message.get(AUTHOR_TOTAL)
+    author_count = total if isinstance(total, int) and total > (view.authorCount or 0) else view.authorCount
     flags = update_flags(view.doi, view.updatedBy, view.updateTo)
     data: dict[str, Any] = {
         "input": item.input,
@@ -65,7 +73,7 @@ def _found_data(item: WorkItem) -> dict[str, Any]:
             for a in view.authors or []
         ]
         or None,
-        "authorCount": view.authorCount,
+        "authorCount": author_count,
         "published": view.published.model_dump(exclude_none=True) if view.published else None,
         "containerTitle": view.containerTitle,
         "publisher": view.publisher,

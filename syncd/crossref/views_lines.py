@@ -1,11 +1,13 @@
 """The list line of a stored work: the fields a ``works[]`` line shows, kept beside the body.
 
-A stored Crossref work carries, beside its body, its *list line* (``entries.summary``, migration
-0014): the JSON text of the top-level fields of the work ``message`` that a list line reads
-(:func:`syncd.crossref.views_lists.work_summary`), its authors cut at :data:`LINE_AUTHORS` (the most a
-search shows, ``authorLimit`` 500) and reduced to their names, with the full author count under
-:data:`AUTHOR_TOTAL` when cut. An offline search hit then reads a few hundred bytes instead of parsing
-the whole body (one work has 2,932 authors); the line it renders is the same, byte for byte.
+A stored Crossref work carries, beside its body, its *list line* (``entry_lines.line``, migration
+0015; :mod:`syncd.store.lines`): the JSON text of the top-level fields of the work ``message`` that a
+list line reads (a ``crossref_search_works`` line, :func:`syncd.crossref.views_lists.work_summary`;
+a ``crossref_get_works`` item, :func:`syncd.crossref.tools_batch.item_data`), its authors cut at
+:data:`LINE_AUTHORS` (the most a search shows, ``authorLimit`` 500) and reduced to their names, with
+the full author count under :data:`AUTHOR_TOTAL` when cut. An offline search hit then reads a few
+hundred bytes instead of parsing the whole body (one work has 2,932 authors); the line it renders is
+the same, byte for byte.
 """
 
 from __future__ import annotations
@@ -15,14 +17,23 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["AUTHOR_TOTAL", "LINE_AUTHORS", "LINE_KEYS", "author_names", "line_item", "list_line"]
+__all__ = [
+    "AUTHOR_TOTAL",
+    "LINE_AUTHORS",
+    "LINE_KEYS",
+    "author_names",
+    "item_fields",
+    "line_item",
+    "list_line",
+]
 
 LINE_KEYS = (
     "DOI", "title", "type", "published", "published-print", "published-online", "container-title",
     "volume", "issue", "page", "article-number", "ISSN", "publisher", "is-referenced-by-count", "score",
-    "abstract", "updated-by", "update-to",
+    "abstract", "updated-by", "update-to", "issued",
 )  # fmt: skip
-"""The top-level ``message`` fields a list line reads, besides ``author``."""
+"""The top-level ``message`` fields a list line reads, besides ``author`` (``issued``: the date a
+``crossref_get_works`` item falls back to; lines written before migration 0015 lack it, see there)."""
 
 LINE_AUTHORS = 500
 """Authors kept in a list line (``crossref_search_works``' ``authorLimit`` is at most 500)."""
@@ -57,6 +68,15 @@ def list_line(message: dict[str, Any]) -> str | None:
     if b"null" in encoded:  # msgspec writes NaN and infinities as null: json keeps them as read
         return json.dumps(line, ensure_ascii=False, separators=(",", ":"))
     return encoded.decode("utf-8")
+
+
+def item_fields(item: dict[str, Any]) -> dict[str, Any]:
+    """``item`` (a list line or a work ``message``) without its ``abstract``: a shallow copy.
+
+    What a ``crossref_get_works`` item and a retraction verdict read of a work: its view is then built
+    without turning the JATS abstract into text (the costliest field of a line; neither shows it).
+    """
+    return {k: v for k, v in item.items() if k != "abstract"}
 
 
 def line_item(text: str) -> dict[str, Any]:

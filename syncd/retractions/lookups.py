@@ -18,10 +18,12 @@ from dataclasses import dataclass
 from functools import partial
 
 from syncd.crossref.contracts import PublishedDate, Update, WorkView
+from syncd.crossref.lookups import line_of
 from syncd.crossref.lookups_batch import WorkItem
 from syncd.crossref.names import CROSSREF_WORK
 from syncd.crossref.rules import WORK_RULES
 from syncd.crossref.views import work_view
+from syncd.crossref.views_lines import item_fields
 from syncd.errors import MalformedResponse, NotFound
 from syncd.retractions.facts import CrossrefFacts, NoticeFact, ReverseFacts, UpdateFact, update_fact
 from syncd.retractions.reverse import ask_reverse, stored_reverse
@@ -168,7 +170,7 @@ def seen_of(item: WorkItem) -> Seen | None:
     if item.lookup is not None and item.lookup.entry.status == "ok":
         entry = item.lookup.entry
         try:
-            view = work_view(document(entry, WORK_RULES), offset=0, limit=1)
+            view = work_view(item_fields(line_of(entry)), offset=0, limit=1)  # doi, title, updates
         except (ValueError, MalformedResponse):
             return Seen(item.parsed.key, missing="malformed_response")
         return Seen(item.parsed.key, view, entry.validated_at)

@@ -14,7 +14,8 @@ as validated at) and, in ONE write transaction of the store:
 * for a held ``ok`` entry with the same content hash, does what :meth:`Store.put_content
   <syncd.store.repo.Store.put_content>` does for an unchanged answer (bumps the ``validations`` row,
   refreshes ``upstream_version``), with ``executemany``;
-* writes the reference index rows of the new entries (:mod:`syncd.store.references`);
+* writes the reference index rows and the list lines of the new entries (:mod:`syncd.store.references`,
+  :mod:`syncd.store.lines`);
 * then lets the store train its first body dictionary when due (:meth:`Store.train_dictionary_when_due
   <syncd.store.repo.Store.train_dictionary_when_due>`), as ``put_content`` does;
 * hands back every other item (a different body, a non-``ok`` entry, a second copy of a key in the
@@ -34,7 +35,7 @@ from typing import Any, NamedTuple
 
 from sqlalchemy import Connection, bindparam, select, update
 
-from syncd.store import search
+from syncd.store import lines, search
 from syncd.store.dialect import is_postgresql, postgresql_insert
 from syncd.store.models import Entry, Validation
 from syncd.store.references import INSERT_SQLITE, reference_rows, write_many
@@ -121,7 +122,7 @@ def held(conn: Connection, kind: str, keys: Sequence[str]) -> dict[str, Held]:
 
 _ENTRY_COLUMNS = (
     "kind", "key", "status", "body", "content_hash", "upstream_version", "doi", "concept_key", "title",
-    "search_text", "fetched_at", "created_at", "summary",
+    "search_text", "fetched_at", "created_at",
 )  # fmt: skip
 """The ``entries`` columns a bulk insert writes, in the order of :func:`_entry_row`."""
 
@@ -134,7 +135,7 @@ def _entry_row(store: Store, conn: Connection, item: BulkItem) -> tuple[Any, ...
     body = item.stored_body if item.stored_body is not None else store.encode_body(c.body, conn, bulk=True)
     return (
         c.kind, c.key, c.status, body, c.content_hash, c.upstream_version, c.doi, c.concept_key,
-        _indexable(c.title), _indexable(c.search_text), item.when, item.when, c.summary,
+        _indexable(c.title), _indexable(c.search_text), item.when, item.when,
     )  # fmt: skip
 
 
@@ -168,6 +169,14 @@ def _insert_sqlite(store: Store, conn: Connection, items: Sequence[BulkItem]) ->
         cur.executemany(_SQLITE_VALIDATION, validations)
         pairs = [(first + n, item.content.cites) for n, item in enumerate(items) if item.content.cites]
         cur.executemany(INSERT_SQLITE, reference_rows(pairs))
+        cur.executemany(
+            lines.INSERT_SQLITE,
+            [
+                (first + n, item.content.summary)
+                for n, item in enumerate(items)
+                if item.content.summary is not None
+            ],
+        )
     finally:
         cur.close()
     return []
@@ -204,6 +213,7 @@ def _insert_postgresql(store: Store, conn: Connection, items: Sequence[BulkItem]
         conn,
         [(ids[i.content.key], i.content.cites) for i in items if i.content.key in ids and i.content.cites],
     )
+    lines.write_many(conn, [(ids[i.content.key], i.content.summary) for i in items if i.content.key in ids])
     return [item for item in items if item.content.key not in ids]
 
 

@@ -16,6 +16,8 @@ store knows no kind: each kind's rules come on the :class:`EntryContent` (:mod:`
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from sqlalchemy import Connection, and_, delete, func, insert, or_, select, tuple_, update
@@ -26,6 +28,7 @@ from syncd.store import guard
 from syncd.store.changelog import record_arrival, record_replacement
 from syncd.store.codec import decode_body
 from syncd.store.dialect import insert_ignore, upsert
+from syncd.store.lines import lines_of, write_line, write_many
 from syncd.store.models import Concept, Entry, PreviousBody, Validation
 from syncd.store.reach import empty_when_unreachable, unstored_when_unreachable
 from syncd.store.references import write_cites
@@ -68,6 +71,22 @@ class EntryStore(StoreSession):
     def get_by_id(self, entry_id: int) -> StoredEntry | None:
         """The entry with primary key ``entry_id``, or None."""
         return self._point_read(GET_BY_ID, {"entry_id": entry_id})
+
+    def with_lines(self, entries: Sequence[StoredEntry]) -> list[StoredEntry]:
+        """``entries`` (in order) with their stored list lines (``summary``), read in one statement per 500.
+
+        For a caller that renders list lines of entries it already holds (``crossref_get_works`` items):
+        an entry without a line is handed back as it is (its body is then read).
+
+        Raises:
+            StoreError: the store could not be read.
+        """
+        ids = [e.id for e in entries if e.summary is None]
+        if not ids:
+            return list(entries)
+        with self.read() as conn:
+            found = lines_of(conn, ids)
+        return [replace(e, summary=found[e.id]) if e.id in found else e for e in entries]
 
     @empty_when_unreachable
     def find_by_doi(self, kind: str, doi_key: str) -> StoredEntry | None:
@@ -253,7 +272,6 @@ class EntryStore(StoreSession):
                 "search_text": indexable(content.search_text),
                 "fetched_at": now,
                 "created_at": now,
-                "summary": content.summary,
             },
         )
         if not inserted:
@@ -275,6 +293,8 @@ class EntryStore(StoreSession):
         )
         if content.cites:
             write_cites(conn, entry_id, content.cites)
+        if content.summary is not None:
+            write_many(conn, [(entry_id, content.summary)])
         arrival = (content.kind, content.key, content.concept_key, content.body, now)
         if record_arrival(conn, content.rules, entry_id, *arrival):
             self.changes_recorded += 1
@@ -421,9 +441,9 @@ class EntryStore(StoreSession):
                 title=indexable(content.title),
                 search_text=indexable(content.search_text),
                 fetched_at=now,
-                summary=content.summary,
             )
         )
+        write_line(conn, old.id, content.summary)  # the line follows the body (none: a miss, a tombstone)
         conn.execute(
             update(Validation)
             .where(Validation.entry_id == old.id)

@@ -35,6 +35,8 @@ Tables:
                   version (file SHA-256, rows, source, commit, when imported, what changed).
     retraction_rows the rows of the newest imported Retraction Watch version (migration 0012), keyed by
                   record id, found by original DOI (lower-cased) and original PubMed id.
+    entry_lines   the list line of each entry that has one (migration 0015): the fields a search line
+                  shows, derived from the body by its kind and written with it.
     work_references the reference index (migration 0012): one row per (stored entry, DOI its reference
                   list cites), kept in step with the entry's body by every write.
     entries_fts   FTS5 index over ``entries.title`` and ``entries.search_text`` (migration 0006: its
@@ -77,6 +79,7 @@ __all__ = [
     "Change",
     "Concept",
     "Entry",
+    "EntryLine",
     "PreviousBody",
     "RetractionDataset",
     "RetractionRow",
@@ -180,9 +183,24 @@ class Entry(Base):
     search_text = col(Text, nullable=True)
     fetched_at = col(Float, nullable=False)
     created_at = col(Float, nullable=False)
-    summary = col(Text, nullable=True)
-    """The body's list line (the fields a list line shows, JSON text written by the kind; migration
-    0014), so a search hit is rendered without parsing the body; NULL: none (the body is read)."""
+
+
+class EntryLine(Base):
+    """The list line of one stored entry (migration 0015): the fields a list line of it shows.
+
+    JSON text the kind derives from the body (:func:`syncd.crossref.views_lines.list_line` for a
+    Crossref work), written with the body by every write and gone with it (``ON DELETE CASCADE``; a
+    body replaced by one without a line, a tombstone or a miss drops it). Kept out of the ``entries``
+    row, whose body spills to overflow pages: a search page reads each hit's line from one small row of
+    its own instead of walking the body's pages. No row: the entry has no line (readers parse the body).
+    """
+
+    __tablename__ = "entry_lines"
+
+    entry_id = col(
+        Integer, ForeignKey("entries.id", ondelete="CASCADE"), primary_key=True, autoincrement=False
+    )
+    line = col(Text, nullable=False)
 
 
 class Validation(Base):

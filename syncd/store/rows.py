@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import bindparam, case, select
 
 from syncd.store.codec import decode_body
-from syncd.store.models import Entry, Validation
+from syncd.store.models import Entry, EntryLine, Validation
 from syncd.store.rules import PLAIN, StoreRules
 
 __all__ = [
@@ -58,8 +58,9 @@ class StoredEntry:
     last_error_at: float | None
     volatile: str | None
     summary: str | None = None
-    """The entry's list line (``entries.summary``, migration 0014), read only by the searches that
-    render lines (:data:`LINES_BY_IDS`); None elsewhere and for an entry stored without one."""
+    """The entry's list line (``entry_lines.line``, migration 0015), read only where lines are rendered
+    (:data:`LINES_BY_IDS`, :meth:`~syncd.store.entries.EntryStore.with_lines`); None elsewhere and for an
+    entry stored without one."""
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,8 @@ class EntryContent:
     None: the kind keeps no reference list (the index is left as it is)."""
     summary: str | None = field(default=None, compare=False, repr=False)
     """The list line of the body (the fields a list line shows, as the kind writes them, e.g.
-    :func:`syncd.crossref.views_lines.list_line`), stored beside it; None: none (readers parse the body)."""
+    :func:`syncd.crossref.views_lines.list_line`), stored beside it (``entry_lines``,
+    :mod:`syncd.store.lines`); None: none (readers parse the body)."""
 
 
 _COLUMNS = (
@@ -143,12 +145,13 @@ BY_IDS_OF_KIND = BY_IDS.where(Entry.kind == bindparam("kind"))
 """A search page's entries (and of one kind), built once (the offline search runs them on every call)."""
 
 _LINE_COLUMNS = tuple(
-    case((Entry.summary.is_(None), Entry.body), else_=None).label("body") if c is Entry.body else c
+    case((EntryLine.line.is_(None), Entry.body), else_=None).label("body") if c is Entry.body else c
     for c in _COLUMNS
 )
 LINES_BY_IDS = (
-    select(*_LINE_COLUMNS, Entry.summary)
+    select(*_LINE_COLUMNS, EntryLine.line.label("summary"))
     .join(Validation, Validation.entry_id == Entry.id)
+    .outerjoin(EntryLine, EntryLine.entry_id == Entry.id)
     .where(Entry.id.in_(bindparam("ids", expanding=True)))
 )
 LINES_BY_IDS_OF_KIND = LINES_BY_IDS.where(Entry.kind == bindparam("kind"))

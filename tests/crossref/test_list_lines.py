@@ -1,6 +1,6 @@
 """The list line stored beside a work's body: offline search lines read it, never the whole body.
 
-A stored Crossref work carries its list line (``entries.summary``, :mod:`syncd.crossref.views_lines`);
+A stored Crossref work carries its list line (``entry_lines``, :mod:`syncd.crossref.views_lines`);
 the offline ``crossref_search_works`` renders its ``works[]`` from it. These tests hold the line to
 the answer the whole body gives (every recorded work, every author limit, the 2,932-author ATLAS
 paper) and the offline tool's answer to the same bytes with and without the lines.
@@ -15,7 +15,9 @@ import pytest
 from mcp import Client
 from sqlalchemy import text
 
+from syncd.crossref import lookups
 from syncd.crossref.lookups import line_of, message_of, work_content
+from syncd.crossref.tools_batch import get_works_tool
 from syncd.crossref.views_lines import AUTHOR_TOTAL, LINE_AUTHORS, line_item, list_line
 from syncd.crossref.views_lists import work_summary
 from syncd.services import Services
@@ -84,7 +86,10 @@ def test_a_stored_work_carries_its_line_and_a_line_page_reads_no_body(cache: Ser
     assert total >= 1 and atlas.body is None and atlas.summary is not None
     assert line_of(atlas)[AUTHOR_TOTAL] == 2932
     with store.write() as conn:
-        conn.execute(text("UPDATE entries SET summary = NULL WHERE key = :k"), {"k": ATLAS})
+        conn.execute(
+            text("DELETE FROM entry_lines WHERE entry_id = (SELECT id FROM entries WHERE key = :k)"),
+            {"k": ATLAS},
+        )
     found, _ = store.search_page(["Higgs", "ATLAS"], "crossref_work", lines=True)
     bare = next(e for e in found if e.key == ATLAS)
     assert bare.summary is None and bare.body is not None
@@ -122,5 +127,59 @@ async def test_the_offline_search_answer_is_the_same_with_and_without_lines(
     assert all(json.loads(a)["works"] for a in with_lines)
     assert '"authorCount": 2932' in with_lines[0] and '"truncated": true' in with_lines[0]
     with cache.store.write() as conn:
-        conn.execute(text("UPDATE entries SET summary = NULL"))
+        conn.execute(text("DELETE FROM entry_lines"))
     assert await answers() == with_lines
+
+
+def _get_works_answer(cache: Services, dois: list[str]) -> str:
+    """The structured ``crossref_get_works`` answer for ``dois``, cache ages left out (the clock runs)."""
+    res = get_works_tool(cache, dois)
+    assert res.is_error is not True
+    data = dict(res.structured_content or {})
+    for item in data["items"]:
+        item["cache"] = {k: v for k, v in item.get("cache", {}).items() if k != "age_s"}
+    return json.dumps(data, sort_keys=True)
+
+
+def test_get_works_items_are_the_same_from_the_lines_and_parse_no_body(
+    cache: Services, fake: FakeUpstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """crossref_get_works over every recorded work (stored, fresh): the items rendered from the stored
+    lines, with the body parser made to fail, are byte for byte the items rendered from the whole bodies
+    (lines dropped); the ATLAS item says authorCount 2932 from its line; no request is sent.
+    """
+    works = corpus_messages()
+    for raw, message in works:
+        cache.store.put_content(work_content(message["DOI"].lower(), message, raw))
+    dois = [m["DOI"] for _, m in works][:100]
+    assert ATLAS in {d.lower() for d in dois}
+    sent = len(fake.requests)
+
+    def no_body(entry: Any) -> dict[str, Any]:
+        raise AssertionError(f"body of {entry.key} parsed for a list line")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(lookups, "message_of", no_body)
+        with_lines = _get_works_answer(cache, dois)
+    atlas = next(i for i in json.loads(with_lines)["items"] if i["doi"].lower() == ATLAS)
+    assert atlas["authorCount"] == 2932 and len(atlas["authors"]) == 3
+    assert atlas["title"].startswith("Observation of a new particle")
+    with cache.store.write() as conn:
+        conn.execute(text("DELETE FROM entry_lines"))
+    assert _get_works_answer(cache, dois) == with_lines
+    assert len(fake.requests) == sent
+
+
+def test_an_item_dated_by_issued_alone_reads_it_from_the_line(cache: Services) -> None:
+    """The bioRxiv preprint 10.1101/598821 has no published, published-print or published-online date,
+    only ``issued`` (2019-04-05): its line keeps ``issued`` and its crossref_get_works item gives that
+    date from the line, as from the body.
+    """
+    raw, message = next((r, m) for r, m in corpus_messages() if m["DOI"] == "10.1101/598821")
+    assert not {"published", "published-print", "published-online"} & set(message)
+    cache.store.put_content(work_content("10.1101/598821", message, raw))
+    line = json.loads(_get_works_answer(cache, ["10.1101/598821"]))["items"][0]
+    with cache.store.write() as conn:
+        conn.execute(text("DELETE FROM entry_lines"))
+    whole = json.loads(_get_works_answer(cache, ["10.1101/598821"]))["items"][0]
+    assert line == whole and line["published"] == {"year": 2019, "month": 4, "day": 5}

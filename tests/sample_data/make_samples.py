@@ -2,7 +2,7 @@
 
 Run from the repository root (it overwrites ``tests/sample_data/store-<revision>.db``)::
 
-    python -m tests.sample_data.make_samples
+    python -m tests.sample_data.make_samples [REVISION...]
 
 Nothing is checked out: for each revision of ``migrations/versions/`` a fresh SQLite file is upgraded
 to exactly that revision with Alembic (``alembic.command.upgrade(cfg, "<revision>")``), then rows are
@@ -16,7 +16,7 @@ follow head):
 * from 0004 (``previous_bodies``): the record's legacy-platform body of 2023-09-10 kept as ``previous``;
 * from 0007 (``changes``): the change-feed row of that replacement, summarized by the record kind's
   own summary (``syncd.zenodo`` rules);
-* from 0014 (``entries.summary``): each work's list line, as its kind writes it;
+* from 0014 (``entries.summary``; from 0015 ``entry_lines``): each work's list line, as its kind writes it;
 * bodies are the upstream text as received; from 0008 on they are stored as that revision writes
   them (a zstd frame without dictionary, :mod:`syncd.store.codec`).
 
@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -142,7 +143,9 @@ def _insert(db: sqlite3.Connection, revision: str) -> None:
                 row.validated_at + 60 if row.last_error else None, c.volatile,
             ),
         )  # fmt: skip
-        if revision >= "0014" and c.summary is not None:
+        if revision >= "0015" and c.summary is not None:
+            db.execute("INSERT INTO entry_lines (entry_id, line) VALUES (?,?)", (entry_id, c.summary))
+        elif revision >= "0014" and c.summary is not None:
             db.execute("UPDATE entries SET summary = ? WHERE id = ?", (c.summary, entry_id))
         if c.concept_key:
             db.execute(
@@ -208,13 +211,13 @@ def make(revision: str, path: Path) -> None:
         db.close()
 
 
-def main() -> None:
-    """Write ``store-<revision>.db`` for every revision into this directory."""
-    for revision in revisions():
+def main(only: list[str] | None = None) -> None:
+    """Write ``store-<revision>.db`` for every revision (or those of ``only``) into this directory."""
+    for revision in only or revisions():
         target = HERE / f"store-{revision}.db"
         make(revision, target)
         print(f"{target.relative_to(ROOT)}: {target.stat().st_size:,} bytes")
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:] or None)
