@@ -16,8 +16,10 @@ costs exactly two write transactions:
 SQLite; on PostgreSQL it first locks the pool's row (``SELECT ... FOR UPDATE``) so concurrent
 takers queue on that row; a take of a pool of a concurrency group (:class:`~syncd.pools.Group`)
 locks the rows of the whole group in one statement (in pool-name order), so the group's shared
-in-flight count is exact; a release locks its own row only. The pool rows are
-created by migration 0003, never while serving.
+in-flight count is exact; a release locks its own row only. A declared pool's row is created by
+the first write transaction that does not find it (``INSERT ... ON CONFLICT DO NOTHING`` in that
+transaction, so racing first takers make one row): a slice's new pool needs no migration (0003 and
+0012 made the first six).
 
 **What upstream announces rules.** Each answer's rate-limit headers (Crossref ``x-rate-limit-limit``
 / ``-interval``, ``x-concurrency-limit``, ``x-api-pool``; Zenodo ``X-RateLimit-Limit/-Remaining/
@@ -116,6 +118,7 @@ from syncd.config import Settings
 from syncd.errors import BudgetExhausted, InvalidInput, StoreError, UpstreamOffline
 from syncd.pools import PoolLimits, Pools
 from syncd.proc import pid_alive
+from syncd.store.dialect import insert_many_ignore
 from syncd.store.models import BudgetLease, BudgetPool, BudgetSend
 from syncd.store.repo import Store
 
@@ -188,16 +191,42 @@ class Budget:
 
     # --- rows --------------------------------------------------------------------------------------
 
-    @staticmethod
-    def _locked_row(conn: Connection, pool: str) -> Any:
-        """The pool's row, locked for this transaction (``FOR UPDATE``; the migration created it).
+    def _create_rows(self, conn: Connection, pools: Sequence[str]) -> None:
+        """Create the rows of the declared ``pools`` missing from ``budget_pools``, in this transaction.
+
+        ``INSERT ... ON CONFLICT DO NOTHING`` (:func:`~syncd.store.dialect.insert_many_ignore`), so
+        takers racing to create the same row make one and none fails: on PostgreSQL the second insert
+        waits for the first's commit and then does nothing; on SQLite ``BEGIN IMMEDIATE`` serializes
+        them. A row is created as the migrations create theirs (``tokens = 0`` refilled from the epoch:
+        the first take finds the bucket full at the configured burst, counters at 0). A pool the
+        budget was not handed (:class:`~syncd.pools.Pools`) gets no row.
+        """
+        rows = [
+            {
+                "pool": p,
+                "tokens": 0.0,
+                "updated_at": 0.0,
+                "blocked_until": 0.0,
+                "failures": 0,
+                "offline_until": 0.0,
+            }
+            for p in pools
+            if p in self.pools
+        ]
+        insert_many_ignore(conn, sql.POOLS, rows)
+
+    def _locked_row(self, conn: Connection, pool: str) -> Any:
+        """The pool's row, locked for this transaction (``FOR UPDATE``), created first when missing.
 
         Raises:
-            StoreError: the row is missing (a store not upgraded to migration 0003).
+            StoreError: the row is missing and ``pool`` is not a declared pool.
         """
         row = conn.execute(sql.ROW_LOCKED, {"pool": pool}).first()
         if row is None:
-            raise StoreError(f"budget pool {pool} missing from the store; run `syncd db upgrade`")
+            self._create_rows(conn, (pool,))
+            row = conn.execute(sql.ROW_LOCKED, {"pool": pool}).first()
+        if row is None:
+            raise StoreError(f"budget pool {pool} missing from the store and not a declared pool")
         return row
 
     def _rows(self, conn: Connection, pool: str, *, lock: bool) -> tuple[Any, list[Any]]:
@@ -207,14 +236,22 @@ class Budget:
         order, so takers of every pool of a group queue on the same first row and never deadlock; on
         SQLite ``BEGIN IMMEDIATE`` already serializes writers).
 
+        With ``lock`` (a write transaction), the rows of declared pools that are missing are created
+        first (:meth:`_create_rows`): a slice's new pool needs no migration.
+
         Raises:
-            StoreError: ``pool``'s row is missing (a store not upgraded to migration 0003).
+            StoreError: ``pool``'s row is missing (without ``lock``: not created yet; with it: ``pool``
+                is not a declared pool).
         """
-        members = self.pools.members(pool)
-        rows = conn.execute(sql.ROWS_LOCKED if lock else sql.ROWS, {"members": list(members)}).all()
+        members = list(self.pools.members(pool))
+        statement = sql.ROWS_LOCKED if lock else sql.ROWS
+        rows = conn.execute(statement, {"members": members}).all()
+        if lock and len(rows) < len(members):
+            self._create_rows(conn, [m for m in members if m not in {r.pool for r in rows}])
+            rows = conn.execute(statement, {"members": members}).all()
         own = next((r for r in rows if r.pool == pool), None)
         if own is None:
-            raise StoreError(f"budget pool {pool} missing from the store; run `syncd db upgrade`")
+            raise StoreError(f"budget pool {pool} missing from the store and not a declared pool")
         return own, [r for r in rows if r.pool != pool]
 
     def _limits(self, pool: str) -> PoolLimits:
@@ -324,7 +361,7 @@ class Budget:
         with self.store.read() as conn:
             try:
                 row, others = self._rows(conn, pool, lock=False)
-            except StoreError:  # not upgraded yet: report the full bucket a first take would find
+            except StoreError:  # no row yet: report the full bucket the first take creates
                 limits = self._limits(pool)
                 return PoolState(pool, float(limits.burst), limits, 0.0, 0.0, 0, 0, configured=limits)
             state, _ = self._snapshot(conn, pool, row, others, self.clock())
