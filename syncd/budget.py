@@ -16,10 +16,8 @@ costs exactly two write transactions:
 SQLite; on PostgreSQL it first locks the pool's row (``SELECT ... FOR UPDATE``) so concurrent
 takers queue on that row; a take of a pool of a concurrency group (:class:`~syncd.pools.Group`)
 locks the rows of the whole group in one statement (in pool-name order), so the group's shared
-in-flight count is exact; a release locks its own row only. A declared pool's row is created by
-the first write transaction that does not find it (``INSERT ... ON CONFLICT DO NOTHING`` in that
-transaction, so racing first takers make one row): a slice's new pool needs no migration (0003 and
-0012 made the first six).
+in-flight count is exact; a release locks its own row only. A declared pool's missing row is made
+by the write that needs it (:func:`syncd.budget_sql.create_rows`): a new pool needs no migration.
 
 **What upstream announces rules.** Each answer's rate-limit headers (Crossref ``x-rate-limit-limit``
 / ``-interval``, ``x-concurrency-limit``, ``x-api-pool``; Zenodo ``X-RateLimit-Limit/-Remaining/
@@ -54,9 +52,8 @@ A lease is freed by its holder, or at the next take once it has expired or, on t
 its process is gone (``kill(pid, 0)``), so a killed process never holds a slot past its deadline.
 A lease whose request timed out is kept until it expires: upstream may still be working on it.
 
-Pools (DESIGN.md): ``crossref_single``, ``crossref_list``, ``zenodo_general``, ``zenodo_search``,
-``doi``. Interactive calls may use the whole bucket and window; the daemon leaves
-``daemon_reserve`` of each.
+The pools are those the slices declare (:class:`~syncd.pools.Pools`, handed in). Interactive calls
+may use the whole bucket and window; the daemon leaves ``daemon_reserve`` of each.
 
 Clock: wall-clock ``time.time()`` (shared across processes; freezegun moves it in tests), read
 after the pool's row is locked. The bucket is monotonic: its timestamp never moves backwards, so a
@@ -118,7 +115,6 @@ from syncd.config import Settings
 from syncd.errors import BudgetExhausted, InvalidInput, StoreError, UpstreamOffline
 from syncd.pools import PoolLimits, Pools
 from syncd.proc import pid_alive
-from syncd.store.dialect import insert_many_ignore
 from syncd.store.models import BudgetLease, BudgetPool, BudgetSend
 from syncd.store.repo import Store
 
@@ -191,30 +187,6 @@ class Budget:
 
     # --- rows --------------------------------------------------------------------------------------
 
-    def _create_rows(self, conn: Connection, pools: Sequence[str]) -> None:
-        """Create the rows of the declared ``pools`` missing from ``budget_pools``, in this transaction.
-
-        ``INSERT ... ON CONFLICT DO NOTHING`` (:func:`~syncd.store.dialect.insert_many_ignore`), so
-        takers racing to create the same row make one and none fails: on PostgreSQL the second insert
-        waits for the first's commit and then does nothing; on SQLite ``BEGIN IMMEDIATE`` serializes
-        them. A row is created as the migrations create theirs (``tokens = 0`` refilled from the epoch:
-        the first take finds the bucket full at the configured burst, counters at 0). A pool the
-        budget was not handed (:class:`~syncd.pools.Pools`) gets no row.
-        """
-        rows = [
-            {
-                "pool": p,
-                "tokens": 0.0,
-                "updated_at": 0.0,
-                "blocked_until": 0.0,
-                "failures": 0,
-                "offline_until": 0.0,
-            }
-            for p in pools
-            if p in self.pools
-        ]
-        insert_many_ignore(conn, sql.POOLS, rows)
-
     def _locked_row(self, conn: Connection, pool: str) -> Any:
         """The pool's row, locked for this transaction (``FOR UPDATE``), created first when missing.
 
@@ -222,8 +194,8 @@ class Budget:
             StoreError: the row is missing and ``pool`` is not a declared pool.
         """
         row = conn.execute(sql.ROW_LOCKED, {"pool": pool}).first()
-        if row is None:
-            self._create_rows(conn, (pool,))
+        if row is None and pool in self.pools:
+            sql.create_rows(conn, [pool])
             row = conn.execute(sql.ROW_LOCKED, {"pool": pool}).first()
         if row is None:
             raise StoreError(f"budget pool {pool} missing from the store and not a declared pool")
@@ -234,20 +206,17 @@ class Budget:
 
         With ``lock``, every row returned is locked for this transaction (``FOR UPDATE``, in pool-name
         order, so takers of every pool of a group queue on the same first row and never deadlock; on
-        SQLite ``BEGIN IMMEDIATE`` already serializes writers).
-
-        With ``lock`` (a write transaction), the rows of declared pools that are missing are created
-        first (:meth:`_create_rows`): a slice's new pool needs no migration.
+        SQLite ``BEGIN IMMEDIATE`` already serializes writers), the missing ones created first
+        (:func:`syncd.budget_sql.create_rows`).
 
         Raises:
-            StoreError: ``pool``'s row is missing (without ``lock``: not created yet; with it: ``pool``
-                is not a declared pool).
+            StoreError: ``pool``'s row is missing (not yet made, or ``pool`` is not a declared pool).
         """
         members = list(self.pools.members(pool))
         statement = sql.ROWS_LOCKED if lock else sql.ROWS
         rows = conn.execute(statement, {"members": members}).all()
         if lock and len(rows) < len(members):
-            self._create_rows(conn, [m for m in members if m not in {r.pool for r in rows}])
+            sql.create_rows(conn, [m for m in members if m in self.pools and m not in {r.pool for r in rows}])
             rows = conn.execute(statement, {"members": members}).all()
         own = next((r for r in rows if r.pool == pool), None)
         if own is None:
@@ -420,9 +389,7 @@ class Budget:
             if refusal is not None:
                 return refusal
             self._takes += 1
-            if (
-                self._takes % PRUNE_EVERY == 1
-            ):  # old sends never count (the window is a range): prune now and then
+            if self._takes % PRUNE_EVERY == 1:  # old sends never count (the window is a range): prune
                 keep = max(SENDS_KEEP_S, state.window_s)
                 conn.execute(
                     delete(BudgetSend).where(

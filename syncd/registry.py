@@ -25,7 +25,7 @@ there). A slice's budget pools are declared in its ``pools.py`` and composed int
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from syncd.config import Settings
@@ -81,6 +81,7 @@ __all__ = [
     "WALKERS",
     "WATCHED_DOI_KIND",
     "WATCH_TYPES",
+    "change_sources",
     "kind_of",
     "mcp_specs",
     "open_services",
@@ -127,7 +128,10 @@ CHANGE_SOURCES: dict[str, tuple[str, ...]] = {
     "agency": (DOI_RA,),
     "all": (),
 }
-"""The change feed's ``kind`` filter (``syncd changes --kind``, ``syncd_list_changes``): entry kinds."""
+"""The change feed's ``kind`` filter (``syncd changes --kind``, ``syncd_list_changes``): entry kinds.
+
+A filter named after a slice of :data:`TOOL_MODULES` is that slice's; ``agency`` (doi.org's registration
+agency of a prefix) and ``all`` belong to no served tool set (:func:`change_sources`)."""
 
 WATCHED_DOI_KIND = CROSSREF_WORK
 """The kind of the entries a DOI watch protects from ``syncd cache prune`` (the watched works)."""
@@ -289,6 +293,19 @@ def resource_specs(slices: tuple[str, ...] | None = None) -> tuple[ResourceSpec,
         for name in modules
         for spec in getattr(load(__name__, name), "RESOURCES", ())
     )
+
+
+def change_sources(slices: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """The change feed's ``kind`` filters a server serving ``slices`` (``mcp.slices``) offers.
+
+    Each :data:`CHANGE_SOURCES` filter named after a slice with tools when that slice is served, and
+    those of no such slice (``agency``, ``all``) always, in :data:`CHANGE_SOURCES` order: filter name
+    -> the entry kinds it keeps (empty: every kind).
+    """
+    served = set(slices)
+    return {
+        name: kinds for name, kinds in CHANGE_SOURCES.items() if name not in TOOL_MODULES or name in served
+    }
 
 
 def mcp_specs(settings: Settings) -> tuple[tuple[ToolSpec, ...], tuple[ResourceSpec, ...]]:

@@ -823,8 +823,6 @@ PENDING_UPSTREAM_NAMES: dict[str, str] = {
     "to list them (a SecretStr field already says what is secret)",
     "syncd.daemon": "the start-up line reads crossref.mailto and zenodo.token: each slice's client is to "
     "say how it identifies itself",
-    "syncd.tools.changes": "the ``kind`` input's Literal lists crossref and zenodo (not datacite): it is "
-    "to be built from registry.CHANGE_SOURCES",
     "syncd.cli.check_commands": "``agency != 'crossref'``: the agency of the checked file's DOIs is to come "
     "from the slice answering them",
 }
