@@ -819,8 +819,6 @@ identifier's field; a ``"doi"`` literal is not read as naming the pool."""
 PENDING_UPSTREAM_NAMES: dict[str, str] = {
     "syncd.upstream.check": "CHECKS, the probe of each upstream (``syncd cache stats``): each slice is to "
     "declare its probe beside its client (CLIENTS), composed by the registry",
-    "syncd.logsetup": "the secrets and addresses to mask (zenodo.token, crossref.mailto): the settings are "
-    "to list them (a SecretStr field already says what is secret)",
     "syncd.daemon": "the start-up line reads crossref.mailto and zenodo.token: each slice's client is to "
     "say how it identifies itself",
     "syncd.cli.check_commands": "``agency != 'crossref'``: the agency of the checked file's DOIs is to come "
