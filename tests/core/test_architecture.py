@@ -821,8 +821,6 @@ PENDING_UPSTREAM_NAMES: dict[str, str] = {
     "declare its probe beside its client (CLIENTS), composed by the registry",
     "syncd.daemon": "the start-up line reads crossref.mailto and zenodo.token: each slice's client is to "
     "say how it identifies itself",
-    "syncd.cli.check_commands": "``agency != 'crossref'``: the agency of the checked file's DOIs is to come "
-    "from the slice answering them",
 }
 """Core modules that still name an upstream, each with what removes it (kept failing when done)."""
 
