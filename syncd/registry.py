@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from syncd.config import Settings
+from syncd.crossref import client_probe as crossref_probe
 from syncd.crossref import kinds as crossref_kinds
 from syncd.crossref import pools as crossref_pools
 from syncd.crossref import walk as crossref_walk
@@ -40,6 +41,7 @@ from syncd.datacite import queries_agency as datacite_agency
 from syncd.datacite import walk as datacite_walk
 from syncd.datacite import walk_specs as datacite_watches
 from syncd.datacite.names import DATACITE_WORK
+from syncd.doiorg import client_probe as doiorg_probe
 from syncd.doiorg import kinds as doiorg_kinds
 from syncd.doiorg import pools as doiorg_pools
 from syncd.doiorg.names import DOI_RA
@@ -51,7 +53,9 @@ from syncd.records import RecordSource
 from syncd.services import AgencyRecords, ClientFactory, Services
 from syncd.store.repo import Store
 from syncd.store.rules import StoreRules
+from syncd.upstream.probe import Probe
 from syncd.watchwalk import DoiWalker, Walker, WatchType
+from syncd.zenodo import client_probe as zenodo_probe
 from syncd.zenodo import kinds as zenodo_kinds
 from syncd.zenodo import pools as zenodo_pools
 from syncd.zenodo import walk as zenodo_walk
@@ -72,6 +76,7 @@ __all__ = [
     "DOI_WALKERS",
     "KINDS",
     "POOLS",
+    "PROBES",
     "RECORD_KINDS",
     "RECORD_SOURCES",
     "SERIES_DOI_PREFIXES",
@@ -161,7 +166,11 @@ CLIENTS: dict[str, ClientFactory] = {
     **doiorg_kinds.CLIENTS,
     **datacite_kinds.CLIENTS,
 }
-"""Each upstream's client constructor by client name, in the order ``cache stats`` checks them."""
+"""Each upstream's client constructor by client name."""
+
+PROBES: tuple[Probe, ...] = (*crossref_probe.PROBES, *zenodo_probe.PROBES, *doiorg_probe.PROBES)
+"""Each upstream's base-URL check, declared beside its client (``client_probe.py``), in the order
+``syncd cache stats`` and the daemon's start run them (:mod:`syncd.upstream.check`)."""
 
 AGENCIES: dict[str, AgencyRecords] = {"datacite": datacite_agency.agency_records}
 """Each registration agency a slice answers for, by lower-cased name (doi.org's ``RA``): handed to every
@@ -192,8 +201,8 @@ def open_services(
 
     The keywords are those of :meth:`Services.open <syncd.services.Services.open>`: ``interactive``
     (False: the daemon, which leaves the budget reserve), ``transport`` (tests), ``read_only``,
-    ``clock`` (epoch seconds) and ``sleep`` (seconds); every bundle gets :data:`AGENCIES` and its budget
-    :data:`POOLS`.
+    ``clock`` (epoch seconds) and ``sleep`` (seconds); every bundle gets :data:`AGENCIES`, its budget
+    :data:`POOLS` and the base-URL checks :data:`PROBES`.
     """
     return Services.open(
         settings,
@@ -206,6 +215,7 @@ def open_services(
         sleep=sleep,
         agencies=AGENCIES,
         pools=POOLS,
+        probes=PROBES,
     )
 
 

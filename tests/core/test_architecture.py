@@ -817,8 +817,6 @@ GENERIC_NAMES = frozenset({"doi"})
 """Upstream names that are also the field's term: the doi.org pool is called ``doi``, like every
 identifier's field; a ``"doi"`` literal is not read as naming the pool."""
 PENDING_UPSTREAM_NAMES: dict[str, str] = {
-    "syncd.upstream.check": "CHECKS, the probe of each upstream (``syncd cache stats``): each slice is to "
-    "declare its probe beside its client (CLIENTS), composed by the registry",
     "syncd.daemon": "the start-up line reads crossref.mailto and zenodo.token: each slice's client is to "
     "say how it identifies itself",
 }
