@@ -57,10 +57,9 @@ from syncd.httpauth import (
     token_file_warning,
     transport_security,
 )
-from syncd.logsetup import mask_email
 from syncd.ops.activity import SCHEDULER_BEAT_S, Activity
 from syncd.ops.routes import ops_routes
-from syncd.registry import mcp_specs, open_services
+from syncd.registry import IDENTITIES, mcp_specs, open_services
 from syncd.retractions.fetch import CHECK_S as RETRACTIONS_CHECK_S
 from syncd.sdnotify import notify, watchdog_interval_s
 from syncd.services import Services
@@ -482,14 +481,15 @@ def run_daemon(settings: Settings) -> None:
     Raises:
         StoreError: the store cannot be opened or migrated.
     """
-    if not settings.crossref.mailto:
-        log.warning("event=public_pool hint='set crossref.mailto to use the polite pool (higher limits)'")
+    clients = [identify(settings) for identify in IDENTITIES]  # how each client identifies itself
+    for client in clients:
+        if client.hint:
+            log.warning("event=anonymous_client client=%s hint=%r", client.client, client.hint)
     store = open_store(settings)
     log.info(
-        "event=start database=%s mailto=%s zenodo_auth=%s sync_interval_s=%g revalidate_interval_s=%g",
+        "event=start database=%s clients=%s sync_interval_s=%g revalidate_interval_s=%g",
         _redact_url(settings.database_url),
-        mask_email(settings.crossref.mailto),
-        "token" if settings.zenodo.token is not None else "guest",
+        ",".join(f"{c.client}:{c.how}" for c in clients),
         settings.sync_interval_s,
         settings.revalidate_interval_s,
     )

@@ -35,6 +35,7 @@ from syncd.crossref import pools as crossref_pools
 from syncd.crossref import walk as crossref_walk
 from syncd.crossref import walk_specs as crossref_watches
 from syncd.crossref.names import CROSSREF_WORK
+from syncd.datacite import client_probe as datacite_probe
 from syncd.datacite import kinds as datacite_kinds
 from syncd.datacite import pools as datacite_pools
 from syncd.datacite import queries_agency as datacite_agency
@@ -53,7 +54,7 @@ from syncd.records import RecordSource
 from syncd.services import AgencyRecords, ClientFactory, Services
 from syncd.store.repo import Store
 from syncd.store.rules import StoreRules
-from syncd.upstream.probe import Probe
+from syncd.upstream.probe import Identify, Probe
 from syncd.watchwalk import DoiWalker, Walker, WatchType
 from syncd.zenodo import client_probe as zenodo_probe
 from syncd.zenodo import kinds as zenodo_kinds
@@ -74,6 +75,7 @@ __all__ = [
     "CLIENTS",
     "DATA_FILES",
     "DOI_WALKERS",
+    "IDENTITIES",
     "KINDS",
     "POOLS",
     "PROBES",
@@ -168,9 +170,18 @@ CLIENTS: dict[str, ClientFactory] = {
 }
 """Each upstream's client constructor by client name."""
 
-PROBES: tuple[Probe, ...] = (*crossref_probe.PROBES, *zenodo_probe.PROBES, *doiorg_probe.PROBES)
+PROBES: tuple[Probe, ...] = (
+    *crossref_probe.PROBES,
+    *zenodo_probe.PROBES,
+    *doiorg_probe.PROBES,
+    *datacite_probe.PROBES,
+)
 """Each upstream's base-URL check, declared beside its client (``client_probe.py``), in the order
 ``syncd cache stats`` and the daemon's start run them (:mod:`syncd.upstream.check`)."""
+
+IDENTITIES: tuple[Identify, ...] = (crossref_probe.identity, zenodo_probe.identity, datacite_probe.identity)
+"""How each client identifies itself (declared beside it, ``client_probe.py``): the daemon's start-up
+line (doi.org's is asked anonymously, with nothing to gain from a contact)."""
 
 AGENCIES: dict[str, AgencyRecords] = {"datacite": datacite_agency.agency_records}
 """Each registration agency a slice answers for, by lower-cased name (doi.org's ``RA``): handed to every

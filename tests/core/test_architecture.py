@@ -816,10 +816,7 @@ slice's settings section): the core modules allowed to name an upstream."""
 GENERIC_NAMES = frozenset({"doi"})
 """Upstream names that are also the field's term: the doi.org pool is called ``doi``, like every
 identifier's field; a ``"doi"`` literal is not read as naming the pool."""
-PENDING_UPSTREAM_NAMES: dict[str, str] = {
-    "syncd.daemon": "the start-up line reads crossref.mailto and zenodo.token: each slice's client is to "
-    "say how it identifies itself",
-}
+PENDING_UPSTREAM_NAMES: dict[str, str] = {}
 """Core modules that still name an upstream, each with what removes it (kept failing when done)."""
 
 
