@@ -16,8 +16,8 @@ costs exactly two write transactions:
 SQLite; on PostgreSQL it first locks the pool's row (``SELECT ... FOR UPDATE``) so concurrent
 takers queue on that row; a take of a pool of a concurrency group (:class:`~syncd.pools.Group`)
 locks the rows of the whole group in one statement (in pool-name order), so the group's shared
-in-flight count is exact; a release locks its own row only. The pool rows are
-created by migration 0003, never while serving.
+in-flight count is exact; a release locks its own row only. A declared pool's missing row is made
+by the write that needs it (:func:`syncd.budget_sql.create_rows`): a new pool needs no migration.
 
 **What upstream announces rules.** Each answer's rate-limit headers (Crossref ``x-rate-limit-limit``
 / ``-interval``, ``x-concurrency-limit``, ``x-api-pool``; Zenodo ``X-RateLimit-Limit/-Remaining/
@@ -52,9 +52,8 @@ A lease is freed by its holder, or at the next take once it has expired or, on t
 its process is gone (``kill(pid, 0)``), so a killed process never holds a slot past its deadline.
 A lease whose request timed out is kept until it expires: upstream may still be working on it.
 
-Pools (DESIGN.md): ``crossref_single``, ``crossref_list``, ``zenodo_general``, ``zenodo_search``,
-``doi``. Interactive calls may use the whole bucket and window; the daemon leaves
-``daemon_reserve`` of each.
+The pools are those the slices declare (:class:`~syncd.pools.Pools`, handed in). Interactive calls
+may use the whole bucket and window; the daemon leaves ``daemon_reserve`` of each.
 
 Clock: wall-clock ``time.time()`` (shared across processes; freezegun moves it in tests), read
 after the pool's row is locked. The bucket is monotonic: its timestamp never moves backwards, so a
@@ -188,16 +187,18 @@ class Budget:
 
     # --- rows --------------------------------------------------------------------------------------
 
-    @staticmethod
-    def _locked_row(conn: Connection, pool: str) -> Any:
-        """The pool's row, locked for this transaction (``FOR UPDATE``; the migration created it).
+    def _locked_row(self, conn: Connection, pool: str) -> Any:
+        """The pool's row, locked for this transaction (``FOR UPDATE``), created first when missing.
 
         Raises:
-            StoreError: the row is missing (a store not upgraded to migration 0003).
+            StoreError: the row is missing and ``pool`` is not a declared pool.
         """
         row = conn.execute(sql.ROW_LOCKED, {"pool": pool}).first()
+        if row is None and pool in self.pools:
+            sql.create_rows(conn, [pool])
+            row = conn.execute(sql.ROW_LOCKED, {"pool": pool}).first()
         if row is None:
-            raise StoreError(f"budget pool {pool} missing from the store; run `syncd db upgrade`")
+            raise StoreError(f"budget pool {pool} missing from the store and not a declared pool")
         return row
 
     def _rows(self, conn: Connection, pool: str, *, lock: bool) -> tuple[Any, list[Any]]:
@@ -205,16 +206,21 @@ class Budget:
 
         With ``lock``, every row returned is locked for this transaction (``FOR UPDATE``, in pool-name
         order, so takers of every pool of a group queue on the same first row and never deadlock; on
-        SQLite ``BEGIN IMMEDIATE`` already serializes writers).
+        SQLite ``BEGIN IMMEDIATE`` already serializes writers), the missing ones created first
+        (:func:`syncd.budget_sql.create_rows`).
 
         Raises:
-            StoreError: ``pool``'s row is missing (a store not upgraded to migration 0003).
+            StoreError: ``pool``'s row is missing (not yet made, or ``pool`` is not a declared pool).
         """
-        members = self.pools.members(pool)
-        rows = conn.execute(sql.ROWS_LOCKED if lock else sql.ROWS, {"members": list(members)}).all()
+        members = list(self.pools.members(pool))
+        statement = sql.ROWS_LOCKED if lock else sql.ROWS
+        rows = conn.execute(statement, {"members": members}).all()
+        if lock and len(rows) < len(members):
+            sql.create_rows(conn, [m for m in members if m in self.pools and m not in {r.pool for r in rows}])
+            rows = conn.execute(statement, {"members": members}).all()
         own = next((r for r in rows if r.pool == pool), None)
         if own is None:
-            raise StoreError(f"budget pool {pool} missing from the store; run `syncd db upgrade`")
+            raise StoreError(f"budget pool {pool} missing from the store and not a declared pool")
         return own, [r for r in rows if r.pool != pool]
 
     def _limits(self, pool: str) -> PoolLimits:
@@ -324,7 +330,7 @@ class Budget:
         with self.store.read() as conn:
             try:
                 row, others = self._rows(conn, pool, lock=False)
-            except StoreError:  # not upgraded yet: report the full bucket a first take would find
+            except StoreError:  # no row yet: report the full bucket the first take creates
                 limits = self._limits(pool)
                 return PoolState(pool, float(limits.burst), limits, 0.0, 0.0, 0, 0, configured=limits)
             state, _ = self._snapshot(conn, pool, row, others, self.clock())
@@ -383,9 +389,7 @@ class Budget:
             if refusal is not None:
                 return refusal
             self._takes += 1
-            if (
-                self._takes % PRUNE_EVERY == 1
-            ):  # old sends never count (the window is a range): prune now and then
+            if self._takes % PRUNE_EVERY == 1:  # old sends never count (the window is a range): prune
                 keep = max(SENDS_KEEP_S, state.window_s)
                 conn.execute(
                     delete(BudgetSend).where(

@@ -4,14 +4,18 @@ Each is one compiled, cached statement, run inside the budget's write transactio
 or its reads.
 
 Tables (migrations 0003 onwards): ``budget_pools`` (a row per pool: bucket, blocks, breaker, the
-limits last announced), ``budget_leases`` (the in-flight slots: id, pool, expiry, pid, host) and
+limits last announced; a declared pool's row is made by its first take, :func:`create_rows`),
+``budget_leases`` (the in-flight slots: id, pool, expiry, pid, host) and
 ``budget_sends`` (one row per request sent: id = its lease's, pool, ``at`` = when it left, epoch s).
 """
 
 from __future__ import annotations
 
-from sqlalchemy import bindparam, delete, select, update
+from collections.abc import Sequence
 
+from sqlalchemy import Connection, bindparam, delete, select, update
+
+from syncd.store.dialect import insert_many_ignore
 from syncd.store.models import BudgetLease, BudgetPool, BudgetSend
 
 __all__ = [
@@ -29,6 +33,7 @@ __all__ = [
     "SENDS",
     "SENT_AT",
     "WINDOW",
+    "create_rows",
 ]
 
 POOLS = BudgetPool.__table__
@@ -63,3 +68,26 @@ INSERT_LEASE = LEASES.insert()
 INSERT_SEND = SENDS.insert()
 DELETE_LEASE = delete(LEASES).where(LEASES.c.id == bindparam("lease_id"))
 DELETE_SEND = delete(SENDS).where(SENDS.c.id == bindparam("lease_id"))
+
+
+def create_rows(conn: Connection, pools: Sequence[str]) -> None:
+    """Create the ``budget_pools`` rows of ``pools`` (declared pools the budget did not find), in ``conn``.
+
+    ``INSERT ... ON CONFLICT DO NOTHING`` (:func:`~syncd.store.dialect.insert_many_ignore`), so takers
+    racing to create the same row make one and none fails: on PostgreSQL the second insert waits for
+    the first's commit, then does nothing; on SQLite ``BEGIN IMMEDIATE`` serializes them. A row is
+    made as the migrations made theirs (0003, 0012): ``tokens = 0`` refilled from the epoch, so the
+    first take finds the bucket full at the configured burst; no block, breaker closed, counters 0.
+    """
+    rows = [
+        {
+            "pool": p,
+            "tokens": 0.0,
+            "updated_at": 0.0,
+            "blocked_until": 0.0,
+            "failures": 0,
+            "offline_until": 0.0,
+        }
+        for p in pools
+    ]
+    insert_many_ignore(conn, POOLS, rows)

@@ -21,7 +21,7 @@ from sqlalchemy.engine import make_url
 from syncd.config import Settings
 from syncd.errors import StoreError, SyncdError
 from syncd.lazy import load
-from syncd.logsetup import mask_email
+from syncd.registry import IDENTITIES
 from syncd.sdnotify import notify
 from syncd.store.engine import free_bytes, make_engine, upgrade_to_head
 from syncd.store.repo import MIN_FREE_BYTES, Store
@@ -115,14 +115,15 @@ def run_daemon(settings: Settings) -> None:
         StoreError: the store cannot be opened or migrated.
         SyncdError: the port is in use (``address_in_use``) or cannot be bound (``invalid_config``).
     """
-    if not settings.crossref.mailto:
-        log.warning("event=public_pool hint='set crossref.mailto to use the polite pool (higher limits)'")
+    clients = [identify(settings) for identify in IDENTITIES]  # how each client identifies itself
+    for client in clients:
+        if client.hint:
+            log.warning("event=anonymous_client client=%s hint=%r", client.client, client.hint)
     store = open_store(settings)
     log.info(
-        "event=start database=%s mailto=%s zenodo_auth=%s sync_interval_s=%g revalidate_interval_s=%g",
+        "event=start database=%s clients=%s sync_interval_s=%g revalidate_interval_s=%g",
         _redact_url(settings.database_url),
-        mask_email(settings.crossref.mailto),
-        "token" if settings.zenodo.token is not None else "guest",
+        ",".join(f"{c.client}:{c.how}" for c in clients),
         settings.sync_interval_s,
         settings.revalidate_interval_s,
     )

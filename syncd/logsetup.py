@@ -7,9 +7,10 @@ time in UTC, ISO 8601 with milliseconds, level, logger, then the message, which 
 syslog priority prefix (``<6>`` for INFO, ...) instead of a time, so ``journalctl -p warning``
 filters by level; the journal adds its own timestamps.
 
-Redaction (:class:`RedactingFilter`), applied to every record: the Zenodo token, wherever it appears,
-becomes ``***``; ``access_token=...`` and ``Authorization: Bearer ...`` values likewise; the Crossref
-``mailto`` address is shown only partly (``c***@example.org``). The same redaction applies to the log
+Redaction (:class:`RedactingFilter`), applied to every record: every secret of the settings (each
+``SecretStr``: the Zenodo token, the endpoint's bearer token), wherever it appears, becomes ``***``;
+``access_token=...`` and ``Authorization: Bearer ...`` values likewise; every ``mailto`` address
+(Crossref's, DataCite's) is shown only partly (``c***@example.org``). The same redaction applies to the log
 events sent to MCP clients (:func:`redact`, used by :mod:`syncd.tools.notify`).
 """
 
@@ -22,7 +23,9 @@ import sys
 import time
 from typing import IO, Any
 
-__all__ = ["RedactingFilter", "mask_email", "redact", "setup_logging"]
+from pydantic import BaseModel, SecretStr
+
+__all__ = ["MAILTO_FIELD", "RedactingFilter", "mask_email", "redact", "secrets_of", "setup_logging"]
 
 _PRIORITY = {logging.DEBUG: 7, logging.INFO: 6, logging.WARNING: 4, logging.ERROR: 3, logging.CRITICAL: 2}
 _PATTERNS = (
@@ -126,21 +129,38 @@ def _on_journal(stream: IO[str]) -> bool:
     return f"{st.st_dev}" == dev and f"{st.st_ino}" == ino
 
 
+MAILTO_FIELD = "mailto"
+"""The settings field name of a contact address an upstream is sent (masked in logs, never secret)."""
+
+
+def secrets_of(settings: BaseModel) -> tuple[list[str], list[str]]:
+    """``(secrets, emails)`` the settings hold, found by what their fields are, not by section name.
+
+    Every :class:`~pydantic.SecretStr` value set anywhere in ``settings`` (tokens: each is declared
+    secret by its type) and every :data:`MAILTO_FIELD` address, walking nested settings models.
+    """
+    secrets: list[str] = []
+    emails: list[str] = []
+    for name in type(settings).model_fields:
+        value = getattr(settings, name, None)
+        if isinstance(value, SecretStr):
+            secrets.append(value.get_secret_value())
+        elif isinstance(value, BaseModel):
+            more, addresses = secrets_of(value)
+            secrets += more
+            emails += addresses
+        elif name == MAILTO_FIELD and isinstance(value, str) and value:
+            emails.append(value)
+    return secrets, emails
+
+
 def setup_logging(level: str, settings: Any = None, stream: IO[str] | None = None) -> logging.Handler:
     """Configure the root logger: one handler on ``stream`` (stderr) with redaction; returns it.
 
-    ``settings`` supplies the secrets to redact (``zenodo.token``, ``crossref.mailto``).
+    ``settings`` supplies the secrets to redact and the addresses to mask (:func:`secrets_of`).
     """
     stream = stream or sys.stderr
-    secrets: list[str] = []
-    emails: list[str] = []
-    if settings is not None:
-        token = getattr(getattr(settings, "zenodo", None), "token", None)
-        if token is not None:
-            secrets.append(token.get_secret_value())
-        mailto = getattr(getattr(settings, "crossref", None), "mailto", None)
-        if mailto:
-            emails.append(mailto)
+    secrets, emails = secrets_of(settings) if isinstance(settings, BaseModel) else ([], [])
     global _ACTIVE
     _ACTIVE = RedactingFilter(secrets, emails)
     handler = logging.StreamHandler(stream)

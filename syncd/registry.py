@@ -31,16 +31,19 @@ there). A slice's budget pools are declared in its ``pools.py`` and composed int
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from syncd.config import Settings
+from syncd.crossref import client_probe as crossref_probe
 from syncd.crossref import kinds as crossref_kinds
 from syncd.crossref import pools as crossref_pools
 from syncd.crossref.names import CROSSREF_WORK
+from syncd.datacite import client_probe as datacite_probe
 from syncd.datacite import kinds as datacite_kinds
 from syncd.datacite import pools as datacite_pools
 from syncd.datacite.names import DATACITE_WORK
+from syncd.doiorg import client_probe as doiorg_probe
 from syncd.doiorg import kinds as doiorg_kinds
 from syncd.doiorg import pools as doiorg_pools
 from syncd.doiorg.names import DOI_RA
@@ -52,6 +55,8 @@ from syncd.records import RecordAnswer, RecordSource
 from syncd.services import AgencyRecords, ClientFactory, Services
 from syncd.store.repo import Store
 from syncd.store.rules import StoreRules
+from syncd.upstream.probe import Identify, Probe
+from syncd.zenodo import client_probe as zenodo_probe
 from syncd.zenodo import kinds as zenodo_kinds
 from syncd.zenodo import pools as zenodo_pools
 from syncd.zenodo.names import CONCEPT_DOI_PREFIX, ZENODO_RECORD
@@ -78,8 +83,10 @@ __all__ = [
     "CLIENTS",
     "DOI_WALKERS",
     "HOOK_MODULES",
+    "IDENTITIES",
     "KINDS",
     "POOLS",
+    "PROBES",
     "RECORD_KINDS",
     "RECORD_SOURCES",
     "SERIES_DOI_PREFIXES",
@@ -90,6 +97,7 @@ __all__ = [
     "WALK_MODULES",
     "WATCHED_DOI_KIND",
     "WATCH_TYPES",
+    "change_sources",
     "data_files",
     "hooks_of",
     "kind_of",
@@ -149,7 +157,10 @@ CHANGE_SOURCES: dict[str, tuple[str, ...]] = {
     "agency": (DOI_RA,),
     "all": (),
 }
-"""The change feed's ``kind`` filter (``syncd changes --kind``, ``syncd_list_changes``): entry kinds."""
+"""The change feed's ``kind`` filter (``syncd changes --kind``, ``syncd_list_changes``): entry kinds.
+
+A filter named after a slice of :data:`TOOL_MODULES` is that slice's; ``agency`` (doi.org's registration
+agency of a prefix) and ``all`` belong to no served tool set (:func:`change_sources`)."""
 
 WATCHED_DOI_KIND = CROSSREF_WORK
 """The kind of the entries a DOI watch protects from ``syncd cache prune`` (the watched works)."""
@@ -221,7 +232,20 @@ CLIENTS: dict[str, ClientFactory] = {
     **doiorg_kinds.CLIENTS,
     **datacite_kinds.CLIENTS,
 }
-"""Each upstream's client constructor by client name, in the order ``cache stats`` checks them."""
+"""Each upstream's client constructor by client name."""
+
+PROBES: tuple[Probe, ...] = (
+    *crossref_probe.PROBES,
+    *zenodo_probe.PROBES,
+    *doiorg_probe.PROBES,
+    *datacite_probe.PROBES,
+)
+"""Each upstream's base-URL check, declared beside its client (``client_probe.py``), in the order
+``syncd cache stats`` and the daemon's start run them (:mod:`syncd.upstream.check`)."""
+
+IDENTITIES: tuple[Identify, ...] = (crossref_probe.identity, zenodo_probe.identity, datacite_probe.identity)
+"""How each client identifies itself (declared beside it, ``client_probe.py``): the daemon's start-up
+line (doi.org's is asked anonymously, with nothing to gain from a contact)."""
 
 
 def _datacite_agency(svc: Services, dois: Sequence[str]) -> dict[str, dict[str, Any]]:
@@ -258,8 +282,8 @@ def open_services(
 
     The keywords are those of :meth:`Services.open <syncd.services.Services.open>`: ``interactive``
     (False: the daemon, which leaves the budget reserve), ``transport`` (tests), ``read_only``,
-    ``clock`` (epoch seconds) and ``sleep`` (seconds); every bundle gets :data:`AGENCIES` and its budget
-    :data:`POOLS`.
+    ``clock`` (epoch seconds) and ``sleep`` (seconds); every bundle gets :data:`AGENCIES`, its budget
+    :data:`POOLS` and the base-URL checks :data:`PROBES`.
     """
     return Services.open(
         settings,
@@ -272,6 +296,7 @@ def open_services(
         sleep=sleep,
         agencies=AGENCIES,
         pools=POOLS,
+        probes=PROBES,
     )
 
 
@@ -414,6 +439,19 @@ def resource_specs(slices: tuple[str, ...] | None = None) -> tuple[ResourceSpec,
         for name in modules
         for spec in getattr(load(__name__, name), "RESOURCES", ())
     )
+
+
+def change_sources(slices: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """The change feed's ``kind`` filters a server serving ``slices`` (``mcp.slices``) offers.
+
+    Each :data:`CHANGE_SOURCES` filter named after a slice with tools when that slice is served, and
+    those of no such slice (``agency``, ``all``) always, in :data:`CHANGE_SOURCES` order: filter name
+    -> the entry kinds it keeps (empty: every kind).
+    """
+    served = set(slices)
+    return {
+        name: kinds for name, kinds in CHANGE_SOURCES.items() if name not in TOOL_MODULES or name in served
+    }
 
 
 def mcp_specs(settings: Settings) -> tuple[tuple[ToolSpec, ...], tuple[ResourceSpec, ...]]:

@@ -41,6 +41,7 @@ from syncd.store.engine import READ_ONLY_HINT, is_read_only
 from syncd.store.repo import Store
 from syncd.upstream.check import UpstreamCheck, check_upstreams
 from syncd.upstream.http import UpstreamHTTP
+from syncd.upstream.probe import Probe
 
 if TYPE_CHECKING:
     import httpx
@@ -140,10 +141,11 @@ class Upstreams:
     (``settings.crossref.base_url``).
     """
 
-    __slots__ = ("_clients",)
+    __slots__ = ("_clients", "_probes")
 
-    def __init__(self, clients: Mapping[str, UpstreamClient]) -> None:
+    def __init__(self, clients: Mapping[str, UpstreamClient], probes: Sequence[Probe] = ()) -> None:
         self._clients = dict(clients)
+        self._probes = tuple(probes)
 
     @classmethod
     def open(
@@ -152,9 +154,14 @@ class Upstreams:
         settings: Settings,
         budget: Budget,
         transport: httpx.BaseTransport | None = None,
+        probes: Sequence[Probe] = (),
     ) -> Upstreams:
-        """One client per factory over ``budget``, in the factories' order; ``transport`` (tests) to all."""
-        return cls({name: make(settings, budget, transport=transport) for name, make in factories.items()})
+        """One client per factory over ``budget``, in the factories' order; ``transport`` (tests) to all.
+
+        ``probes``: the clients' base-URL checks (:meth:`check`), as the slices declare them.
+        """
+        clients = {name: make(settings, budget, transport=transport) for name, make in factories.items()}
+        return cls(clients, probes)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
@@ -178,15 +185,16 @@ class Upstreams:
         return tuple(self._clients)
 
     def check(self, settings: Settings, *, read_only: bool = False) -> list[UpstreamCheck]:
-        """One cheap request per service to tell a wrong base URL (:mod:`syncd.upstream.check`).
+        """One cheap request per probed service to tell a wrong base URL (:mod:`syncd.upstream.check`).
 
-        ``read_only``: the store is read-only, nothing is asked (every check ``skipped``).
+        The probes this bundle was handed (:data:`syncd.registry.PROBES`); ``read_only``: the store is
+        read-only, nothing is asked (every check ``skipped``).
         """
         clients = {
             name: (client.http, getattr(settings, name).base_url) for name, client in self._clients.items()
         }
         budget = next(iter(self._clients.values())).http.budget
-        return check_upstreams(clients, budget, settings.deadline_s, read_only=read_only)
+        return check_upstreams(clients, budget, settings.deadline_s, self._probes, read_only=read_only)
 
     def close(self) -> None:
         """Close every client's connections."""
@@ -230,6 +238,7 @@ class Services:
         sleep: Callable[[float], None] | None = None,
         agencies: Mapping[str, AgencyRecords] | None = None,
         pools: Pools,
+        probes: Sequence[Probe] = (),
     ) -> Services:
         """Build the bundle over ``store``.
 
@@ -247,6 +256,7 @@ class Services:
             agencies: each registration agency's records by lower-cased name
                 (:data:`syncd.registry.AGENCIES`).
             pools: the budget's pools, as the slices declare them (:data:`syncd.registry.POOLS`).
+            probes: the upstreams' base-URL checks (:data:`syncd.registry.PROBES`; none: nothing checked).
         """
         if read_only is None:
             read_only = is_read_only(store.engine)
@@ -256,7 +266,7 @@ class Services:
             settings,
             store,
             budget,
-            Upstreams.open(clients, settings, budget, transport),
+            Upstreams.open(clients, settings, budget, transport, probes),
             Runner(store, budget, settings.ttl, read_only=read_only),
             dict(agencies or {}),
         )

@@ -41,6 +41,7 @@ from syncd import watch as watch_mod
 from syncd.bibliography import FORMATS, Bibliography, Reference, read_bibliography
 from syncd.cli.choices import NearChoice
 from syncd.cli.common import EXIT_FAILURE, emit, handle_errors, json_option, print_rows, session
+from syncd.crossref.lookups_batch import AGENCY as ANSWERING_AGENCY
 from syncd.crossref.lookups_batch import get_works
 from syncd.crossref.tools_batch import item_data
 from syncd.policy import iso
@@ -96,8 +97,8 @@ def entry_status(item: dict[str, Any]) -> str:
             return "ok"  # resolved at its own agency (DataCite): title, type, year, state in the item
         if record.get("missReason") in ("does_not_exist", "not_public"):
             return "not_found"  # not found at that agency either
-        agency = item.get("registrationAgency")
-        return "other_agency" if agency and agency.lower() != "crossref" else "not_found"
+        agency = item.get("registrationAgency")  # the answering slice's own agency: its DOI is not found
+        return "other_agency" if agency and agency.lower() != ANSWERING_AGENCY.lower() else "not_found"
     return "unchecked"
 
 

@@ -95,6 +95,7 @@ from syncd.store.repo import EntryContent, StoredEntry, write_cause
 from syncd.upstream.http import Deadline, current_deadline
 
 __all__ = [
+    "AGENCY",
     "CONFIRM_PARALLEL",
     "LIST_PARALLEL",
     "MAX_DOIS",
@@ -107,6 +108,9 @@ __all__ = [
 
 log = logging.getLogger("syncd.crossref.lookups_batch")
 
+AGENCY = "Crossref"
+"""The registration agency whose DOIs these lookups answer (doi.org's ``RA`` of a Crossref prefix): a
+``doi_not_found`` naming another agency is that agency's DOI (``syncd check``: ``other_agency``)."""
 MAX_DOIS = 100
 """Most DOIs one ``crossref_get_works`` call takes (``syncd check`` passes any number)."""
 MAX_FILTER_CHARS = 4000
@@ -309,7 +313,7 @@ def _agency_of(item: WorkItem) -> str | None:
     if not isinstance(item.error, NotFound) or item.parsed is None:
         return None
     agency = item.error.data.get("registrationAgency")
-    return agency.lower() if isinstance(agency, str) and agency.lower() != "crossref" else None
+    return agency.lower() if isinstance(agency, str) and agency.lower() != AGENCY.lower() else None
 
 
 def _with_agency_records(svc: Services, items: list[WorkItem]) -> list[WorkItem]:

@@ -17,7 +17,7 @@ import json
 import logging
 import time
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import anyio
 import anyio.to_thread
@@ -29,7 +29,7 @@ from syncd.contracts.changes import ChangeEntry, ChangesView
 from syncd.errors import InvalidInput, StoreError
 from syncd.normalize.changes import describe, since_epoch
 from syncd.policy import iso
-from syncd.registry import CHANGE_SOURCES, SERIES_DOI_PREFIXES
+from syncd.registry import CHANGE_SOURCES, SERIES_DOI_PREFIXES, change_sources
 from syncd.services import Services
 from syncd.store.changes import StoredChange, latest_change_id, list_changes, watched_ids
 from syncd.store.repo import Store
@@ -101,6 +101,25 @@ def _before(cursor: str | None) -> int | None:
     )
 
 
+def _entry_kinds(kind: str, slices: list[str]) -> tuple[str, ...]:
+    """The entry kinds the ``kind`` filter keeps on a server serving ``slices`` (empty: every kind).
+
+    The filters are those of the served slices (:func:`syncd.registry.change_sources`), matched
+    without regard to case or surrounding blanks.
+
+    Raises:
+        InvalidInput: reason ``invalid_parameter``, ``kind`` is no filter of this server.
+    """
+    sources = change_sources(slices)
+    name = kind.strip().lower()
+    if name in sources:
+        return sources[name]
+    raise InvalidInput(
+        f"kind {kind!r} is not one of {', '.join(sources)} (the change sources this server serves)",
+        reason="invalid_parameter",
+    )
+
+
 def render_changes(data: dict[str, Any]) -> str:
     """Text of a syncd_list_changes answer: one line per change, the continuation, the notice."""
     lines = [f"# Changes since {data.get('since')}", f"{data.get('count', 0)} on this page"]
@@ -125,14 +144,15 @@ def list_changes_tool(
 ) -> CallToolResult:
     """List what changed in the works and records syncd holds, newest first (from the store only).
 
-    Each change syncd found when it revalidated, synced or fetched a stored entry: updatedBy entries
-    that appeared (retraction, correction, erratum, expression_of_concern, withdrawal, ... with the
-    notice DOI and its source, publisher or retraction-watch) or disappeared, title/author/date changes,
-    a Zenodo version no longer the latest (superseded) or a new version of a series syncd holds,
-    deleted or restricted records, a DOI prefix now registered with another agency. since is a duration
-    (7d, 12h) or an ISO date; types filters (retraction, expression_of_concern, ...); watched_only keeps
-    the entries on the DOI watch list; kind crossref/zenodo/agency. Page with limit and nextCursor.
-    Makes no upstream request. Errors: invalid_parameter, invalid_cursor, store_unavailable.
+        Each change syncd found when it revalidated, synced or fetched a stored entry: updatedBy entries
+        that appeared (retraction, correction, erratum, expression_of_concern, withdrawal, ... with the
+        notice DOI and its source, publisher or retraction-watch) or disappeared, title/author/date changes,
+        a Zenodo version no longer the latest (superseded) or a new version of a series syncd holds,
+        deleted or restricted records, a DOI prefix now registered with another agency. since is a duration
+        (7d, 12h) or an ISO date; types filters (retraction, expression_of_concern, ...); watched_only keeps
+        the entries on the DOI watch list; kind keeps one upstream's entries (crossref, zenodo, datacite:
+    those this server serves) or the registration agencies (agency). Page with limit and nextCursor.
+        Makes no upstream request. Errors: invalid_parameter, invalid_cursor, store_unavailable.
     """
     try:
         now = time.time()
@@ -142,7 +162,7 @@ def list_changes_tool(
         page = list_changes(
             services.store,
             since=start,
-            kinds=CHANGE_SOURCES[kind],
+            kinds=_entry_kinds(kind, list(services.settings.mcp.slices)),
             types=[t.strip().lower() for t in types or [] if t.strip()],
             watched_only=watched_only,
             series_prefixes=SERIES_DOI_PREFIXES,
@@ -193,6 +213,20 @@ def resume_changes(data: dict[str, Any], args: Mapping[str, Any], kept: int, tot
     )
 
 
+def _source_name(value: object) -> object:
+    """A change source's name as :data:`syncd.registry.CHANGE_SOURCES` spells it (blanks, case aside).
+
+    Raises:
+        ValueError: not a change source (refused as ``invalid_arguments``, like any name out of the schema).
+    """
+    if not isinstance(value, str):
+        return value  # the strict str check refuses it
+    name = value.strip().lower()
+    if name not in CHANGE_SOURCES:
+        raise ValueError(f"kind must be one of {', '.join(CHANGE_SOURCES)}")
+    return name
+
+
 class ListChangesArgs(ToolArgs):
     """``syncd_list_changes`` input."""
 
@@ -213,8 +247,11 @@ class ListChangesArgs(ToolArgs):
         "expression_of_concern, ...; also title, authors, date, superseded, new_version, deleted, "
         "restricted, agency_changed, metadata).",
     )
-    kind: Literal["crossref", "zenodo", "agency", "all"] = Field(
-        "all", description="Only Crossref works, Zenodo records or registration agencies (DOI prefixes)."
+    kind: Annotated[str, BeforeValidator(_source_name)] = Field(
+        "all",
+        json_schema_extra={"enum": list(CHANGE_SOURCES)},
+        description="Only the entries of one source: an upstream's works or records (of the slices this "
+        "server serves), agency (the registration agencies of DOI prefixes) or all. Default all.",
     )
     watched_only: bool = Field(False, description="Only entries on the DOI watch list.")
     limit: int = Field(50, ge=1, le=200, description="Changes per page (1-200).")

@@ -2,7 +2,9 @@
 
 The daemon at start and ``syncd cache stats`` call :func:`check_upstreams` (unless the setting
 ``check_upstreams_at_start`` is false). Each service is asked once, through the shared budget like any
-request, and its answer must have the service's own shape:
+request, and its answer must have the service's own shape. Each slice declares its probe beside its
+client (:class:`~syncd.upstream.probe.Probe`, ``syncd/<slice>/client_probe.py``), handed down by the
+composition root (:data:`syncd.registry.PROBES`); today's:
 
 ========  ==========================  ============  =================================================
 service   request                     pool          expected answer
@@ -22,14 +24,16 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from syncd.budget import Budget
 from syncd.errors import BudgetExhausted, SyncdError, UpstreamError
 from syncd.upstream.http import Deadline, UpstreamHTTP
+from syncd.upstream.probe import Probe
 
-__all__ = ["CHECKS", "UpstreamCheck", "check_upstreams"]
+__all__ = ["Probe", "UpstreamCheck", "check_upstreams"]
 
 log = logging.getLogger("syncd.upstream")
 
@@ -58,37 +62,11 @@ class UpstreamCheck:
         return asdict(self)
 
 
-@dataclass(frozen=True)
-class _Probe:
-    service: str
-    setting: str
-    pool: str
-    path: str
-    params: dict[str, str]
-
-
-CHECKS = (
-    _Probe("crossref", "crossref.base_url", "crossref_list", "/works", {"rows": "0"}),
-    _Probe("zenodo", "zenodo.base_url", "zenodo_search", "/records", {"size": "1"}),
-    _Probe("doi", "doi.base_url", "doi", "/ra/10.1000", {}),
-)
-"""The request of each service (see the module docstring)."""
-
-
-def _own_shape(service: str, body: Any) -> bool:
-    """True when a 200 body has ``service``'s own shape."""
-    if service == "crossref":
-        return isinstance(body, dict) and body.get("message-type") == "work-list"
-    if service == "zenodo":
-        return isinstance(body, dict) and isinstance(body.get("hits"), dict)
-    return isinstance(body, list) and bool(body) and isinstance(body[0], dict)
-
-
-def _wrong_url_hint(probe: _Probe, base_url: str) -> str:
+def _wrong_url_hint(probe: Probe, base_url: str) -> str:
     return f"{probe.setting} may be wrong ({base_url}), or the service is down"
 
 
-def _check_one(probe: _Probe, http: UpstreamHTTP, base_url: str, deadline_s: float) -> UpstreamCheck:
+def _check_one(probe: Probe, http: UpstreamHTTP, base_url: str, deadline_s: float) -> UpstreamCheck:
     state = http.budget.state(probe.pool)
     now = http.budget.clock()
     if state.offline(now):
@@ -98,7 +76,11 @@ def _check_one(probe: _Probe, http: UpstreamHTTP, base_url: str, deadline_s: flo
     start = time.monotonic()
     try:
         resp = http.get(
-            probe.pool, probe.path, deadline=Deadline(deadline_s), params=probe.params, accept=(200, 404)
+            probe.pool,
+            probe.path,
+            deadline=Deadline(deadline_s),
+            params=dict(probe.params),
+            accept=(200, 404),
         )
     except BudgetExhausted:
         return UpstreamCheck(probe.service, base_url, None, skipped="rate_limited")
@@ -117,7 +99,7 @@ def _check_one(probe: _Probe, http: UpstreamHTTP, base_url: str, deadline_s: flo
     except SyncdError as exc:  # the store could not record the take (disk full, lock held)
         return UpstreamCheck(probe.service, base_url, None, skipped=exc.reason)
     ms = round((time.monotonic() - start) * 1000, 1)
-    if resp.status == 200 and _own_shape(probe.service, resp.json):
+    if resp.status == 200 and probe.own_shape(resp.json):
         return UpstreamCheck(probe.service, base_url, True, status=200, ms=ms)
     return UpstreamCheck(
         probe.service,
@@ -134,6 +116,7 @@ def check_upstreams(
     clients: dict[str, tuple[UpstreamHTTP, str]],
     budget: Budget,
     deadline_s: float,
+    probes: Sequence[Probe],
     *,
     read_only: bool = False,
 ) -> list[UpstreamCheck]:
@@ -143,14 +126,18 @@ def check_upstreams(
         clients: service name -> (its HTTP client, its configured base URL).
         budget: the shared budget (the clients' own).
         deadline_s: the most one check may take (seconds), budget wait included.
+        probes: the services' probes, as the slices declare them (:data:`syncd.registry.PROBES`); a
+            probe of a service ``clients`` does not hold is left out.
         read_only: the store is read-only: nothing is asked, every check is ``skipped``.
 
     Returns:
-        One :class:`UpstreamCheck` per service, in :data:`CHECKS` order. Never raises for an upstream
+        One :class:`UpstreamCheck` per probed service, in ``probes`` order. Never raises for an upstream
         failure (it is the result).
     """
     results = []
-    for probe in CHECKS:
+    for probe in probes:
+        if probe.service not in clients:
+            continue
         http, base_url = clients[probe.service]
         if read_only:
             result = UpstreamCheck(probe.service, base_url, None, skipped="store_read_only")

@@ -821,18 +821,7 @@ slice's settings section): the core modules allowed to name an upstream."""
 GENERIC_NAMES = frozenset({"doi"})
 """Upstream names that are also the field's term: the doi.org pool is called ``doi``, like every
 identifier's field; a ``"doi"`` literal is not read as naming the pool."""
-PENDING_UPSTREAM_NAMES: dict[str, str] = {
-    "syncd.upstream.check": "CHECKS, the probe of each upstream (``syncd cache stats``): each slice is to "
-    "declare its probe beside its client (CLIENTS), composed by the registry",
-    "syncd.logsetup": "the secrets and addresses to mask (zenodo.token, crossref.mailto): the settings are "
-    "to list them (a SecretStr field already says what is secret)",
-    "syncd.daemon_ready": "the start-up line reads crossref.mailto and zenodo.token: each slice's client is "
-    "to say how it identifies itself",
-    "syncd.tools.changes": "the ``kind`` input's Literal lists crossref and zenodo (not datacite): it is "
-    "to be built from registry.CHANGE_SOURCES",
-    "syncd.cli.check_commands": "``agency != 'crossref'``: the agency of the checked file's DOIs is to come "
-    "from the slice answering them",
-}
+PENDING_UPSTREAM_NAMES: dict[str, str] = {}
 """Core modules that still name an upstream, each with what removes it (kept failing when done)."""
 
 
