@@ -220,6 +220,20 @@ def keep_bytecode() -> None:
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto`` (pyproject's addopts): one xdist worker per usable core, plus one.
+
+    The suite's tests wait about a third of their time (real ``syncd`` processes starting, held locks,
+    the fake upstream's latency): with one worker per core those waits left a core idle. A third worker
+    on 2 cores took the README's ``pytest`` from 5 min 27 s to 4 min 46 s (idle, 2026-12-01).
+    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still overrides it, as in xdist.
+    """
+    given = os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS")
+    if given:
+        return int(given)
+    return len(os.sched_getaffinity(0)) + 1
+
+
 def pytest_configure(config: pytest.Config) -> None:
     keep_bytecode()
     config.addinivalue_line(
