@@ -28,11 +28,13 @@ tests, e.g. WAL or file modes, then fail by design).
 
 from __future__ import annotations
 
+import compileall
 import contextlib
 import glob
 import importlib.util
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -218,6 +220,13 @@ def keep_bytecode() -> None:
     """
     sys.dont_write_bytecode = False
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    if not os.environ.get("PYTEST_XDIST_WORKER"):  # the controller, before the workers start
+        # compiled once here instead of by every worker at once on a fresh clone; the test modules are
+        # left to pytest, which compiles its own rewritten form of them
+        root = Path(__file__).resolve().parents[1]
+        skip = re.compile(r"(^|/)(test_[^/]*|conftest)\.py$")
+        for tree in ("syncd", "tests"):
+            compileall.compile_dir(root / tree, quiet=1, rx=skip, workers=1)
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
