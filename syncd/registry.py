@@ -140,7 +140,7 @@ _SLICE_OF: dict[str, str] = {kind.name: name for name, kinds in SLICES.items() f
 """The slice declaring each kind, by kind name."""
 
 RECORD_SOURCES: dict[str, RecordSource[Any]] = {
-    source.name: source for source in (crossref_kinds.RECORDS, zenodo_kinds.RECORDS)
+    source.name: source for source in (crossref_kinds.RECORDS, zenodo_kinds.RECORDS, datacite_kinds.RECORDS)
 }
 """How an identifier reaches each upstream's records (``syncd cache show/get/refresh/evict --kind``)."""
 

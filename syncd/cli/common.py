@@ -123,7 +123,8 @@ def kind_option(func: F) -> F:
         type=NearChoice(["auto", *RECORD_SOURCES], "kind"),
         default="auto",
         show_default=True,
-        help="crossref: ID is a DOI; zenodo: ID is a record id/DOI/URL; auto: Zenodo forms, else a DOI.",
+        help="crossref: ID is a DOI (a Crossref work); zenodo: ID is a record id/DOI/URL; datacite: ID is a "
+        "DOI (a DataCite record); auto: Zenodo forms, else a Crossref DOI.",
     )(func)
 
 
@@ -383,7 +384,7 @@ def store_kind_option(func: F) -> F:
         type=NearChoice(["all", *RECORD_KINDS], "kind"),
         default="all",
         show_default=True,
-        help="Only Crossref works or only Zenodo records.",
+        help="Only Crossref works, Zenodo records or DataCite records.",
     )(func)
 
 

@@ -8,16 +8,25 @@ imports the lookups these hooks run.
 from __future__ import annotations
 
 import json
+from typing import Any
 
+from syncd.cache import Lookup
 from syncd.datacite.kinds import LIST, WORK
-from syncd.datacite.lookups import fetch_list, fetch_work, load_work
+from syncd.datacite.lookups import fetch_list, fetch_work, get_work, load_work, miss_of
 from syncd.datacite.lookups_revalidate import REVALIDATE_MANY
+from syncd.datacite.queries import miss_guidance
+from syncd.datacite.rules import WORK_RULES
+from syncd.datacite.views import work_view
+from syncd.errors import NotFound
 from syncd.kinds import KindHooks
+from syncd.normalize.doi import ParsedDOI
+from syncd.records import RecordAnswer
 from syncd.services import Services
+from syncd.store.content import document
 from syncd.store.repo import StoredEntry
 from syncd.upstream.deadline import Deadline
 
-__all__ = ["HOOKS"]
+__all__ = ["ANSWERS", "HOOKS"]
 
 
 def _refetch_work(svc: Services, entry: StoredEntry, deadline: Deadline) -> StoredEntry:
@@ -36,3 +45,27 @@ HOOKS: dict[str, KindHooks] = {
 }
 """Each DataCite kind's hooks by kind name: works refetched by DOI and confirmed in groups, list pages
 refetched by their stored request."""
+
+
+def _fetch(svc: Services, doi: ParsedDOI, force: bool) -> Lookup:
+    return get_work(svc, doi, force=force)
+
+
+def _view(entry: StoredEntry, label: str) -> dict[str, Any]:
+    """The ``datacite_get_work`` record of a stored ``datacite_work`` entry (its found arm, caps applied).
+
+    Raises:
+        NotFound: the entry is a stored miss (its reason, e.g. ``not_found`` at DataCite, and guidance).
+    """
+    if entry.status != "ok":
+        miss = miss_of(entry)
+        raise NotFound(miss_guidance(miss, entry.key), reason=miss.reason, doi=label)
+    record, truncated = work_view(document(entry, WORK_RULES), entry.key)
+    if truncated:
+        record["truncatedLists"] = truncated
+    return record
+
+
+ANSWERS: dict[str, RecordAnswer[ParsedDOI]] = {"datacite": RecordAnswer(fetch=_fetch, view=_view)}
+"""The record answer of the slice's record source (``syncd cache get --kind datacite``): the DataCite
+record local-first (:func:`~syncd.datacite.lookups.get_work`) and its ``datacite_get_work`` view."""

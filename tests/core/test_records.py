@@ -72,10 +72,10 @@ def test_neither_form_and_an_unknown_upstream_are_declared_errors() -> None:
     """
     with pytest.raises(InvalidInput, match="Not a DOI"):
         resolve_record("not a doi")
-    with pytest.raises(InvalidInput, match="one of crossref, zenodo") as unknown:
-        resolve_record(RAPTOR, "datacite")
+    with pytest.raises(InvalidInput, match="one of crossref, zenodo, datacite") as unknown:
+        resolve_record(RAPTOR, "retractions")
     assert unknown.value.reason == "invalid_parameter"
-    assert list(RECORD_SOURCES) == ["crossref", "zenodo"]
+    assert list(RECORD_SOURCES) == ["crossref", "zenodo", "datacite"]
 
 
 def _entry(key: str) -> StoredEntry:

@@ -100,3 +100,29 @@ def test_syncd_check_resolves_arxiv_zenodo_dryad_and_crossref_dois(
     assert report["otherAgency"] == []
     # DataCite's records were seen: verdict none_found (not unknown); only the DOI nowhere is unknown
     assert report["severities"] == {"none_found": 4, "unknown": 1}, report["severities"]
+
+
+def test_cache_commands_reach_datacite_records(env: Settings, fake: FakeUpstream) -> None:  # noqa: F811
+    """``--kind datacite``: ``cache get`` fetches the arXiv preprint's DataCite record (its title, 2019,
+    Preprint) and stores it; ``cache show`` and ``cache ls --kind datacite`` then read it from the store with
+    no request; a DOI DataCite holds no public record of is a not-found exit with DataCite's reason. (Before,
+    ``ls`` listed DataCite entries that ``show`` called not cached and ``--kind datacite`` was refused.)
+    """
+    got = CliRunner().invoke(cli, ["cache", "get", "--kind", "datacite", ARXIV, "--json"], obj={})
+    assert got.exit_code == 0, got.output
+    record = json.loads(got.stdout)
+    assert record["kind"] == "datacite_work" and record["key"] == ARXIV.lower()
+    assert record["titles"][0]["title"].startswith("Crowdsourcing open citations with CROCI")
+    assert (record["publicationYear"], record["resourceTypeGeneral"]) == (2019, "Preprint")
+    assert record["cache"]["source"] == "upstream"
+    fake.reset_log()
+    shown = CliRunner().invoke(cli, ["cache", "show", "--kind", "datacite", ARXIV, "--json"], obj={})
+    assert shown.exit_code == 0, shown.output
+    assert json.loads(shown.stdout)["kind"] == "datacite_work"
+    listed = CliRunner().invoke(cli, ["cache", "ls", "--kind", "datacite", "--json"], obj={})
+    assert listed.exit_code == 0, listed.output
+    assert [(r["kind"], r["key"]) for r in json.loads(listed.stdout)] == [("datacite_work", ARXIV.lower())]
+    assert fake.count() == 0
+    missing = CliRunner().invoke(cli, ["cache", "get", "--kind", "datacite", NOWHERE], obj={})
+    assert missing.exit_code == 1, missing.output
+    assert "not_public" in missing.output, missing.output
