@@ -231,6 +231,8 @@ class RecordedRequest:
     service_path: str = ""
     body: bytes = b""
     at: float = 0.0
+    in_flight: int = 0
+    """Requests being answered when this one arrived, itself included (1: it was alone)."""
 
 
 @dataclass(frozen=True)
@@ -1313,20 +1315,21 @@ class FakeUpstream:
     # -- request handling (called from handler threads)
     def _serve(self, handler: _Handler, request: _Request) -> None:
         self._classify(request)
-        record = RecordedRequest(
-            method=request.method,
-            path=request.raw_path,
-            query=request.query,
-            headers=request.headers,
-            service=request.service,
-            service_path=unquote(request.raw_rel) if request.service else "",
-            body=request.body,
-            at=time.time(),
-        )
         with self._lock:
+            self.in_flight += 1
+            record = RecordedRequest(
+                method=request.method,
+                path=request.raw_path,
+                query=request.query,
+                headers=request.headers,
+                service=request.service,
+                service_path=unquote(request.raw_rel) if request.service else "",
+                body=request.body,
+                at=time.time(),
+                in_flight=self.in_flight,
+            )
             self.requests.append(record)
             fault = self._take_fault(request)
-            self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
             rules = self.crossref_rules if request.service == "crossref" else None
         admitted = False
