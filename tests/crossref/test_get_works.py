@@ -280,7 +280,9 @@ def test_a_listed_work_is_stored_as_a_single_fetch_stores_it(fake: FakeUpstream,
 def test_long_dois_make_smaller_groups(cache: Services, fake: FakeUpstream) -> None:
     """60 unknown DOIs of 158 characters: each list filter stays within 4,000 characters (24 DOIs), so 3
     list requests instead of 2; every DOI is in exactly one filter, and answered doi_not_found once its
-    own /works/{doi} said 404 (else doi_unconfirmed, nothing stored: the deadline may end first).
+    own /works/{doi} said 404; else, nothing is stored for it and it carries doi_unconfirmed, or
+    store_unavailable when the call's deadline ended while a write of the call waited for the lock
+    (rule 6 of ``lookups_batch``: on a busy machine the deadline may end first).
     """
     dois = [f"10.1371/journal.{n:03d}." + "x" * 138 for n in range(60)]
     assert {len(d) for d in dois} == {158}
@@ -296,7 +298,7 @@ def test_long_dois_make_smaller_groups(cache: Services, fake: FakeUpstream) -> N
         if item.error.reason == "doi_not_found":
             assert item.parsed.doi in asked
         else:
-            assert item.error.reason == "doi_unconfirmed"
+            assert item.error.reason in ("doi_unconfirmed", "store_unavailable")
             assert cache.store.get("crossref_work", item.parsed.key) is None
     assert any(i.error is not None and i.error.reason == "doi_not_found" for i in answer.items)
 
