@@ -1,6 +1,12 @@
-"""The DataCite client's identity: the contact its User-Agent carries (no base-URL check yet)."""
+"""The DataCite client's base-URL check and how it identifies itself.
+
+The check: ``GET /dois?page[size]=1`` answers JSON:API with a ``data`` list and a ``meta`` object (the
+REST API's DOI search, one record); the identity: the contact its User-Agent carries.
+"""
 
 from __future__ import annotations
+
+from typing import Any
 
 from syncd.config import Settings
 from syncd.logsetup import mask_email
@@ -8,8 +14,16 @@ from syncd.upstream.probe import Identity, Probe
 
 __all__ = ["PROBES", "identity"]
 
-PROBES: tuple[Probe, ...] = ()
-"""DataCite's base URL is not checked at start (``syncd cache stats`` asks the three others)."""
+
+def _dois(body: Any) -> bool:
+    """True for DataCite's own DOI search answer: JSON with a ``data`` list and a ``meta`` object."""
+    if not isinstance(body, dict):
+        return False
+    return isinstance(body.get("data"), list) and isinstance(body.get("meta"), dict)
+
+
+PROBES: tuple[Probe, ...] = (Probe("datacite", "datacite", "/dois", _dois, {"page[size]": "1"}),)
+"""One DOI search request of one record, paid from the ``datacite`` pool."""
 
 
 def identity(settings: Settings) -> Identity:

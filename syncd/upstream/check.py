@@ -12,6 +12,7 @@ service   request                     pool          expected answer
 crossref  ``GET /works?rows=0``       crossref_list JSON ``{"message-type": "work-list", ...}``
 zenodo    ``GET /records?size=1``     zenodo_search JSON with ``hits``
 doi       ``GET /ra/10.1000``         doi           a JSON list of objects
+datacite  ``GET /dois?page[size]=1``  datacite      JSON with a ``data`` list and a ``meta`` object
 ========  ==========================  ============  =================================================
 
 A pool that is offline (breaker open) or blocked by a 429 is not asked (``skipped``), nor is any

@@ -1,8 +1,9 @@
 """Issue 12 item 5, second half: each base URL is checked once (daemon start, `syncd cache stats`).
 
 One cheap request per service (Crossref ``/works?rows=0``, Zenodo ``/records?size=1``, doi.org
-``/ra/10.1000``) through the budget; the answer must have the service's own shape, else the check
-fails with the hint that the base URL may be wrong. The fake upstream answers the three requests.
+``/ra/10.1000``, DataCite ``/dois?page[size]=1``) through the budget; the answer must have the
+service's own shape, else the check fails with the hint that the base URL may be wrong. The fake
+upstream answers the four requests.
 """
 
 from __future__ import annotations
@@ -56,21 +57,20 @@ def test_cache_stats_checks_each_base_url_once(
         ("crossref", True, 200),
         ("zenodo", True, 200),
         ("doi", True, 200),
+        ("datacite", True, 200),
     ]
     assert all(isinstance(c["ms"], float) for c in checks)
-    assert (fake.count("/works", "crossref"), fake.count("/records", "zenodo"), fake.count("/ra", "doi")) == (
-        1,
-        1,
-        1,
-    )
+    counts = [fake.count(p, s) for p, s in (("/works", "crossref"), ("/records", "zenodo"), ("/ra", "doi"))]
+    assert [*counts, fake.count("/dois", "datacite")] == [1, 1, 1, 1]
     lines = [r.getMessage() for r in caplog.records if "event=upstream_check" in r.getMessage()]
     assert [line.split(" ms=")[0] for line in lines] == [
-        f"event=upstream_check service={s} ok=true status=200" for s in ("crossref", "zenodo", "doi")
+        f"event=upstream_check service={s} ok=true status=200"
+        for s in ("crossref", "zenodo", "doi", "datacite")
     ]
 
 
 def test_the_replay_fake_passes_the_checks_unaided(env: Settings, fake: FakeUpstream) -> None:  # noqa: F811
-    """The README's offline route (the fake replaying the corpus, nothing set by a test) passes all three
+    """The README's offline route (the fake replaying the corpus, nothing set by a test) passes all four
     checks: before, `cache stats` printed "Upstream crossref: FAILED (unexpected_answer, HTTP 404)".
     """
     res = run("cache", "stats", "--json")
@@ -80,6 +80,7 @@ def test_the_replay_fake_passes_the_checks_unaided(env: Settings, fake: FakeUpst
         ("crossref", True, 200),
         ("zenodo", True, 200),
         ("doi", True, 200),
+        ("datacite", True, 200),
     ]
 
 
@@ -99,24 +100,29 @@ def test_a_wrong_base_url_fails_its_check_with_the_hint(
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    """crossref.base_url pointing at the wrong mount (Crossref's own 404) and zenodo.base_url at
-    Crossref (a 200 that is not a Zenodo answer): both checks fail naming the setting; doi passes.
+    """crossref.base_url pointing at the wrong mount (Crossref's own 404), zenodo.base_url at Crossref
+    (a 200 that is not a Zenodo answer) and datacite.base_url at Zenodo (Zenodo's search answer, not
+    DataCite's JSON:API): the three checks fail naming the setting; doi passes.
     """
     _serve_checks(fake)
     monkeypatch.setenv("SYNCD_CROSSREF__BASE_URL", fake.crossref_url + "/v1")
     monkeypatch.setenv("SYNCD_ZENODO__BASE_URL", fake.crossref_url)
+    monkeypatch.setenv("SYNCD_DATACITE__BASE_URL", fake.zenodo_url)
     fake.set_body("crossref", "/records?size=1", WORK_LIST)
+    fake.set_body("zenodo", "/dois", ZENODO_HITS)
     with caplog.at_level(logging.WARNING, logger="syncd.upstream"):
         res = run("cache", "stats", "--json")
     assert res.exit_code == 0, res.output
-    crossref, zenodo, doi = json.loads(res.stdout)["upstreams"]
+    crossref, zenodo, doi, datacite = json.loads(res.stdout)["upstreams"]
     assert (crossref["ok"], crossref["status"], crossref["reason"]) == (False, 404, "unexpected_answer")
     assert crossref["hint"].startswith("crossref.base_url may be wrong")
     assert (zenodo["ok"], zenodo["status"], zenodo["reason"]) == (False, 200, "unexpected_answer")
     assert zenodo["hint"].startswith("zenodo.base_url may be wrong")
     assert doi["ok"] is True
+    assert (datacite["ok"], datacite["status"], datacite["reason"]) == (False, 200, "unexpected_answer")
+    assert datacite["hint"].startswith("datacite.base_url may be wrong")
     failed = [r.getMessage() for r in caplog.records if "ok=false" in r.getMessage()]
-    assert len(failed) == 2 and "service=crossref" in failed[0] and "base_url may be wrong" in failed[0]
+    assert len(failed) == 3 and "service=crossref" in failed[0] and "base_url may be wrong" in failed[0]
     human = run("cache", "stats")
     assert "Upstream crossref: FAILED" in human.stdout
 
@@ -143,11 +149,11 @@ def test_the_daemon_checks_each_base_url_at_start(fake: FakeUpstream, db_url: st
     proc = _start_daemon(daemon_env, port)
     try:
         for _ in range(200):
-            if fake.count("/ra", "doi") >= 1:
+            if fake.count("/dois", "datacite") >= 1:
                 break
             time.sleep(0.05)
     finally:
         proc.send_signal(signal.SIGTERM)
         out, _ = proc.communicate(timeout=30)
-    for service in ("crossref", "zenodo", "doi"):
+    for service in ("crossref", "zenodo", "doi", "datacite"):
         assert f"event=upstream_check service={service} ok=true status=200" in out, out

@@ -13,18 +13,20 @@ from tests.fakeupstream import FakeUpstream
 
 
 def test_each_probe_is_declared_beside_its_slices_client() -> None:
-    """registry.PROBES: Crossref's, Zenodo's and doi.org's, each from its slice's ``client_probe.py``,
-    each naming a client the registry opens and a declared pool.
+    """registry.PROBES: Crossref's, Zenodo's, doi.org's and DataCite's, each from its slice's
+    ``client_probe.py``, each naming a client the registry opens and a declared pool.
     """
     assert [(p.service, p.pool, p.path, dict(p.params)) for p in PROBES] == [
         ("crossref", "crossref_list", "/works", {"rows": "0"}),
         ("zenodo", "zenodo_search", "/records", {"size": "1"}),
         ("doi", "doi", "/ra/10.1000", {}),
+        ("datacite", "datacite", "/dois", {"page[size]": "1"}),
     ]
     assert [p.own_shape.__module__ for p in PROBES] == [
         "syncd.crossref.client_probe",
         "syncd.zenodo.client_probe",
         "syncd.doiorg.client_probe",
+        "syncd.datacite.client_probe",
     ]
     assert all(p.service in CLIENTS and p.pool in POOLS for p in PROBES)
 
