@@ -255,11 +255,12 @@ def import_cli(ctx: Context) -> list[Row]:
             f"start included; at {cli.rate:,.0f} works/s Crossref's {DATA_FILE_WORKS / 1e6:,.0f} M works "
             f"take {DATA_FILE_WORKS / cli.rate / 3600:,.1f} h (the floor's rate: "
             f"{DATA_FILE_WORKS / floor.rate / 3600:,.1f} h)",
-            f"{ratio:.2f}x",
+            f"{cli.rate:,.0f} works/s",
             f"≥ {PAST_LOOP:.1f}x the floor",
             ratio >= PAST_LOOP,
             note=f"{_load(got['load'])}",
             comparison=f"floor {floor.rate:,.0f} works/s",
+            ratio=f"{ratio:.2f}x",
         ),
         Row(
             "15.1",
