@@ -3,9 +3,11 @@
 Crossref sends no validators, so revalidating a work one by one costs a full ``/works/{doi}`` each.
 ``/works?filter=doi:A,doi:B,...&select=DOI,indexed&rows=N`` answers the ``indexed`` stamp of up to
 ``N`` works in one request of the list pool. A work whose stamp equals the stored one
-(``upstream_version``) is confirmed: only ``validated_at`` is bumped. Works whose stamp moved, or that
-the list did not return, are revalidated singly (the ``single`` revalidation the sweep hands over,
-:func:`syncd.refresh.revalidate`), which stores the new body only when its content hash changed.
+(``upstream_version``) is confirmed: only ``validated_at`` is bumped, for the whole group in one
+write transaction (:meth:`~syncd.store.entries.EntryStore.mark_validated_many`). Works whose stamp
+moved, or that the list did not return, are revalidated singly (the ``single`` revalidation the
+sweep hands over, :func:`syncd.refresh.revalidate`), which stores the new body only when its content
+hash changed.
 With ``k`` changed works out of ``n`` this costs ``ceil(n / GROUP) + k`` requests instead of ``n``.
 
 A DOI that cannot be written into a ``doi:`` filter
@@ -28,7 +30,6 @@ from syncd.crossref.params_filter import GROUP, batch_params, filter_safe
 from syncd.errors import InvalidInput
 from syncd.kinds import OnEntry, RevalidateMany, RevalidateOne
 from syncd.normalize.doi import parse_doi
-from syncd.policy import Outcome
 from syncd.services import Services
 from syncd.store.repo import StoredEntry
 from syncd.upstream.http import Deadline
@@ -101,11 +102,9 @@ def revalidate_works(
 
     def settle(chunk: Sequence[StoredEntry], deadline: Deadline) -> Settled:
         stamps = fetch_stamps(svc.upstreams.crossref, chunk, deadline)
-        settled: list[tuple[StoredEntry, Outcome]] = []
-        for entry in (e for e in chunk if confirmed(e, stamps)):
-            svc.store.mark_validated(entry.id)
-            settled.append((entry, policy.UNCHANGED))
-        return settled, [e for e in chunk if not confirmed(e, stamps)]
+        same = [e for e in chunk if confirmed(e, stamps)]
+        svc.store.mark_validated_many([e.id for e in same])  # one write transaction for the group
+        return [(e, policy.UNCHANGED) for e in same], [e for e in chunk if not confirmed(e, stamps)]
 
     return run_batches(svc, pending, settle, single, on_entry, kind=CROSSREF_WORK, deadline_s=deadline_s)
 

@@ -51,6 +51,10 @@ from syncd.store.staleness import Staleness
 __all__ = ["EntryStore"]
 
 
+CONFIRM_CHUNK = 500
+"""Entries one ``UPDATE`` of :meth:`EntryStore.mark_validated_many` names (bound parameters per statement)."""
+
+
 class EntryStore(StoreSession):
     """Entries, their validations and the bodies kept beside them (previous, suspect, caller-kept)."""
 
@@ -502,6 +506,30 @@ class EntryStore(StoreSession):
         now = time.time() if now is None else now
         with self.write() as conn:
             self._bump(conn, entry_id, now, etag, last_modified)
+
+    def mark_validated_many(self, entry_ids: Sequence[int], now: float | None = None) -> None:
+        """Record that upstream confirmed the stored content of every entry of ``entry_ids`` at once.
+
+        One write transaction whatever their number (a batch revalidation's list request confirms its
+        works together: :mod:`syncd.crossref.lookups_revalidate`), one ``UPDATE`` of the ``validations``
+        rows per :data:`CONFIRM_CHUNK` entries: ``validated_at`` = ``now`` (epoch seconds), ``checks``
+        + 1, the last error cleared; validators and volatile fields untouched (a list answer carries
+        none). Raises :class:`~syncd.errors.StoreError` when the store cannot be written.
+        """
+        ids = list(dict.fromkeys(entry_ids))
+        if not ids:
+            return
+        now = time.time() if now is None else now
+        confirmed = {
+            "validated_at": now,
+            "checks": Validation.checks + 1,
+            "last_error": None,
+            "last_error_at": None,
+        }
+        with self.write() as conn:
+            for i in range(0, len(ids), CONFIRM_CHUNK):
+                chunk = ids[i : i + CONFIRM_CHUNK]
+                conn.execute(update(Validation).where(Validation.entry_id.in_(chunk)).values(**confirmed))
 
     def overlay_volatile(self, entry_id: int, volatile: str | None) -> None:
         """Replace the volatile fields laid over entry ``entry_id``'s stored body and drop its ETag.
