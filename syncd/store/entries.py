@@ -55,6 +55,11 @@ CONFIRM_CHUNK = 500
 """Entries one ``UPDATE`` of :meth:`EntryStore.mark_validated_many` names (bound parameters per statement)."""
 
 
+def _confirmed(now: float) -> dict[str, Any]:
+    """The ``validations`` values of a confirmation at ``now`` (epoch seconds): checked, no error."""
+    return {"validated_at": now, "checks": Validation.checks + 1, "last_error": None, "last_error_at": None}
+
+
 class EntryStore(StoreSession):
     """Entries, their validations and the bodies kept beside them (previous, suspect, caller-kept)."""
 
@@ -478,12 +483,7 @@ class EntryStore(StoreSession):
         last_modified: str | None,
         volatile: str | None = None,
     ) -> None:
-        values: dict[str, Any] = {
-            "validated_at": now,
-            "checks": Validation.checks + 1,
-            "last_error": None,
-            "last_error_at": None,
-        }
+        values: dict[str, Any] = _confirmed(now)
         if etag is not None:
             values["etag"] = etag
         if last_modified is not None:
@@ -519,13 +519,7 @@ class EntryStore(StoreSession):
         ids = list(dict.fromkeys(entry_ids))
         if not ids:
             return
-        now = time.time() if now is None else now
-        confirmed = {
-            "validated_at": now,
-            "checks": Validation.checks + 1,
-            "last_error": None,
-            "last_error_at": None,
-        }
+        confirmed = _confirmed(time.time() if now is None else now)
         with self.write() as conn:
             for i in range(0, len(ids), CONFIRM_CHUNK):
                 chunk = ids[i : i + CONFIRM_CHUNK]

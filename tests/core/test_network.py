@@ -7,10 +7,14 @@ naming the certificate, ``SSL_CERT_FILE`` and ``network.ca_bundle``), and ``ca_b
 from __future__ import annotations
 
 import asyncio
+import os
+import shutil
+import ssl
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import certifi
 import httpx
 import pytest
 from mcp import Client
@@ -300,5 +304,28 @@ def test_a_bad_proxy_or_ca_bundle_is_invalid_config(tmp_path: Path) -> None:
     assert err.value.reason == "invalid_config"
     assert masked("http://u:p@proxy:3128") == "http://***@proxy:3128" and masked(None) == "-"
     options = client_options(NetworkSettings(trust_env=False), "https://api.crossref.org")
-    assert options == {"proxy": None, "verify": True, "trust_env": False}
+    assert options["proxy"] is None and options["trust_env"] is False
+    verify = options["verify"]
+    assert isinstance(verify, ssl.SSLContext) and verify.verify_mode == ssl.CERT_REQUIRED
     assert isinstance(httpx.Client(**options), httpx.Client)
+
+
+def test_the_ca_certificates_are_loaded_once_per_process(tmp_path: Path) -> None:
+    """Every client built with the same CA source shares one verifying context (loading certifi's
+    bundle costs ~45 ms of CPU per client otherwise); a CA file replaced on disk is loaded again, and
+    one that cannot be read is refused each time, not remembered.
+    """
+    first = client_options(NetworkSettings(trust_env=False), "https://api.crossref.org")["verify"]
+    again = client_options(NetworkSettings(trust_env=False), "https://zenodo.org")["verify"]
+    assert first is again and first.check_hostname
+    bundle = tmp_path / "lab-ca.pem"
+    shutil.copyfile(certifi.where(), bundle)
+    lab = client_options(NetworkSettings(ca_bundle=str(bundle)), "https://api.crossref.org")["verify"]
+    assert lab is not first and lab.cert_store_stats()["x509_ca"] > 100
+    assert client_options(NetworkSettings(ca_bundle=str(bundle)), "https://zenodo.org")["verify"] is lab
+    os.utime(bundle, ns=(1, 1))  # replaced on disk: another modification time
+    assert client_options(NetworkSettings(ca_bundle=str(bundle)), "https://zenodo.org")["verify"] is not lab
+    bundle.write_text("not a certificate\n")
+    for _ in range(2):
+        with pytest.raises(InvalidInput, match=r"network\.ca_bundle"):
+            client_options(NetworkSettings(ca_bundle=str(bundle)), "https://api.crossref.org")

@@ -23,10 +23,12 @@ from __future__ import annotations
 import asyncio
 import copy
 import re
+import shutil
 import sqlite3
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -375,15 +377,35 @@ class World:
         self.fake.stop()
 
 
+@pytest.fixture(scope="module")
+def seeded_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The seeded store, filled once per module (and xdist worker) through the tools: a search page of
+    works, a work, two records and one recorded change; each test gets a copy (``world``). The stored
+    rows name no upstream address (the corpus bodies as answered), so a copy serves any fake's port.
+    """
+    tmp = tmp_path_factory.mktemp("hostile-seed")
+    w = World(tmp)
+    try:
+        w.call("crossref_search_works", {"query": "ecology", "rows": 2})
+        w.call("crossref_get_work", {"doi": "10.1101/598821"})
+        w.call("zenodo_get_record", {"id": "5244404"})
+        w.call("zenodo_get_record", {"id": "22917909"})
+        seed_change(w.store)
+    finally:
+        w.close()
+    out = tmp / "seeded.db"
+    with closing(sqlite3.connect(w.db)) as src, closing(sqlite3.connect(out)) as dst:
+        src.backup(dst)  # one file, whatever the WAL still held
+    return out
+
+
 @pytest.fixture
-def world(tmp_path: Path) -> Iterator[World]:
-    """A seeded world: a few stored works and records, so FTS and cursors have something to hit."""
+def world(tmp_path: Path, seeded_db: Path) -> Iterator[World]:
+    """A seeded world (a copy of ``seeded_db``), so FTS and cursors have something to hit; its own fake
+    upstream, services, MCP server and client session.
+    """
+    shutil.copyfile(seeded_db, tmp_path / "fuzz.db")
     w = World(tmp_path)
-    w.call("crossref_search_works", {"query": "ecology", "rows": 2})
-    w.call("crossref_get_work", {"doi": "10.1101/598821"})
-    w.call("zenodo_get_record", {"id": "5244404"})
-    w.call("zenodo_get_record", {"id": "22917909"})
-    seed_change(w.store)
     yield w
     w.close()
 

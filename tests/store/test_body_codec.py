@@ -34,7 +34,7 @@ from syncd.zenodo.lookups_fetch import record_content
 from syncd.zenodo.names import ZENODO_RECORD
 from tests.corpus_path import CORPUS
 
-pytestmark = pytest.mark.both_backends
+pytestmark = pytest.mark.both_backends(full_only=True)
 
 MIGRATIONS = Path(__file__).resolve().parents[2] / "migrations"
 PREVIOUS = next(
