@@ -3,30 +3,24 @@
 from __future__ import annotations
 
 import multiprocessing
-import time
 from datetime import timedelta
 
 import pytest
 from freezegun import freeze_time
 
-from syncd.budget import BREAKER_COOLDOWN_S, BREAKER_THRESHOLD, LEASE_MARGIN_S, Budget
+from syncd.budget import BREAKER_COOLDOWN_S, BREAKER_THRESHOLD, Budget
 from syncd.config import Settings
 from syncd.errors import BudgetExhausted, InvalidInput, UpstreamOffline
 from syncd.pools import Pool, PoolLimits, Pools
 from syncd.registry import POOLS
 from syncd.store.repo import Store
 from syncd.tools.errors import to_error_info
+from tests.children import budget_settings, hammer
 
 pytestmark = pytest.mark.both_backends
 
 
-def _settings(db_url: str, **pool: float) -> Settings:
-    limits: dict[str, float] = {"per_s": 1.0, "burst": 3, "in_flight": 2, **pool}
-    return Settings(  # the Crossref concurrency shared with crossref_list follows the pool's here
-        database_url=db_url,
-        budget={"crossref_single": limits, "crossref_in_flight": int(limits["in_flight"])},
-        crossref={"mailto": "ci@example.org"},
-    )
+_settings = budget_settings
 
 
 @pytest.fixture
@@ -128,23 +122,6 @@ def test_breaker_opens_after_repeated_failures_and_lets_one_probe_through(db_url
         assert other.try_acquire("crossref_single").lease is not None
 
 
-def _hammer(db_url: str, seconds: float, out: multiprocessing.Queue) -> None:  # pragma: no cover - child
-    """Take tokens for ``seconds`` (real time); put the budget-clock time of every grant on ``out``."""
-    store = Store.open(db_url)
-    budget = Budget(store, _settings(db_url, per_s=10.0, burst=5, in_flight=50), pools=POOLS)
-    granted: list[float] = []
-    end = time.time() + seconds
-    while time.time() < end:
-        grant = budget.try_acquire("crossref_single", hold_s=0.0)
-        if grant.lease is not None:
-            granted.append(grant.lease.expires_at - LEASE_MARGIN_S)  # the clock read under the row lock
-            budget.release(grant.lease)
-        else:
-            time.sleep(min(grant.wait_s, 0.01))
-    out.put(granted)
-    store.close()
-
-
 @pytest.mark.serial  # a real process
 def test_three_processes_never_exceed_the_bucket(db_url: str) -> None:
     """3 processes x 1.5 s on a 10/s, burst-5 pool: in every window of the grants (each stamped with the
@@ -155,7 +132,7 @@ def test_three_processes_never_exceed_the_bucket(db_url: str) -> None:
     Store.open(db_url).close()
     ctx = multiprocessing.get_context("spawn")
     out: multiprocessing.Queue = ctx.Queue()
-    procs = [ctx.Process(target=_hammer, args=(db_url, 1.5, out)) for _ in range(3)]
+    procs = [ctx.Process(target=hammer, args=(db_url, 1.5, out)) for _ in range(3)]
     for p in procs:
         p.start()
     stamps = sorted(t for _ in procs for t in out.get(timeout=60))

@@ -8,7 +8,6 @@ and "at once" is "no budget wait asked" (each worker records its budget's waits)
 from __future__ import annotations
 
 import multiprocessing
-import time
 from pathlib import Path
 
 import pytest
@@ -18,54 +17,11 @@ from syncd.errors import SyncdError
 from syncd.normalize.doi import parse_doi
 from syncd.registry import open_services
 from syncd.store.repo import Store
+from tests.children import BURST, IN_FLIGHT, PER_S, look_up_misses
 from tests.conftest import make_settings
 from tests.fakeupstream import FakeUpstream
 
 pytestmark = pytest.mark.serial
-
-PER_S = 4.0
-BURST = 2.0
-IN_FLIGHT = 2
-WORKER_DEADLINE_S = 20.0
-
-
-def _worker(
-    urls: dict[str, str], db_url: str, start: int, n: int, out: multiprocessing.Queue
-) -> None:  # pragma: no cover
-    from syncd.config import Settings
-
-    settings = Settings(
-        database_url=db_url,
-        crossref={"base_url": urls["crossref"], "mailto": "ci@example.org"},
-        zenodo={"base_url": urls["zenodo"]},
-        deadline_s=WORKER_DEADLINE_S,
-        budget={"crossref_single": {"per_s": PER_S, "burst": BURST, "in_flight": IN_FLIGHT}},
-    )
-    outcomes: dict[str, int] = {}
-    waits: list[float] = []
-
-    def sleep(seconds: float) -> None:  # the budget's real wait, recorded
-        waits.append(seconds)
-        time.sleep(seconds)
-
-    try:
-        store = Store.open(db_url)
-        cache = open_services(settings, store, sleep=sleep)
-        for i in range(start, start + n):
-            try:
-                get_work(cache, parse_doi(f"10.5555/load-{i}"))
-                outcomes["ok"] = outcomes.get("ok", 0) + 1
-            except SyncdError as exc:
-                outcomes[exc.reason] = outcomes.get(exc.reason, 0) + 1
-    except BaseException:
-        import traceback
-
-        outcomes["crash: " + traceback.format_exc()] = 1
-        out.put((outcomes, waits))
-        raise
-    out.put((outcomes, waits))  # the answers' reasons and every wait the budget asked (seconds)
-    cache.close()
-    store.close()
 
 
 def test_processes_never_exceed_rate_or_in_flight(fake: FakeUpstream, tmp_path: Path) -> None:
@@ -76,7 +32,7 @@ def test_processes_never_exceed_rate_or_in_flight(fake: FakeUpstream, tmp_path: 
     ctx = multiprocessing.get_context("spawn")
     out: multiprocessing.Queue = ctx.Queue()
     urls = {"crossref": fake.crossref_url, "zenodo": fake.zenodo_url}
-    procs = [ctx.Process(target=_worker, args=(urls, db_url, k * 100, 6, out)) for k in range(3)]
+    procs = [ctx.Process(target=look_up_misses, args=(urls, db_url, k * 100, 6, out)) for k in range(3)]
     for p in procs:
         p.start()
     results = [out.get(timeout=120)[0] for _ in procs]
@@ -116,7 +72,7 @@ def test_429_pauses_every_process(fake: FakeUpstream, tmp_path: Path) -> None:
         out: multiprocessing.Queue = ctx.Queue()
         urls = {"crossref": fake.crossref_url, "zenodo": fake.zenodo_url}
         fake.reset_log()
-        procs = [ctx.Process(target=_worker, args=(urls, db_url, k * 10, 2, out)) for k in range(2)]
+        procs = [ctx.Process(target=look_up_misses, args=(urls, db_url, k * 10, 2, out)) for k in range(2)]
         for p in procs:
             p.start()
         reported = [out.get(timeout=120) for _ in procs]
