@@ -6,6 +6,7 @@ import json
 import time
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -136,6 +137,18 @@ def cache_show(ctx: click.Context, ident: str, kind: str, as_json: bool) -> None
     print_rows([{"field": k, "value": v} for k, v in data.items()], ["field", "value"])
 
 
+def _title(data: dict[str, Any]) -> str | None:
+    """The title ``cache get`` shows: the view's ``title`` (Crossref, Zenodo), else its first ``titles``.
+
+    DataCite's view keeps every title as deposited: ``[{"title": ..., "titleType": ...}]``.
+    """
+    if data.get("title"):
+        return str(data["title"])
+    titles = data.get("titles")
+    first = titles[0] if isinstance(titles, list) and titles else None
+    return str(first["title"]) if isinstance(first, dict) and first.get("title") else None
+
+
 @cache.command("get")
 @click.argument("ident", metavar="ID")
 @kind_option
@@ -154,7 +167,7 @@ def cache_get(ctx: click.Context, ident: str, kind: str, as_json: bool, refresh:
     from rich.console import Console  # syncd.lazy.LAZY: store-only commands never load rich
 
     console = Console(soft_wrap=True)  # piped: long titles stay on one line
-    console.print(f"[bold]{data.get('title') or '(untitled)'}[/bold]")
+    console.print(f"[bold]{_title(data) or '(untitled)'}[/bold]")
     console.print(f"{data['kind']} {data['key']}")
     if data.get("flags"):  # retracted / corrected / expression_of_concern, as crossref_get_works flags them
         console.print(f"flags: {', '.join(data['flags'])}", style="bold red", soft_wrap=True, highlight=False)

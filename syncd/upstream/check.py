@@ -18,7 +18,9 @@ datacite  ``GET /dois?page[size]=1``  datacite      JSON with a ``data`` list an
 A pool that is offline (breaker open) or blocked by a 429 is not asked (``skipped``), nor is any
 when the store is read-only (no budget can be taken). Each result is logged as one line
 ``event=upstream_check service=crossref ok=true status=200 ms=84`` (a failure at WARNING, with the
-hint that the base URL may be wrong).
+hint that the base URL may be wrong). A client that cannot be built from the ``[network]`` settings (a
+CA bundle that holds no certificate, a proxy httpx cannot use) fails its check with reason
+``invalid_config`` and the setting named in the hint.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from syncd.budget import Budget
-from syncd.errors import BudgetExhausted, SyncdError, UpstreamError
+from syncd.errors import BudgetExhausted, InvalidInput, SyncdError, UpstreamError
 from syncd.upstream.http import Deadline, UpstreamHTTP
 from syncd.upstream.probe import Probe
 
@@ -97,6 +99,8 @@ def _check_one(probe: Probe, http: UpstreamHTTP, base_url: str, deadline_s: floa
             reason=exc.reason,
             hint=_wrong_url_hint(probe, base_url),
         )
+    except InvalidInput as exc:  # the client cannot be built: a CA bundle or proxy setting (invalid_config)
+        return UpstreamCheck(probe.service, base_url, False, reason=exc.reason, hint=exc.message)
     except SyncdError as exc:  # the store could not record the take (disk full, lock held)
         return UpstreamCheck(probe.service, base_url, None, skipped=exc.reason)
     ms = round((time.monotonic() - start) * 1000, 1)

@@ -127,6 +127,36 @@ def test_a_wrong_base_url_fails_its_check_with_the_hint(
     assert "Upstream crossref: FAILED" in human.stdout
 
 
+def test_a_ca_bundle_that_is_not_one_fails_every_check_naming_the_setting(
+    env: Settings,  # noqa: F811
+    fake: FakeUpstream,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """network.ca_bundle naming a file that holds no certificate: every check fails with invalid_config
+    and the hint names the setting and the file (logged at WARNING), no request is sent; before the
+    fix the checks said only "not checked (invalid_config)" and the daemon logged it at INFO.
+    """
+    bad = tmp_path / "not-a-ca.pem"
+    bad.write_text("not a certificate\n")
+    monkeypatch.setenv("SYNCD_NETWORK__CA_BUNDLE", str(bad))
+    with caplog.at_level(logging.WARNING, logger="syncd.upstream"):
+        res = run("cache", "stats", "--json")
+    assert res.exit_code == 0, res.output
+    checks = json.loads(res.stdout)["upstreams"]
+    assert [(c["service"], c["ok"], c["reason"]) for c in checks] == [
+        (s, False, "invalid_config") for s in ("crossref", "zenodo", "doi", "datacite")
+    ]
+    assert all(c["hint"].startswith(f"network.ca_bundle {bad} cannot be used") for c in checks), checks
+    assert fake.count() == 0
+    failed = [r.getMessage() for r in caplog.records if "ok=false" in r.getMessage()]
+    assert len(failed) == 4 and "network.ca_bundle" in failed[0]
+    human = run("cache", "stats")
+    expected = f"Upstream crossref: FAILED (invalid_config, no HTTP answer): network.ca_bundle {bad}"
+    assert expected in human.stdout
+
+
 def test_the_check_can_be_turned_off(
     env: Settings,  # noqa: F811
     fake: FakeUpstream,

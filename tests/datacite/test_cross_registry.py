@@ -106,7 +106,8 @@ def test_cache_commands_reach_datacite_records(env: Settings, fake: FakeUpstream
     """``--kind datacite``: ``cache get`` fetches the arXiv preprint's DataCite record (its title, 2019,
     Preprint) and stores it; ``cache show`` and ``cache ls --kind datacite`` then read it from the store with
     no request; a DOI DataCite holds no public record of is a not-found exit with DataCite's reason. (Before,
-    ``ls`` listed DataCite entries that ``show`` called not cached and ``--kind datacite`` was refused.)
+    ``ls`` listed DataCite entries that ``show`` called not cached and ``--kind datacite`` was refused;
+    the text answer's first line was ``(untitled)``.)
     """
     got = CliRunner().invoke(cli, ["cache", "get", "--kind", "datacite", ARXIV, "--json"], obj={})
     assert got.exit_code == 0, got.output
@@ -115,6 +116,9 @@ def test_cache_commands_reach_datacite_records(env: Settings, fake: FakeUpstream
     assert record["titles"][0]["title"].startswith("Crowdsourcing open citations with CROCI")
     assert (record["publicationYear"], record["resourceTypeGeneral"]) == (2019, "Preprint")
     assert record["cache"]["source"] == "upstream"
+    text = CliRunner().invoke(cli, ["cache", "get", "--kind", "datacite", ARXIV], obj={})
+    assert text.exit_code == 0, text.output
+    assert text.stdout.startswith("Crowdsourcing open citations with CROCI"), text.stdout
     fake.reset_log()
     shown = CliRunner().invoke(cli, ["cache", "show", "--kind", "datacite", ARXIV, "--json"], obj={})
     assert shown.exit_code == 0, shown.output
