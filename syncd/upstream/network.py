@@ -35,6 +35,7 @@ from syncd.errors import InvalidInput
 
 __all__ = [
     "CERTIFICATE_HINT",
+    "CONFIG_HINT",
     "PROXY_HINT",
     "bypasses_proxy",
     "certificate_failure",
@@ -100,6 +101,13 @@ def bypasses_proxy(host: str, patterns: list[str]) -> bool:
     return False
 
 
+CONFIG_HINT = (
+    "Fix the [network] setting named (syncd's config file or its SYNCD_NETWORK__* variable, or the "
+    "environment variable named), then start syncd again; no request was sent."
+)
+"""The recovery hint of an ``invalid_config`` refusal of the network settings (a tool error's recovery)."""
+
+
 def _ssl_context(network: NetworkSettings) -> ssl.SSLContext:
     """The certificates TLS is checked against (see the module docstring), as a verifying context.
 
@@ -124,7 +132,9 @@ def _ssl_context(network: NetworkSettings) -> ssl.SSLContext:
         return _loaded_context(path, os.path.isdir(path), os.stat(path).st_mtime_ns)
     except (OSError, ssl.SSLError) as exc:
         raise InvalidInput(
-            f"{origin} {source} cannot be used as CA certificates: {exc}", reason="invalid_config"
+            f"{origin} {source} cannot be used as CA certificates: {exc}",
+            reason="invalid_config",
+            hint=CONFIG_HINT,
         ) from exc
 
 
@@ -166,7 +176,9 @@ def proxy_for(network: NetworkSettings | None, base_url: str) -> str | None:
     try:
         httpx.Proxy(proxy)
     except (ValueError, TypeError) as exc:
-        raise InvalidInput(f"proxy {masked(proxy)} cannot be used: {exc}", reason="invalid_config") from exc
+        raise InvalidInput(
+            f"proxy {masked(proxy)} cannot be used: {exc}", reason="invalid_config", hint=CONFIG_HINT
+        ) from exc
     return proxy
 
 

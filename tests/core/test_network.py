@@ -297,6 +297,7 @@ def test_a_bad_proxy_or_ca_bundle_is_invalid_config(tmp_path: Path) -> None:
     with pytest.raises(InvalidInput) as err:
         client_options(NetworkSettings(proxy="ftp://lab:pw@proxy.example:21"), "https://api.crossref.org")
     assert err.value.reason == "invalid_config" and "pw" not in err.value.message
+    assert err.value.hint.startswith("Fix the [network] setting named")  # not "Correct the input"
     bad = tmp_path / "not-a-ca.pem"
     bad.write_text("not a certificate\n")
     with pytest.raises(InvalidInput, match=r"network\.ca_bundle") as err:
