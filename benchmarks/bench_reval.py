@@ -242,6 +242,34 @@ def _statuses(fake: Any) -> Counter[tuple[str, int]]:
     return Counter(fake.statuses)
 
 
+def revalidate_stale(db: Path, kind: str, env: dict[str, str], fake: Any) -> dict[str, Any]:
+    """Make every ``kind`` entry of ``db`` stale and time ``syncd cache refresh --stale --json`` once.
+
+    Returns ``{"wall", "json", "rc", "stderr", "routes", "requests", "check", "writes", "aged",
+    "records"}``: the command's wall seconds and JSON report, the requests the fake saw by route, the
+    rows rewritten (:func:`compare` of the snapshots before and after) and the writes the triggers
+    counted (:func:`writes`), and the entries aged. The fake's log is reset just before the command.
+    """
+    aged = age_entries(db, kind)
+    before = snapshot(db, kind)
+    watch_writes(db)
+    fake.reset_log()
+    wall, data, proc = run_cli(env, "cache", "refresh", "--stale", "--json")
+    got = routes(fake)
+    return {
+        "wall": wall,
+        "json": data,
+        "rc": proc.returncode,
+        "stderr": proc.stderr[-300:],
+        "routes": got,
+        "requests": sum(got.values()),
+        "check": compare(before, snapshot(db, kind)),
+        "writes": writes(db),
+        "aged": aged,
+        "records": len(before),
+    }
+
+
 def syncd_crossref(ctx: Context, fake: Any, dois: list[str]) -> dict[str, Any]:
     """Fill a fresh store with ``dois`` by ``syncd cache refresh DOI...``, then time ``--stale`` twice.
 
@@ -258,23 +286,8 @@ def syncd_crossref(ctx: Context, fake: Any, dois: list[str]) -> dict[str, Any]:
     ctx.log(f"revalidation: {len(dois)} works stored in {fill_wall:.1f} s")
     out: dict[str, Any] = {"fill": {"wall": fill_wall, "json": fill}}
     for name, env in (("published", base), ("wide", wide)):
-        aged = age_entries(db, "crossref_work")
-        before = snapshot(db, "crossref_work")
-        watch_writes(db)
-        fake.reset_log()
-        wall, data, proc = run_cli(env, "cache", "refresh", "--stale", "--json")
-        got = routes(fake)
-        out[name] = {
-            "wall": wall,
-            "json": data,
-            "rc": proc.returncode,
-            "stderr": proc.stderr[-300:],
-            "routes": got,
-            "requests": sum(got.values()),
-            "check": compare(before, snapshot(db, "crossref_work")),
-            "writes": writes(db),
-            "aged": aged,
-        }
+        out[name] = revalidate_stale(db, "crossref_work", env, fake)
+        wall, got = out[name]["wall"], out[name]["routes"]
         ctx.log(f"revalidation: syncd {name} budget {wall:.2f} s, {dict(got)}, {out[name]['check']}")
     return out
 
@@ -300,30 +313,12 @@ def syncd_zenodo(ctx: Context, fake: Any) -> dict[str, Any] | None:
             raise RuntimeError(f"zenodo fill failed (exit {proc.returncode}): {proc.stderr[-500:]}")
         age_entries(db, "zenodo_record", limit=1)
         _, one, _ = run_cli(base, "cache", "refresh", "--stale", "--json")
-        aged = age_entries(db, "zenodo_record")
-        before = snapshot(db, "zenodo_record")
-        watch_writes(db)
-        fake.reset_log()
-        statuses = _statuses(fake)
-        wall, data, proc = run_cli(base, "cache", "refresh", "--stale", "--json")
+        statuses = _statuses(fake)  # the fake's status counts are never reset: the timed command's difference
+        run = revalidate_stale(db, "zenodo_record", base, fake)
         answered = _statuses(fake) - statuses
     finally:
         fake.etags = False
-    got = routes(fake)
-    return {
-        "records": len(before),
-        "aged": aged,
-        "wall": wall,
-        "json": data,
-        "one": one,
-        "rc": proc.returncode,
-        "stderr": proc.stderr[-300:],
-        "routes": got,
-        "requests": sum(got.values()),
-        "not_modified": answered.get(("zenodo", 304), 0),
-        "check": compare(before, snapshot(db, "zenodo_record")),
-        "writes": writes(db),
-    }
+    return {**run, "one": one, "not_modified": answered.get(("zenodo", 304), 0)}
 
 
 # --- the peers -------------------------------------------------------------------------------------------
