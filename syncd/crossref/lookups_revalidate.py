@@ -102,9 +102,12 @@ def revalidate_works(
 
     def settle(chunk: Sequence[StoredEntry], deadline: Deadline) -> Settled:
         stamps = fetch_stamps(svc.upstreams.crossref, chunk, deadline)
-        same = [e for e in chunk if confirmed(e, stamps)]
+        same: list[StoredEntry] = []
+        moved: list[StoredEntry] = []
+        for entry in chunk:
+            (same if confirmed(entry, stamps) else moved).append(entry)
         svc.store.mark_validated_many([e.id for e in same])  # one write transaction for the group
-        return [(e, policy.UNCHANGED) for e in same], [e for e in chunk if not confirmed(e, stamps)]
+        return [(e, policy.UNCHANGED) for e in same], moved
 
     return run_batches(svc, pending, settle, single, on_entry, kind=CROSSREF_WORK, deadline_s=deadline_s)
 
