@@ -9,6 +9,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from syncd.retractions.names import MAX_REMOVED_SHARE
+
 __all__ = ["DataciteSettings", "McpSettings", "RetractionsSettings", "SliceName"]
 
 DAY = 86_400.0
@@ -58,6 +60,14 @@ class RetractionsSettings(BaseModel):
         "working day); an unchanged file (same SHA-256, or a 304 to the ETag) is not parsed again.",
     )
     timeout_s: float = Field(300.0, gt=0, le=3600, description="Seconds a download may take.")
+    max_removed_share: float = Field(
+        MAX_REMOVED_SHARE,
+        ge=0,
+        le=1,
+        description="Largest share (0..1) of the rows held that a new version may remove; a file "
+        "removing more (a cut or wrong download) is refused and the version held is kept "
+        "(`syncd retractions import --accept-shrink` imports it deliberately).",
+    )
     max_bytes: int = Field(
         512 * 1024 * 1024, gt=0, description="Largest file downloaded (bytes); a bigger one is refused."
     )

@@ -41,19 +41,30 @@ def retractions() -> None:
 
 @retractions.command("import")
 @click.argument("path", type=click.Path(exists=True))
+@click.option(
+    "--accept-shrink",
+    is_flag=True,
+    help="Import the file even when it removes more than retractions.max_removed_share of the rows held.",
+)
 @json_option
 @click.pass_context
 @handle_errors
-def retractions_import(ctx: click.Context, path: str, as_json: bool) -> None:
+def retractions_import(ctx: click.Context, path: str, accept_shrink: bool, as_json: bool) -> None:
     """Import retraction_watch.csv from PATH: the file, or a directory holding it (a git checkout).
 
     The file as Crossref publishes it (github.com/crossref/retraction-watch-data, replaced each working
     day). A file already imported (same SHA-256) is not read again; a new one becomes the newest
     version, its rows added, changed and removed against the version before, and an added or changed
     row of a work held in the store goes into the change feed (the daemon alerts watched works).
+
+    A cut or damaged file (an open quote at the end, a last row without its line break, a row with
+    fewer cells than the header), a file with no rows, and one removing more than
+    retractions.max_removed_share (2%) of the rows held are refused with exit 2 and nothing
+    changed; --accept-shrink imports a file that shrinks on purpose.
     """
+    guard = settings_of(ctx).retractions.max_removed_share
     with _store(ctx) as store:
-        report = import_path(store, path)
+        report = import_path(store, path, max_removed_share=guard, accept_shrink=accept_shrink)
     data = report.as_dict()
     data["dataset"] = _version(report.dataset)
 

@@ -11,6 +11,10 @@ Checks, each with its own field:
 * ``last_sweep_age_s``: seconds since the last revalidation sweep ended (None before the first);
   ``sweep_overdue`` when the refreshing daemon has run none for two intervals plus the startup
   delay (a sweep running now is never overdue; a standby daemon never sweeps).
+* ``retractions_held_back``: the Retraction Watch file the daemon last read and refused (cut,
+  damaged, row-less or shrinking; :func:`syncd.retractions.fetch.held_back`), as
+  ``{"refusal", "detail", "sha256", "at"}``; None while the newest file read was imported. Verdicts
+  then rest on the version held before it: reported, not unhealthy (the daemon still does its job).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from typing import Any
 
 from syncd.errors import SyncdError
 from syncd.ops.activity import SCHEDULER_BEAT_S, Activity
+from syncd.retractions.fetch import HeldBack, held_back
 from syncd.store.changes import latest_change_id
 from syncd.store.repo import Store
 
@@ -50,6 +55,7 @@ class Health:
     sweep_running: bool
     sweep_overdue: bool
     uptime_s: float
+    retractions_held_back: HeldBack | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """Plain dict (the JSON body), ``status`` ``ok`` or ``unhealthy`` first."""
@@ -66,8 +72,15 @@ def _readable(store: Store) -> str | None:
     return None
 
 
+def _held_back(store: Store) -> HeldBack | None:
+    try:
+        return held_back(store)
+    except SyncdError:
+        return None  # the store read check reports an unreadable store
+
+
 def check_health(store: Store, activity: Activity, revalidate_interval_s: float) -> Health:
-    """Run every check of ``/healthz`` now (one read, one write-lock probe; nothing written)."""
+    """Run every check of ``/healthz`` now (two reads, one write-lock probe; nothing written)."""
     now = activity.clock()
     read_error = _readable(store)
     problem = (
@@ -100,4 +113,5 @@ def check_health(store: Store, activity: Activity, revalidate_interval_s: float)
         sweep_running=sweeping,
         sweep_overdue=overdue,
         uptime_s=round(now - activity.started_at, 1),
+        retractions_held_back=_held_back(store) if read_error is None else None,
     )

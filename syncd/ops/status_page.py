@@ -77,6 +77,17 @@ def _health(h: Health) -> str:
         ("sweep overdue", _flag(not h.sweep_overdue, "no", "yes")),
         ("uptime", f"{h.uptime_s:g} s"),
     ]
+    held = h.retractions_held_back
+    rows.append(
+        (
+            "Retraction Watch data",
+            '<span class="ok">current</span>'
+            if held is None
+            else f'<span class="bad">held back</span>: the last file read was refused '
+            f"({escape(str(held.get('refusal')))}: {escape(str(held.get('detail')))}); "
+            "verdicts rest on the version held before it",
+        )
+    )
     cells = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows)
     return f"<table>{cells}</table>"
 

@@ -17,6 +17,11 @@ quotes and line breaks). What the export needs beyond that, handled here:
   ``Reinstatement`` (:data:`~syncd.retractions.names.NATURES`; another value is kept lower-cased);
 - a row without a record id, or a record id seen before in the file, is skipped and counted.
 
+The file is read strictly, because a cut download must never pass for a smaller export
+(:class:`RefusedFile`, naming the row): a quoted field still open at the end of the file, a last row
+without its line break, and a row with fewer cells than the header are refused, and so is a file
+with a header and no rows.
+
 Each row also gets the SHA-256 of its raw cells (:func:`cells_hash`), stored beside it: the next
 version's rows whose raw cells hash to the stored value are unchanged and are not parsed at all
 (``known`` of :func:`parse_bytes`), so importing a daily version costs about the standard library's
@@ -41,6 +46,7 @@ from syncd.retractions.names import NATURES
 __all__ = [
     "REQUIRED",
     "ParsedFile",
+    "RefusedFile",
     "RetractionWatchRow",
     "cells_hash",
     "parse_bytes",
@@ -58,6 +64,21 @@ _SPACE = re.compile(r"\s")
 _CELL_SEPARATOR = "\x1f"  # ASCII unit separator: cannot end one cell and start the next ambiguously
 _DOI_URL = re.compile(r"^(?:https?://)?(?:dx\.)?doi\.org/", re.IGNORECASE)
 csv.field_size_limit(16 * 1024 * 1024)  # a long author or notes field is one field, not an error
+
+
+class RefusedFile(InvalidInput):
+    """A Retraction Watch file (or version) refused whole: nothing of it is stored.
+
+    ``refusal`` (also ``data["refusal"]``) names the rule it broke: ``empty`` (no rows),
+    ``open_quote`` (a quoted field open at the end of the file), ``cut_row`` (the last row lacks its
+    line break), ``short_row`` (a row with fewer cells than the header), ``not_csv``, or ``shrink``
+    (the version would remove more than ``retractions.max_removed_share`` of the rows held,
+    :mod:`syncd.retractions.importer`). Reason ``invalid_parameter``.
+    """
+
+    def __init__(self, message: str, refusal: str, **data: object) -> None:
+        super().__init__(message, reason="invalid_parameter", refusal=refusal, **data)
+        self.refusal = refusal
 
 
 def _cp1252_fallback(exc: UnicodeError) -> tuple[str, int]:
@@ -286,20 +307,33 @@ def parse_bytes(data: bytes, known: Mapping[str, str] | None = None) -> ParsedFi
 
     Raises:
         InvalidInput: reason ``invalid_parameter``: empty, or the header lacks a :data:`REQUIRED`
-            column (not the export), or the text is not CSV (:class:`csv.Error`).
+            column (not the export).
+        RefusedFile: the file is cut or damaged (an open quote at the end, a last row without its
+            line break, a row with fewer cells than the header, text that is not CSV) or holds no
+            rows; the message names the row (1 = the first row after the header) and the line.
     """
     text, replaced = decode(data)
     out = ParsedFile(sha256=hashlib.sha256(data).hexdigest(), replaced_bytes=replaced)
     known = known or {}
     seen: set[str] = set()
+    row = 0
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     try:
-        reader = csv.reader(io.StringIO(text, newline=""))
         columns = _header(reader)
+        width = max(columns.values()) + 1
         id_column = columns["Record ID"]
         for cells in reader:
             if not cells or not any(cells):
                 continue
-            record_id = cells[id_column].strip() if id_column < len(cells) else ""
+            row += 1
+            if len(cells) < width:
+                raise RefusedFile(
+                    f"row {row} (line {reader.line_num}) has {len(cells)} cells, the header "
+                    f"{width}: the file is cut or damaged",
+                    "short_row",
+                    row=row,
+                )
+            record_id = cells[id_column].strip()
             if not record_id or record_id in seen:
                 out.skipped += 1
                 continue
@@ -311,7 +345,22 @@ def parse_bytes(data: bytes, known: Mapping[str, str] | None = None) -> ParsedFi
             out.rows.append(_row(cells, columns, record_id))
             out.hashes[record_id] = digest
     except csv.Error as exc:
-        raise InvalidInput(
-            f"the Retraction Watch file is not readable CSV: {exc}", reason="invalid_parameter"
+        if "end of data" in str(exc):
+            raise RefusedFile(
+                f"row {row + 1} (line {reader.line_num}) opens a quoted field that never closes: "
+                "the file is cut inside a quoted field",
+                "open_quote",
+                row=row + 1,
+            ) from exc
+        raise RefusedFile(
+            f"row {row + 1} (line {reader.line_num}) is not readable CSV: {exc}", "not_csv", row=row + 1
         ) from exc
+    if row and not text.endswith(("\n", "\r")):
+        raise RefusedFile(
+            f"row {row} (line {reader.line_num}), the last, has no line break: the file is cut",
+            "cut_row",
+            row=row,
+        )
+    if not out.total:
+        raise RefusedFile("the Retraction Watch file holds a header and no rows", "empty", row=0)
     return out

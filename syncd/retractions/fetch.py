@@ -9,6 +9,13 @@ nothing), under the network settings (proxy, CA), at most ``retractions.max_byte
 as ``syncd retractions import`` reads it. Either way an unchanged file (same SHA-256) is not parsed
 again. A failed read (network, HTTP status, too big, not the export, store) is logged at WARNING
 (``event=retractions_fetch_failed``) and the last good version stays the one verdicts rest on.
+
+A file the import guard refuses (cut, damaged, row-less, or removing more than
+``retractions.max_removed_share`` of the rows; :class:`~syncd.retractions.csvfile.RefusedFile`) is
+*held back*: logged at WARNING (``event=retractions_held_back``), the version held kept, and the
+refusal kept in the state's checkpoint (``held_back = {"refusal", "detail", "sha256", "at"}``) until a
+good file is imported; :func:`held_back` reads it for ``/healthz`` and ``/status``. The refused
+file's validators are not kept, so the next read downloads it again.
 """
 
 from __future__ import annotations
@@ -23,13 +30,14 @@ import httpx
 from syncd import __version__
 from syncd.config import Settings
 from syncd.errors import MalformedResponse, StoreError, SyncdError, UpstreamUnavailable
+from syncd.retractions.csvfile import RefusedFile
 from syncd.retractions.feed import flush_pending
 from syncd.retractions.importer import ImportReport, import_bytes, import_path
 from syncd.store.repo import Store
 from syncd.store.watches import get_sync_state, save_sync_state
 from syncd.upstream.network import client_options, masked
 
-__all__ = ["CHECK_S", "STATE", "FetchOutcome", "fetch_when_due", "scheduled_pass"]
+__all__ = ["CHECK_S", "STATE", "FetchOutcome", "HeldBack", "fetch_when_due", "held_back", "scheduled_pass"]
 
 log = logging.getLogger("syncd.retractions")
 
@@ -39,7 +47,23 @@ CHECK_S = 3600.0
 """Seconds between two checks whether the source is due (the daemon's job interval)."""
 
 FetchOutcome = ImportReport | str | None
-"""What one call did: the import, ``"not_modified"`` (HTTP 304), an error reason, or None (not due)."""
+"""What one call did: the import, ``"not_modified"`` (HTTP 304), an error reason, or None (not due).
+
+A file refused by the import guard gives ``"held_back:<refusal>"`` (``held_back:shrink``, ...).
+"""
+HeldBack = dict[str, Any]
+"""A refused file: ``{"refusal": str, "detail": str, "sha256": str | None, "at": epoch s}``."""
+
+
+def held_back(store: Store) -> HeldBack | None:
+    """The last file the daemon's read refused and why, while no good file came after it; else None.
+
+    Raises:
+        StoreError: the store cannot be read.
+    """
+    state = get_sync_state(store, STATE)
+    found = (state.checkpoint or {}).get("held_back") if state is not None else None
+    return dict(found) if isinstance(found, dict) else None
 
 
 def _download(
@@ -101,18 +125,33 @@ def fetch_when_due(
     if isinstance(attempted, (int, float)) and now - attempted < settings.retractions.interval_s:
         return None
     outcome: FetchOutcome
+    guard = settings.retractions.max_removed_share
+    data: bytes | None = None
     try:
         if source.startswith(("https://", "http://")):
             data, validators = _download(settings, source, checkpoint, transport)
             if data is None:
                 outcome = "not_modified"
             else:
-                outcome = import_bytes(store, data, source, None, now)
+                outcome = import_bytes(store, data, source, None, now, max_removed_share=guard)
                 checkpoint.update(validators, sha256=hashlib.sha256(data).hexdigest())
+                checkpoint["held_back"] = None
         else:
-            outcome = import_path(store, source, now)
+            outcome = import_path(store, source, now, max_removed_share=guard)
             checkpoint["sha256"] = outcome.dataset.sha256
+            checkpoint["held_back"] = None
         checkpoint["error"] = None
+    except RefusedFile as exc:
+        log.warning(
+            "event=retractions_held_back source=%s refusal=%s detail=%r (the version held is kept)",
+            masked(source),
+            exc.refusal,
+            exc.message[:300],
+        )
+        digest = hashlib.sha256(data).hexdigest() if data is not None else None
+        checkpoint["held_back"] = {"refusal": exc.refusal, "detail": exc.message, "sha256": digest, "at": now}
+        checkpoint["error"] = f"held_back:{exc.refusal}"
+        outcome = checkpoint["error"]
     except (httpx.HTTPError, OSError, SyncdError) as exc:
         reason = exc.reason if isinstance(exc, SyncdError) else "upstream_unavailable"
         log.warning(

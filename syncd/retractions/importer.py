@@ -7,6 +7,12 @@ whose raw cells hash to the stored ``row_hash`` are not parsed) and stored as th
 meanwhile, at most :data:`ATTEMPTS` times). A directory is read at
 ``<dir>/retraction_watch.csv``; when it is a git checkout its ``HEAD`` commit is recorded with the
 version (read from ``.git`` without running git).
+
+The guard: a version that would remove more than ``max_removed_share`` of the rows held (the
+setting ``retractions.max_removed_share``, 2 % by default) is refused whole
+(:class:`~syncd.retractions.csvfile.RefusedFile`, refusal ``shrink``, nothing written) unless
+``accept_shrink`` is given; a cut, damaged or row-less file is refused by the parse already. A
+bad download therefore never replaces the good version the verdicts rest on.
 """
 
 from __future__ import annotations
@@ -19,13 +25,22 @@ from pathlib import Path
 from typing import Any
 
 from syncd.errors import InvalidInput, StoreError
-from syncd.retractions.csvfile import parse_bytes
+from syncd.retractions.csvfile import ParsedFile, RefusedFile, parse_bytes
 from syncd.retractions.feed import flush_pending
-from syncd.retractions.names import CSV_NAME
+from syncd.retractions.names import CSV_NAME, MAX_REMOVED_SHARE
 from syncd.retractions.storage import Dataset, apply_version, latest_dataset, stored_hashes
 from syncd.store.repo import Store
 
-__all__ = ["ATTEMPTS", "ImportReport", "git_head", "import_bytes", "import_path", "resolve_file"]
+__all__ = [
+    "ATTEMPTS",
+    "MAX_REMOVED_SHARE",
+    "ImportReport",
+    "check_shrink",
+    "git_head",
+    "import_bytes",
+    "import_path",
+    "resolve_file",
+]
 
 log = logging.getLogger("syncd.retractions")
 
@@ -101,13 +116,47 @@ def resolve_file(path: str | Path) -> tuple[Path, str | None]:
     return p, commit
 
 
+def check_shrink(parsed: ParsedFile, known: dict[str, str], max_removed_share: float) -> None:
+    """Refuse a version removing more than ``max_removed_share`` (0..1) of the ``known`` rows held.
+
+    Raises:
+        RefusedFile: refusal ``shrink``; the message gives the rows held, kept and removed.
+    """
+    if not known:
+        return
+    present = set(parsed.unchanged) | set(parsed.hashes)
+    removed = sum(1 for record_id in known if record_id not in present)
+    if removed > max_removed_share * len(known):
+        raise RefusedFile(
+            f"the new file would remove {removed} of the {len(known)} rows held "
+            f"({removed / len(known):.1%}, more than retractions.max_removed_share "
+            f"{max_removed_share:.1%}; the file holds {parsed.total} rows): refused as a cut or "
+            "wrong file, the version held is kept; import it with --accept-shrink if it is right",
+            "shrink",
+            removed=removed,
+            held=len(known),
+        )
+
+
 def import_bytes(
-    store: Store, data: bytes, source: str, commit: str | None = None, now: float | None = None
+    store: Store,
+    data: bytes,
+    source: str,
+    commit: str | None = None,
+    now: float | None = None,
+    *,
+    max_removed_share: float = MAX_REMOVED_SHARE,
+    accept_shrink: bool = False,
 ) -> ImportReport:
     """Import the file's bytes ``data`` read from ``source`` (a path or URL) as the newest version.
 
+    ``max_removed_share``: share (0..1) of the rows held the version may remove unless
+    ``accept_shrink`` (see the module docstring).
+
     Raises:
         InvalidInput: not the Retraction Watch export (nothing written).
+        RefusedFile: the file is cut, damaged, holds no rows, or would remove too many rows
+            (nothing written).
         StoreError: the database failed, or concurrent imports won :data:`ATTEMPTS` times (nothing
             written).
     """
@@ -122,6 +171,8 @@ def import_bytes(
     for _ in range(ATTEMPTS):
         based_on, known = stored_hashes(store)
         parsed = parse_bytes(data, known)
+        if not accept_shrink:
+            check_shrink(parsed, known, max_removed_share)
         applied = apply_version(
             store,
             parsed,
@@ -151,11 +202,21 @@ def import_bytes(
     return ImportReport(dataset, False, changes, parsed.replaced_bytes, seconds, pending, flushed)
 
 
-def import_path(store: Store, path: str | Path, now: float | None = None) -> ImportReport:
+def import_path(
+    store: Store,
+    path: str | Path,
+    now: float | None = None,
+    *,
+    max_removed_share: float = MAX_REMOVED_SHARE,
+    accept_shrink: bool = False,
+) -> ImportReport:
     """Import the file at ``path`` (a file, or a directory holding ``retraction_watch.csv``).
+
+    ``max_removed_share`` and ``accept_shrink``: the guard of :func:`import_bytes`.
 
     Raises:
         InvalidInput: no such file, or not the export.
+        RefusedFile: the file is refused by the guard (nothing written).
         StoreError: the database failed.
     """
     file, commit = resolve_file(path)
@@ -163,4 +224,12 @@ def import_path(store: Store, path: str | Path, now: float | None = None) -> Imp
         data = file.read_bytes()
     except OSError as exc:
         raise InvalidInput(f"cannot read {file}: {exc}", reason="invalid_parameter") from exc
-    return import_bytes(store, data, str(file.resolve()), commit, now)
+    return import_bytes(
+        store,
+        data,
+        str(file.resolve()),
+        commit,
+        now,
+        max_removed_share=max_removed_share,
+        accept_shrink=accept_shrink,
+    )

@@ -6,6 +6,7 @@ from typing import Final, Literal
 
 __all__ = [
     "CSV_NAME",
+    "MAX_REMOVED_SHARE",
     "NATURES",
     "SEVERITIES",
     "SOURCE_CROSSREF_PUBLISHER",
@@ -19,6 +20,8 @@ __all__ = [
 
 CSV_NAME: Final = "retraction_watch.csv"
 """The file's name in Crossref's ``retraction-watch-data`` repository (read from a directory)."""
+MAX_REMOVED_SHARE: Final = 0.02
+"""Default share (0..1) of the rows held a new version may remove (``retractions.max_removed_share``)."""
 
 NATURES: Final[dict[str, str]] = {
     "retraction": "retraction",

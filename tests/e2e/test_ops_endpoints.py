@@ -261,3 +261,37 @@ async def test_metrics_of_an_unreadable_store_say_store_up_0(
     health = await get(app, "/healthz")
     assert health.status_code == 503
     assert (health.json()["store_readable"], health.json()["read_error"]) == (False, "store_unavailable")
+
+
+async def test_healthz_and_status_say_the_retraction_data_is_held_back(
+    cache: Services, activity: Activity, tmp_path: Any
+) -> None:
+    """A Retraction Watch file the daemon's read refused: /healthz names the refusal (still 200, the
+    daemon does its job) and /status says the data is held back and why; a good file clears both.
+    """
+    from syncd.retractions.fetch import fetch_when_due
+    from tests.retraction_helpers import sample_bytes
+
+    folder = tmp_path / "rw"
+    folder.mkdir()
+    (folder / "retraction_watch.csv").write_bytes(sample_bytes())
+    settings = cache.settings.model_copy(
+        update={"retractions": cache.settings.retractions.model_copy(update={"source": str(folder)})}
+    )
+    fetch_when_due(cache.store, settings, 1_800_000_000.0)
+    header = sample_bytes().split(b"\r\n", 1)[0] + b"\r\n"
+    (folder / "retraction_watch.csv").write_bytes(header)
+    assert fetch_when_due(cache.store, settings, 1_800_000_000.0 + DAY) == "held_back:empty"
+    app = web_app(cache.settings, cache, activity)
+    health = await get(app, "/healthz")
+    assert health.status_code == 200
+    held = health.json()["retractions_held_back"]
+    assert (
+        held["refusal"] == "empty"
+        and held["detail"] == "the Retraction Watch file holds a header and no rows"
+    )
+    page = (await get(app, "/status")).text
+    assert '<span class="bad">held back</span>: the last file read was refused (empty: the Retraction' in page
+    (folder / "retraction_watch.csv").write_bytes(sample_bytes())
+    fetch_when_due(cache.store, settings, 1_800_000_000.0 + 2 * DAY)
+    assert (await get(app, "/healthz")).json()["retractions_held_back"] is None
