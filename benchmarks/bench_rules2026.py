@@ -222,7 +222,7 @@ def _seed(fake: Any, db_url: str, dois: Sequence[str]) -> int:
     never stored, of a query without terms, has nothing to answer with: a declared error, which is
     not what the soak measures). Returns how many works were stored.
     """
-    from syncd.budget import Budget
+    from syncd.budget.buckets import Budget
     from syncd.crossref.lookups import get_work
     from syncd.crossref.queries import search_works
     from syncd.errors import SyncdError

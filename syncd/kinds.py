@@ -36,8 +36,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from syncd.budget.pools import PoolName
 from syncd.errors import MalformedResponse
-from syncd.pools import PoolName
 from syncd.store.content import content_hash
 from syncd.store.repo import EntryContent, Store, StoredEntry
 from syncd.store.rules import PLAIN, StoreRules
@@ -70,7 +70,7 @@ MISS_STATUSES = ("ok", "not_found")
 
 Refetch = Callable[[Any, StoredEntry, Deadline], StoredEntry]
 """``(services, entry, deadline) -> stored entry``: ask upstream again for ``entry`` and store the
-answer. ``services`` is the process's :class:`syncd.services.Services`.
+answer. ``services`` is the process's :class:`syncd.road.services.Services`.
 
 Raises :class:`~syncd.errors.UpstreamError` or :class:`~syncd.errors.BudgetExhausted` when upstream
 could not be used (nothing written)."""
@@ -85,7 +85,7 @@ Arrived = Callable[[Store, dict[str, Any], float], None]
 
 RevalidateOne = Callable[[Any, StoredEntry, Deadline], Any]
 """``(services, entry, deadline) -> outcome``: revalidate one stored entry now, its failure recorded
-beside it (:func:`syncd.refresh.revalidate`, answering a :class:`syncd.policy.Outcome`)."""
+beside it (:func:`syncd.road.refresh.revalidate`, answering a :class:`syncd.road.policy.Outcome`)."""
 
 OnEntry = Callable[[StoredEntry, Any], None]
 """``(entry, outcome)``: told the outcome of each entry a revalidation went through (progress lines)."""
@@ -99,7 +99,7 @@ class RevalidateMany:
     carries the stamp a list request answers). ``run(services, entries, single, on_entry)``:
     revalidate ``entries`` (each eligible), falling back on ``single`` (:data:`RevalidateOne`) for
     those it cannot settle at once, telling ``on_entry`` each outcome; returns a
-    :class:`syncd.batch.BatchReport` (its ``stopped`` set when upstream could not be used any more).
+    :class:`syncd.road.batch.BatchReport` (its ``stopped`` set when upstream could not be used any more).
     """
 
     eligible: Callable[[StoredEntry], bool]

@@ -59,7 +59,7 @@ LAZY: Final[Mapping[str, frozenset[str]]] = MappingProxyType(
         # a slice's content-hash projection and change summary: its views, on the first hash or summary
         "syncd.*.rules": frozenset({"syncd.*.views", "syncd.*.views_changes"}),
         # the daemon's endpoint and jobs (the MCP SDK, uvicorn, the scheduler), after READY=1
-        "syncd.daemon_ready": frozenset({"syncd.daemon"}),
+        "syncd.daemon.ready": frozenset({"syncd.daemon.run"}),
         # Alembic, only to migrate (a store already at the shipped head is opened without it)
         "syncd.store.engine": frozenset(
             {"alembic", "alembic.config", "alembic.runtime.migration", "alembic.script"}

@@ -1,6 +1,6 @@
 """Logging for the daemon and the CLI: one journald-friendly line per event, secrets redacted.
 
-Lines look like ``2026-12-01T04:37:12.345Z INFO syncd.sync event=sync watch=3 requests=2 ...`` (the
+Lines look like ``2026-12-01T04:37:12.345Z INFO syncd.watch.sync event=sync watch=3 requests=2 ...`` (the
 time in UTC, ISO 8601 with milliseconds, level, logger, then the message, which by convention is
 ``event=<name>`` followed by ``key=value`` pairs). When stderr is connected to the journal
 (``$JOURNAL_STREAM`` names stderr's device and inode, as systemd sets it), each line starts with the

@@ -1,11 +1,12 @@
 """Processes: whether one of this host still runs, and children that die with their parent.
 
-A lease (:mod:`syncd.budget`) or a ``running`` sync walk (:mod:`syncd.store.watches`) names the process
+A lease (:mod:`syncd.budget.buckets`) or a ``running`` sync walk (:mod:`syncd.store.watches`) names the
+process
 that holds it (pid and host); when that process is gone, the lease or the walk is reclaimed instead of
 waited for. The check is psutil's, so it works the same on every platform psutil supports.
 
 Every child process syncd starts (the import's parse workers, :mod:`syncd.transfer`; alert commands,
-:mod:`syncd.alerts`) ends when its parent does, killed or not, without relying on the parent's
+:mod:`syncd.daemon.alerts`) ends when its parent does, killed or not, without relying on the parent's
 cleanup: on Linux the kernel sends it ``SIGKILL`` (``prctl(PR_SET_PDEATHSIG)``), elsewhere a Python
 child polls its parent (:func:`die_with_parent`).
 """

@@ -7,11 +7,11 @@ and ``kinds_hooks.py``) plus one entry in :data:`SLICES` and one in :data:`HOOK_
 for (:func:`hooks_of`, :func:`record_answer`, :func:`data_files`; :mod:`syncd.lazy`), so a command that
 only reads the store (``syncd cache show``) loads no lookup, view or contract of any slice.
 
-Everything else reads the kinds from here: the road (:func:`syncd.cache.local_first`) and the store
+Everything else reads the kinds from here: the road (:func:`syncd.road.local_first.local_first`) and the store
 receive a :class:`~syncd.kinds.Kind`, the refresh, import, verify and change-feed code look a kind up
 by name in :data:`KINDS` (and its hooks with :func:`hooks_of`); the passes over
-the watch lists (:mod:`syncd.sync`) find each watch kind's walker in :data:`WALKERS` and who fetches a
-watched DOI in :data:`DOI_WALKERS` (each slice declares its own in its ``walk.py``); :mod:`syncd.watch`
+the watch lists (:mod:`syncd.watch.sync`) find each watch kind's walker in :data:`WALKERS` and who fetches a
+watched DOI in :data:`DOI_WALKERS` (each slice declares its own in its ``walk.py``); :mod:`syncd.watch.lists`
 and ``syncd watch add`` find how a watch kind is added and described in :data:`WATCH_TYPES`.
 
 A slice with MCP tools adds one entry to :data:`TOOL_MODULES`: the names of its tool modules, each
@@ -34,6 +34,7 @@ import functools
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from syncd.budget.pools import Pools
 from syncd.config import Settings
 from syncd.crossref import client_probe as crossref_probe
 from syncd.crossref import kinds as crossref_kinds
@@ -50,9 +51,8 @@ from syncd.doiorg.names import DOI_RA
 from syncd.errors import InvalidInput
 from syncd.kinds import NO_HOOKS, DataFileRows, Kind, KindHooks
 from syncd.lazy import load
-from syncd.pools import Pools
-from syncd.records import RecordAnswer, RecordSource
-from syncd.services import AgencyRecords, ClientFactory, Services
+from syncd.road.records import RecordAnswer, RecordSource
+from syncd.road.services import AgencyRecords, ClientFactory, Services
 from syncd.store.repo import Store
 from syncd.store.rules import StoreRules
 from syncd.upstream.probe import Identify, Probe
@@ -68,7 +68,7 @@ if TYPE_CHECKING:
 
     from syncd.tools.params import ToolSpec
     from syncd.tools.resource import ResourceSpec
-    from syncd.watchwalk import DoiWalker, Walker, WatchType
+    from syncd.watch.walker import DoiWalker, Walker, WatchType
 
     WALKERS: dict[str, Walker]
     """The walker of each watch kind but ``doi`` (built on first use: :func:`_walkers`)."""
@@ -133,7 +133,7 @@ HOOK_MODULES: dict[str, str] = {
     "zenodo": "syncd.zenodo.kinds_hooks",
 }
 """Each slice's hooks module by slice name: ``HOOKS`` (kind name -> :class:`~syncd.kinds.KindHooks`), and
-optionally ``ANSWERS`` (record source name -> :class:`~syncd.records.RecordAnswer`) and ``DATA_FILES``
+optionally ``ANSWERS`` (record source name -> :class:`~syncd.road.records.RecordAnswer`) and ``DATA_FILES``
 (:class:`~syncd.kinds.DataFileRows`); each also in ``syncd.lazy.LAZY["syncd.registry"]``."""
 
 _SLICE_OF: dict[str, str] = {kind.name: name for name, kinds in SLICES.items() for kind in kinds}
@@ -180,7 +180,7 @@ WALK_MODULES: dict[str, tuple[str, str]] = {
 
 
 def _walkers() -> dict[str, Walker]:
-    """The walker of each watch kind but ``doi`` (:mod:`syncd.sync` walks a watch through its kind's)."""
+    """The walker of each watch kind but ``doi`` (:mod:`syncd.watch.sync` walks a watch by its kind's)."""
     return {k: w for walk, _ in WALK_MODULES.values() for k, w in load(__name__, walk).WALKERS.items()}
 
 
@@ -255,7 +255,7 @@ def _datacite_agency(svc: Services, dois: Sequence[str]) -> dict[str, dict[str, 
 
 AGENCIES: dict[str, AgencyRecords] = {"datacite": _datacite_agency}
 """Each registration agency a slice answers for, by lower-cased name (doi.org's ``RA``): handed to every
-:class:`~syncd.services.Services` bundle, so the Crossref batch answers a DataCite DOI from the
+:class:`~syncd.road.services.Services` bundle, so the Crossref batch answers a DataCite DOI from the
 DataCite slice without importing it."""
 
 
@@ -265,7 +265,7 @@ POOLS = Pools(
 )
 """The budget's pools, each declared in its slice's ``pools.py`` (name, service, published limits,
 concurrency group), in DESIGN.md's order: handed to every budget (:func:`open_services`,
-:class:`~syncd.budget.Budget`); the budget itself names no upstream."""
+:class:`~syncd.budget.buckets.Budget`); the budget itself names no upstream."""
 
 
 def open_services(
@@ -278,9 +278,9 @@ def open_services(
     clock: Callable[[], float] | None = None,
     sleep: Callable[[float], None] | None = None,
 ) -> Services:
-    """The :class:`~syncd.services.Services` bundle over ``store``, every slice's client (:data:`CLIENTS`).
+    """The :class:`~syncd.road.services.Services` bundle over ``store``, with every slice's :data:`CLIENTS`.
 
-    The keywords are those of :meth:`Services.open <syncd.services.Services.open>`: ``interactive``
+    The keywords are those of :meth:`Services.open <syncd.road.services.Services.open>`: ``interactive``
     (False: the daemon, which leaves the budget reserve), ``transport`` (tests), ``read_only``,
     ``clock`` (epoch seconds) and ``sleep`` (seconds); every bundle gets :data:`AGENCIES`, its budget
     :data:`POOLS` and the base-URL checks :data:`PROBES`.
@@ -301,7 +301,7 @@ def open_services(
 
 
 def record_source(name: str) -> RecordSource[Any]:
-    """The :class:`~syncd.records.RecordSource` of upstream ``name`` (``crossref``, ``zenodo``).
+    """The :class:`~syncd.road.records.RecordSource` of upstream ``name`` (``crossref``, ``zenodo``).
 
     Raises:
         InvalidInput: reason ``invalid_parameter``, no upstream of that name holds records.

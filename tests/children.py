@@ -11,7 +11,7 @@ import multiprocessing
 import time
 import traceback
 
-from syncd.budget import LEASE_MARGIN_S, Budget
+from syncd.budget.buckets import LEASE_MARGIN_S, Budget
 from syncd.config import Settings
 from syncd.crossref.lookups import get_work
 from syncd.errors import SyncdError

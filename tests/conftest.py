@@ -53,7 +53,7 @@ from jsonschema import Draft202012Validator
 
 from syncd.config import Settings
 from syncd.registry import open_services
-from syncd.services import Services
+from syncd.road.services import Services
 from syncd.store.repo import Store
 from syncd.store.session import StoreSession
 from tests.corpus_path import CORPUS

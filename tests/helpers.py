@@ -18,10 +18,10 @@ import httpx
 from mcp.server.lowlevel import Server
 
 from syncd.config import Settings
-from syncd.daemon import web_server
+from syncd.daemon.run import web_server
 from syncd.ops.activity import Activity
 from syncd.registry import mcp_specs, open_services, tool_specs
-from syncd.services import Services
+from syncd.road.services import Services
 from syncd.store.repo import Store
 from syncd.tools.params import ToolSpec
 from syncd.tools.server import CHANGES_SLICE, Deps, build_server, served_tools
@@ -44,7 +44,7 @@ def daemon_http(
     fill: Callable[[Store], object] | None = None,
     activity: Activity | None = None,
 ) -> Iterator[int]:
-    """The daemon's real HTTP server (:func:`syncd.daemon.web_server`) over ``settings`` in a thread.
+    """The daemon's real HTTP server (:func:`syncd.daemon.run.web_server`) over ``settings`` in a thread.
 
     Served on a free loopback port (set on ``settings.http.port``, which it yields) over its own store
     (given to ``fill`` first, when one is given) and services, both closed with the server; ``activity``:

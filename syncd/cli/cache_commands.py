@@ -10,8 +10,7 @@ from typing import Any
 
 import click
 
-from syncd import policy
-from syncd.budget import Budget
+from syncd.budget.buckets import Budget
 from syncd.cli.choices import NearChoice
 from syncd.cli.common import (
     EXIT_FAILURE,
@@ -36,8 +35,9 @@ from syncd.cli.common import (
     store_kind_option,
 )
 from syncd.errors import InvalidInput, NotFound, SyncdError
-from syncd.refresh import named_entries, sweep
 from syncd.registry import KINDS, POOLS, STORE_RULES, WATCHED_DOI_KIND, data_files, record_answer
+from syncd.road import policy
+from syncd.road.refresh import named_entries, sweep
 from syncd.store.maintenance import count_entries, delete_entries, list_entries, prune, vacuum, verify
 from syncd.store.watches import list_watches
 from syncd.transfer import WORKERS_MAX, default_workers, export_entries, import_paths, open_text

@@ -15,17 +15,17 @@ from typing import Any, TypeVar
 
 import click
 
-from syncd import policy
-from syncd.budget import Budget
-from syncd.cache import facts_of
+from syncd.budget.buckets import Budget
 from syncd.cli.choices import NearChoice
 from syncd.config import Settings, load_settings
 from syncd.errors import InvalidInput, NotFound, StoreError, SyncdError
 from syncd.logsetup import setup_logging
-from syncd.policy import READ_ONLY_REASON, iso
-from syncd.records import RecordSource
 from syncd.registry import RECORD_KINDS, RECORD_SOURCES, kind_of, open_services, resolve_record
-from syncd.services import Services
+from syncd.road import policy
+from syncd.road.local_first import facts_of
+from syncd.road.policy import READ_ONLY_REASON, iso
+from syncd.road.records import RecordSource
+from syncd.road.services import Services
 from syncd.store.engine import READ_ONLY_HINT
 from syncd.store.repo import Store, StoredEntry
 
@@ -193,7 +193,7 @@ def setup_logs(ctx: click.Context, default: str = "WARNING") -> None:
 
 @contextlib.contextmanager
 def session(ctx: click.Context) -> Iterator[Services]:
-    """The command's :class:`~syncd.services.Services` over the configured store; both closed on exit."""
+    """The command's :class:`~syncd.road.services.Services` over the configured store; both closed on exit."""
     settings = settings_of(ctx)
     store = Store.open(
         settings.database_url, search_timeout_s=settings.deadline_s, **settings.store.model_dump()
@@ -211,8 +211,8 @@ def session(ctx: click.Context) -> Iterator[Services]:
 def entry_dict(entry: StoredEntry, settings: Settings, now: float) -> dict[str, Any]:
     """One stored entry as a JSON-ready row: key, status, validators, ages, TTL and staleness.
 
-    ``stale`` is the policy's one rule (:func:`syncd.policy.fresh_bounds`: past the lifetime, or
-    validated more than :data:`syncd.policy.CLOCK_SKEW_S` after ``now``); ``age_s`` never negative.
+    ``stale`` is the policy's one rule (:func:`syncd.road.policy.fresh_bounds`: past the lifetime, or
+    validated more than :data:`syncd.road.policy.CLOCK_SKEW_S` after ``now``); ``age_s`` never negative.
     """
     ttl = policy.ttl_s(settings.ttl, kind_of(entry.kind), entry.status)
     facts = facts_of(entry, ttl)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from syncd.cli.common import handle_errors, settings_of, setup_logs
-from syncd.daemon_ready import run_daemon
+from syncd.daemon.ready import run_daemon
 
 __all__ = ["daemon"]
 

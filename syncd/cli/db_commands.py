@@ -17,8 +17,8 @@ from syncd.cli.common import (
     settings_of,
     setup_logs,
 )
-from syncd.dbcopy import copy_store
 from syncd.store.engine import make_engine, upgrade_to_head
+from syncd.transfer.dbcopy import copy_store
 
 
 @click.group()

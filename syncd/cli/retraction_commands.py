@@ -11,10 +11,10 @@ import click
 from syncd.cli.common import emit, handle_errors, json_option, print_rows, settings_of
 from syncd.errors import InvalidInput
 from syncd.normalize.doi import parse_doi
-from syncd.policy import iso
 from syncd.retractions.citations import cited_by_answer, rebuild_index
 from syncd.retractions.importer import import_path
 from syncd.retractions.storage import Dataset, datasets
+from syncd.road.policy import iso
 from syncd.store.repo import Store
 
 __all__ = ["cited_by", "retractions"]

@@ -11,7 +11,6 @@ from types import FrameType
 
 import click
 
-from syncd import watch as watch_mod
 from syncd.cli.choices import NearChoice
 from syncd.cli.common import (
     EXIT_FAILURE,
@@ -27,8 +26,8 @@ from syncd.cli.common import (
     writable,
 )
 from syncd.errors import InvalidInput, NotFound, SyncdError
-from syncd.policy import iso
 from syncd.registry import WATCH_TYPES
+from syncd.road.policy import iso
 from syncd.store.watches import (
     SyncRow,
     get_watch,
@@ -38,7 +37,8 @@ from syncd.store.watches import (
     request_stop,
     walk_status,
 )
-from syncd.sync import DOI_WATCH, STOP, SyncReport, sync_all
+from syncd.watch import lists as watch_mod
+from syncd.watch.sync import DOI_WATCH, STOP, SyncReport, sync_all
 
 EXIT_INTERRUPTED = 130
 """Exit code of a ``syncd watch sync`` stopped by Ctrl-C (128 + SIGINT)."""

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from syncd import __version__
-from syncd.budget import Budget
+from syncd.budget.buckets import Budget
 from syncd.config import Settings
 from syncd.errors import MalformedResponse, UpstreamRejected, UpstreamUnavailable
 from syncd.normalize.doi import doi_path_segment

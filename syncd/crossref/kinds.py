@@ -21,8 +21,8 @@ from syncd.crossref.names import (
 from syncd.crossref.rules import ENTITY_RULES, LIST_RULES, WORK_RULES
 from syncd.kinds import Kind
 from syncd.normalize.doi import ParsedDOI, parse_doi
-from syncd.records import RecordSource
-from syncd.services import ClientFactory
+from syncd.road.records import RecordSource
+from syncd.road.services import ClientFactory
 from syncd.store.repo import Store, StoredEntry
 
 __all__ = ["CLIENTS", "ENTITY_KINDS", "KINDS", "LIST", "RECORDS", "WORK", "stored_work"]

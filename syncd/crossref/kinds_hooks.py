@@ -14,8 +14,8 @@ from syncd.crossref.lookups import fetch_entity, fetch_work, load_work, refetch_
 from syncd.crossref.lookups_revalidate import REVALIDATE_MANY
 from syncd.kinds import DataFileRows, KindHooks
 from syncd.normalize.doi import ParsedDOI
-from syncd.records import RecordAnswer
-from syncd.services import Services
+from syncd.road.records import RecordAnswer
+from syncd.road.services import Services
 from syncd.store.repo import StoredEntry
 from syncd.upstream.deadline import Deadline
 

@@ -1,6 +1,6 @@
 """Crossref lookups through the local-first path: works, search pages, entities.
 
-Lookups take the :class:`~syncd.services.Services` bundle, ask its runner for the policy's plan,
+Lookups take the :class:`~syncd.road.services.Services` bundle, ask its runner for the policy's plan,
 fetch with the Crossref client when the plan says so (doi.org's registration agency of a
 missing DOI through :mod:`syncd.doiorg.lookups`), and store what upstream answers as
 entries (their TTL settings and pools: :mod:`syncd.kinds`), keyed as follows:
@@ -30,8 +30,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from syncd import policy
-from syncd.cache import Lookup, local_first
 from syncd.crossref import views as crossref_norm
 from syncd.crossref.client import CrossrefClient, EntityAnswer
 from syncd.crossref.kinds import ENTITY_KINDS, LIST, WORK, stored_work
@@ -49,8 +47,10 @@ from syncd.doiorg.lookups import registration_agency
 from syncd.errors import BudgetExhausted, MalformedResponse, NotFound, UpstreamError, UpstreamUnavailable
 from syncd.kinds import Kind
 from syncd.normalize.doi import ParsedDOI, is_zenodo_doi, parse_doi
-from syncd.policy import Provenance
-from syncd.services import Services
+from syncd.road import policy
+from syncd.road.local_first import Lookup, local_first
+from syncd.road.policy import Provenance
+from syncd.road.services import Services
 from syncd.store.content import content_hash, volatile_json
 from syncd.store.repo import EntryContent, Store, StoredEntry
 from syncd.upstream.http import Deadline, current_deadline
@@ -462,7 +462,7 @@ def list_page(
 ) -> Page:
     """One list page, local-first (``crossref_search`` entry keyed by :func:`search_key`).
 
-    A stored ``cursor=*`` page older than :data:`syncd.policy.CURSOR_LIFETIME_S` is refetched (its next
+    A stored ``cursor=*`` page older than :data:`syncd.road.policy.CURSOR_LIFETIME_S` is refetched (its next
     cursor may have expired).
 
     Raises:

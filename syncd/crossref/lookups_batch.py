@@ -31,7 +31,8 @@ and an agent's list resolve alike). For each input, in order:
 5. A failed list request (HTTP 400/5xx, unreadable body, 429, spent budget, breaker open) fails its
    group only: held works are answered stale with the reason, the others carry it as their reason.
 6. The store must be writable for a fetch (the request budget lives in it): before the first request
-   the write lock is probed once, for at most :data:`~syncd.cache.PROBE_SHARE` of the call's deadline
+   the write lock is probed once, for at most :data:`~syncd.road.local_first.PROBE_SHARE` of the call's
+   deadline
    (:meth:`~syncd.store.repo.Store.can_write`; a full disk or read-only file is known at once). When
    it cannot be had (another process holds SQLite's write lock, the disk is full), no request is
    sent: held works are answered stale (``store_unavailable``) and the others carry
@@ -74,8 +75,6 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from syncd import policy
-from syncd.cache import PROBE_SHARE, UNSTORED_ID, Lookup, Plan, facts_of, unstored_entry
 from syncd.crossref import lookups as lookups_crossref
 from syncd.crossref.names import CROSSREF_WORK
 from syncd.crossref.params_filter import GROUP, filter_safe
@@ -89,8 +88,10 @@ from syncd.errors import (
     UpstreamUnavailable,
 )
 from syncd.normalize.doi import ParsedDOI, is_zenodo_doi, parse_doi
-from syncd.policy import Action, Provenance
-from syncd.services import Services
+from syncd.road import policy
+from syncd.road.local_first import PROBE_SHARE, UNSTORED_ID, Lookup, Plan, facts_of, unstored_entry
+from syncd.road.policy import Action, Provenance
+from syncd.road.services import Services
 from syncd.store.repo import EntryContent, StoredEntry, write_cause
 from syncd.upstream.http import Deadline, current_deadline
 
@@ -135,7 +136,7 @@ class WorkItem:
     ``doi_not_found`` with the registration agency, or the upstream failure) is set.
     ``miss_provenance``: where a ``doi_not_found`` came from (the stored miss; None otherwise).
     ``agency_record``: the registration agency's summary of a ``doi_not_found`` another slice
-    answers for (:data:`syncd.services.AgencyRecords`; None otherwise).
+    answers for (:data:`syncd.road.services.AgencyRecords`; None otherwise).
     """
 
     input: str
@@ -576,7 +577,7 @@ def _unwritten(svc: Services, p: _Pending, cause: str) -> WorkItem:
 
 
 def _failed(p: _Pending, exc: SyncdError) -> WorkItem:
-    """Stale-if-error for ``p`` (as :meth:`syncd.cache.Claim.failed`), else ``exc`` as its reason."""
+    """Stale-if-error for ``p`` (as :meth:`~syncd.road.local_first.Claim.failed`), else ``exc``."""
     assert p.plan is not None
     held = p.plan.entry
     if held is None or held.status != "ok":  # a held miss is not re-answered: the failure is the reason

@@ -1,4 +1,4 @@
-"""How the cache commands fetch and view a Crossref work (:class:`~syncd.records.RecordAnswer`).
+"""How the cache commands fetch and view a Crossref work (:class:`~syncd.road.records.RecordAnswer`).
 
 The source itself, by DOI, is :data:`syncd.crossref.kinds.RECORDS`.
 
@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from syncd.cache import Lookup
 from syncd.crossref.lookups import get_work
 from syncd.crossref.rules import WORK_RULES
 from syncd.crossref.views import work_view
 from syncd.crossref.views_flags import update_flags
 from syncd.normalize.doi import ParsedDOI
-from syncd.records import RecordAnswer
-from syncd.services import Services
+from syncd.road.local_first import Lookup
+from syncd.road.records import RecordAnswer
+from syncd.road.services import Services
 from syncd.store.content import document
 from syncd.store.repo import StoredEntry
 

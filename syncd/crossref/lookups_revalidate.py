@@ -6,7 +6,7 @@ Crossref sends no validators, so revalidating a work one by one costs a full ``/
 (``upstream_version``) is confirmed: only ``validated_at`` is bumped, for the whole group in one
 write transaction (:meth:`~syncd.store.entries.EntryStore.mark_validated_many`). Works whose stamp
 moved, or that the list did not return, are revalidated singly (the ``single`` revalidation the
-sweep hands over, :func:`syncd.refresh.revalidate`), which stores the new body only when its content
+sweep hands over, :func:`syncd.road.refresh.revalidate`), which stores the new body only when its content
 hash changed.
 With ``k`` changed works out of ``n`` this costs ``ceil(n / GROUP) + k`` requests instead of ``n``.
 
@@ -14,7 +14,7 @@ A DOI that cannot be written into a ``doi:`` filter
 (:func:`~syncd.crossref.params_filter.filter_safe`: a comma, which Crossref's filter parser splits
 on, or any character outside the suffix set Crossref recommends) never goes into one: it is
 revalidated singly. A rejected list request (HTTP 400, 5xx, an unreadable body) is split in halves
-(:func:`syncd.batch.halves`), down to single lookups, so one poison DOI never stalls the others.
+(:func:`syncd.road.batch.halves`), down to single lookups, so one poison DOI never stalls the others.
 """
 
 from __future__ import annotations
@@ -22,15 +22,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from syncd import policy
-from syncd.batch import BatchReport, Settled, run_batches
 from syncd.crossref.client import CrossrefClient
 from syncd.crossref.names import CROSSREF_WORK
 from syncd.crossref.params_filter import GROUP, batch_params, filter_safe
 from syncd.errors import InvalidInput
 from syncd.kinds import OnEntry, RevalidateMany, RevalidateOne
 from syncd.normalize.doi import parse_doi
-from syncd.services import Services
+from syncd.road import policy
+from syncd.road.batch import BatchReport, Settled, run_batches
+from syncd.road.services import Services
 from syncd.store.repo import StoredEntry
 from syncd.upstream.http import Deadline
 
@@ -84,7 +84,7 @@ def revalidate_works(
 ) -> BatchReport:
     """Revalidate stored Crossref works in groups of ``group`` (see the module docstring).
 
-    ``single``: the one-entry revalidation (``GET /works/{doi}``; :func:`syncd.refresh.revalidate`);
+    ``single``: the one-entry revalidation (``GET /works/{doi}``; :func:`syncd.road.refresh.revalidate`);
     ``on_entry``: told each entry's outcome; ``deadline_s``: seconds each request may take.
     DOIs that cannot go into a ``doi:`` filter (:func:`~syncd.crossref.params_filter.filter_safe`) are
     revalidated alone. A list request upstream rejects (400, 5xx, unreadable body) is split in halves,

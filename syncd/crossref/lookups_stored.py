@@ -11,13 +11,13 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from syncd import policy
 from syncd.crossref.lookups import message_of
 from syncd.crossref.names import CROSSREF_JOURNAL, CROSSREF_WORK
 from syncd.errors import StoreError
 from syncd.normalize.changes import NOTICE_TYPES
-from syncd.policy import Provenance, iso
-from syncd.services import Services
+from syncd.road import policy
+from syncd.road.policy import Provenance, iso
+from syncd.road.services import Services
 from syncd.store.changes import changes_of_entry
 from syncd.store.maintenance import iter_entries
 from syncd.store.repo import StoredEntry

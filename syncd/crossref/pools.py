@@ -3,13 +3,13 @@
 Crossref's published limits (DESIGN.md's budget table; since December 2025, ``x-rate-limit-*`` and
 ``x-concurrency-limit``): in the polite pool (``crossref.mailto`` set) single-record requests 10/s,
 list requests 3/s, 5 in flight together; in the public pool 5/s, 1/s, 1 in flight. What Crossref
-announces in its headers can only lower these (:mod:`syncd.budget`).
+announces in its headers can only lower these (:mod:`syncd.budget.buckets`).
 """
 
 from __future__ import annotations
 
+from syncd.budget.pools import Group, Pool, PoolLimits
 from syncd.config import Settings
-from syncd.pools import Group, Pool, PoolLimits
 
 __all__ = ["GROUPS", "LIST", "POOLS", "SINGLE"]
 

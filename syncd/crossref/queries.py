@@ -1,6 +1,6 @@
 """Crossref tool-level lookups: each returns ``(contract view as a dict, provenance)``.
 
-They take the :class:`~syncd.services.Services` bundle, validate with :mod:`syncd.crossref.params`,
+They take the :class:`~syncd.road.services.Services` bundle, validate with :mod:`syncd.crossref.params`,
 read entries through :mod:`syncd.crossref.lookups` (local-first) and build the contract views with
 :mod:`syncd.crossref.views_lists`. Journals and funders share one entity-search skeleton
 (:class:`EntitySearch`): an id lookup or a list search, optionally with a works page of the match.
@@ -14,7 +14,6 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from syncd import policy
 from syncd.crossref.lookups import (
     get_entity,
     get_work,
@@ -44,8 +43,9 @@ from syncd.crossref.views_lists import (
 from syncd.doiorg.lookups import registration_agency
 from syncd.errors import BudgetExhausted, InvalidInput, NotFound, UpstreamError, UpstreamRejected
 from syncd.normalize.doi import ParsedDOI
-from syncd.policy import Provenance
-from syncd.services import Services
+from syncd.road import policy
+from syncd.road.policy import Provenance
+from syncd.road.services import Services
 from syncd.store.search import RANK_BOUND, SEARCH_COUNT_CAP
 from syncd.upstream.http import Deadline, current_deadline
 

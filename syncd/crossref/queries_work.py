@@ -13,14 +13,14 @@ from collections import OrderedDict
 from threading import Lock
 from typing import Any
 
-from syncd.cache import Lookup
 from syncd.crossref import lookups as lookups_crossref
 from syncd.crossref.lookups_stored import since_stored
 from syncd.crossref.rules import WORK_RULES
 from syncd.crossref.views import work_view
 from syncd.normalize.changes import since_stored_notice
 from syncd.normalize.doi import ParsedDOI
-from syncd.services import Services
+from syncd.road.local_first import Lookup
+from syncd.road.services import Services
 from syncd.store.content import document
 
 __all__ = ["work_answer"]

@@ -47,8 +47,8 @@ from syncd.crossref.tools_render import (
 )
 from syncd.errors import NotFound
 from syncd.normalize.doi import parse_doi
-from syncd.policy import Provenance
-from syncd.services import Services
+from syncd.road.policy import Provenance
+from syncd.road.services import Services
 from syncd.tools.errors import error_result
 from syncd.tools.params import ToolSpec
 from syncd.tools.resource import ResourceSpec

@@ -23,10 +23,10 @@ from syncd.crossref.lookups_batch import WorkItem, get_works
 from syncd.crossref.views import work_view
 from syncd.crossref.views_flags import update_flags
 from syncd.crossref.views_lines import AUTHOR_TOTAL, item_fields
-from syncd.policy import UNREACHABLE_REASON, iso, unstored_sentence
 from syncd.retractions.lookups import work_verdicts
 from syncd.retractions.verdict import Verdict
-from syncd.services import Services
+from syncd.road.policy import UNREACHABLE_REASON, iso, unstored_sentence
+from syncd.road.services import Services
 from syncd.tools.errors import client_message, error_result
 from syncd.tools.fit import Cut, Fit, plain
 from syncd.tools.params import ToolSpec

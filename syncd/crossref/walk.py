@@ -2,7 +2,7 @@
 
 Crossref query watches:
     A walk pages the route with ``cursor`` in ``indexed`` order (``sort=indexed&order=asc``, ``rows``
-    per page; :mod:`syncd.cursorwalk`). After every page its works are stored (through
+    per page; :mod:`syncd.watch.cursor`). After every page its works are stored (through
     :func:`syncd.crossref.lookups.work_content` and ``Store.put_content``, so unchanged works only get
     ``validated_at`` bumped) and *then* the position is written to ``sync_state``: the next cursor,
     and the **watermark** (the ``indexed`` time of the last work stored) with ``seen``/``total``.
@@ -13,7 +13,7 @@ Crossref query watches:
     same route with ``from-index-date:<that day>``, so only works Crossref re-indexed since (changed,
     or newly matching) are transferred. A stuck walk is told by its items, never by its cursor
     (Crossref's scroll id is the same on every page): no new DOI over
-    :data:`syncd.cursorwalk.STUCK_PAGES` pages, or past ``total-results``.
+    :data:`syncd.watch.cursor.STUCK_PAGES` pages, or past ``total-results``.
 
     Cursors die 5 minutes after they were issued. A cursor refused (``404``, ``400``, ``500``), an
     empty or last page from a resumed cursor while works are still due, or a saved cursor too old or a
@@ -28,7 +28,7 @@ DOI watches:
     (``/works?filter=doi:A,doi:B,...``); DOIs that the list does not return go through the single
     lookup ``/works/{doi}`` (misses are stored as misses).
 
-Every request goes through the clients of the :class:`~syncd.services.Services` bundle, so through
+Every request goes through the clients of the :class:`~syncd.road.services.Services` bundle, so through
 the shared budget (the daemon's bundle is non-interactive and leaves the interactive reserve).
 """
 
@@ -44,7 +44,6 @@ from syncd.crossref.lookups import fetch_work, work_content
 from syncd.crossref.names import CROSSREF_WORK
 from syncd.crossref.params_filter import filter_safe
 from syncd.crossref.walk_specs import CROSSREF_QUERY
-from syncd.cursorwalk import CURSOR_TTL_S, SORT, CursorWalk, WalkGuard
 from syncd.errors import (
     InvalidInput,
     MalformedResponse,
@@ -54,7 +53,7 @@ from syncd.errors import (
     UpstreamUnavailable,
 )
 from syncd.normalize.doi import parse_doi
-from syncd.services import Services
+from syncd.road.services import Services
 from syncd.store.repo import Store
 from syncd.store.watches import (
     PageVerdict,
@@ -65,7 +64,8 @@ from syncd.store.watches import (
     save_sync_state,
     start_walk,
 )
-from syncd.watchwalk import (
+from syncd.watch.cursor import CURSOR_TTL_S, SORT, CursorWalk, WalkGuard
+from syncd.watch.walker import (
     STOP,
     STOP_REASONS,
     DoiWalker,
@@ -409,7 +409,7 @@ def fetch_dois(svc: Services, dois: Sequence[str], report: SyncReport, now: floa
     A list request that fails is left to the single lookups, unless the failure ends the pass.
 
     Raises:
-        UpstreamError: the list request failed with a :data:`~syncd.watchwalk.STOP_REASONS` reason.
+        UpstreamError: the list request failed with a :data:`~syncd.watch.walker.STOP_REASONS` reason.
         UpstreamError, BudgetExhausted: a single lookup failed.
     """
     for i in range(0, len(dois), DOI_GROUP):

@@ -14,8 +14,8 @@ from syncd.datacite.pools import DATACITE
 from syncd.datacite.rules import LIST_RULES, WORK_RULES
 from syncd.kinds import Kind
 from syncd.normalize.doi import ParsedDOI, parse_doi
-from syncd.records import RecordSource
-from syncd.services import ClientFactory
+from syncd.road.records import RecordSource
+from syncd.road.services import ClientFactory
 from syncd.store.repo import Store, StoredEntry
 
 __all__ = ["CLIENTS", "KINDS", "LIST", "RECORDS", "WORK"]

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from syncd.cache import Lookup
 from syncd.datacite.kinds import LIST, WORK
 from syncd.datacite.lookups import fetch_list, fetch_work, get_work, load_work, miss_of
 from syncd.datacite.lookups_revalidate import REVALIDATE_MANY
@@ -20,8 +19,9 @@ from syncd.datacite.views import work_view
 from syncd.errors import NotFound
 from syncd.kinds import KindHooks
 from syncd.normalize.doi import ParsedDOI
-from syncd.records import RecordAnswer
-from syncd.services import Services
+from syncd.road.local_first import Lookup
+from syncd.road.records import RecordAnswer
+from syncd.road.services import Services
 from syncd.store.content import document
 from syncd.store.repo import StoredEntry
 from syncd.upstream.deadline import Deadline

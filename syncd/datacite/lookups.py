@@ -1,6 +1,7 @@
 """DataCite lookups through the local-first road: works, list pages, the offline mirror search.
 
-Every lookup goes through :func:`syncd.cache.local_first` with this slice's kinds, keyed as follows:
+Every lookup goes through :func:`syncd.road.local_first.local_first` with this slice's kinds, keyed as
+follows:
 
 =================== ==================================================================================
 kind                key
@@ -26,8 +27,6 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from syncd import policy
-from syncd.cache import Lookup, facts_of, local_first
 from syncd.datacite.kinds import LIST, WORK
 from syncd.datacite.lookups_content import is_partial, work_content
 from syncd.datacite.names import DATACITE_WORK
@@ -37,8 +36,10 @@ from syncd.datacite.views import (
 )
 from syncd.errors import BudgetExhausted, MalformedResponse, UpstreamError
 from syncd.normalize.doi import ParsedDOI
-from syncd.policy import Provenance
-from syncd.services import Services
+from syncd.road import policy
+from syncd.road.local_first import Lookup, facts_of, local_first
+from syncd.road.policy import Provenance
+from syncd.road.services import Services
 from syncd.store.content import content_hash
 from syncd.store.repo import EntryContent, Store, StoredEntry
 from syncd.upstream.http import Deadline, current_deadline

@@ -7,9 +7,10 @@ each returned record is stored through the store's content-hash check (unchanged
 ``validated_at`` bumped; changed: the new body stored with its change summary). A DOI the answer
 leaves out (no longer public, another agency's copy, a miss) is revalidated singly, which asks
 doi.org why. With ``k`` such DOIs out of ``n`` this costs ``ceil(n / 50) + k`` requests instead of
-``n``. A list request that fails (5xx, an unreadable body) is split in halves (:func:`syncd.batch.halves`)
+``n``. A list request that fails (5xx, an unreadable body) is split in halves
+(:func:`syncd.road.batch.halves`)
 down to single lookups, so one poison DOI never stalls the others (the loop is
-:func:`syncd.batch.run_batches`, shared with the Crossref works).
+:func:`syncd.road.batch.run_batches`, shared with the Crossref works).
 """
 
 from __future__ import annotations
@@ -17,15 +18,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import partial
 
-from syncd import policy
-from syncd.batch import BatchReport, Settled, run_batches
 from syncd.datacite.client import BATCH_MAX
 from syncd.datacite.lookups_content import is_partial, work_content
 from syncd.datacite.names import DATACITE_WORK
 from syncd.errors import MalformedResponse
 from syncd.kinds import OnEntry, RevalidateMany, RevalidateOne
-from syncd.policy import Outcome
-from syncd.services import Services
+from syncd.road import policy
+from syncd.road.batch import BatchReport, Settled, run_batches
+from syncd.road.policy import Outcome
+from syncd.road.services import Services
 from syncd.store.repo import StoredEntry
 from syncd.upstream.http import Deadline
 
@@ -38,7 +39,7 @@ def eligible(entry: StoredEntry) -> bool:
 
 
 def _settle(svc: Services, chunk: Sequence[StoredEntry], deadline: Deadline) -> Settled:
-    """Ask for ``chunk`` in one request and store each record answered (:data:`syncd.batch.Settle`).
+    """Ask for ``chunk`` in one request and store each record answered (:data:`syncd.road.batch.Settle`).
 
     Returns the entries stored with their outcome (changed or unchanged) and those left unanswered.
 
@@ -73,7 +74,7 @@ def revalidate_works(
 ) -> BatchReport:
     """Revalidate stored DataCite works in groups of ``group`` (see the module docstring).
 
-    ``single``: the one-entry revalidation (:func:`syncd.refresh.revalidate`); ``on_entry``: told each
+    ``single``: the one-entry revalidation (:func:`syncd.road.refresh.revalidate`); ``on_entry``: told each
     entry's outcome; ``deadline_s``: seconds each request may take. Stops early (``stopped``) when the
     budget is spent, the pool is rate limited or offline; the rest waits for the next sweep.
     """

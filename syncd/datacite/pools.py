@@ -9,8 +9,8 @@ passes the tier in any window (``burst + per_s x 300 <= limit``): 20 or 10 at on
 
 from __future__ import annotations
 
+from syncd.budget.pools import Pool, PoolLimits
 from syncd.config import Settings
-from syncd.pools import Pool, PoolLimits
 
 __all__ = ["DATACITE", "DATACITE_PER_WINDOW", "DATACITE_WINDOW_S", "GROUPS", "POOLS"]
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from syncd.cache import Lookup
 from syncd.datacite.lookups import Miss, miss_of
 from syncd.datacite.rules import WORK_RULES
 from syncd.datacite.views import work_view
 from syncd.normalize.doi import is_zenodo_doi
+from syncd.road.local_first import Lookup
 from syncd.store.content import document
 
 __all__ = ["miss_answer", "miss_guidance", "work_answer"]

@@ -1,8 +1,8 @@
-"""DataCite's answer for the DOIs other slices learn are DataCite's (:data:`syncd.services.AgencyRecords`).
+"""DataCite's answer for DOIs other slices learn are DataCite's (``AgencyRecords`` of the services).
 
 ``crossref_get_works`` items and ``syncd check`` entries of a DOI doi.org says DataCite registered
 carry this summary instead of "another agency" (the composition root hands :func:`agency_records`
-to the :class:`~syncd.services.Services` bundle as ``agencies["datacite"]``; the Crossref slice never
+to the :class:`~syncd.road.services.Services` bundle as ``agencies["datacite"]``; the Crossref slice never
 imports this one). Local-first: the DOIs with no whole stored record are fetched first, 50 per
 ``query=doi:(a OR b ...)`` request (stored as works), then each DOI not just fetched is read
 through :func:`syncd.datacite.lookups.get_work` (the store, its TTL, doi.org's classified miss for one
@@ -22,7 +22,6 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from syncd.cache import Lookup
 from syncd.datacite import lookups
 from syncd.datacite.client import BATCH_MAX
 from syncd.datacite.lookups import miss_of
@@ -32,7 +31,8 @@ from syncd.datacite.rules import WORK_RULES
 from syncd.datacite.views import client_of, first_title, publication_year
 from syncd.errors import BudgetExhausted, SyncdError, UpstreamError
 from syncd.normalize.doi import is_zenodo_doi
-from syncd.services import Services
+from syncd.road.local_first import Lookup
+from syncd.road.services import Services
 from syncd.store.content import document
 from syncd.store.repo import StoredEntry
 from syncd.upstream.http import current_deadline

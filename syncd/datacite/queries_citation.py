@@ -17,7 +17,6 @@ import html
 import re
 from typing import Any
 
-from syncd.cache import Lookup
 from syncd.datacite import lookups, queries
 from syncd.datacite.client import DataciteClient
 from syncd.datacite.params import parse_datacite_doi
@@ -26,7 +25,8 @@ from syncd.datacite.views_citation import render_csl_json, render_text
 from syncd.datacite.views_reference import FORMATS, locale_of
 from syncd.errors import InvalidInput, NotFound, UpstreamUnavailable
 from syncd.normalize.citation import has_style
-from syncd.services import Services
+from syncd.road.local_first import Lookup
+from syncd.road.services import Services
 from syncd.store.content import document
 from syncd.upstream.http import current_deadline
 

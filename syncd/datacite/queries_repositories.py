@@ -20,7 +20,7 @@ from syncd.datacite.queries_search import rejected_error
 from syncd.datacite.views import as_object
 from syncd.datacite.views_reference import fos_labels
 from syncd.errors import InvalidInput, UpstreamRejected
-from syncd.services import Services
+from syncd.road.services import Services
 
 __all__ = ["repositories_answer", "repository_row"]
 

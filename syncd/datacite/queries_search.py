@@ -23,7 +23,7 @@ from syncd.datacite.rules import WORK_RULES
 from syncd.datacite.views import as_object
 from syncd.datacite.views_search import facets, row, rows
 from syncd.errors import BudgetExhausted, InvalidInput, SyncdError, UpstreamError, UpstreamRejected
-from syncd.services import Services
+from syncd.road.services import Services
 from syncd.store.content import document
 
 __all__ = ["rejected_error", "search_works_answer"]

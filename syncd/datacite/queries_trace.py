@@ -34,7 +34,7 @@ from syncd.datacite.queries_trace_graph import Graph, event_edges, own_edges, re
 from syncd.datacite.rules import WORK_RULES
 from syncd.datacite.views import client_of, first_title, publication_year
 from syncd.errors import BudgetExhausted, UpstreamError
-from syncd.services import Services
+from syncd.road.services import Services
 from syncd.store.content import document as stored_document
 from syncd.store.repo import StoredEntry
 from syncd.upstream.http import Deadline, current_deadline

@@ -27,7 +27,7 @@ from syncd.datacite.params import phrase
 from syncd.datacite.views import document
 from syncd.datacite.views_reference import CITATION_GROUP, RELATION_TYPES
 from syncd.errors import BudgetExhausted, UpstreamError
-from syncd.services import Services
+from syncd.road.services import Services
 
 __all__ = ["DOI_FORMS", "Graph", "admits", "event_edges", "own_edges", "reverse_edges", "target"]
 

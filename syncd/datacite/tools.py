@@ -51,7 +51,7 @@ from syncd.datacite.tools_render import (
     result,
 )
 from syncd.datacite.views_reference import reference
-from syncd.services import Services
+from syncd.road.services import Services
 from syncd.tools.errors import error_result
 from syncd.tools.fit import Cut, Fit, Resume, dropped, plain
 from syncd.tools.params import ToolSpec

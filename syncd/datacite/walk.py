@@ -30,7 +30,7 @@ from syncd.datacite.names import DATACITE_WORK
 from syncd.datacite.views import stored_body
 from syncd.datacite.walk_specs import DATACITE_QUERY, PAGE_SIZE
 from syncd.errors import MalformedResponse
-from syncd.services import Services
+from syncd.road.services import Services
 from syncd.store.watches import (
     PageVerdict,
     StoredWatch,
@@ -39,7 +39,7 @@ from syncd.store.watches import (
     save_sync_state,
     start_walk,
 )
-from syncd.watchwalk import STOP, PageHook, SyncReport, Walker, deadline, ended_early, log_page, state_name
+from syncd.watch.walker import STOP, PageHook, SyncReport, Walker, deadline, ended_early, log_page, state_name
 
 __all__ = ["DATACITE_FLOOR", "WALKERS", "datacite_params", "next_token", "sync_datacite"]
 

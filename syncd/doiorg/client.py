@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from syncd import __version__
-from syncd.budget import Budget
+from syncd.budget.buckets import Budget
 from syncd.config import Settings
 from syncd.errors import MalformedResponse
 from syncd.upstream.http import Deadline, UpstreamHTTP

@@ -11,7 +11,7 @@ from syncd.doiorg.client import DoiClient
 from syncd.doiorg.names import DOI_RA
 from syncd.doiorg.rules import RA_RULES
 from syncd.kinds import Kind
-from syncd.services import ClientFactory
+from syncd.road.services import ClientFactory
 
 __all__ = ["CLIENTS", "KINDS", "RA"]
 

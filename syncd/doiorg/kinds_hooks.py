@@ -8,7 +8,7 @@ from __future__ import annotations
 from syncd.doiorg.kinds import RA
 from syncd.doiorg.lookups import fetch_ra
 from syncd.kinds import KindHooks
-from syncd.services import Services
+from syncd.road.services import Services
 from syncd.store.repo import StoredEntry
 from syncd.upstream.deadline import Deadline
 

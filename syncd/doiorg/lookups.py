@@ -8,10 +8,10 @@ module, never each other.
 
 from __future__ import annotations
 
-from syncd.cache import local_first
 from syncd.doiorg.client import DoiClient
 from syncd.doiorg.kinds import RA
-from syncd.services import Services
+from syncd.road.local_first import local_first
+from syncd.road.services import Services
 from syncd.store.content import content_hash
 from syncd.store.repo import Store, StoredEntry
 from syncd.upstream.http import Deadline, current_deadline

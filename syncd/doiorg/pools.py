@@ -5,8 +5,8 @@ doi.org publishes no limit; syncd keeps to 10/s, 5 in flight (DESIGN.md's budget
 
 from __future__ import annotations
 
+from syncd.budget.pools import Pool, PoolLimits
 from syncd.config import Settings
-from syncd.pools import Pool, PoolLimits
 
 __all__ = ["DOI", "GROUPS", "POOLS"]
 

@@ -65,7 +65,7 @@ __all__ = [
 
 
 ALERT_TYPES = ("retraction", "withdrawal", "expression_of_concern", "deleted")
-"""Change types that raise an alert for a watched entry (:mod:`syncd.alerts`)."""
+"""Change types that raise an alert for a watched entry (:mod:`syncd.daemon.alerts`)."""
 
 UPDATE_TYPES = frozenset(
     {

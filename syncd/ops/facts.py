@@ -1,8 +1,8 @@
 """What the store and the shared budget hold now, read for ``/metrics``, ``/healthz`` and ``/status``.
 
 Read at request time (a scrape, a page view), never cached: entries per kind and status with the
-stale count (:meth:`syncd.store.repo.Store.counts`, the TTLs of :func:`syncd.policy.ttls`), every
-budget pool (:meth:`syncd.budget.Budget.states` plus the ``requests_total`` / ``rate_limited_total``
+stale count (:meth:`syncd.store.repo.Store.counts`, the TTLs of :func:`syncd.road.policy.ttls`), every
+budget pool (:meth:`syncd.budget.buckets.Budget.states` plus the ``requests_total`` / ``rate_limited_total``
 counters of ``budget_pools``, migration 0011: every process sharing the store counted), the watch
 lists with their last successful walk (``sync_state``), and the change feed (``changes``).
 """
@@ -15,16 +15,16 @@ from dataclasses import dataclass
 
 from sqlalchemy import func, select
 
-from syncd import policy
-from syncd.alerts import CURSOR as ALERT_CURSOR
+from syncd.daemon.alerts import CURSOR as ALERT_CURSOR
 from syncd.normalize.changes import ALERT_TYPES
 from syncd.registry import KINDS, SERIES_DOI_PREFIXES
-from syncd.services import Services
+from syncd.road import policy
+from syncd.road.services import Services
 from syncd.store.changes import StoredChange, latest_change_id, list_changes
 from syncd.store.models import BudgetPool, Change
 from syncd.store.repo import Store
 from syncd.store.watches import get_sync_state, list_sync_states, list_watches, walk_status
-from syncd.watch import describe
+from syncd.watch.lists import describe
 
 __all__ = ["Facts", "PoolFacts", "WatchFacts", "read_facts", "recent_alerts", "recent_changes"]
 

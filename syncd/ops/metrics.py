@@ -46,7 +46,7 @@ from prometheus_client.registry import Collector
 from syncd.errors import SyncdError
 from syncd.ops.activity import Activity
 from syncd.ops.facts import Facts, read_facts
-from syncd.services import Services
+from syncd.road.services import Services
 
 __all__ = ["StoreCollector", "register", "render"]
 

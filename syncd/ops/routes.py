@@ -1,8 +1,8 @@
 """The operator routes of the daemon's HTTP server: ``GET /healthz``, ``/metrics`` and ``/status``.
 
 Served by the same Starlette app as ``/mcp`` (the SDK's ``custom_starlette_routes``), so behind the
-same :class:`~syncd.httpauth.BearerAuth` (a token is required beyond loopback) and
-:class:`~syncd.httpauth.RequestGuard`; the same DNS-rebinding rules as ``/mcp`` apply (the SDK's
+same :class:`~syncd.daemon.httpauth.BearerAuth` (a token is required beyond loopback) and
+:class:`~syncd.daemon.httpauth.RequestGuard`; the same DNS-rebinding rules as ``/mcp`` apply (the SDK's
 :class:`~mcp.server.transport_security.TransportSecurityMiddleware`: 421 for a Host, 403 for an Origin
 this endpoint does not serve), so a web page the operator visits cannot read them through a rebound
 name. The store is read on a worker thread; each answer says ``Cache-Control: no-store``.
@@ -24,7 +24,7 @@ from syncd.ops.facts import read_facts, recent_alerts, recent_changes
 from syncd.ops.health import check_health
 from syncd.ops.metrics import register, render
 from syncd.ops.status_page import RECENT, render_status
-from syncd.services import Services
+from syncd.road.services import Services
 
 __all__ = ["NO_STORE", "ops_routes"]
 
@@ -51,7 +51,7 @@ def ops_routes(svc: Services, activity: Activity, security: TransportSecuritySet
     """The three routes over ``svc`` (store, budget, settings) and ``activity`` (the daemon's jobs).
 
     Registers the store collector in ``activity``'s registry. ``security``: the Host/Origin rules of
-    ``/mcp`` (:func:`syncd.httpauth.transport_security`).
+    ``/mcp`` (:func:`syncd.daemon.httpauth.transport_security`).
     """
     register(activity, svc)
     guard = TransportSecurityMiddleware(security)

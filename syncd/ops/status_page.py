@@ -16,7 +16,7 @@ from syncd import __version__
 from syncd.ops.activity import SweepRecord
 from syncd.ops.facts import Facts
 from syncd.ops.health import Health
-from syncd.policy import iso
+from syncd.road.policy import iso
 from syncd.store.changes import StoredChange
 
 __all__ = ["RECENT", "REFRESH_S", "render_status"]

@@ -22,7 +22,7 @@ from syncd.crossref.views_references import cited_dois
 from syncd.errors import MalformedResponse
 from syncd.retractions.lookups import Seen, verdicts_for
 from syncd.retractions.verdict import Verdict
-from syncd.services import Services
+from syncd.road.services import Services
 from syncd.store.content import document
 from syncd.store.models import Entry
 from syncd.store.references import Citing, cited_by, cites_of, citing_among, coverage, write_cites

@@ -4,7 +4,7 @@ A row added or changed between two versions becomes one ``changes`` row (types `
 ``expression_of_concern``, ``correction``, ``reinstatement`` or ``retraction_watch_updated``) on
 the entry of its original DOI: the Crossref work stored under that DOI, else any entry whose
 ``doi`` is it (a DataCite or Zenodo record, for a watched DOI). The daemon's alert pass
-(:mod:`syncd.alerts`) reads these like any other change, so a new retraction of a watched work is
+(:mod:`syncd.daemon.alerts`) reads these like any other change, so a new retraction of a watched work is
 an ``event=alert``.
 
 A change row belongs to an entry (``changes.entry_id``), so a watched DOI with no entry at all
@@ -52,7 +52,7 @@ PENDING_KEEP_S = 30 * 86400.0
 PENDING_MAX = 5000
 """Most pending changes kept (the oldest dropped first, logged)."""
 DOI_WATCH_KIND = "doi"
-"""``watches.kind`` of a DOI watch (as :mod:`syncd.alerts` reads the list)."""
+"""``watches.kind`` of a DOI watch (as :mod:`syncd.daemon.alerts` reads the list)."""
 _CHUNK = 500
 
 

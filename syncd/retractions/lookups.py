@@ -29,7 +29,7 @@ from syncd.retractions.facts import CrossrefFacts, NoticeFact, ReverseFacts, Upd
 from syncd.retractions.reverse import ask_reverse, stored_reverse
 from syncd.retractions.storage import latest_dataset, rows_for
 from syncd.retractions.verdict import Verdict, needs_reverse, verdict
-from syncd.services import Services
+from syncd.road.services import Services
 from syncd.store.content import document
 from syncd.store.repo import Store
 

@@ -23,7 +23,7 @@ from syncd.crossref.names import CROSSREF_SEARCH
 from syncd.crossref.params_filter import filter_safe
 from syncd.errors import BudgetExhausted, UpstreamError, UpstreamRejected
 from syncd.retractions.facts import NoticeFact, ReverseFacts, update_fact
-from syncd.services import Services
+from syncd.road.services import Services
 from syncd.store.repo import Store
 from syncd.upstream.http import Deadline, current_deadline
 

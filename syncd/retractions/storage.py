@@ -4,7 +4,7 @@
 changed and removed against the version before, the ``retraction_datasets`` row, and one
 change-feed row (``changes``) per added or changed row whose original DOI names a work held in the
 store or a watched DOI (:mod:`syncd.retractions.feed`), so the daemon's alerts
-(:mod:`syncd.alerts`) see a new retraction of a watched work like any other. The first version is
+(:mod:`syncd.daemon.alerts`) see a new retraction of a watched work like any other. The first version is
 the baseline: it records no change (as the alerts' first pass does not alert the history).
 
 A row whose raw cells hash to the stored ``row_hash`` (:func:`~syncd.retractions.csvfile.cells_hash`)

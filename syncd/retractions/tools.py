@@ -17,9 +17,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from syncd.contracts.common import WithCache
 from syncd.normalize.doi import parse_doi
-from syncd.policy import iso
 from syncd.retractions.citations import cited_by_lookup
-from syncd.services import Services
+from syncd.road.policy import iso
+from syncd.road.services import Services
 from syncd.tools.errors import error_result
 from syncd.tools.fit import Cut, Fit, plain
 from syncd.tools.params import ToolArgs, ToolSpec

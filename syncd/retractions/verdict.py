@@ -151,7 +151,7 @@ class Verdict:
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     def as_dict(self, iso: Any = None) -> dict[str, Any]:
-        """JSON form (camelCase; ``iso`` formats epoch seconds, e.g. :func:`syncd.policy.iso`)."""
+        """JSON form (camelCase; ``iso`` formats epoch seconds, e.g. :func:`syncd.road.policy.iso`)."""
         when = iso or (lambda t: t)
         rw = None
         if self.dataset is not None:

@@ -150,7 +150,7 @@ class EntryStore(StoreSession):
         """Entries past their lifetime at the bounds' moment, oldest ``validated_at`` first (then id).
 
         Args:
-            staleness: the bounds of the policy's one staleness rule (:func:`syncd.policy.staleness`):
+            staleness: the bounds of the policy's one staleness rule (:func:`syncd.road.policy.staleness`):
                 per ``(kind, status)`` the lifetime's start, and the clock-skew bound after which an
                 entry (validated "in the future" by a clock that ran ahead) is stale too; those last.
             limit: most entries returned.
@@ -169,7 +169,7 @@ class EntryStore(StoreSession):
     def counts(self, staleness: Staleness) -> list[dict[str, Any]]:
         """Per ``(kind, status)``: number of entries and how many are stale under ``staleness``.
 
-        ``staleness``: the policy's bounds (:func:`syncd.policy.staleness`); pairs it does not list
+        ``staleness``: the policy's bounds (:func:`syncd.road.policy.staleness`); pairs it does not list
         count no stale entry.
         """
         result: list[dict[str, Any]] = []

@@ -75,7 +75,7 @@ def list_entries(
     """Stored entries, filtered and sorted.
 
     Filters: ``kind``, ``status``, ``stale`` (only the entries stale under the policy's bounds,
-    :func:`syncd.policy.staleness`) and a substring ``query`` of the key/title/DOI; ``sort`` is one
+    :func:`syncd.road.policy.staleness`) and a substring ``query`` of the key/title/DOI; ``sort`` is one
     of :data:`SORTS`.
     """
     q = select_entries()

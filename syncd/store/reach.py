@@ -15,8 +15,8 @@ One warning is logged when the database becomes unreachable and one when it answ
 (``event=lab_db_unreachable`` / ``event=lab_db_back``). The store reads entries as nothing stored
 meanwhile (:func:`empty_when_unreachable`) and refuses writes with
 :class:`~syncd.errors.StoreUnreachable`; the local-first road answers from upstream without storing
-(:func:`syncd.cache.local_first`), the budget falls back to this workstation's share
-(:mod:`syncd.budget_fallback`).
+(:func:`syncd.road.local_first.local_first`), the budget falls back to this workstation's share
+(:mod:`syncd.budget.fallback`).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Which stored entries are stale, as plain bounds handed in by the caller (the store decides nothing).
 
-The rule is :func:`syncd.policy.fresh_bounds` (RFC 9111 §4.2 freshness, clock skew included): an
+The rule is :func:`syncd.road.policy.fresh_bounds` (RFC 9111 §4.2 freshness, clock skew included): an
 entry of ``(kind, status)`` is fresh while ``before < validated_at <= after``. The policy computes the
-bounds for "now" (:func:`syncd.policy.staleness`); the store turns them into one SQL predicate
+bounds for "now" (:func:`syncd.road.policy.staleness`); the store turns them into one SQL predicate
 (:meth:`Staleness.clause`), so the daemon's sweep, ``cache stats`` counts, ``cache list --stale`` and
 the answer of one lookup all apply the same rule.
 """

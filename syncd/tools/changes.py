@@ -28,9 +28,9 @@ from pydantic import BeforeValidator, Field
 from syncd.contracts.changes import ChangeEntry, ChangesView
 from syncd.errors import InvalidInput, StoreError
 from syncd.normalize.changes import describe, since_epoch
-from syncd.policy import iso
 from syncd.registry import CHANGE_SOURCES, SERIES_DOI_PREFIXES, change_sources
-from syncd.services import Services
+from syncd.road.policy import iso
+from syncd.road.services import Services
 from syncd.store.changes import StoredChange, latest_change_id, list_changes, watched_ids
 from syncd.store.repo import Store
 from syncd.tools.errors import error_result

@@ -109,7 +109,7 @@ def public_names(text: str, pool: object = None, service: object = None) -> str:
     """``text`` with the budget pool ``pool`` named by its ``service`` (``crossref_single`` -> ``Crossref``).
 
     The error's data carry both (the budget, the HTTP layer and the road put the service of the pool
-    the slice declared beside it: :meth:`syncd.pools.Pools.service`). A pool name holding ``_`` is
+    the slice declared beside it: :meth:`syncd.budget.pools.Pools.service`). A pool name holding ``_`` is
     replaced wherever it stands as a word; a short one (doi.org's ``doi``) only where it stands for the
     pool (``upstream (doi)``, ``doi is ...``), never inside other text about DOIs.
     """

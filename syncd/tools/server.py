@@ -70,10 +70,11 @@ from mcp.types import (
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import TypeAdapter, ValidationError
 
-from syncd import __version__, policy
+from syncd import __version__
 from syncd.config import Settings
 from syncd.contracts.common import wire_depth, wire_item_fields, wire_schema
 from syncd.errors import NotFound, SyncdError
+from syncd.road import policy
 from syncd.store.repo import Store
 from syncd.tools import changes
 from syncd.tools.errors import error_result, to_error_info
@@ -181,7 +182,7 @@ def _enveloped(spec: ToolSpec, result: CallToolResult) -> CallToolResult:
     """``result`` with the notice every tool's unstored answer carries, added once for all tools.
 
     An answer whose ``cache.store_error`` is set (the lab database unreachable, or a store write that
-    failed) says so: :func:`syncd.policy.unstored_sentence`.
+    failed) says so: :func:`syncd.road.policy.unstored_sentence`.
     """
     structured = result.structured_content
     cache = structured.get("cache") if isinstance(structured, dict) else None

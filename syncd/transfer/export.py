@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable
 from typing import IO, Any
 
-from syncd.policy import iso
+from syncd.road.policy import iso
 from syncd.store.maintenance import iter_entries
 from syncd.store.repo import Store, StoredEntry
 

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from syncd.budget import Budget
+from syncd.budget.buckets import Budget
 from syncd.errors import BudgetExhausted, InvalidInput, SyncdError, UpstreamError
 from syncd.upstream.http import Deadline, UpstreamHTTP
 from syncd.upstream.probe import Probe

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from syncd import __version__
-from syncd.budget import Announcement, Budget, Lease, Outcome
+from syncd.budget.buckets import Announcement, Budget, Lease, Outcome
 from syncd.config import NetworkSettings
 from syncd.errors import (
     BudgetExhausted,

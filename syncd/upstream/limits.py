@@ -1,7 +1,7 @@
 """Rate-limit headers of an upstream answer: ``Retry-After``, and the limits announced on every answer.
 
 Pure functions. :func:`parse_retry_after` reads a 429's wait; :func:`read_announcement` reads the
-limits into a bounded :class:`~syncd.budget.Announcement`. What is read (names case-insensitive,
+limits into a bounded :class:`~syncd.budget.buckets.Announcement`. What is read (names case-insensitive,
 both spellings; SOURCES.md of the corpus):
 
 * Crossref: ``x-rate-limit-limit`` / ``x-ratelimit-limit`` (requests per interval; ``5`` public,
@@ -32,7 +32,7 @@ import re
 import time
 from collections.abc import Mapping
 
-from syncd.budget import Announcement
+from syncd.budget.buckets import Announcement
 
 __all__ = [
     "LIMIT_HEADERS",

@@ -3,8 +3,8 @@
 Each upstream slice declares beside its client (``syncd/<slice>/client_probe.py``) its :class:`Probe`
 (one cheap request and its answer's own shape) and its :data:`Identify` function. The composition
 root collects them (:data:`syncd.registry.PROBES`, :data:`syncd.registry.IDENTITIES`): the probes are
-handed to every :class:`~syncd.services.Services` bundle, whose
-:meth:`~syncd.services.Upstreams.check` runs them (:func:`syncd.upstream.check.check_upstreams`); the
+handed to every :class:`~syncd.road.services.Services` bundle, whose
+:meth:`~syncd.road.services.Upstreams.check` runs them (:func:`syncd.upstream.check.check_upstreams`); the
 identities make the daemon's start-up line. No upstream is named here. Importing this module costs no
 HTTP client.
 """

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from syncd import __version__
-from syncd.budget import Budget
+from syncd.budget.buckets import Budget
 from syncd.config import Settings
 from syncd.errors import MalformedResponse
 from syncd.upstream.http import Deadline, Response, UpstreamHTTP

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from syncd.errors import InvalidInput
 from syncd.kinds import ALL_STATUSES, Kind
-from syncd.records import RecordSource
-from syncd.services import ClientFactory
+from syncd.road.records import RecordSource
+from syncd.road.services import ClientFactory
 from syncd.store.repo import Store, StoredEntry
 from syncd.zenodo.client import ZenodoClient
 from syncd.zenodo.names import (

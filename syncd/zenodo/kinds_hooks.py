@@ -9,8 +9,8 @@ lookups, views and contracts these hooks run.
 from __future__ import annotations
 
 from syncd.kinds import KindHooks
-from syncd.records import RecordAnswer
-from syncd.services import Services
+from syncd.road.records import RecordAnswer
+from syncd.road.services import Services
 from syncd.store.repo import StoredEntry
 from syncd.upstream.deadline import Deadline
 from syncd.zenodo import lookups_records

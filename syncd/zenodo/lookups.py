@@ -19,8 +19,6 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from syncd import policy
-from syncd.cache import Lookup, local_first
 from syncd.errors import (
     BudgetExhausted,
     MalformedResponse,
@@ -29,8 +27,10 @@ from syncd.errors import (
     UpstreamError,
     UpstreamUnavailable,
 )
-from syncd.policy import Provenance
-from syncd.services import Services
+from syncd.road import policy
+from syncd.road.local_first import Lookup, local_first
+from syncd.road.policy import Provenance
+from syncd.road.services import Services
 from syncd.store.repo import Store, StoredEntry
 from syncd.upstream.http import Deadline, current_deadline
 from syncd.zenodo import views as zenodo_norm

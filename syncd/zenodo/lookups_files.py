@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from syncd import policy
 from syncd.errors import BudgetExhausted, InvalidInput, NotFound, StoreError, UpstreamError
-from syncd.policy import Provenance
-from syncd.services import Services
+from syncd.road import policy
+from syncd.road.policy import Provenance
+from syncd.road.services import Services
 from syncd.store import blobs
 from syncd.upstream.http import Deadline, current_deadline
 from syncd.zenodo import views as zenodo_norm

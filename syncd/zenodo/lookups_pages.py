@@ -18,10 +18,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from syncd.cache import local_first
 from syncd.errors import MalformedResponse
-from syncd.policy import Provenance
-from syncd.services import Services
+from syncd.road.local_first import local_first
+from syncd.road.policy import Provenance
+from syncd.road.services import Services
 from syncd.store.content import content_hash
 from syncd.store.repo import Store, StoredEntry
 from syncd.upstream.http import Deadline, current_deadline

@@ -1,4 +1,4 @@
-"""How the cache commands fetch and view a Zenodo record (:class:`~syncd.records.RecordAnswer`).
+"""How the cache commands fetch and view a Zenodo record (:class:`~syncd.road.records.RecordAnswer`).
 
 The source itself (record id, concept id, DOI or URL) is :data:`syncd.zenodo.kinds.RECORDS`.
 ``syncd cache get`` answers the ``zenodo_get_record`` view (:func:`syncd.zenodo.views.record_view`).
@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from syncd.cache import Lookup
-from syncd.records import RecordAnswer
-from syncd.services import Services
+from syncd.road.local_first import Lookup
+from syncd.road.records import RecordAnswer
+from syncd.road.services import Services
 from syncd.store.content import document
 from syncd.store.repo import StoredEntry
 from syncd.zenodo.lookups import get_record

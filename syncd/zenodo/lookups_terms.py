@@ -12,9 +12,9 @@ import json
 from typing import Any
 from urllib.parse import quote
 
-from syncd.cache import Lookup, local_first
 from syncd.errors import MalformedResponse
-from syncd.services import Services
+from syncd.road.local_first import Lookup, local_first
+from syncd.road.services import Services
 from syncd.store.content import content_hash
 from syncd.store.repo import EntryContent, Store, StoredEntry
 from syncd.upstream.http import Deadline, current_deadline

@@ -2,13 +2,13 @@
 
 Zenodo's published limits (DESIGN.md's budget table): general requests ~2,000/h sustained with bursts
 kept under 60/min (with a personal access token, ``zenodo.token``: 100/min, 5,000/h); searches
-30/min. What Zenodo announces (``X-RateLimit-*``) can only lower these (:mod:`syncd.budget`).
+30/min. What Zenodo announces (``X-RateLimit-*``) can only lower these (:mod:`syncd.budget.buckets`).
 """
 
 from __future__ import annotations
 
+from syncd.budget.pools import Pool, PoolLimits
 from syncd.config import Settings
-from syncd.pools import Pool, PoolLimits
 
 __all__ = ["GENERAL", "GROUPS", "POOLS", "SEARCH"]
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from syncd.doiorg.lookups import registration_agency
 from syncd.errors import SyncdError
-from syncd.services import Services
+from syncd.road.services import Services
 from syncd.store.content import document
 from syncd.zenodo import lookups, lookups_fetch, lookups_pages
 from syncd.zenodo import views_lists as lists

@@ -11,15 +11,15 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from syncd import policy
 from syncd.errors import (
     InvalidInput,
     NotFound,
     UpstreamError,
     UpstreamUnavailable,
 )
-from syncd.policy import Provenance
-from syncd.services import Services
+from syncd.road import policy
+from syncd.road.policy import Provenance
+from syncd.road.services import Services
 from syncd.store.content import document
 from syncd.store.repo import StoredEntry
 from syncd.zenodo import lookups, lookups_files, lookups_pages

@@ -12,15 +12,15 @@ import re
 from typing import Any
 from urllib.parse import quote
 
-from syncd import policy
-from syncd.cache import Lookup
 from syncd.errors import (
     BudgetExhausted,
     InvalidInput,
     UpstreamError,
     UpstreamRejected,
 )
-from syncd.services import Services
+from syncd.road import policy
+from syncd.road.local_first import Lookup
+from syncd.road.services import Services
 from syncd.store.content import document
 from syncd.store.repo import StoredEntry
 from syncd.zenodo import lookups, lookups_pages, lookups_terms

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from mcp.types import CallToolResult
 
-from syncd.services import Services
+from syncd.road.services import Services
 from syncd.tools.errors import error_result
 from syncd.zenodo import queries_files
 from syncd.zenodo.tools_render import FILE_RENAME, tool_result

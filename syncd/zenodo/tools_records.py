@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from mcp.types import CallToolResult, TextContent
 
-from syncd.services import Services
+from syncd.road.services import Services
 from syncd.tools.errors import error_result
 from syncd.zenodo import queries
 from syncd.zenodo.tools_render import RENAME, render_record, tool_result

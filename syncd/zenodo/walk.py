@@ -11,7 +11,7 @@ DOI watches:
     A Zenodo record DOI (``10.5281/zenodo.<recid>``) not yet stored (neither as a record nor as a
     concept's latest version) is fetched through the single record lookup (a miss is stored as one).
 
-Every request goes through the clients of the :class:`~syncd.services.Services` bundle, so through
+Every request goes through the clients of the :class:`~syncd.road.services.Services` bundle, so through
 the shared budget (the daemon's bundle is non-interactive and leaves the interactive reserve).
 """
 
@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from syncd.errors import InvalidInput, MalformedResponse, NotFound
-from syncd.services import Services
+from syncd.road.services import Services
 from syncd.store.repo import Store
 from syncd.store.watches import (
     PageVerdict,
@@ -35,7 +35,7 @@ from syncd.store.watches import (
     save_sync_state,
     start_walk,
 )
-from syncd.watchwalk import (
+from syncd.watch.walker import (
     STOP,
     DoiWalker,
     PageHook,

@@ -18,7 +18,7 @@ from mcp import Client
 from syncd.cli import cli
 from syncd.cli.check_commands import exit_code
 from syncd.retractions.importer import import_path
-from syncd.services import Services
+from syncd.road.services import Services
 from tests.cli.test_cli import env  # noqa: F401  (fixture: SYNCD_* pointing at the fake and a temp DB)
 from tests.fakeupstream import FakeUpstream
 from tests.helpers import mcp_server

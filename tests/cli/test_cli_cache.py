@@ -14,8 +14,8 @@ from click.testing import CliRunner, Result
 from syncd.cli import cli
 from syncd.cli.common import parse_duration, parse_size
 from syncd.config import Settings
-from syncd.cursorwalk import SORT
 from syncd.registry import POOLS, open_services
+from syncd.watch.cursor import SORT
 from tests.cli.test_cli import env  # noqa: F401  (fixture: SYNCD_* pointing at the fake and a temp DB)
 from tests.conftest import corpus_json
 from tests.fakeupstream import FakeUpstream
@@ -248,7 +248,7 @@ def test_verify_hashes_names_a_work_whose_hash_does_not_match(env: Settings) -> 
 
 def test_budget_shows_pools_and_blocks(env: Settings) -> None:  # noqa: F811
     """`cache budget` lists the five pools with their polite limits and a 429 block's end."""
-    from syncd.budget import Budget
+    from syncd.budget.buckets import Budget
     from syncd.store.repo import Store
 
     store = Store.open(env.database_url)

@@ -9,7 +9,7 @@ import pytest
 
 from syncd.cli.common import session
 from syncd.config import Settings
-from syncd.services import Services
+from syncd.road.services import Services
 from syncd.store.repo import Store
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from syncd.dbcopy import copy_store
 from syncd.store.changes import latest_change_id, list_changes
 from syncd.store.repo import Store
+from syncd.transfer.dbcopy import copy_store
 from tests.store.test_changes import DAY, LANCET, lancet_bodies, store_work
 
 pytestmark = pytest.mark.both_backends

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from syncd.dbcopy import PROGRESS_PREFIX, copy_store
 from syncd.store.blobs import put_blob
 from syncd.store.models import SyncState
 from syncd.store.repo import EntryContent, Store
+from syncd.transfer.dbcopy import PROGRESS_PREFIX, copy_store
 from tests.conftest import corpus_json
 from tests.store.test_changes import DAY, LANCET, lancet_bodies, store_work
 
@@ -31,7 +31,7 @@ LANCET_TITLE = (
 KILL_AFTER_LAST_COMMIT = """
 import os, signal, sys
 from sqlalchemy.engine import Engine
-from syncd.dbcopy import copy_store
+from syncd.transfer.dbcopy import copy_store
 
 def die(self, *args, **kwargs):  # the copy disposes its engines right after its last commit
     os.kill(os.getpid(), signal.SIGKILL)
@@ -42,7 +42,7 @@ copy_store(sys.argv[1], sys.argv[2], batch=1)
 
 KILL_AFTER_LAST_BATCH = """
 import os, signal, sys
-from syncd.dbcopy import COPY_TABLES, copy_store
+from syncd.transfer.dbcopy import COPY_TABLES, copy_store
 
 last = COPY_TABLES[-1].name
 

@@ -18,7 +18,7 @@ from mcp import Client
 
 from syncd.config import Settings
 from syncd.registry import open_services
-from syncd.services import Services
+from syncd.road.services import Services
 from syncd.store.repo import Store
 from syncd.tools.fit import Fit, answer_size
 from tests.conftest import corpus_json, make_settings

@@ -21,7 +21,7 @@ from pathlib import Path
 import click
 import pytest
 
-from syncd.budget_settings import BudgetSettings
+from syncd.budget.settings import BudgetSettings
 from syncd.cli import COMMANDS
 from syncd.config import Settings, TtlSetting, TtlSettings
 from syncd.lazy import LAZY, declared, declares, load
@@ -229,7 +229,9 @@ def test_each_command_summary_is_its_own_help() -> None:
         assert command.name == name
 
 
-@pytest.mark.parametrize("module", ["syncd.cache", "syncd.policy", "syncd.kinds", "syncd.store.content"])
+@pytest.mark.parametrize(
+    "module", ["syncd.road.local_first", "syncd.road.policy", "syncd.kinds", "syncd.store.content"]
+)
 def test_the_low_modules_import_no_lookup_and_no_tool(module: str) -> None:
     """Importing the runner, policy, kinds table or content helpers loads no lookup and no tool."""
     code = f"import json, sys, {module}; print(json.dumps(sorted(m for m in sys.modules if 'syncd' in m)))"
@@ -281,16 +283,16 @@ def _kind_mentions(module: str) -> list[str]:
 
 KIND_FREE = (
     "syncd.store",
-    "syncd.cache",
-    "syncd.policy",
+    "syncd.road.local_first",
+    "syncd.road.policy",
     "syncd.kinds",
-    "syncd.services",
-    "syncd.refresh",
-    "syncd.batch",
-    "syncd.sync",
-    "syncd.watchwalk",
-    "syncd.watch",
-    "syncd.records",
+    "syncd.road.services",
+    "syncd.road.refresh",
+    "syncd.road.batch",
+    "syncd.watch.sync",
+    "syncd.watch.walker",
+    "syncd.watch.lists",
+    "syncd.road.records",
 )
 """Modules (and packages) that must name no kind: the store, the road, the policy, the hook spec,
 the services bundle, revalidation and its batches, the watch passes, what walkers share and the watch
@@ -323,10 +325,10 @@ def test_the_pending_core_modules_name_kinds_only_where_listed() -> None:
 
 
 def test_the_services_bundle_imports_no_slice() -> None:
-    """``syncd.services`` opens the clients the registry hands over (``CLIENTS``): it imports no slice."""
+    """``syncd.road.services`` opens the clients the registry hands over (``CLIENTS``): no slice import."""
     graph = _graph()
     slices = ("syncd.crossref", "syncd.zenodo", "syncd.doiorg", "syncd.registry")
-    assert sorted(d for d in graph["syncd.services"] if d.startswith(slices)) == []
+    assert sorted(d for d in graph["syncd.road.services"] if d.startswith(slices)) == []
 
 
 def test_the_generic_normalizers_import_no_slice() -> None:
@@ -365,14 +367,20 @@ def test_the_policy_takes_plain_facts_and_the_store_points_up_to_nothing() -> No
     policy, road or kind (the staleness bounds reach it as plain values).
     """
     graph = _graph()
-    policy_tree = _tree("syncd.policy")
+    policy_tree = _tree("syncd.road.policy")
     names = {n.id for n in ast.walk(policy_tree) if isinstance(n, ast.Name)} | {
         a.name for n in ast.walk(policy_tree) if isinstance(n, ast.ImportFrom) for a in n.names
     }
     assert "StoredEntry" not in names
     rows = ("syncd.store.repo", "syncd.store.rows", "syncd.store.entries")
-    assert not {d for d in graph["syncd.policy"] if d.startswith(rows)}
-    up = ("syncd.policy", "syncd.cache", "syncd.kinds", "syncd.services", "syncd.refresh")
+    assert not {d for d in graph["syncd.road.policy"] if d.startswith(rows)}
+    up = (
+        "syncd.road.policy",
+        "syncd.road.local_first",
+        "syncd.kinds",
+        "syncd.road.services",
+        "syncd.road.refresh",
+    )
     assert {
         m: sorted(d for d in deps if d.startswith(up))
         for m, deps in graph.items()
@@ -389,9 +397,9 @@ def _calls(module: str, attr: str) -> list[int]:
 
 
 def test_exactly_one_place_claims_a_plan() -> None:
-    """The local-first road (:func:`syncd.cache.local_first`) is the one caller of ``Runner.claim``."""
+    """The local-first road (:func:`~syncd.road.local_first.local_first`) alone calls ``Runner.claim``."""
     callers = {m: lines for m in MODULES if (lines := _calls(m, "claim"))}
-    assert list(callers) == ["syncd.cache"] and len(callers["syncd.cache"]) == 1
+    assert list(callers) == ["syncd.road.local_first"] and len(callers["syncd.road.local_first"]) == 1
 
 
 SLICE_ROLES = (
@@ -454,12 +462,12 @@ def test_the_slices_hold_files_of_the_same_names_and_only_the_registry_imports_e
 
 
 WALK_MACHINERY = (
-    "syncd.sync",
-    "syncd.watchwalk",
-    "syncd.watch",
-    "syncd.cursorwalk",
-    "syncd.batch",
-    "syncd.refresh",
+    "syncd.watch.sync",
+    "syncd.watch.walker",
+    "syncd.watch.lists",
+    "syncd.watch.cursor",
+    "syncd.road.batch",
+    "syncd.road.refresh",
 )
 
 
@@ -472,7 +480,7 @@ def test_the_walk_and_batch_machinery_import_no_slice() -> None:
     slices = ("syncd.crossref", "syncd.zenodo", "syncd.doiorg", "syncd.datacite")
     found = {m: sorted(d for d in graph[m] if d.startswith(slices)) for m in WALK_MACHINERY}
     assert {m: d for m, d in found.items() if d} == {}
-    assert "syncd.registry" in graph["syncd.sync"] and "syncd.registry" in graph["syncd.refresh"]
+    assert "syncd.registry" in graph["syncd.watch.sync"] and "syncd.registry" in graph["syncd.road.refresh"]
 
 
 def test_transfer_imports_no_slice() -> None:
@@ -484,7 +492,7 @@ def test_transfer_imports_no_slice() -> None:
     slices = ("syncd.crossref", "syncd.zenodo", "syncd.doiorg", "syncd.datacite", "syncd.retractions")
     transfer = {m: sorted(d for d in deps if d.startswith(slices)) for m, deps in graph.items()}
     transfer = {m: d for m, d in transfer.items() if m.startswith("syncd.transfer")}
-    assert len(transfer) == 4
+    assert len(transfer) == 5
     assert {m: d for m, d in transfer.items() if d} == {}
     assert "syncd.kinds" in graph["syncd.transfer.imports"]
 
@@ -613,14 +621,14 @@ def test_no_module_or_function_grows_past_its_size() -> None:
 
 
 def test_provenance_is_built_only_by_the_policy() -> None:
-    """Every ``cache`` block comes from a :mod:`syncd.policy` function: ``Provenance(`` nowhere else."""
+    """Every ``cache`` block comes from a :mod:`syncd.road.policy` function: ``Provenance(`` nowhere else."""
     built = {
         m
         for m in MODULES
         for node in ast.walk(_tree(m))
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Provenance"
     }
-    assert built == {"syncd.policy"}
+    assert built == {"syncd.road.policy"}
 
 
 # --- no test asserts a wall-clock duration ------------------------------------------------------------
@@ -815,7 +823,7 @@ def test_the_duration_finder_leaves_clock_reads_that_are_no_duration() -> None:
 
 SLICE_FOLDERS = (*FULL_SLICES, "doiorg", "retractions")
 """The folders ``syncd/<slice>/`` that may name their upstream (the retractions index's too)."""
-NAMING_ALLOWED = ("syncd.registry", "syncd.config", "syncd.slice_settings", "syncd.budget_settings")
+NAMING_ALLOWED = ("syncd.registry", "syncd.config", "syncd.slice_settings", "syncd.budget.settings")
 """The composition root and the settings modules (each pool's ``budget.<pool>`` section, each
 slice's settings section): the core modules allowed to name an upstream."""
 GENERIC_NAMES = frozenset({"doi"})
@@ -882,7 +890,13 @@ def test_no_core_module_names_an_upstream() -> None:
     names = _upstream_names()
     assert {"crossref_single", "zenodo_search", "datacite", "DataCite", "crossref_in_flight"} <= names
     core = _core_modules()
-    assert {"syncd.pools", "syncd.budget", "syncd.kinds", "syncd.lazy", "syncd.budget_fallback"} <= set(core)
+    assert {
+        "syncd.budget.pools",
+        "syncd.budget.buckets",
+        "syncd.kinds",
+        "syncd.lazy",
+        "syncd.budget.fallback",
+    } <= set(core)
     assert not any(m.startswith(("syncd.crossref", "syncd.datacite")) or m == "syncd.registry" for m in core)
     found = {
         m: hits

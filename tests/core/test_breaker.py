@@ -22,10 +22,10 @@ import pytest
 from mcp import Client
 from sqlalchemy import update
 
-import syncd.budget
+import syncd.budget.buckets
 from syncd.errors import UpstreamOffline
 from syncd.registry import open_services
-from syncd.services import Services
+from syncd.road.services import Services
 from syncd.store.models import BudgetPool
 from syncd.store.repo import Store
 from tests.conftest import Clock, make_settings
@@ -71,7 +71,7 @@ def _open_breaker(a: Services, fake: FakeUpstream, injected_clock: Clock) -> Non
     a.settings.ttl.crossref_work = 0.001
     injected_clock.advance(1.0)  # older than its 1 ms lifetime: stale
     fake.stop()
-    for _ in range(syncd.budget.BREAKER_THRESHOLD):
+    for _ in range(syncd.budget.buckets.BREAKER_THRESHOLD):
         call(a, "crossref_get_work", {"doi": DOI})
         if a.budget.offline("crossref_single"):
             break
@@ -171,7 +171,7 @@ def test_db_offline_flag_survives_a_new_process(db_url: str, fake: FakeUpstream)
     settings = make_settings(fake, db_url, deadline_s=1.5)
     store = Store.open(db_url)
     cache = open_services(settings, store)
-    for _ in range(syncd.budget.BREAKER_THRESHOLD):
+    for _ in range(syncd.budget.buckets.BREAKER_THRESHOLD):
         cache.budget.record_failure("zenodo_general")
     cache.close()
     store.close()

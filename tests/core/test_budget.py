@@ -8,10 +8,10 @@ from datetime import timedelta
 import pytest
 from freezegun import freeze_time
 
-from syncd.budget import BREAKER_COOLDOWN_S, BREAKER_THRESHOLD, Budget
+from syncd.budget.buckets import BREAKER_COOLDOWN_S, BREAKER_THRESHOLD, Budget
+from syncd.budget.pools import Pool, PoolLimits, Pools
 from syncd.config import Settings
 from syncd.errors import BudgetExhausted, InvalidInput, UpstreamOffline
-from syncd.pools import Pool, PoolLimits, Pools
 from syncd.registry import POOLS
 from syncd.store.repo import Store
 from syncd.tools.errors import to_error_info

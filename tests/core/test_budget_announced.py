@@ -21,7 +21,7 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
-from syncd.budget import Announcement, Budget, Outcome
+from syncd.budget.buckets import Announcement, Budget, Outcome
 from syncd.cli import cli
 from syncd.config import Settings
 from syncd.crossref.client import CrossrefClient

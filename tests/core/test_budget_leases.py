@@ -27,7 +27,7 @@ from freezegun import freeze_time
 from mcp import Client
 from sqlalchemy import delete, event, select
 
-from syncd.budget import BREAKER_THRESHOLD, LEASE_MARGIN_S, Budget, Outcome
+from syncd.budget.buckets import BREAKER_THRESHOLD, LEASE_MARGIN_S, Budget, Outcome
 from syncd.cli import cli
 from syncd.config import Settings
 from syncd.errors import (

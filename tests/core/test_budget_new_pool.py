@@ -7,10 +7,10 @@ import threading
 import pytest
 from sqlalchemy import delete, select
 
-from syncd.budget import Budget, Outcome
+from syncd.budget.buckets import Budget, Outcome
+from syncd.budget.pools import Pool, PoolLimits, Pools
 from syncd.config import Settings
 from syncd.errors import StoreError
-from syncd.pools import Pool, PoolLimits, Pools
 from syncd.store.models import BudgetPool
 from syncd.store.repo import Store
 

@@ -17,7 +17,7 @@ import httpx
 import pytest
 from sqlalchemy import text
 
-from syncd.budget import LEASE_POLL_S, Announcement, Budget, Lease, Outcome
+from syncd.budget.buckets import LEASE_POLL_S, Announcement, Budget, Lease, Outcome
 from syncd.config import Settings
 from syncd.crossref.client import CrossrefClient
 from syncd.registry import POOLS

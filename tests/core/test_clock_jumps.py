@@ -17,14 +17,14 @@ import pytest
 from click.testing import CliRunner
 from freezegun import freeze_time
 
-from syncd.budget import BREAKER_COOLDOWN_S, BREAKER_THRESHOLD, Announcement, Budget, Outcome
+from syncd.budget.buckets import BREAKER_COOLDOWN_S, BREAKER_THRESHOLD, Announcement, Budget, Outcome
 from syncd.cli import cli
 from syncd.config import Settings
 from syncd.crossref import lookups as crossref
 from syncd.crossref.names import CROSSREF_WORK
 from syncd.normalize.doi import parse_doi
-from syncd.refresh import sweep
 from syncd.registry import POOLS, open_services
+from syncd.road.refresh import sweep
 from syncd.store.repo import Store
 from tests.conftest import make_settings
 from tests.fakeupstream import FakeUpstream

@@ -28,7 +28,7 @@ from syncd.errors import (
     UpstreamTimeout,
     UpstreamUnavailable,
 )
-from syncd.services import Services
+from syncd.road.services import Services
 from syncd.tools.errors import error_result, to_error_info
 from tests.fakeupstream import FakeUpstream
 from tests.helpers import mcp_server

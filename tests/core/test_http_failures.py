@@ -18,15 +18,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from syncd.budget import Budget
+from syncd.budget.buckets import Budget
 from syncd.config import Settings
 from syncd.crossref import lookups as crossref
 from syncd.crossref.names import CROSSREF_WORK
 from syncd.errors import SyncdError
 from syncd.normalize.doi import parse_doi
-from syncd.refresh import sweep
 from syncd.registry import POOLS, open_services
-from syncd.services import Services
+from syncd.road.refresh import sweep
+from syncd.road.services import Services
 from syncd.store.repo import Store
 from syncd.upstream.http import MAX_ATTEMPTS, MAX_REDIRECTS, Deadline, UpstreamHTTP
 from syncd.zenodo import lookups as zenodo

@@ -1,6 +1,6 @@
 """The daemon's Streamable HTTP endpoint refuses what a hostile peer sends (issue 30 item 9, HTTP part).
 
-The real app of ``syncd daemon`` (:func:`syncd.daemon.web_server`: the MCP server, the request guard,
+The real app of ``syncd daemon`` (:func:`syncd.daemon.run.web_server`: the MCP server, the request guard,
 uvicorn with syncd's protocol) on a free loopback port. Before: a request body sent a byte at a time
 was waited for forever (slowloris), a request without ``Host`` was served, and a second
 ``initialize`` on a live session was accepted. Now: 408 and the connection closed once

@@ -12,8 +12,8 @@ import httpx
 import pytest
 
 from syncd.config import HttpSettings
+from syncd.daemon.httpauth import allowed_host_headers, machine_hosts, transport_security
 from syncd.errors import InvalidInput
-from syncd.httpauth import allowed_host_headers, machine_hosts, transport_security
 from tests.e2e.test_processes import ROOT, _env, _free_port, _start_daemon
 from tests.fakeupstream import FakeUpstream
 

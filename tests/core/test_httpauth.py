@@ -9,8 +9,8 @@ import httpx
 import pytest
 
 from syncd.config import Settings
+from syncd.daemon.httpauth import BearerAuth, check_bind, transport_security
 from syncd.errors import InvalidInput
-from syncd.httpauth import BearerAuth, check_bind, transport_security
 
 pytestmark = pytest.mark.anyio
 

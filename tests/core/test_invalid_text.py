@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from syncd.budget import Budget
+from syncd.budget.buckets import Budget
 from syncd.config import Settings
 from syncd.crossref.client import CrossrefClient
 from syncd.registry import POOLS
-from syncd.services import Services
+from syncd.road.services import Services
 from syncd.store.maintenance import verify
 from syncd.store.repo import Store
 from syncd.upstream.http import Deadline

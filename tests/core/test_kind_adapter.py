@@ -27,24 +27,25 @@ import pytest
 from freezegun import freeze_time
 from mcp import Client
 
-from syncd import policy, registry
-from syncd import watch as watch_mod
-from syncd.batch import BatchReport, count_outcome
-from syncd.cache import local_first
+from syncd import registry
 from syncd.config import Settings
 from syncd.kinds import Kind, KindHooks, OnEntry, RevalidateMany, RevalidateOne
-from syncd.refresh import sweep
 from syncd.registry import open_services
-from syncd.services import Services
+from syncd.road import policy
+from syncd.road.batch import BatchReport, count_outcome
+from syncd.road.local_first import local_first
+from syncd.road.refresh import sweep
+from syncd.road.services import Services
 from syncd.store.changes import list_changes
 from syncd.store.content import content_hash
 from syncd.store.maintenance import verify
 from syncd.store.repo import Store, StoredEntry
 from syncd.store.rules import ChangeSummary, Side, StoreRules
 from syncd.store.watches import StoredWatch, add_watch
-from syncd.sync import DOI_WATCH, sync_all
 from syncd.upstream.http import Deadline
-from syncd.watchwalk import PageHook, SyncReport
+from syncd.watch import lists as watch_mod
+from syncd.watch.sync import DOI_WATCH, sync_all
+from syncd.watch.walker import PageHook, SyncReport
 from tests.corpus_path import CORPUS
 from tests.helpers import mcp_server
 
@@ -181,7 +182,12 @@ async def test_a_crossref_get_work_walk_names_no_zenodo_module(cache: Services) 
         threading.setprofile(None)  # type: ignore[arg-type]
     assert result.structured_content["title"].startswith("Growth hormone secretagogue")
     modules = set(entered)
-    assert {"syncd.crossref.lookups", "syncd.cache", "syncd.policy", "syncd.store.entries"} <= modules
+    assert {
+        "syncd.crossref.lookups",
+        "syncd.road.local_first",
+        "syncd.road.policy",
+        "syncd.store.entries",
+    } <= modules
     assert sorted(m for m in modules if "zenodo" in m) == []
 
 

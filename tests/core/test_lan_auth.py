@@ -27,16 +27,16 @@ from mcp import Client, MCPError
 from pydantic import SecretStr
 
 from syncd.config import Settings
-from syncd.daemon import web_app
-from syncd.httpauth import (
+from syncd.daemon.httpauth import (
     TOKEN_HINT,
     allowed_host_headers,
     bound_addresses,
     token_file_warning,
     unbound_hosts,
 )
+from syncd.daemon.run import web_app
 from syncd.ops.activity import Activity
-from syncd.services import Services
+from syncd.road.services import Services
 from tests.conftest import make_settings
 from tests.fakeupstream import FakeUpstream
 from tests.helpers import daemon_http

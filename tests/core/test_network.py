@@ -19,7 +19,7 @@ import httpx
 import pytest
 from mcp import Client
 
-from syncd.budget import Budget
+from syncd.budget.buckets import Budget
 from syncd.config import NetworkSettings, Settings
 from syncd.crossref.client import CrossrefClient
 from syncd.errors import InvalidInput, UpstreamUnavailable

@@ -32,13 +32,13 @@ from mcp import Client
 from sqlalchemy import func, select
 from sqlalchemy.engine import make_url
 
-from syncd.budget_fallback import FALLBACK_FILE, LabBudget
-from syncd.cache import local_first
+from syncd.budget.fallback import FALLBACK_FILE, LabBudget
 from syncd.crossref.kinds import WORK
 from syncd.crossref.tools import get_work, search_works
 from syncd.errors import StoreError, StoreUnreachable
 from syncd.registry import open_services
-from syncd.services import Services
+from syncd.road.local_first import local_first
+from syncd.road.services import Services
 from syncd.store.models import BudgetSend
 from syncd.store.reach import UNREACHABLE_RECHECK_S, Reach, network_failure, reach_of
 from syncd.store.repo import Store

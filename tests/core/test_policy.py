@@ -1,8 +1,8 @@
-"""The local-first decision (syncd.policy.decide) is pure: every branch, no I/O."""
+"""The local-first decision (syncd.road.policy.decide) is pure: every branch, no I/O."""
 
 from __future__ import annotations
 
-from syncd.policy import Action, EntryFacts, UpstreamFacts, decide
+from syncd.road.policy import Action, EntryFacts, UpstreamFacts, decide
 
 NOW = 1_800_000_000.0
 DAY = 86_400.0

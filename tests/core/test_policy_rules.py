@@ -1,4 +1,4 @@
-"""The freshness rules moved into syncd.policy (issue 11 item 2): one table test per rule, no I/O.
+"""The freshness rules moved into syncd.road.policy (issue 11 item 2): one table test per rule, no I/O.
 
 Lifetimes per kind, the pool of each kind (which breaker the sweep consults), cursor lifetime,
 forced refetch of a held copy, coalescing, "a miss never hides a stored body", stale-if-error,
@@ -11,13 +11,13 @@ from dataclasses import replace
 
 import pytest
 
-from syncd import policy
-from syncd.cache import facts_of
 from syncd.config import TtlSettings
 from syncd.kinds import ALL_STATUSES
-from syncd.policy import Action, Decision, EntryFacts, Outcome, Result, Tally, UpstreamFacts
-from syncd.refresh import stops
 from syncd.registry import KINDS, hooks_of
+from syncd.road import policy
+from syncd.road.local_first import facts_of
+from syncd.road.policy import Action, Decision, EntryFacts, Outcome, Result, Tally, UpstreamFacts
+from syncd.road.refresh import stops
 from syncd.store.repo import StoredEntry
 
 NOW = 1_800_000_000.0
@@ -37,7 +37,7 @@ def row(**over: object) -> StoredEntry:
 
 
 def entry(**over: object) -> EntryFacts:
-    """The policy's facts of :func:`row` (built as the road builds them, :func:`syncd.cache.facts_of`)."""
+    """The policy's facts of :func:`row`, built as by :func:`~syncd.road.local_first.facts_of`."""
     return facts_of(row(**over))
 
 

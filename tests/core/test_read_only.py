@@ -25,7 +25,7 @@ from syncd.cli import cli
 from syncd.config import Settings
 from syncd.errors import StoreError
 from syncd.registry import open_services
-from syncd.services import READ_ONLY_REASON, Services
+from syncd.road.services import READ_ONLY_REASON, Services
 from syncd.store import engine as engine_mod
 from syncd.store.engine import is_read_only
 from syncd.store.repo import Store

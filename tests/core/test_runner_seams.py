@@ -21,8 +21,8 @@ from syncd.crossref.names import CROSSREF_JOURNAL, CROSSREF_WORK
 from syncd.doiorg.names import DOI_RA
 from syncd.errors import NotFound, UpstreamRateLimited
 from syncd.normalize.doi import parse_doi
-from syncd.refresh import revalidate
-from syncd.services import Services
+from syncd.road.refresh import revalidate
+from syncd.road.services import Services
 from syncd.zenodo import lookups as zenodo
 from syncd.zenodo.names import ZENODO_RECORD
 from syncd.zenodo.params_id import parse_record_ref

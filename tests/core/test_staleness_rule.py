@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from syncd import policy
-from syncd.cache import facts_of
 from syncd.cli.common import entry_dict
 from syncd.config import Settings
 from syncd.crossref import lookups as lookups_crossref
 from syncd.registry import KINDS
+from syncd.road import policy
+from syncd.road.local_first import facts_of
 from syncd.store.maintenance import list_entries
 from syncd.store.repo import Store
 from tests.conftest import corpus_json

@@ -1,6 +1,6 @@
 """A revalidation sweep reads its stale entries a page at a time (bounded memory whatever the store).
 
-The daemon's sweep (:func:`syncd.refresh.sweep`) asks the store for ``SWEEP_PAGE`` stale entries at a
+The daemon's sweep (:func:`syncd.road.refresh.sweep`) asks the store for ``SWEEP_PAGE`` stale entries at a
 time (keyset pages of ``Store.stale``), revalidates them, then reads the next page: it never holds
 more than one page of entries, and every stale entry up to the sweep's limit is checked once,
 oldest first.
@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from syncd import refresh
 from syncd.crossref.kinds import ENTITY_KINDS
 from syncd.crossref.names import CROSSREF_FUNDER
-from syncd.outcomes import UNCHANGED, Outcome
-from syncd.refresh import SWEEP_PAGE, sweep
-from syncd.services import Services
+from syncd.road import refresh
+from syncd.road.outcomes import UNCHANGED, Outcome
+from syncd.road.refresh import SWEEP_PAGE, sweep
+from syncd.road.services import Services
 from syncd.store.repo import StoredEntry
 from tests.core.test_sync import daemon_cache  # noqa: F401  (fixture: the daemon's Services over the fake)
 

@@ -7,7 +7,7 @@ import pytest
 from syncd.crossref.lookups import get_work
 from syncd.normalize.doi import parse_doi
 from syncd.registry import open_services
-from syncd.services import Services
+from syncd.road.services import Services
 from tests.conftest import Clock
 from tests.fakeupstream import FakeUpstream
 

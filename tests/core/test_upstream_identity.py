@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from syncd.budget import Budget
+from syncd.budget.buckets import Budget
 from syncd.config import Settings
 from syncd.crossref.client import CrossrefClient
 from syncd.errors import UpstreamUnavailable

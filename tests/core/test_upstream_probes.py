@@ -6,7 +6,7 @@ from typing import Any
 
 from syncd.config import Settings
 from syncd.registry import CLIENTS, POOLS, PROBES
-from syncd.services import Services
+from syncd.road.services import Services
 from syncd.store.repo import Store
 from syncd.upstream.probe import Probe
 from tests.fakeupstream import FakeUpstream

@@ -15,12 +15,12 @@ from urllib.parse import urlencode
 
 import pytest
 
-from syncd import watch as watch_mod
 from syncd.crossref.walk import crossref_params
 from syncd.registry import open_services
-from syncd.services import Services
+from syncd.road.services import Services
 from syncd.store.repo import Store
-from syncd.sync import sync_watch
+from syncd.watch import lists as watch_mod
+from syncd.watch.sync import sync_watch
 from tests.conftest import corpus_json, make_settings
 from tests.fakeupstream import FakeUpstream
 

@@ -19,16 +19,16 @@ import pytest
 from click.testing import CliRunner, Result
 from freezegun import freeze_time
 
-from syncd import watch as watch_mod
 from syncd.cli import cli
 from syncd.cli.watch_commands import _outcome
 from syncd.config import Settings
 from syncd.crossref.walk import MAX_RESUMES
 from syncd.crossref.walk_specs import crossref_spec
-from syncd.cursorwalk import CURSOR_TTL_S
-from syncd.services import Services
+from syncd.road.services import Services
 from syncd.store.watches import StoredWatch, get_sync_state, save_sync_state
-from syncd.sync import sync_watch
+from syncd.watch import lists as watch_mod
+from syncd.watch.cursor import CURSOR_TTL_S
+from syncd.watch.sync import sync_watch
 from tests.cli.test_cli import env  # noqa: F401  (fixture: SYNCD_* pointing at the fake and a temp DB)
 from tests.conftest import corpus_json
 from tests.core.test_sync import daemon_cache  # noqa: F401  (fixture: the daemon's Services over the fake)

@@ -22,7 +22,7 @@ from syncd.crossref.lookups_batch import get_works
 from syncd.crossref.names import CROSSREF_WORK
 from syncd.errors import NotFound
 from syncd.normalize.doi import parse_doi
-from syncd.services import Services
+from syncd.road.services import Services
 from tests.corpus_path import CORPUS
 from tests.helpers import mock_services
 

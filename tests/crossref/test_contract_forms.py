@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from syncd.services import Services
+from syncd.road.services import Services
 from tests.conftest import corpus_json
 from tests.corpus_path import CORPUS
 from tests.fakeupstream import FakeUpstream

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from mcp import Client, MCPError
 
-from syncd.services import Services
+from syncd.road.services import Services
 from tests.conftest import Clock, corpus_json
 from tests.fakeupstream import FakeUpstream
 from tests.helpers import mcp_server

@@ -16,7 +16,7 @@ from mcp import Client
 
 from syncd.crossref.views_lists import citation_text
 from syncd.normalize.text import jats_to_text
-from syncd.services import Services
+from syncd.road.services import Services
 from tests.conftest import corpus_json
 from tests.fakeupstream import FakeUpstream
 from tests.helpers import mcp_server

@@ -24,7 +24,7 @@ from syncd.crossref.params_filter import filter_safe
 from syncd.crossref.rules import WORK_RULES
 from syncd.crossref.tools_batch import counts_of, item_data
 from syncd.registry import open_services
-from syncd.services import Services
+from syncd.road.services import Services
 from syncd.store.content import document
 from syncd.store.repo import Store
 from tests.conftest import examples, make_settings

@@ -10,7 +10,7 @@ from mcp import Client
 from syncd.crossref.params import issn_check_digit, issn_key
 from syncd.errors import InvalidInput
 from syncd.normalize.doi import doi_path_segment, parse_doi
-from syncd.services import Services
+from syncd.road.services import Services
 from tests.fakeupstream import FakeUpstream
 from tests.helpers import mcp_server
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from syncd.services import Services
+from syncd.road.services import Services
 from tests.crossref.test_crossref_tools import call, reason
 from tests.fakeupstream import FakeUpstream
 

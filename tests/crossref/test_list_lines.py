@@ -20,7 +20,7 @@ from syncd.crossref.lookups import line_of, message_of, work_content
 from syncd.crossref.tools_batch import get_works_tool
 from syncd.crossref.views_lines import AUTHOR_TOTAL, LINE_AUTHORS, line_item, list_line
 from syncd.crossref.views_lists import work_summary
-from syncd.services import Services
+from syncd.road.services import Services
 from tests.corpus_path import CORPUS
 from tests.fakeupstream import FakeUpstream
 from tests.helpers import mcp_server

@@ -14,7 +14,7 @@ import pytest
 from mcp import Client
 
 from syncd.registry import open_services
-from syncd.services import Services
+from syncd.road.services import Services
 from syncd.store.repo import Store
 from tests.conftest import corpus_json, make_settings
 from tests.fakeupstream import FakeUpstream

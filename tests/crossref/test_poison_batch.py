@@ -15,8 +15,8 @@ from syncd.config import Settings
 from syncd.crossref.lookups import get_work
 from syncd.crossref.params_filter import filter_safe
 from syncd.normalize.doi import parse_doi
-from syncd.refresh import sweep
-from syncd.services import Services
+from syncd.road.refresh import sweep
+from syncd.road.services import Services
 from tests.cli.test_cli import env  # noqa: F401  (fixture: SYNCD_* pointing at the fake and a temp DB)
 from tests.conftest import corpus_json
 from tests.core.test_sync import daemon_cache  # noqa: F401  (fixture: the daemon's Services over the fake)

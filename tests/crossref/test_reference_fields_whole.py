@@ -15,7 +15,7 @@ import pytest
 from mcp import Client
 
 from syncd.crossref.views_lists import citation_text, references_view
-from syncd.services import Services
+from syncd.road.services import Services
 from tests.corpus_path import CORPUS
 from tests.helpers import mcp_server
 

@@ -9,7 +9,7 @@ import pytest
 
 from syncd.config import Settings
 from syncd.registry import open_services
-from syncd.services import Services
+from syncd.road.services import Services
 from syncd.store.repo import Store
 from tests.conftest import Clock
 from tests.datacite.upstream import DATACITE, DOI_ORG, Recorded

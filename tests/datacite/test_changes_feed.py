@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from syncd import refresh
 from syncd.config import McpSettings
 from syncd.datacite import lookups
 from syncd.datacite.tools import get_work
 from syncd.registry import CHANGE_SOURCES, change_sources, open_services
-from syncd.services import Services
+from syncd.road import refresh
+from syncd.road.services import Services
 from syncd.tools.changes import TOOLS, ListChangesArgs
 from tests.datacite.upstream import Recorded
 

@@ -15,7 +15,7 @@ import pytest
 
 from syncd.datacite.tools import get_citation, list_reference
 from syncd.datacite.views_reference import TOPICS, reference
-from syncd.services import Services
+from syncd.road.services import Services
 from tests.datacite.upstream import Recorded, recorded_json
 
 DEFAULT_8515 = recorded_json("non-json/text-x-bibliography_10.5061-dryad.8515_default.exchange.json")

@@ -15,7 +15,7 @@ from syncd.cli import cli
 from syncd.config import Settings
 from syncd.crossref.tools_batch import get_works_tool
 from syncd.registry import AGENCIES
-from syncd.services import Services
+from syncd.road.services import Services
 from tests.cli.test_cli import env  # noqa: F401  (fixture: SYNCD_* pointing at the fake and a temp DB)
 from tests.fakeupstream import FakeUpstream
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from syncd.services import Services
+from syncd.road.services import Services
 from tests.fakeupstream import FakeUpstream
 from tests.helpers import mcp_server
 

@@ -16,7 +16,7 @@ from syncd.datacite.lookups import WORK
 from syncd.datacite.params import doi_url, parse_datacite_doi
 from syncd.datacite.tools import get_work
 from syncd.registry import hooks_of
-from syncd.services import Services
+from syncd.road.services import Services
 from tests.conftest import Clock
 from tests.datacite.upstream import Recorded, recorded_json
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from syncd.datacite.args import SearchRepositoriesArgs
 from syncd.datacite.tools import search_repositories
-from syncd.services import Services
+from syncd.road.services import Services
 from tests.datacite.upstream import Recorded, recorded_json
 
 GLACIER = recorded_json("repository-list/repositories_query-glacier_size-3.json")

@@ -11,7 +11,7 @@ from typing import Any
 
 from syncd.datacite.args import SearchWorksArgs
 from syncd.datacite.tools import get_work, search_works
-from syncd.services import Services
+from syncd.road.services import Services
 from tests.datacite.upstream import Recorded, recorded_json
 
 GLACIER = recorded_json("work-list/dois_query-glacier_size-3_fields_include-client.json")

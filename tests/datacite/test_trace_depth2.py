@@ -11,7 +11,7 @@ from mcp.types import TextContent
 
 from syncd.datacite.queries_trace import trace_answer
 from syncd.datacite.tools import TOOLS, trace_relations
-from syncd.services import Services
+from syncd.road.services import Services
 from syncd.tools.fit import answer_size, fit_answer
 from tests.datacite.upstream import Recorded, recorded_json
 

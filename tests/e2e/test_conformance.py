@@ -2,7 +2,7 @@
 
 ``@modelcontextprotocol/conformance`` (pinned in tests/inspector/package.json, installed by ``.ci/run``
 with the Inspector, run on the Node.js 22 the Inspector brings) runs each server scenario that applies
-to syncd against the real app of ``syncd daemon`` (:func:`syncd.daemon.web_server`, uvicorn on a free
+to syncd against the real app of ``syncd daemon`` (:func:`syncd.daemon.run.web_server`, uvicorn on a free
 loopback port) over the fake upstream; every check must end ``SUCCESS`` (``INFO`` lines are the
 suite's traces). :data:`NOT_APPLICABLE` names each scenario that cannot apply and why: most call the
 suite's own fixture tools, resources and prompts (``test_simple_text``, ``test://static-text``...),

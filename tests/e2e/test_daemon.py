@@ -16,9 +16,8 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.interval import IntervalTrigger
 from freezegun import freeze_time
 
-from syncd import watch as watch_mod
 from syncd.config import Settings
-from syncd.daemon import (
+from syncd.daemon.run import (
     AFTER_READY_JOBS,
     JOB_DEFAULTS,
     STARTUP_DELAY_S,
@@ -26,11 +25,12 @@ from syncd.daemon import (
     schedule_watchers,
     start_after_ready,
 )
+from syncd.daemon.sdnotify import notify, watchdog_interval_s
 from syncd.logsetup import mask_email, setup_logging
 from syncd.ops.activity import Activity
-from syncd.sdnotify import notify, watchdog_interval_s
 from syncd.store.repo import Store
 from syncd.store.watches import save_sync_state
+from syncd.watch import lists as watch_mod
 from syncd.zenodo.walk_specs import zenodo_spec
 
 NOW = dt.datetime(2026, 11, 29, 12, 0, tzinfo=dt.UTC)

@@ -23,8 +23,8 @@ from mcp import Client
 
 from syncd.config import Settings
 from syncd.crossref.names import CROSSREF_WORK
-from syncd.daemon import web_config
-from syncd.daemon_jobs import sweep_pass
+from syncd.daemon.jobs import sweep_pass
+from syncd.daemon.run import web_config
 from syncd.errors import StoreError
 from syncd.registry import open_services
 from syncd.store.repo import EntryContent, Store
@@ -80,7 +80,7 @@ async def _app(scope: dict[str, Any], receive: Any, send: Any) -> None:
 
 @pytest.fixture
 def server() -> Iterator[tuple[int, float]]:
-    """A uvicorn server configured by syncd.daemon.web_config (header_timeout_s 0.5) on a free port."""
+    """A uvicorn server configured by syncd.daemon.run.web_config (header_timeout_s 0.5) on a free port."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]

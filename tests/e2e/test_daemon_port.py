@@ -2,7 +2,7 @@
 
 Before: uvicorn's own ``ERROR: [Errno 98] error while attempting to bind`` line and exit 1, after the
 store was opened and the scheduler set up. Now the daemon binds its socket before anything starts
-(:func:`syncd.daemon_ready.listen_socket`) and says who holds the port and what to do. Real processes.
+(:func:`syncd.daemon.ready.listen_socket`) and says who holds the port and what to do. Real processes.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from syncd.daemon_ready import listen_socket
+from syncd.daemon.ready import listen_socket
 from syncd.errors import SyncdError
 from tests.e2e.test_processes import ROOT, _env, _free_port, _start_daemon
 from tests.fakeupstream import FakeUpstream

@@ -26,7 +26,7 @@ from mcp import Client
 
 from syncd.config import Settings
 from syncd.registry import open_services
-from syncd.services import Services
+from syncd.road.services import Services
 from syncd.store.repo import Store
 from tests.conftest import Clock, make_settings, time_tool_bodies
 from tests.fakeupstream import FakeUpstream

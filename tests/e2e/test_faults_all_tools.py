@@ -80,7 +80,7 @@ from sqlalchemy import select
 
 from syncd.crossref.lookups import work_content
 from syncd.registry import open_services
-from syncd.services import Services
+from syncd.road.services import Services
 from syncd.store.codec import decode_body
 from syncd.store.models import Blob, Entry
 from syncd.store.repo import Store

@@ -21,7 +21,7 @@ from syncd.crossref.names import CROSSREF_WORK
 from syncd.crossref.rules import WORK_RULES
 from syncd.errors import MalformedResponse
 from syncd.normalize.doi import parse_doi
-from syncd.services import Services
+from syncd.road.services import Services
 from syncd.store import guard
 from syncd.store.repo import EntryContent, Store
 from syncd.zenodo import lookups as zenodo

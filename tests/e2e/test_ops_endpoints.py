@@ -1,6 +1,6 @@
 """Operator visibility (issue 24 item 5): ``/healthz``, ``/metrics`` and ``/status`` of the daemon's HTTP app.
 
-The real app of ``syncd daemon`` (:func:`syncd.daemon.web_app`) over a store filled through the real
+The real app of ``syncd daemon`` (:func:`syncd.daemon.run.web_app`) over a store filled through the real
 tools and sweep against the fake upstream (the recorded Raptor genomes work, the Lancet retraction
 of the corpus). ``/metrics`` is read back with ``prometheus_client``'s own parser; the counts are
 the requests the fake received.
@@ -18,11 +18,11 @@ from mcp import Client
 from prometheus_client.parser import text_string_to_metric_families
 from pydantic import SecretStr
 
-from syncd.daemon import web_app
+from syncd.daemon.run import web_app
 from syncd.errors import StoreError
 from syncd.ops.activity import Activity
-from syncd.refresh import sweep
-from syncd.services import Services
+from syncd.road.refresh import sweep
+from syncd.road.services import Services
 from syncd.store.repo import Store
 from syncd.store.watches import add_watch, save_sync_state
 from tests.conftest import Clock

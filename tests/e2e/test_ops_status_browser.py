@@ -1,6 +1,6 @@
 """``/status`` in a real headless Chromium (issue 24 item 5): the page renders without JavaScript.
 
-The daemon's real HTTP server (:func:`syncd.daemon.web_server`, uvicorn on a free loopback port) over a
+The daemon's real HTTP server (:func:`syncd.daemon.run.web_server`, uvicorn on a free loopback port) over a
 store holding the recorded Raptor genomes work and the Lancet retraction of the corpus. Chromium
 (Debian's ``chromium-headless-shell`` or ``chromium``, or ``SYNCD_TEST_CHROMIUM``; ``.ci/run`` installs
 it) loads the page, dumps the DOM it rendered and takes a screenshot, whose

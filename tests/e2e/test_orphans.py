@@ -109,12 +109,12 @@ def test_sigkill_of_cache_import_leaves_no_worker_alive(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the parent-death signal is Linux's")
 def test_sigkill_of_the_process_running_an_alert_command_ends_the_command(tmp_path: Path) -> None:
-    """An alert command (`sleep 60`) started by :func:`syncd.alerts.run_command` in a Python process,
+    """An alert command (`sleep 60`) started by :func:`syncd.daemon.alerts.run_command` in a Python process,
     which is SIGKILLed while the command runs, KILL_RUNS times: the command is gone within 2 s.
     """
     script = textwrap.dedent(
         """
-        from syncd.alerts import run_command
+        from syncd.daemon.alerts import run_command
         run_command(["sleep", "60"], {"alert": "retraction"}, 120.0)
         """
     )

@@ -103,7 +103,13 @@ def test_upstream_clients_make_their_connection_pool_on_the_first_request(
 # --------------------------------------------------------------------------------------------------
 # what `syncd cache show` and `syncd mcp` load (issue 28 item 1): module sets, never the clock
 
-NEVER_AT_START = ("alembic", "citeproc", "sqlalchemy.dialects.postgresql", "syncd.daemon", "syncd.httpauth")
+NEVER_AT_START = (
+    "alembic",
+    "citeproc",
+    "sqlalchemy.dialects.postgresql",
+    "syncd.daemon.run",
+    "syncd.daemon.httpauth",
+)
 """Loaded by neither command on a SQLite store at head: migrations, the citation extra, PostgreSQL's
 dialect, the daemon and its HTTP authentication."""
 
@@ -152,8 +158,8 @@ STORE_ONLY = (
     "lxml",
     "syncd.normalize.text",
     "syncd.normalize.html_text",
-    "syncd.watchwalk",
-    "syncd.sync",
+    "syncd.watch.walker",
+    "syncd.watch.sync",
 )
 """What a command that sends no request loads in no case: the MCP SDK and syncd.tools, httpx and its
 transport (httpx is loaded by the first upstream request), tenacity's retry loop, rich (only for a
@@ -341,7 +347,7 @@ BEFORE_READY = (
     "starlette",
     "apscheduler",
     "httpx",
-    "syncd.daemon",
+    "syncd.daemon.run",
     "syncd.tools",
     "alembic",
 )
@@ -367,14 +373,14 @@ def test_the_daemon_is_ready_before_its_endpoint_loads_and_an_early_connection_w
     settings: Settings, store: Store, tmp_path: Path
 ) -> None:
     """`syncd daemon` sends READY=1 (STATUS=loading) once the store is open and the port bound, having
-    loaded no MCP SDK, uvicorn, Starlette, scheduler, httpx, syncd.daemon, tool or Alembic module; a
+    loaded no MCP SDK, uvicorn, Starlette, scheduler, httpx, syncd.daemon.run, tool or Alembic module; a
     connection made right then, before the endpoint serves (no STATUS=serving yet), is not refused: its
     GET /healthz is answered (JSON with a status) once the endpoint is up, and STATUS=serving follows.
     """
     state = tmp_path / "at_ready.json"
     code = (
         "import json, sys\n"
-        "import syncd.sdnotify as sd\n"
+        "import syncd.daemon.sdnotify as sd\n"
         "real = sd.notify\n"
         "def spy(*lines):\n"
         "    if 'READY=1' in lines:\n"
@@ -424,5 +430,5 @@ def test_the_daemon_is_ready_before_its_endpoint_loads_and_an_early_connection_w
     assert json.loads(body)["status"] in ("ok", "unhealthy")
     assert proc.returncode == 0, out.decode()[-2000:]
     loaded = json.loads(state.read_text())
-    assert "syncd.daemon_ready" in loaded and "sqlalchemy" in loaded
+    assert "syncd.daemon.ready" in loaded and "sqlalchemy" in loaded
     assert _under(loaded, BEFORE_READY) == []

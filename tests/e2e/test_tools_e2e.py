@@ -8,7 +8,7 @@ import pytest
 from mcp import Client, MCPError
 
 from syncd.registry import open_services
-from syncd.services import Services
+from syncd.road.services import Services
 from syncd.upstream.http import MAX_ATTEMPTS
 from tests.conftest import Clock
 from tests.fakeupstream import FakeUpstream

@@ -23,7 +23,7 @@ from click.testing import CliRunner, Result
 
 from syncd.cli import cli
 from syncd.config import Settings
-from syncd.services import Services
+from syncd.road.services import Services
 from syncd.store.repo import Store
 from syncd.store.watches import (
     HEARTBEAT_STALE_S,
@@ -35,7 +35,7 @@ from syncd.store.watches import (
     save_sync_state,
     walk_status,
 )
-from syncd.sync import SyncReport, sync_watch
+from syncd.watch.sync import SyncReport, sync_watch
 from tests.cli.test_cli import env  # noqa: F401  (fixture: SYNCD_* pointing at the fake and a temp DB)
 from tests.conftest import CORPUS
 from tests.core.test_sync import serve_chain

@@ -20,7 +20,7 @@ from syncd.cli import cli
 from syncd.retractions.facts import CrossrefFacts, ReverseFacts, update_fact
 from syncd.retractions.reverse import ask_reverse, notices_in, reverse_params
 from syncd.retractions.verdict import needs_reverse, verdict
-from syncd.services import Services
+from syncd.road.services import Services
 from tests.cli.test_cli import env  # noqa: F401  (fixture: SYNCD_* pointing at the fake and a temp DB)
 from tests.corpus_path import CORPUS
 from tests.fakeupstream import FakeUpstream

@@ -21,7 +21,6 @@ from sqlalchemy import Engine, select, text
 from syncd.crossref import views as crossref_norm
 from syncd.crossref.lookups import work_content
 from syncd.crossref.names import CROSSREF_SEARCH, CROSSREF_WORK
-from syncd.dbcopy import copy_store
 from syncd.registry import STORE_RULES
 from syncd.store import codec
 from syncd.store.content import content_hash
@@ -29,6 +28,7 @@ from syncd.store.engine import current_revision, head_revision, make_engine, upg
 from syncd.store.maintenance import compress_bodies, vacuum, verify
 from syncd.store.models import BodyDictionary, Entry, PreviousBody
 from syncd.store.repo import EntryContent, Store
+from syncd.transfer.dbcopy import copy_store
 from syncd.zenodo import views as zenodo_norm
 from syncd.zenodo.lookups_fetch import record_content
 from syncd.zenodo.names import ZENODO_RECORD

@@ -22,7 +22,7 @@ from sqlalchemy import delete
 from syncd.cli import cli
 from syncd.config import Settings
 from syncd.crossref.lookups import work_content
-from syncd.daemon_jobs import alerts_pass, sweep_pass
+from syncd.daemon.jobs import alerts_pass, sweep_pass
 from syncd.normalize.changes import describe, since_epoch, since_stored_notice
 from syncd.registry import KINDS, open_services
 from syncd.store.changes import changes_of_entry, latest_change_id, list_changes, prune_changes

@@ -25,11 +25,12 @@ import anyio.to_thread
 import pytest
 from mcp import Client
 
-from syncd import alerts, refresh
 from syncd.config import Settings
 from syncd.crossref.lookups import work_content
+from syncd.daemon import alerts
 from syncd.registry import open_services
-from syncd.services import Services
+from syncd.road import refresh
+from syncd.road.services import Services
 from syncd.store.changes import list_changes
 from syncd.store.repo import Store
 from syncd.store.watches import add_watch

@@ -15,10 +15,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
-from syncd.budget import Budget
+from syncd.budget.buckets import Budget
 from syncd.config import Settings
 from syncd.crossref.lookups import work_content
-from syncd.dbcopy import PROGRESS_PREFIX, copy_store
 from syncd.errors import InvalidInput
 from syncd.registry import POOLS
 from syncd.store.engine import current_revision, head_revision, make_engine, upgrade_to_head
@@ -26,6 +25,7 @@ from syncd.store.leader import DaemonLock, lock_holder
 from syncd.store.maintenance import iter_entries, verify
 from syncd.store.repo import EntryContent, Store
 from syncd.store.watches import add_watch, save_sync_state
+from syncd.transfer.dbcopy import PROGRESS_PREFIX, copy_store
 from tests.conftest import _admin, _with_db, corpus_json
 
 WORK = "crossref/work/10.1101_598821.json"

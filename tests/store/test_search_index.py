@@ -22,7 +22,7 @@ from sqlalchemy import Connection, text
 
 from syncd.crossref.lookups import work_content
 from syncd.crossref.names import CROSSREF_WORK
-from syncd.services import Services
+from syncd.road.services import Services
 from syncd.store import search
 from syncd.store.bulk import BulkItem, put_many
 from syncd.store.engine import make_engine, upgrade_to_head

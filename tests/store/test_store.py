@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
-from syncd import policy
 from syncd.config import Settings
 from syncd.crossref.lookups import work_content
 from syncd.crossref.rules import WORK_RULES
 from syncd.registry import KINDS
+from syncd.road import policy
 from syncd.store.engine import current_revision, head_revision, make_engine, upgrade_to_head
 from syncd.store.repo import EntryContent, Store
 from syncd.store.search import entry_id

@@ -31,7 +31,7 @@ from syncd.crossref.names import CROSSREF_WORK
 from syncd.errors import StoreError
 from syncd.normalize.doi import parse_doi
 from syncd.registry import open_services
-from syncd.services import Services
+from syncd.road.services import Services
 from syncd.store.engine import BUSY_TIMEOUT_MS
 from syncd.store.repo import WRITE_WAIT_FLOOR_S, Store, write_cause
 from tests.conftest import Clock

@@ -23,13 +23,13 @@ from typing import Any
 import httpx
 import pytest
 
-from syncd.cache import PROBE_SHARE
 from syncd.config import Settings
 from syncd.crossref.lookups_batch import get_works
 from syncd.crossref.names import CROSSREF_WORK
 from syncd.crossref.tools_batch import item_data
 from syncd.registry import open_services
-from syncd.services import Services
+from syncd.road.local_first import PROBE_SHARE
+from syncd.road.services import Services
 from syncd.store.repo import WRITE_WAIT_FLOOR_S, Store
 from syncd.upstream.http import call_deadline
 from syncd.zenodo.tools_files import read_file

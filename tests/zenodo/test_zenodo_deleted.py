@@ -11,11 +11,11 @@ import pytest
 from click.testing import CliRunner, Result
 from mcp import Client
 
-from syncd import policy
 from syncd.cli import cli
 from syncd.config import Settings
 from syncd.registry import KINDS, open_services
-from syncd.services import Services
+from syncd.road import policy
+from syncd.road.services import Services
 from syncd.store.repo import Store
 from tests.cli.test_cli import env  # noqa: F401  (fixture: SYNCD_* pointing at the fake and a temp DB)
 from tests.conftest import corpus_json

@@ -18,10 +18,10 @@ import pytest
 from mcp import Client
 
 from syncd.config import Settings
-from syncd.policy import Result
-from syncd.refresh import revalidate
 from syncd.registry import hooks_of
-from syncd.services import Services
+from syncd.road.policy import Result
+from syncd.road.refresh import revalidate
+from syncd.road.services import Services
 from syncd.zenodo.names import ZENODO_AWARD, ZENODO_FUNDER
 from tests.conftest import corpus_json, make_settings
 from tests.fakeupstream import FakeUpstream

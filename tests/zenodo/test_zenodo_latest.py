@@ -10,9 +10,9 @@ import pytest
 from mcp import Client
 
 from syncd.config import Settings
-from syncd.refresh import revalidate
 from syncd.registry import open_services
-from syncd.services import Services
+from syncd.road.refresh import revalidate
+from syncd.road.services import Services
 from syncd.store.maintenance import verify
 from syncd.store.repo import Store
 from tests.conftest import corpus_json, make_settings

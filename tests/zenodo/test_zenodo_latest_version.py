@@ -15,7 +15,7 @@ import pytest
 from mcp import Client
 
 from syncd.config import Settings
-from syncd.services import Services
+from syncd.road.services import Services
 from tests.conftest import Clock, corpus_json, make_settings
 from tests.fakeupstream import FakeUpstream
 from tests.helpers import mcp_server

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from syncd.services import Services
+from syncd.road.services import Services
 from tests.conftest import corpus_json
 from tests.fakeupstream import FakeUpstream
 from tests.helpers import mcp_server

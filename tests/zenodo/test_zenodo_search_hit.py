@@ -18,7 +18,7 @@ import pytest
 from mcp import Client
 
 from syncd.config import Settings
-from syncd.services import Services
+from syncd.road.services import Services
 from syncd.store.content import document
 from syncd.zenodo.lookups_fetch import record_content
 from syncd.zenodo.names import ZENODO_RECORD

@@ -11,7 +11,7 @@ import pytest
 from mcp import Client
 
 from syncd.config import Settings
-from syncd.services import Services
+from syncd.road.services import Services
 from syncd.store.blobs import blob_usage
 from syncd.zenodo.params_cursor import CursorState, encode_cursor
 from tests.conftest import Clock, corpus_json, make_settings

@@ -16,7 +16,7 @@ import pytest
 from mcp import Client
 
 from syncd.config import Settings
-from syncd.services import Services
+from syncd.road.services import Services
 from syncd.zenodo.views_lists import RESOURCE_TYPE_IDS, RESOURCE_TYPES
 from tests.conftest import corpus_json, make_settings
 from tests.fakeupstream import FakeUpstream

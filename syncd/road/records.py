@@ -16,8 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from syncd.cache import Lookup
 from syncd.kinds import Kind
+from syncd.road.local_first import Lookup
 from syncd.store.repo import Store, StoredEntry
 
 __all__ = ["Fetch", "RecordAnswer", "RecordSource", "View"]
@@ -48,7 +48,7 @@ class RecordAnswer(Generic[R]):
     def answer(self, svc: Any, ref: R, label: str, *, force: bool = False) -> dict[str, Any]:
         """``syncd cache get``: the record local-first as ``{"kind", "key", "cache", **view}``.
 
-        ``svc``: the :class:`~syncd.services.Services` bundle; ``label``: the identifier as given (named
+        ``svc``: the :class:`~syncd.road.services.Services` bundle; ``label``: the identifier as given (named
         in a miss's message); ``force``: revalidate against upstream even when fresh.
 
         Raises:

@@ -1,8 +1,8 @@
 """Every freshness decision and the provenance of every answer, as pure functions.
 
 Like requests-cache's ``CacheActions``, this module does no I/O: the lookups ask for a decision
-(through :class:`syncd.cache.Runner`) and act on it. Inputs are plain values (:class:`EntryFacts`,
-built by the caller from the stored row: :func:`syncd.cache.facts_of`; :class:`UpstreamFacts`), so
+(through :class:`syncd.road.local_first.Runner`) and act on it. Inputs are plain values (:class:`EntryFacts`,
+built by the caller from the stored row: :func:`syncd.road.local_first.facts_of`; :class:`UpstreamFacts`), so
 every rule is tested without a database or a network. The rules, with the RFC sections they implement:
 
 * the lifetime of an entry per kind and status (:func:`ttl_s`, :func:`ttls`; each kind's ``ttl`` setting
@@ -51,7 +51,7 @@ from typing import Any
 from syncd.config import TtlSettings
 from syncd.errors import BudgetExhausted, UpstreamError, UpstreamOffline, UpstreamRateLimited, UpstreamTimeout
 from syncd.kinds import Kind
-from syncd.outcomes import CHANGED, UNCHANGED, Outcome, Result, Tally, failed
+from syncd.road.outcomes import CHANGED, UNCHANGED, Outcome, Result, Tally, failed
 from syncd.store.engine import READ_ONLY_HINT
 from syncd.store.staleness import Staleness
 
@@ -182,7 +182,8 @@ def staleness(ttls: Mapping[tuple[str, str], float], now: float) -> Staleness:
 class EntryFacts:
     """The facts of one stored entry the policy decides on (epoch seconds; ``ttl_s`` in seconds).
 
-    Built by the caller from the stored row (:func:`syncd.cache.facts_of`); the policy never sees the
+    Built by the caller from the stored row (:func:`syncd.road.local_first.facts_of`); the policy never
+    sees the
     store's row type. ``validated_at``: when upstream last confirmed the content (the age's origin,
     RFC 9111 §4.2.3); ``ttl_s``: its lifetime for its kind and status (:func:`ttl_s`; None when the
     caller only wants a provenance, then :meth:`fresh` cannot be asked); ``fetched_at``: when the
@@ -218,7 +219,7 @@ class EntryFacts:
         A ``validated_at`` more than :data:`CLOCK_SKEW_S` ahead of ``now`` is a clock that stepped
         back: the age is unknown, so the entry is not fresh (revalidated, or answered stale), never
         fresh "until the clock catches up". (The runner's ``now`` never moves backwards either:
-        :class:`syncd.cache.Runner`.)
+        :class:`syncd.road.local_first.Runner`.)
 
         Raises:
             ValueError: the facts carry no lifetime (``ttl_s`` None).
@@ -318,7 +319,7 @@ def error_for(
 ) -> UpstreamError | BudgetExhausted:
     """The declared error of an ERROR decision for ``key`` in ``pool`` (nothing stored, upstream unusable).
 
-    ``service``: the public service behind ``pool`` (:meth:`syncd.pools.Pools.service`), put in the
+    ``service``: the public service behind ``pool`` (:meth:`syncd.budget.pools.Pools.service`), put in the
     error's data so the client is told the service, never the pool.
     """
     named = {"pool": pool, "service": service} if service is not None else {"pool": pool}
@@ -430,7 +431,7 @@ def from_upstream(entry: EntryFacts) -> Provenance:
 def unstored(entry: EntryFacts, reason: str) -> Provenance:
     """An answer upstream gave in this call that could not be stored (``reason``: why, a reason code).
 
-    ``entry`` is the facts of the answer in stored form (:func:`syncd.cache.unstored_entry`); the
+    ``entry`` is the facts of the answer in stored form (:func:`syncd.road.local_first.unstored_entry`); the
     ``cache`` block says ``source: upstream``, ``stored: false`` and ``store_error``.
     """
     return Provenance(
@@ -577,7 +578,7 @@ def of_bytes(record: Provenance, source: str, upstream_error: str | None, now: f
 
 
 # --------------------------------------------------------------------------------------------------
-# revalidation outcomes (the types: :mod:`syncd.outcomes`)
+# revalidation outcomes (the types: :mod:`syncd.road.outcomes`)
 
 
 def outcome_of(before: EntryFacts, stored: EntryFacts) -> Outcome:

@@ -1,9 +1,9 @@
 """The budget's settings: each pool's overrides (``budget.<pool>``) and the budget's own knobs.
 
 A settings module (re-exported by :mod:`syncd.config`, which holds them in ``Settings.budget``): it
-names every pool, one field per pool a slice declares (:class:`syncd.pools.Pool`; the registry's
+names every pool, one field per pool a slice declares (:class:`syncd.budget.pools.Pool`; the registry's
 table refuses a pool without its field). The published limits the overrides lay over are the
-slices' own (``syncd/<slice>/pools.py``); :meth:`syncd.pools.Pools.limits` applies them.
+slices' own (``syncd/<slice>/pools.py``); :meth:`syncd.budget.pools.Pools.limits` applies them.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The shared budget's values and the pure rules that read a pool's row (:mod:`syncd.budget` writes them).
+"""The shared budget's values and the pure rules reading a pool's row (:mod:`~syncd.budget.buckets`).
 
 Values: :class:`Outcome` (what one attempt came to), :class:`Announcement` (what one answer's headers
 said) and :class:`Announced` (an announcement in force), :class:`PoolState`, :class:`Lease`,
@@ -20,7 +20,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from syncd.pools import PoolLimits
+from syncd.budget.pools import PoolLimits
 
 __all__ = [
     "BREAKER_COOLDOWN_S",
@@ -67,7 +67,7 @@ LEASE_POLL_S = 0.05
 """Seconds to wait before asking again when every in-flight slot is taken."""
 CLOCK_STEP_S = 60.0
 """A stored timestamp more than this many seconds ahead of now was written by a clock that ran ahead
-and was corrected since: it is clamped to now (see :mod:`syncd.budget`). Smaller steps back keep the
+and was corrected since: it is clamped to now (see :mod:`syncd.budget.buckets`). Smaller steps back keep the
 bucket monotonic."""
 
 
@@ -351,7 +351,7 @@ def pause_s(said: Announcement, in_flight: int) -> float:
 def refusal_message(pool: str, grant: Grant, state: PoolState, service: str) -> str:
     """What a refused take says (a :class:`~syncd.errors.BudgetExhausted` message) for ``grant.why``.
 
-    ``service``: the public service behind ``pool`` (:meth:`syncd.pools.Pools.service`), named when
+    ``service``: the public service behind ``pool`` (:meth:`syncd.budget.pools.Pools.service`), named when
     the pools of its concurrency group are full together.
     """
     if grant.why == "blocked":

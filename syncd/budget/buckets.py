@@ -14,10 +14,10 @@ costs exactly two write transactions:
 
 :meth:`Budget.state` only reads (no write lock). Each write transaction is ``BEGIN IMMEDIATE`` on
 SQLite; on PostgreSQL it first locks the pool's row (``SELECT ... FOR UPDATE``) so concurrent
-takers queue on that row; a take of a pool of a concurrency group (:class:`~syncd.pools.Group`)
+takers queue on that row; a take of a pool of a concurrency group (:class:`~syncd.budget.pools.Group`)
 locks the rows of the whole group in one statement (in pool-name order), so the group's shared
 in-flight count is exact; a release locks its own row only. A declared pool's missing row is made
-by the write that needs it (:func:`syncd.budget_sql.create_rows`): a new pool needs no migration.
+by the write that needs it (:func:`syncd.budget.sql.create_rows`): a new pool needs no migration.
 
 **What upstream announces rules.** Each answer's rate-limit headers (Crossref ``x-rate-limit-limit``
 / ``-interval``, ``x-concurrency-limit``, ``x-api-pool``; Zenodo ``X-RateLimit-Limit/-Remaining/
@@ -35,7 +35,7 @@ the configured and the announced ones:
   in flight after the window has slid past its take counts until it is released (it may arrive
   any moment), so no sequence of takes puts ``N + 1`` arrivals in any ``I``;
 * a concurrency limit caps the pool's in-flight slots and, for Crossref, the in-flight requests of
-  ``crossref_single`` and ``crossref_list`` together (:meth:`~syncd.pools.Pools.group_in_flight`);
+  ``crossref_single`` and ``crossref_list`` together (:meth:`~syncd.budget.pools.Pools.group_in_flight`);
 * ``remaining`` at or under the pool's in-flight limit pauses the pool until the announced reset
   (``block_reason = "remaining"``), before upstream runs dry and answers 429.
 
@@ -52,7 +52,7 @@ A lease is freed by its holder, or at the next take once it has expired or, on t
 its process is gone (``kill(pid, 0)``), so a killed process never holds a slot past its deadline.
 A lease whose request timed out is kept until it expires: upstream may still be working on it.
 
-The pools are those the slices declare (:class:`~syncd.pools.Pools`, handed in). Interactive calls
+The pools are those the slices declare (:class:`~syncd.budget.pools.Pools`, handed in). Interactive calls
 may use the whole bucket and window; the daemon leaves ``daemon_reserve`` of each.
 
 Clock: wall-clock ``time.time()`` (shared across processes; freezegun moves it in tests), read
@@ -80,8 +80,9 @@ from typing import Any
 
 from sqlalchemy import Connection, delete, or_, select, update
 
-from syncd import budget_sql as sql
-from syncd.budget_rules import (
+from syncd.budget import sql
+from syncd.budget.pools import PoolLimits, Pools
+from syncd.budget.rules import (
     BREAKER_COOLDOWN_S,
     BREAKER_THRESHOLD,
     CLOCK_STEP_S,
@@ -113,7 +114,6 @@ from syncd.budget_rules import (
 )
 from syncd.config import Settings
 from syncd.errors import BudgetExhausted, InvalidInput, StoreError, UpstreamOffline
-from syncd.pools import PoolLimits, Pools
 from syncd.proc import pid_alive
 from syncd.store.models import BudgetLease, BudgetPool, BudgetSend
 from syncd.store.repo import Store
@@ -207,7 +207,7 @@ class Budget:
         With ``lock``, every row returned is locked for this transaction (``FOR UPDATE``, in pool-name
         order, so takers of every pool of a group queue on the same first row and never deadlock; on
         SQLite ``BEGIN IMMEDIATE`` already serializes writers), the missing ones created first
-        (:func:`syncd.budget_sql.create_rows`).
+        (:func:`syncd.budget.sql.create_rows`).
 
         Raises:
             StoreError: ``pool``'s row is missing (not yet made, or ``pool`` is not a declared pool).

@@ -1,7 +1,7 @@
 """The dependency bundles handed down to tools, lookups, the sweep and the CLI.
 
 :class:`Upstreams` holds the upstream HTTP clients by name; :class:`Services` holds the settings, the
-store, the budget, the upstreams and the local-first :class:`~syncd.cache.Runner`. Whoever opens a
+store, the budget, the upstreams and the local-first :class:`~syncd.road.local_first.Runner`. Whoever opens a
 :class:`Services` closes it (the store is closed by its own owner).
 
 This module names no upstream: each slice declares its client constructor (a :class:`ClientFactory`)
@@ -12,7 +12,7 @@ declares an :data:`AgencyRecords` function and the root hands them over by agenc
 (``services.agencies["datacite"]``): the Crossref batch asks it for the DOIs Crossref says another
 agency registered, without importing that slice.
 
-Over a PostgreSQL lab database the budget is a :class:`~syncd.budget_fallback.LabBudget`: while the
+Over a PostgreSQL lab database the budget is a :class:`~syncd.budget.fallback.LabBudget`: while the
 database cannot be reached it takes tokens from this workstation's local share.
 
 Over a store this user cannot write (:func:`syncd.store.engine.is_read_only`) the bundle is
@@ -29,13 +29,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from syncd.budget import Announcement, Budget, Grant, Lease, Outcome, PoolState
-from syncd.budget_fallback import LabBudget
-from syncd.cache import Runner
+from syncd.budget.buckets import Announcement, Budget, Grant, Lease, Outcome, PoolState
+from syncd.budget.fallback import LabBudget
+from syncd.budget.pools import Pools
 from syncd.config import Settings
 from syncd.errors import StoreError, UpstreamOffline
-from syncd.policy import READ_ONLY_REASON
-from syncd.pools import Pools
+from syncd.road.local_first import Runner
+from syncd.road.policy import READ_ONLY_REASON
 from syncd.store.dialect import is_postgresql
 from syncd.store.engine import READ_ONLY_HINT, is_read_only
 from syncd.store.repo import Store

@@ -1,4 +1,4 @@
-"""The SQL statements of the shared budget (:mod:`syncd.budget`), each built once.
+"""The SQL statements of the shared budget (:mod:`syncd.budget.buckets`), each built once.
 
 Each is one compiled, cached statement, run inside the budget's write transactions (take, release)
 or its reads.

@@ -35,9 +35,9 @@ from typing import Any
 
 from syncd.config import Settings
 from syncd.normalize.changes import ALERT_TYPES
-from syncd.policy import iso
 from syncd.proc import pre_exec_die_with_parent
 from syncd.registry import SERIES_DOI_PREFIXES
+from syncd.road.policy import iso
 from syncd.store.changes import StoredChange, latest_change_id, list_changes
 from syncd.store.references import citing_among
 from syncd.store.repo import Store

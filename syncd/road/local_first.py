@@ -1,4 +1,4 @@
-"""The local-first road: read the store, ask :mod:`syncd.policy` for a plan, hold the lock, fetch.
+"""The local-first road: read the store, ask :mod:`syncd.road.policy` for a plan, hold the lock, fetch.
 
 Every local-first lookup of every kind goes through :func:`local_first` (the one caller of
 :meth:`Runner.claim`)::
@@ -27,12 +27,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import overload
 
-from syncd import policy
-from syncd.budget import Budget
+from syncd.budget.buckets import Budget
 from syncd.config import TtlSettings
 from syncd.errors import BudgetExhausted, StoreError, StoreUnreachable, UpstreamError
 from syncd.kinds import Kind
-from syncd.policy import Action, Decision, EntryFacts, Provenance, UpstreamFacts
+from syncd.road import policy
+from syncd.road.policy import Action, Decision, EntryFacts, Provenance, UpstreamFacts
 from syncd.store.repo import EntryContent, Store, StoredEntry
 from syncd.upstream.http import Deadline
 
@@ -66,7 +66,7 @@ def facts_of(
 ) -> EntryFacts | None:
     """The policy's plain facts of a stored ``entry`` (None stays None): the one row -> facts mapping.
 
-    ``ttl_s``: the entry's lifetime in seconds (:func:`syncd.policy.ttl_s`), needed only to decide
+    ``ttl_s``: the entry's lifetime in seconds (:func:`syncd.road.policy.ttl_s`), needed only to decide
     freshness; ``refetch``: the held copy must be fetched again whatever its age.
     """
     if entry is None:
@@ -159,11 +159,11 @@ class Runner:
     Args:
         store: the shared store.
         budget: the request budget (its pool state feeds the policy; the runner sends no request).
-            Its clock (:meth:`~syncd.budget.Budget.clock`, epoch seconds) is the runner's "now" for
+            Its clock (:meth:`~syncd.budget.buckets.Budget.clock`, epoch seconds) is the runner's "now" for
             freshness, so one injected clock moves both (tests).
         ttl: the ``ttl.*`` settings.
         read_only: the store cannot be written by this process: upstream is never asked, stored
-            entries are answered (an input of every decision, :class:`syncd.policy.UpstreamFacts`).
+            entries are answered (an input of every decision, :class:`syncd.road.policy.UpstreamFacts`).
     """
 
     def __init__(self, store: Store, budget: Budget, ttl: TtlSettings, *, read_only: bool = False) -> None:
@@ -244,7 +244,7 @@ class Runner:
         """Claim ``plan``: answered from the store, or a fetch to do under the entry's lock.
 
         Under the lock the entry is read again: when another caller stored it meanwhile
-        (:func:`syncd.policy.coalesced`) that is the answer; otherwise the plan is decided again
+        (:func:`syncd.road.policy.coalesced`) that is the answer; otherwise the plan is decided again
         (the pool may have gone offline while waiting). ``lock_key`` overrides the lock's key.
 
         Raises:
@@ -296,7 +296,7 @@ def unstored_entry(content: EntryContent, now: float) -> StoredEntry:
 
     For an answer the store could not keep (a write lock not had in time, a full disk, the database
     unreachable): fetched and validated ``now`` (epoch seconds), ``id`` :data:`UNSTORED_ID`; its
-    provenance is :func:`syncd.policy.unstored`.
+    provenance is :func:`syncd.road.policy.unstored`.
     """
     return StoredEntry(
         id=UNSTORED_ID,

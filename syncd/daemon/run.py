@@ -11,11 +11,11 @@ On a shared PostgreSQL store only one daemon of the lab refreshes: the holder of
 (:class:`~syncd.store.leader.DaemonLock`, polled every ``POLL_S`` seconds); the others serve the tools
 and take over when it goes away (see :func:`_leader_hook`).
 Under systemd (``Type=notify``): READY=1 once migrations ran and the port is bound (before this module
-is loaded: :mod:`syncd.daemon_ready`; a connection waits in the backlog until the endpoint serves,
+is loaded: :mod:`syncd.daemon.ready`; a connection waits in the backlog until the endpoint serves,
 ``STATUS=serving``), WATCHDOG=1
 from the loop, STOPPING=1 on SIGTERM, then a drain of the running job. Every ``changes.poll_s``
 seconds the refreshing daemon alerts the watched retractions and deletions the change feed recorded
-(:mod:`syncd.alerts`: ``event=alert`` at WARNING, the optional ``alerts.command``). With
+(:mod:`syncd.daemon.alerts`: ``event=alert`` at WARNING, the optional ``alerts.command``). With
 ``retractions.source`` set, it reads the Retraction Watch data at most once per
 ``retractions.interval_s`` (:mod:`syncd.retractions.fetch`; a failed read keeps the last good data).
 
@@ -26,7 +26,7 @@ rehomed with every commit; the daemon keeps serving throughout (``event=store_re
 ``event=store_deleted``). The HTTP server closes connections that do not finish their request line
 and headers within ``http.header_timeout_s`` (:class:`HeaderTimeoutProtocol`), and answers 408 to a
 body that does not arrive within ``http.body_timeout_s`` and 400 to a request without ``Host``
-(:class:`~syncd.httpauth.RequestGuard`).
+(:class:`~syncd.daemon.httpauth.RequestGuard`).
 """
 
 from __future__ import annotations
@@ -47,9 +47,7 @@ from apscheduler.schedulers.base import STATE_RUNNING
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from syncd.config import Settings
-from syncd.daemon_jobs import DaemonJobs
-from syncd.errors import StoreError
-from syncd.httpauth import (
+from syncd.daemon.httpauth import (
     BearerAuth,
     NoOAuth,
     RequestGuard,
@@ -57,19 +55,21 @@ from syncd.httpauth import (
     token_file_warning,
     transport_security,
 )
+from syncd.daemon.jobs import DaemonJobs
+from syncd.daemon.sdnotify import notify, watchdog_interval_s
+from syncd.errors import StoreError
 from syncd.ops.activity import SCHEDULER_BEAT_S, Activity
 from syncd.ops.routes import ops_routes
 from syncd.registry import mcp_specs, open_services
 from syncd.retractions.fetch import CHECK_S as RETRACTIONS_CHECK_S
-from syncd.sdnotify import notify, watchdog_interval_s
-from syncd.services import Services
+from syncd.road.services import Services
 from syncd.store.fileguard import file_guard
 from syncd.store.leader import POLL_S, DaemonLock
 from syncd.store.repo import Store
 from syncd.store.watches import list_sync_states, list_watches
-from syncd.sync import STOP as sync_stop
 from syncd.tools.server import build_server
-from syncd.watch import apply_config
+from syncd.watch.lists import apply_config
+from syncd.watch.sync import STOP as sync_stop
 
 __all__ = [
     "AFTER_READY_JOBS",
@@ -191,7 +191,7 @@ def web_app(settings: Settings, services: Services, activity: Activity) -> Any:
     counted by source in ``activity``.
 
     Raises:
-        SyncdError: a non-loopback bind without a bearer token (:func:`syncd.httpauth.check_bind`).
+        SyncdError: a non-loopback bind without a bearer token (:func:`syncd.daemon.httpauth.check_bind`).
     """
     server = build_server(services, *mcp_specs(settings))
     server.middleware.append(activity.answers_middleware)
@@ -216,7 +216,7 @@ def web_server(settings: Settings, services: Services, activity: Activity | None
     """The uvicorn server of :func:`web_app` (a fresh :class:`~syncd.ops.activity.Activity` when none given).
 
     Raises:
-        SyncdError: a non-loopback bind without a bearer token (:func:`syncd.httpauth.check_bind`).
+        SyncdError: a non-loopback bind without a bearer token (:func:`syncd.daemon.httpauth.check_bind`).
     """
     return _Server(web_config(settings, web_app(settings, services, activity or Activity())))
 
@@ -332,7 +332,7 @@ async def _ready_when_listening(
 ) -> None:
     """Log ``event=serving`` and tell systemd ``STATUS=serving`` once ``web`` serves (nothing if it exits).
 
-    READY=1 was told when the port was bound (:func:`syncd.daemon_ready.run_daemon`).
+    READY=1 was told when the port was bound (:func:`syncd.daemon.ready.run_daemon`).
 
     ``after_ready`` runs right after: the start-up work that must not delay the endpoint (the first
     alert pass and retractions read, the upstream check).
@@ -394,7 +394,7 @@ def _request_exit(web: uvicorn.Server, sig: int) -> None:
 def serve(settings: Settings, store: Store, listener: socket.socket) -> None:
     """Serve the MCP endpoint on ``listener`` and run the jobs until SIGINT/SIGTERM.
 
-    Called by :func:`syncd.daemon_ready.run_daemon` once the store is open, the port bound and READY=1
+    Called by :func:`syncd.daemon.ready.run_daemon` once the store is open, the port bound and READY=1
     told: the watch lists of the config are applied first (a failure is logged and retried on every
     sync pass), then the endpoint starts on the socket (``event=serving``, ``STATUS=serving``).
     """

@@ -23,7 +23,7 @@ from syncd.normalize.doi import parse_doi
 from syncd.registry import WATCH_TYPES
 from syncd.store.repo import Store
 from syncd.store.watches import StoredWatch, add_watch
-from syncd.sync import DOI_WATCH
+from syncd.watch.sync import DOI_WATCH
 
 __all__ = [
     "KINDS",

@@ -3,12 +3,12 @@
 Each upstream slice declares its pools in its own ``pools.py`` (:class:`Pool`: name, the service
 messages name, the rule giving its published limits for the settings; a :class:`Group` for pools
 whose in-flight requests count together); the composition root :mod:`syncd.registry` composes them
-into one :class:`Pools` table and hands it to :class:`syncd.budget.Budget` (through
-:meth:`syncd.services.Services.open`). No upstream is named here: the budget reads a pool's name,
+into one :class:`Pools` table and hands it to :class:`syncd.budget.buckets.Budget` (through
+:meth:`syncd.road.services.Services.open`). No upstream is named here: the budget reads a pool's name,
 service, limits and group from the table it was given.
 
 The pools' settings (``budget.<pool>`` overrides, a group's ``budget.<group>_in_flight``) are in
-:class:`syncd.budget_settings.BudgetSettings`; :meth:`Pools.limits` lays them over the published
+:class:`syncd.budget.settings.BudgetSettings`; :meth:`Pools.limits` lays them over the published
 limits.
 """
 
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from syncd.budget_settings import BudgetSettings, PoolSettings
+from syncd.budget.settings import BudgetSettings, PoolSettings
 
 if TYPE_CHECKING:
     from syncd.config import Settings
@@ -61,7 +61,7 @@ class Pool:
 class Group:
     """Pools whose in-flight requests count against one limit together (every process).
 
-    ``name``: the group's name; ``setting``: the :class:`~syncd.budget_settings.BudgetSettings` field
+    ``name``: the group's name; ``setting``: the :class:`~syncd.budget.settings.BudgetSettings` field
     overriding its limit (unset: the published one); ``published(settings)``: its published limit
     (requests in flight). A take locks the rows of the whole group (PostgreSQL, in pool-name order),
     so the shared count is exact.
@@ -81,7 +81,7 @@ class Pools:
 
     Raises:
         ValueError: a name declared twice, a pool naming an undeclared group, a group no pool names,
-            or a pool or group setting :class:`~syncd.budget_settings.BudgetSettings` does not hold.
+            or a pool or group setting :class:`~syncd.budget.settings.BudgetSettings` does not hold.
     """
 
     def __init__(self, pools: Sequence[Pool], groups: Sequence[Group] = ()) -> None:
@@ -144,7 +144,7 @@ class Pools:
     def limits(self, settings: Settings, name: PoolName) -> PoolLimits:
         """Configured limits of pool ``name``: ``budget.<name>`` values over its published limits.
 
-        What upstream announces in its headers can only lower these (:mod:`syncd.budget`).
+        What upstream announces in its headers can only lower these (:mod:`syncd.budget.buckets`).
 
         Raises:
             KeyError: no such pool.

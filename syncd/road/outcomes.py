@@ -1,8 +1,8 @@
 """How revalidations ended: the typed :class:`Outcome` of one and the :class:`Tally` of many.
 
-Plain values (no I/O, no store): :func:`syncd.policy.outcome_of` decides the outcome of one refetch
-from the entry's facts; the sweep (:func:`syncd.refresh.sweep`), the batch revalidation and
-``syncd cache refresh`` count them. Re-exported by :mod:`syncd.policy`.
+Plain values (no I/O, no store): :func:`syncd.road.policy.outcome_of` decides the outcome of one refetch
+from the entry's facts; the sweep (:func:`syncd.road.refresh.sweep`), the batch revalidation and
+``syncd cache refresh`` count them. Re-exported by :mod:`syncd.road.policy`.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ fetched first, :func:`named_entries`). Each stored kind's ``refetch`` hook
 (:class:`syncd.kinds.Kind`, from :data:`syncd.registry.KINDS`) asks upstream again. A kind that
 supplies the ``revalidate_many`` hook (Crossref works: their ``indexed`` stamps confirmed in groups
 through one list request each) gets its stale entries that hook accepts when there are at least
-:data:`BATCH_MIN` of them (:mod:`syncd.batch`); everything else is revalidated one by one.
+:data:`BATCH_MIN` of them (:mod:`syncd.road.batch`); everything else is revalidated one by one.
 """
 
 from __future__ import annotations
@@ -16,14 +16,14 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from syncd import policy
-from syncd.budget import Budget
-from syncd.cache import facts_of
+from syncd.budget.buckets import Budget
 from syncd.errors import BudgetExhausted, NotFound, SyncdError, UpstreamError
-from syncd.policy import Outcome, Result, Tally
-from syncd.records import RecordSource
 from syncd.registry import KINDS, hooks_of, record_answer
-from syncd.services import Services
+from syncd.road import policy
+from syncd.road.local_first import facts_of
+from syncd.road.policy import Outcome, Result, Tally
+from syncd.road.records import RecordSource
+from syncd.road.services import Services
 from syncd.store.repo import StoredEntry
 from syncd.store.staleness import Staleness
 from syncd.upstream.http import Deadline

@@ -1,9 +1,9 @@
 """The daemon's scheduled passes: revalidation sweep, watch-list sync, alerts, retractions, file look.
 
-:class:`DaemonJobs` holds the coroutines :mod:`syncd.daemon` schedules; each runs its pass
+:class:`DaemonJobs` holds the coroutines :mod:`syncd.daemon.run` schedules; each runs its pass
 (:func:`sweep_pass`, :func:`sync_pass`, :func:`alerts_pass`) in a worker thread, only on the refreshing
 daemon (the holder of the :class:`~syncd.store.leader.DaemonLock`). Their log lines are the daemon's
-(logger ``syncd.daemon``).
+(logger ``syncd.daemon.run``).
 """
 
 from __future__ import annotations
@@ -13,19 +13,19 @@ import contextlib
 import logging
 from typing import Any
 
-from syncd.alerts import run_pass as alert_pass
 from syncd.config import Settings
+from syncd.daemon.alerts import run_pass as alert_pass
+from syncd.daemon.sdnotify import notify
 from syncd.errors import StoreError
 from syncd.ops.activity import Activity
-from syncd.refresh import SweepReport, sweep
 from syncd.retractions.fetch import scheduled_pass as retractions_pass
-from syncd.sdnotify import notify
-from syncd.services import Services
+from syncd.road.refresh import SweepReport, sweep
+from syncd.road.services import Services
 from syncd.store.changes import prune_changes
 from syncd.store.fileguard import FileGuard
 from syncd.store.leader import DaemonLock
-from syncd.sync import SyncReport, sync_all
-from syncd.watch import apply_config
+from syncd.watch.lists import apply_config
+from syncd.watch.sync import SyncReport, sync_all
 
 __all__ = ["DaemonJobs", "alerts_pass", "sweep_pass", "sync_pass"]
 
@@ -145,7 +145,7 @@ def sweep_pass(svc: Services, batch: int) -> SweepReport:
 
 
 def alerts_pass(svc: Services) -> int:
-    """One alert pass over the change feed (:func:`syncd.alerts.run_pass`); a store failure waits."""
+    """One alert pass over the change feed (:func:`syncd.daemon.alerts.run_pass`); a store failure waits."""
     if svc.store.write_problem() is not None:
         return 0
     try:

@@ -1,9 +1,9 @@
 """The request budget over a lab database (PostgreSQL) that falls back to this workstation's share.
 
-The shared budget lives in the database (:mod:`syncd.budget`), so while the lab database cannot be
+The shared budget lives in the database (:mod:`syncd.budget.buckets`), so while the lab database cannot be
 reached (:meth:`~syncd.store.repo.Store.unreachable`) no token could be taken and every lookup would
 fail although upstream is healthy. :class:`LabBudget` then takes its tokens from a local budget: the
-same :class:`~syncd.budget.Budget` over an SQLite file in this machine's state directory
+same :class:`~syncd.budget.buckets.Budget` over an SQLite file in this machine's state directory
 (:data:`FALLBACK_FILE` in :func:`~syncd.config.local_state_dir`), shared by every syncd process of this
 machine (so the one-budget-per-machine promise holds), under the configured limits scaled by
 ``budget.fallback_share`` (default 0.5): other workstations of the lab may be falling back at the same
@@ -23,10 +23,10 @@ import threading
 from collections.abc import Callable
 from typing import TypeVar
 
-from syncd.budget import Announcement, Budget, Grant, Lease, Outcome, PoolState
+from syncd.budget.buckets import Announcement, Budget, Grant, Lease, Outcome, PoolState
+from syncd.budget.pools import Pools
 from syncd.config import PoolSettings, Settings, local_state_dir
 from syncd.errors import StoreError
-from syncd.pools import Pools
 from syncd.store.repo import Store
 
 __all__ = ["FALLBACK_FILE", "LabBudget", "fallback_settings"]
@@ -43,7 +43,7 @@ def fallback_settings(settings: Settings, pools: Pools) -> Settings:
     """``settings`` with the configured limits of every pool of ``pools`` scaled by ``budget.fallback_share``.
 
     Rate (requests per second) and burst scaled (burst at least 1), in-flight slots and each
-    concurrency group's limit (:class:`~syncd.pools.Group`) scaled down to whole requests (at least 1).
+    concurrency group's limit (:class:`~syncd.budget.pools.Group`) scaled down to whole requests (at least 1).
     """
     share = settings.budget.fallback_share
     update: dict[str, PoolSettings | int] = {}
@@ -63,7 +63,7 @@ def fallback_settings(settings: Settings, pools: Pools) -> Settings:
 class LabBudget(Budget):
     """The budget over the lab database, falling back to a local share while it cannot be reached.
 
-    Same arguments as :class:`~syncd.budget.Budget`; ``fallback_url`` (tests) overrides where the
+    Same arguments as :class:`~syncd.budget.buckets.Budget`; ``fallback_url`` (tests) overrides where the
     local budget is kept (default: :data:`FALLBACK_FILE` in the local state directory).
     """
 

@@ -3,7 +3,7 @@
 What runs before READY=1 is only what READY promises (issue 28 item 1): the settings, the store at the
 shipped schema head (migrated if it was not) and the listening socket on ``http.host``:``http.port``.
 Then systemd hears ``READY=1`` (``STATUS=loading``), and only then is the rest loaded and started
-(:mod:`syncd.daemon`: the MCP SDK, the slices' tools, uvicorn, the scheduler), on the socket already
+(:mod:`syncd.daemon.run`: the MCP SDK, the slices' tools, uvicorn, the scheduler), on the socket already
 bound: a client that connects in between is not refused, its connection waits in the socket's backlog
 and is answered as soon as the endpoint serves (``STATUS=serving``). A busy port or a store that
 cannot be opened is one error line, and no READY=1.
@@ -19,10 +19,10 @@ from typing import Any
 from sqlalchemy.engine import make_url
 
 from syncd.config import Settings
+from syncd.daemon.sdnotify import notify
 from syncd.errors import StoreError, SyncdError
 from syncd.lazy import load
 from syncd.registry import IDENTITIES
-from syncd.sdnotify import notify
 from syncd.store.engine import free_bytes, make_engine, upgrade_to_head
 from syncd.store.repo import MIN_FREE_BYTES, Store
 
@@ -108,7 +108,7 @@ def open_store(settings: Settings) -> Store:
 def run_daemon(settings: Settings) -> None:
     """Open (and migrate) the store, bind the port, tell systemd READY=1, then serve until SIGINT/SIGTERM.
 
-    The endpoint and the jobs are loaded after READY=1 (:func:`syncd.daemon.serve`), on the socket
+    The endpoint and the jobs are loaded after READY=1 (:func:`syncd.daemon.run.serve`), on the socket
     bound here: a connection made meanwhile waits, it is never refused.
 
     Raises:
@@ -137,7 +137,7 @@ def run_daemon(settings: Settings) -> None:
                 _redact_url(settings.database_url),
             )
             notify("READY=1", f"STATUS=loading MCP on {settings.http.host}:{settings.http.port}")
-            daemon: Any = load(__name__, "syncd.daemon")
+            daemon: Any = load(__name__, "syncd.daemon.run")
             daemon.serve(settings, store, listener)
         finally:
             listener.close()

@@ -1,0 +1,1 @@
+"""The shared request budget: pools, token buckets in the database, the lab fallback, settings."""

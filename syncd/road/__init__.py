@@ -1,0 +1,1 @@
+"""The local-first road: the policy's decisions, the runner, revalidation and the services bundle."""

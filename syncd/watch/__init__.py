@@ -1,0 +1,1 @@
+"""Watch lists and the passes over them: the lists, the walker machinery, cursors, identifiers."""
