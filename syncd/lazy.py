@@ -26,7 +26,8 @@ __all__ = ["LAZY", "declared", "declares", "load"]
 
 LAZY: Final[Mapping[str, frozenset[str]]] = MappingProxyType(
     {
-        # the commands of `syncd`, each loaded when it runs (syncd.cli.COMMANDS names them)
+        # the commands of `syncd`, each loaded when it runs (syncd.cli.COMMANDS names them); a slice's
+        # own command group is its commands.py
         "syncd.cli": frozenset(
             {
                 "syncd.cli.cache_commands",
@@ -35,7 +36,7 @@ LAZY: Final[Mapping[str, frozenset[str]]] = MappingProxyType(
                 "syncd.cli.daemon_commands",
                 "syncd.cli.db_commands",
                 "syncd.cli.mcp_commands",
-                "syncd.cli.retraction_commands",
+                "syncd.*.commands",
                 "syncd.cli.watch_commands",
             }
         ),
@@ -60,6 +61,8 @@ LAZY: Final[Mapping[str, frozenset[str]]] = MappingProxyType(
         "syncd.*.rules": frozenset({"syncd.*.views", "syncd.*.views_changes"}),
         # the daemon's endpoint and jobs (the MCP SDK, uvicorn, the scheduler), after READY=1
         "syncd.daemon.ready": frozenset({"syncd.daemon.run"}),
+        # a slice's daemon job (syncd.slice.Job, declared in its SLICE), when the job first runs
+        "syncd.daemon.jobs": frozenset({"syncd.*.fetch"}),
         # Alembic, only to migrate (a store already at the shipped head is opened without it)
         "syncd.store.engine": frozenset(
             {"alembic", "alembic.config", "alembic.runtime.migration", "alembic.script"}

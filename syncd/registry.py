@@ -36,30 +36,20 @@ from typing import TYPE_CHECKING, Any
 
 from syncd.budget.pools import Pools
 from syncd.config import Settings
-from syncd.crossref import client_probe as crossref_probe
-from syncd.crossref import kinds as crossref_kinds
-from syncd.crossref import pools as crossref_pools
-from syncd.crossref.names import CROSSREF_WORK
-from syncd.datacite import client_probe as datacite_probe
-from syncd.datacite import kinds as datacite_kinds
-from syncd.datacite import pools as datacite_pools
-from syncd.datacite.names import DATACITE_WORK
-from syncd.doiorg import client_probe as doiorg_probe
-from syncd.doiorg import kinds as doiorg_kinds
-from syncd.doiorg import pools as doiorg_pools
-from syncd.doiorg.names import DOI_RA
+from syncd.crossref.slice import SLICE as CROSSREF
+from syncd.datacite.slice import SLICE as DATACITE
+from syncd.doiorg.slice import SLICE as DOIORG
 from syncd.errors import InvalidInput
 from syncd.kinds import NO_HOOKS, DataFileRows, Kind, KindHooks
 from syncd.lazy import load
+from syncd.retractions.slice import SLICE as RETRACTIONS
 from syncd.road.records import RecordAnswer, RecordSource
 from syncd.road.services import AgencyRecords, ClientFactory, Services
+from syncd.slice import Job, Slice
 from syncd.store.repo import Store
 from syncd.store.rules import StoreRules
 from syncd.upstream.probe import Identify, Probe
-from syncd.zenodo import client_probe as zenodo_probe
-from syncd.zenodo import kinds as zenodo_kinds
-from syncd.zenodo import pools as zenodo_pools
-from syncd.zenodo.names import CONCEPT_DOI_PREFIX, ZENODO_RECORD
+from syncd.zenodo.slice import SLICE as ZENODO
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -84,6 +74,7 @@ __all__ = [
     "DOI_WALKERS",
     "HOOK_MODULES",
     "IDENTITIES",
+    "JOBS",
     "KINDS",
     "POOLS",
     "PROBES",
@@ -111,50 +102,38 @@ __all__ = [
     "tool_specs",
 ]
 
-SLICES: dict[str, tuple[Kind, ...]] = {
-    "crossref": crossref_kinds.KINDS,
-    "datacite": datacite_kinds.KINDS,
-    "doiorg": doiorg_kinds.KINDS,
-    "zenodo": zenodo_kinds.KINDS,
-}
-"""Each slice's kinds by slice name (the packages :mod:`syncd.crossref`, :mod:`syncd.zenodo`,
-:mod:`syncd.doiorg`, :mod:`syncd.datacite`)."""
+SLICES: tuple[Slice, ...] = (CROSSREF, ZENODO, DOIORG, DATACITE, RETRACTIONS)
+"""Every slice (each package's ``slice.py``), in the order of DESIGN.md's budget table: the one list
+every table below is derived from. Adding an upstream is adding its ``SLICE`` here."""
 
-KINDS: dict[str, Kind] = {kind.name: kind for kinds in SLICES.values() for kind in kinds}
+KINDS: dict[str, Kind] = {kind.name: kind for s in SLICES for kind in s.kinds}
 """Every stored entry kind by name."""
 
 STORE_RULES: Mapping[str, StoreRules] = {name: kind.rules for name, kind in KINDS.items()}
 """Each kind's store rules by name (``cache verify --hashes``)."""
 
-HOOK_MODULES: dict[str, str] = {
-    "crossref": "syncd.crossref.kinds_hooks",
-    "datacite": "syncd.datacite.kinds_hooks",
-    "doiorg": "syncd.doiorg.kinds_hooks",
-    "zenodo": "syncd.zenodo.kinds_hooks",
-}
+HOOK_MODULES: dict[str, str] = {s.name: s.hooks for s in SLICES if s.hooks}
 """Each slice's hooks module by slice name: ``HOOKS`` (kind name -> :class:`~syncd.kinds.KindHooks`), and
 optionally ``ANSWERS`` (record source name -> :class:`~syncd.road.records.RecordAnswer`) and ``DATA_FILES``
 (:class:`~syncd.kinds.DataFileRows`); each also in ``syncd.lazy.LAZY["syncd.registry"]``."""
 
-_SLICE_OF: dict[str, str] = {kind.name: name for name, kinds in SLICES.items() for kind in kinds}
+_SLICE_OF: dict[str, str] = {kind.name: s.name for s in SLICES for kind in s.kinds}
 """The slice declaring each kind, by kind name."""
 
-RECORD_SOURCES: dict[str, RecordSource[Any]] = {
-    source.name: source for source in (crossref_kinds.RECORDS, zenodo_kinds.RECORDS, datacite_kinds.RECORDS)
-}
+RECORD_SOURCES: dict[str, RecordSource[Any]] = {r.name: r for s in SLICES for r in s.records}
 """How an identifier reaches each upstream's records (``syncd cache show/get/refresh/evict --kind``)."""
 
-DOI_RECORDS = crossref_kinds.RECORDS.name
+_DEFAULT_DOI: RecordSource[Any] = next(s.records[0] for s in SLICES if s.default_doi)
+
+DOI_RECORDS = _DEFAULT_DOI.name
 """The source of an identifier no other source claims (``--kind auto``): a DOI, read as a Crossref work."""
 
 RECORD_KINDS: dict[str, str] = {name: source.kind.name for name, source in RECORD_SOURCES.items()}
 """The kind holding each upstream's records (Crossref works, Zenodo records), by upstream name."""
 
 CHANGE_SOURCES: dict[str, tuple[str, ...]] = {
-    "crossref": (CROSSREF_WORK,),
-    "zenodo": (ZENODO_RECORD,),
-    "datacite": (DATACITE_WORK,),
-    "agency": (DOI_RA,),
+    **{name: kinds for s in SLICES if s.tools for name, kinds in s.changes.items()},
+    **{name: kinds for s in SLICES if not s.tools for name, kinds in s.changes.items()},
     "all": (),
 }
 """The change feed's ``kind`` filter (``syncd changes --kind``, ``syncd_list_changes``): entry kinds.
@@ -162,18 +141,14 @@ CHANGE_SOURCES: dict[str, tuple[str, ...]] = {
 A filter named after a slice of :data:`TOOL_MODULES` is that slice's; ``agency`` (doi.org's registration
 agency of a prefix) and ``all`` belong to no served tool set (:func:`change_sources`)."""
 
-WATCHED_DOI_KIND = CROSSREF_WORK
+WATCHED_DOI_KIND = _DEFAULT_DOI.kind.name
 """The kind of the entries a DOI watch protects from ``syncd cache prune`` (the watched works)."""
 
-SERIES_DOI_PREFIXES: tuple[str, ...] = (CONCEPT_DOI_PREFIX,)
+SERIES_DOI_PREFIXES: tuple[str, ...] = tuple(p for s in SLICES for p in s.series_doi_prefixes)
 """DOI prefixes that make a series id a concept DOI (the change feed's watch match)."""
 
 
-WALK_MODULES: dict[str, tuple[str, str]] = {
-    "crossref": ("syncd.crossref.walk", "syncd.crossref.walk_specs"),
-    "zenodo": ("syncd.zenodo.walk", "syncd.zenodo.walk_specs"),
-    "datacite": ("syncd.datacite.walk", "syncd.datacite.walk_specs"),
-}
+WALK_MODULES: dict[str, tuple[str, str]] = {s.name: s.walks for s in SLICES if s.walks}
 """Each slice's watch walkers and watch types by slice name: ``(walk module, walk_specs module)``, in
 ``syncd watch add``'s order; loaded on the first look at :data:`WALKERS`, :data:`WATCH_TYPES` or
 :data:`DOI_WALKERS` (each module also in ``syncd.lazy.LAZY["syncd.registry"]``)."""
@@ -226,46 +201,44 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-CLIENTS: dict[str, ClientFactory] = {
-    **crossref_kinds.CLIENTS,
-    **zenodo_kinds.CLIENTS,
-    **doiorg_kinds.CLIENTS,
-    **datacite_kinds.CLIENTS,
-}
+CLIENTS: dict[str, ClientFactory] = {name: make for s in SLICES for name, make in s.clients.items()}
 """Each upstream's client constructor by client name."""
 
-PROBES: tuple[Probe, ...] = (
-    *crossref_probe.PROBES,
-    *zenodo_probe.PROBES,
-    *doiorg_probe.PROBES,
-    *datacite_probe.PROBES,
-)
+PROBES: tuple[Probe, ...] = tuple(p for s in SLICES for p in s.probes)
 """Each upstream's base-URL check, declared beside its client (``client_probe.py``), in the order
 ``syncd cache stats`` and the daemon's start run them (:mod:`syncd.upstream.check`)."""
 
-IDENTITIES: tuple[Identify, ...] = (crossref_probe.identity, zenodo_probe.identity, datacite_probe.identity)
+IDENTITIES: tuple[Identify, ...] = tuple(s.identity for s in SLICES if s.identity is not None)
 """How each client identifies itself (declared beside it, ``client_probe.py``): the daemon's start-up
 line (doi.org's is asked anonymously, with nothing to gain from a contact)."""
 
 
-def _datacite_agency(svc: Services, dois: Sequence[str]) -> dict[str, dict[str, Any]]:
-    records: AgencyRecords = load(__name__, "syncd.datacite.queries_agency").agency_records
-    return records(svc, dois)
+def _agency(module: str) -> AgencyRecords:
+    """The agency answer of ``module`` (its ``agency_records``), loaded on the first DOI asked."""
+
+    def records(svc: Services, dois: Sequence[str]) -> dict[str, dict[str, Any]]:
+        answer: AgencyRecords = load(__name__, module).agency_records
+        return answer(svc, dois)
+
+    return records
 
 
-AGENCIES: dict[str, AgencyRecords] = {"datacite": _datacite_agency}
+AGENCIES: dict[str, AgencyRecords] = {
+    name: _agency(module) for s in SLICES for name, module in s.agencies.items()
+}
 """Each registration agency a slice answers for, by lower-cased name (doi.org's ``RA``): handed to every
 :class:`~syncd.road.services.Services` bundle, so the Crossref batch answers a DataCite DOI from the
 DataCite slice without importing it."""
 
 
-POOLS = Pools(
-    (*crossref_pools.POOLS, *zenodo_pools.POOLS, *doiorg_pools.POOLS, *datacite_pools.POOLS),
-    (*crossref_pools.GROUPS, *zenodo_pools.GROUPS, *doiorg_pools.GROUPS, *datacite_pools.GROUPS),
-)
+POOLS = Pools(tuple(p for s in SLICES for p in s.pools), tuple(g for s in SLICES for g in s.groups))
 """The budget's pools, each declared in its slice's ``pools.py`` (name, service, published limits,
 concurrency group), in DESIGN.md's order: handed to every budget (:func:`open_services`,
 :class:`~syncd.budget.buckets.Budget`); the budget itself names no upstream."""
+
+
+JOBS: tuple[Job, ...] = tuple(job for s in SLICES for job in s.jobs)
+"""The slices' passes on the refreshing daemon (the Retraction Watch read), scheduled by the daemon."""
 
 
 def open_services(
@@ -398,12 +371,7 @@ def kind_of(name: str) -> Kind:
     return KINDS[name]
 
 
-TOOL_MODULES: dict[str, tuple[str, ...]] = {
-    "crossref": ("syncd.crossref.tools", "syncd.crossref.tools_batch"),
-    "zenodo": ("syncd.zenodo.tools",),
-    "datacite": ("syncd.datacite.tools",),
-    "retractions": ("syncd.retractions.tools",),
-}
+TOOL_MODULES: dict[str, tuple[str, ...]] = {s.name: s.tools for s in SLICES if s.tools}
 """Each slice's MCP tool modules by slice name, in the order ``tools/list`` gives their tools: each
 holds ``TOOLS`` (and may hold ``RESOURCES``)."""
 

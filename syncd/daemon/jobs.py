@@ -1,9 +1,9 @@
-"""The daemon's scheduled passes: revalidation sweep, watch-list sync, alerts, retractions, file look.
+"""The daemon's scheduled passes: revalidation sweep, watch-list sync, alerts, the slices' jobs, file look.
 
 :class:`DaemonJobs` holds the coroutines :mod:`syncd.daemon.run` schedules; each runs its pass
-(:func:`sweep_pass`, :func:`sync_pass`, :func:`alerts_pass`) in a worker thread, only on the refreshing
-daemon (the holder of the :class:`~syncd.store.leader.DaemonLock`). Their log lines are the daemon's
-(logger ``syncd.daemon.run``).
+(:func:`sweep_pass`, :func:`sync_pass`, :func:`alerts_pass`, a slice's :class:`~syncd.slice.Job`
+such as the Retraction Watch read) in a worker thread, only on the refreshing daemon (the holder of
+the :class:`~syncd.store.leader.DaemonLock`). Their log lines are the daemon's (logger ``syncd.daemon``).
 """
 
 from __future__ import annotations
@@ -17,10 +17,11 @@ from syncd.config import Settings
 from syncd.daemon.alerts import run_pass as alert_pass
 from syncd.daemon.sdnotify import notify
 from syncd.errors import StoreError
+from syncd.lazy import load
 from syncd.ops.activity import Activity
-from syncd.retractions.fetch import scheduled_pass as retractions_pass
 from syncd.road.refresh import SweepReport, sweep
 from syncd.road.services import Services
+from syncd.slice import Job
 from syncd.store.changes import prune_changes
 from syncd.store.fileguard import FileGuard
 from syncd.store.leader import DaemonLock
@@ -106,15 +107,16 @@ class DaemonJobs:
         if self.lock.held:
             self.activity.record_alerts(await self.loop.run_in_executor(None, alerts_pass, self.services))
 
-    async def retractions(self) -> None:
-        """One read of the Retraction Watch source when due (:func:`syncd.retractions.fetch.scheduled_pass`).
+    async def slice_job(self, job: Job) -> None:
+        """One run of a slice's daemon job (``daemon_pass(services)`` of its module, loaded on first use).
 
-        On the refreshing daemon only (one daemon of the lab reads the source), taking its turn with the
-        sweep and the sync walk.
+        On the refreshing daemon only (one daemon of the lab runs it), taking its turn with the sweep
+        and the sync walk.
         """
-        if self.lock.held and self.settings.retractions.source:
+        if self.lock.held:
+            run = load(__name__, job.module).daemon_pass
             async with self.turn:
-                await self.loop.run_in_executor(None, retractions_pass, self.services.store, self.settings)
+                await self.loop.run_in_executor(None, run, self.services)
 
 
 def sweep_pass(svc: Services, batch: int) -> SweepReport:

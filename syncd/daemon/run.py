@@ -60,8 +60,7 @@ from syncd.daemon.sdnotify import notify, watchdog_interval_s
 from syncd.errors import StoreError
 from syncd.ops.activity import SCHEDULER_BEAT_S, Activity
 from syncd.ops.routes import ops_routes
-from syncd.registry import mcp_specs, open_services
-from syncd.retractions.fetch import CHECK_S as RETRACTIONS_CHECK_S
+from syncd.registry import JOBS, mcp_specs, open_services
 from syncd.road.services import Services
 from syncd.store.fileguard import file_guard
 from syncd.store.leader import POLL_S, DaemonLock
@@ -295,10 +294,10 @@ async def _serve(settings: Settings, store: Store, listener: socket.socket) -> N
 def schedule_watchers(
     scheduler: AsyncIOScheduler, settings: Settings, jobs: DaemonJobs, activity: Activity
 ) -> None:
-    """Add the file watch (every FILE_CHECK_S s), the heartbeat, the alert pass and the retractions read.
+    """Add the file watch (every FILE_CHECK_S s), the heartbeat, the alert pass and the slices' jobs.
 
-    The alert pass and the retractions read are added paused: their first runs are started by
-    :func:`start_after_ready` once the endpoint serves (READY=1 is not held back by them).
+    The alert pass and the slices' jobs (the Retraction Watch read) are added paused: their first runs
+    are started by :func:`start_after_ready` once the endpoint serves (READY=1 is not held back by them).
     """
     scheduler.add_job(jobs.file_check, "interval", seconds=FILE_CHECK_S, id="file_watch")
     scheduler.add_job(
@@ -311,12 +310,13 @@ def schedule_watchers(
     scheduler.add_job(
         jobs.alerts, "interval", seconds=settings.changes.poll_s, id="alerts", next_run_time=None
     )
-    scheduler.add_job(
-        jobs.retractions, "interval", seconds=RETRACTIONS_CHECK_S, id="retractions", next_run_time=None
-    )
+    for job in JOBS:
+        scheduler.add_job(
+            jobs.slice_job, "interval", (job,), seconds=job.interval_s, id=job.name, next_run_time=None
+        )
 
 
-AFTER_READY_JOBS = ("alerts", "retractions")
+AFTER_READY_JOBS = ("alerts", *(job.name for job in JOBS))
 """The scheduled jobs whose first run waits for READY=1 (then runs at once, then every interval)."""
 
 

@@ -33,18 +33,27 @@ from syncd.errors import MalformedResponse, StoreError, SyncdError, UpstreamUnav
 from syncd.retractions.csvfile import RefusedFile
 from syncd.retractions.feed import flush_pending
 from syncd.retractions.importer import ImportReport, import_bytes, import_path
+from syncd.retractions.names import CHECK_S
+from syncd.road.services import Services
 from syncd.store.repo import Store
 from syncd.store.watches import get_sync_state, save_sync_state
 from syncd.upstream.network import client_options, masked
 
-__all__ = ["CHECK_S", "STATE", "FetchOutcome", "HeldBack", "fetch_when_due", "held_back", "scheduled_pass"]
+__all__ = [
+    "CHECK_S",
+    "STATE",
+    "FetchOutcome",
+    "HeldBack",
+    "daemon_pass",
+    "fetch_when_due",
+    "held_back",
+    "scheduled_pass",
+]
 
 log = logging.getLogger("syncd.retractions")
 
 STATE = "retractions"
 """Name of the ``sync_state`` row holding when the source was last read and its validators."""
-CHECK_S = 3600.0
-"""Seconds between two checks whether the source is due (the daemon's job interval)."""
 
 FetchOutcome = ImportReport | str | None
 """What one call did: the import, ``"not_modified"`` (HTTP 304), an error reason, or None (not due).
@@ -179,3 +188,9 @@ def scheduled_pass(store: Store, settings: Settings) -> None:
         fetch_when_due(store, settings)
     except StoreError as exc:
         log.info("event=retractions_skipped reason=%s", exc.reason)
+
+
+def daemon_pass(svc: Services) -> None:
+    """The slice's daemon job (:class:`~syncd.slice.Job`): :func:`scheduled_pass` when a source is set."""
+    if svc.settings.retractions.source:
+        scheduled_pass(svc.store, svc.settings)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Final, Literal
 
 __all__ = [
+    "CHECK_S",
     "CSV_NAME",
     "MAX_REMOVED_SHARE",
     "NATURES",
@@ -20,6 +21,8 @@ __all__ = [
 
 CSV_NAME: Final = "retraction_watch.csv"
 """The file's name in Crossref's ``retraction-watch-data`` repository (read from a directory)."""
+CHECK_S: Final = 3600.0
+"""Seconds between two checks whether the Retraction Watch source is due (the daemon's job interval)."""
 MAX_REMOVED_SHARE: Final = 0.02
 """Default share (0..1) of the rows held a new version may remove (``retractions.max_removed_share``)."""
 
