@@ -6,6 +6,15 @@ Precedence (highest first): keyword arguments, environment (``SYNCD_`` prefix, n
 The config file is the first of: ``--config PATH`` (passed to :func:`load_settings`), ``$SYNCD_CONFIG``,
 ``$XDG_CONFIG_HOME/syncd/syncd.toml`` (``~/.config/syncd/syncd.toml``), ``/etc/syncd/syncd.toml``.
 A missing file is not an error, except when it was named explicitly.
+
+The model is composed from the slices (:data:`syncd.slices.SLICE_PACKAGES`): each slice's
+``settings.py`` adds its sections (``[crossref]``), its kinds' lifetimes (``ttl.crossref_work``) and
+its watch-list entries (``watch.zenodo_queries``); each slice's ``pools.py`` adds a ``budget.<pool>``
+table per pool and a ``budget.<setting>`` per concurrency group; the slices serving MCP tools are the
+choices of ``mcp.slices``. The classes below are the core every composition starts from; at run time
+:data:`Settings`, :data:`TtlSettings`, :data:`BudgetSettings`, :data:`WatchSettings` and
+:data:`McpSettings` are the composed classes (:func:`compose`), so the TOML keys and ``SYNCD_*``
+variables of every slice are read as before, and no core module declares a slice's settings.
 """
 
 from __future__ import annotations
@@ -14,10 +23,11 @@ import difflib
 import logging
 import os
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
 
-from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
+from pydantic import BaseModel, Field, SecretStr, ValidationError, create_model, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -27,28 +37,24 @@ from pydantic_settings import (
 
 from syncd.budget.settings import BudgetSettings, PoolSettings
 from syncd.errors import InvalidInput
-from syncd.slice_settings import DataciteSettings, McpSettings, RetractionsSettings, SliceName
+from syncd.slices import SLICE_PACKAGES, SliceSettings, slice_module
 
 __all__ = [
     "ANSWER_MIN_CHARS",
+    "CHANGES_SLICE",
     "AlertsSettings",
     "BudgetSettings",
     "ChangesSettings",
-    "CrossrefSettings",
-    "DataciteSettings",
-    "DoiSettings",
     "HttpSettings",
     "McpSettings",
     "NetworkSettings",
     "PoolSettings",
-    "RetractionsSettings",
     "Settings",
-    "SliceName",
     "StoreSettings",
-    "TtlSetting",
     "TtlSettings",
-    "ZenodoSettings",
+    "WatchSettings",
     "check_config_keys",
+    "compose",
     "config_file_candidates",
     "default_database_url",
     "load_settings",
@@ -81,41 +87,6 @@ def local_state_dir() -> Path:
 def default_database_url() -> str:
     """The embedded SQLite default: ``syncd.db`` in :func:`local_state_dir`."""
     return f"sqlite:///{local_state_dir() / 'syncd.db'}"
-
-
-class CrossrefSettings(BaseModel):
-    """Crossref REST API (``https://api.crossref.org``)."""
-
-    base_url: str = Field("https://api.crossref.org", description="Crossref REST API base URL.")
-    mailto: str | None = Field(
-        None,
-        description="Contact address sent in the User-Agent; puts syncd in Crossref's polite pool.",
-    )
-
-
-class ZenodoSettings(BaseModel):
-    """Zenodo REST API (``https://zenodo.org/api``)."""
-
-    base_url: str = Field("https://zenodo.org/api", description="Zenodo REST API base URL.")
-    token: SecretStr | None = Field(None, description="Zenodo personal access token (never logged).")
-    preview_bytes_per_file: int = Field(
-        65_536, ge=0, description="File preview bytes kept per file for offline reads (0: keep none)."
-    )
-    preview_total_bytes: int = Field(
-        64 * 1024 * 1024, ge=0, description="Total bytes of kept file previews; least recently read go first."
-    )
-    unconditional_every: int = Field(
-        10,
-        ge=1,
-        description="Every Nth revalidation of a stored record is sent without If-None-Match: Zenodo's "
-        "revision ETag does not change when a newer version is published (1: never conditional).",
-    )
-
-
-class DoiSettings(BaseModel):
-    """doi.org proxy (registration-agency lookups ``/ra/{doi}``)."""
-
-    base_url: str = Field("https://doi.org", description="doi.org base URL.")
 
 
 class NetworkSettings(BaseModel):
@@ -205,17 +176,13 @@ class HttpSettings(BaseModel):
         return value
 
 
-TtlSetting = Literal["crossref_work", "zenodo_record", "datacite", "search", "entity"]
-"""Name of the :class:`TtlSettings` field that gives an ``ok`` entry of a kind its lifetime
-(:attr:`syncd.kinds.Kind.ttl`): each of the lifetimes below but ``miss`` and ``deleted``."""
-
-
 class TtlSettings(BaseModel):
-    """Freshness lifetimes in seconds, per kind of stored entry."""
+    """Freshness lifetimes in seconds, per kind of stored entry (each slice adds its kinds' own).
 
-    crossref_work: float = Field(7 * DAY, gt=0, description="Crossref works (seconds).")
-    zenodo_record: float = Field(1 * DAY, gt=0, description="Zenodo records (seconds).")
-    datacite: float = Field(1 * DAY, gt=0, description="DataCite works (seconds).")
+    A kind's ``ttl`` (:attr:`syncd.kinds.Kind.ttl`) names one of these fields, never ``miss`` or
+    ``deleted``.
+    """
+
     search: float = Field(1 * DAY, gt=0, description="Cached search pages (seconds).")
     entity: float = Field(7 * DAY, gt=0, description="Journals, funders, members, prefixes (seconds).")
     miss: float = Field(3600.0, gt=0, description="Misses: 404s, restricted, other agencies (seconds).")
@@ -279,30 +246,28 @@ class AlertsSettings(BaseModel):
     )
 
 
-class CrossrefWatchSettings(BaseModel):
-    """One watched Crossref query (``[[watch.crossref]]``): filters/query on a works route."""
-
-    route: str | None = Field(
-        None, description="Works route, e.g. /journals/1932-6203/works (default /works)."
-    )
-    filter: list[str] = Field(default_factory=list, description="Crossref filters, name:value.")
-    query: str | None = Field(None, description="Free-text query.")
-    orcid: str | None = None
-    funder: str | None = None
-    issn: str | None = None
-    member: str | None = None
-    rows: int | None = Field(1000, ge=1, le=1000, description="Page size of the cursor walk.")
-
-
 class WatchSettings(BaseModel):
-    """Watch lists the daemon keeps mirrored (added to ``syncd watch ls`` at start, label ``config``)."""
+    """Watch lists the daemon keeps mirrored (added to ``syncd watch ls`` at start, label ``config``).
+
+    Each slice with watch types adds its own entries (``watch.zenodo_communities``, ``[[watch.crossref]]``).
+    """
 
     dois: list[str] = Field(default_factory=list, description="DOIs (Crossref or Zenodo).")
     doi_files: list[str] = Field(default_factory=list, description="Files of DOIs, one per line.")
-    crossref: list[CrossrefWatchSettings] = Field(default_factory=list)
-    zenodo_communities: list[str] = Field(default_factory=list, description="Zenodo community ids.")
-    zenodo_queries: list[str] = Field(default_factory=list, description="Zenodo search queries.")
-    datacite_queries: list[str] = Field(default_factory=list, description="DataCite search queries.")
+
+
+CHANGES_SLICE = "changes"
+"""The change feed's tool set (``syncd_list_changes``), an ``mcp.slices`` choice beside the slices'."""
+
+
+class McpSettings(BaseModel):
+    """What the MCP servers (``syncd mcp``, the daemon's ``/mcp``) expose.
+
+    ``slices``: the tool sets a server lists and answers, each a slice serving tools or ``changes``
+    (the choices are composed from the slices).
+    """
+
+    slices: list[str] = Field(default_factory=lambda: [CHANGES_SLICE], min_length=1)
 
 
 ANSWER_MIN_CHARS = 4_000
@@ -322,17 +287,12 @@ class Settings(BaseSettings):
     _toml_file: ClassVar[Path | None] = None
 
     database_url: str = Field(default_factory=default_database_url, description="SQLAlchemy URL.")
-    crossref: CrossrefSettings = Field(default_factory=CrossrefSettings)
-    zenodo: ZenodoSettings = Field(default_factory=ZenodoSettings)
-    doi: DoiSettings = Field(default_factory=DoiSettings)
-    datacite: DataciteSettings = Field(default_factory=DataciteSettings)
     http: HttpSettings = Field(default_factory=HttpSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
     ttl: TtlSettings = Field(default_factory=TtlSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
     changes: ChangesSettings = Field(default_factory=ChangesSettings)
     alerts: AlertsSettings = Field(default_factory=AlertsSettings)
-    retractions: RetractionsSettings = Field(default_factory=RetractionsSettings)
     network: NetworkSettings = Field(default_factory=NetworkSettings)
     deadline_s: float = Field(5.0, gt=0, le=300, description="Whole tool call deadline, upstream included.")
     answer_max_chars: int = Field(
@@ -394,10 +354,105 @@ class Settings(BaseSettings):
             sources.append(TomlConfigSettingsSource(settings_cls, toml_file=cls._toml_file))
         return tuple(sources)
 
-    @property
-    def datacite_mailto(self) -> str | None:
-        """The contact address sent to DataCite: ``datacite.mailto``, else ``crossref.mailto`` (or None)."""
-        return self.datacite.mailto or self.crossref.mailto or None
+
+_CORE: tuple[type[Settings], type[TtlSettings], type[BudgetSettings], type[WatchSettings], type[McpSettings]]
+_CORE = (Settings, TtlSettings, BudgetSettings, WatchSettings, McpSettings)
+"""The core classes every composition starts from (the names below are rebound to the composed ones)."""
+
+
+def compose(packages: Sequence[str] = SLICE_PACKAGES) -> tuple[type[Settings], dict[str, type[BaseModel]]]:
+    """The settings model of syncd composed of the slice ``packages`` (see the module docstring).
+
+    Returns:
+        The composed :class:`Settings` class and its composed tables by name (``ttl``, ``budget``,
+        ``watch``, ``mcp``).
+
+    Raises:
+        ImportError: a slice's ``settings.py`` or ``pools.py`` cannot be imported.
+        ValueError: two slices declare the same setting.
+    """
+    core, core_ttl, core_budget, core_watch, core_mcp = _CORE
+    declared: list[SliceSettings] = []
+    pools: list[Any] = []
+    groups: list[Any] = []
+    tool_sets: list[str] = []
+    for package in packages:
+        module = slice_module(__name__, package, "settings")
+        if module is not None:
+            declared.append(module.SETTINGS)
+            if module.SETTINGS.tool_set:
+                tool_sets.append(package.rsplit(".", 1)[-1])
+        pool_module = slice_module(__name__, package, "pools")
+        if pool_module is not None:
+            pools += pool_module.POOLS
+            groups += pool_module.GROUPS
+
+    def fields(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name, value in pairs:
+            if name in out:
+                raise ValueError(f"two slices declare the setting {name}")
+            out[name] = value
+        return out
+
+    ttl = create_model(
+        "TtlSettings",
+        __base__=core_ttl,
+        **fields(
+            [
+                (name, (float, Field(t.default_s, gt=0, description=t.description)))
+                for d in declared
+                for name, t in d.ttls.items()
+            ]
+        ),
+    )
+    budget = create_model(
+        "BudgetSettings",
+        __base__=core_budget,
+        **fields(
+            [(p.name, (PoolSettings, Field(default_factory=PoolSettings))) for p in pools]
+            + [(g.setting, (int | None, Field(None, ge=1, description=g.description))) for g in groups]
+        ),
+    )
+    watch = create_model(
+        "WatchSettings",
+        __base__=core_watch,
+        **fields(
+            [
+                (name, (kind, Field(default_factory=factory, description=text)))
+                for d in declared
+                for name, (kind, factory, text) in d.watch.items()
+            ]
+        ),
+    )
+    choices = (*tool_sets, CHANGES_SLICE)
+    mcp = create_model(
+        "McpSettings",
+        __base__=core_mcp,
+        slices=(
+            list[Literal[choices]],  # type: ignore[valid-type]
+            Field(
+                default_factory=lambda: list(choices),
+                min_length=1,
+                description=f"The tool sets a server lists and answers: {', '.join(choices)}; default "
+                "all. A smaller set keeps tools/list small for an agent.",
+            ),
+        ),
+    )
+    tables: dict[str, type[BaseModel]] = {"ttl": ttl, "budget": budget, "watch": watch, "mcp": mcp}
+    sections = fields([(name, model) for d in declared for name, model in d.sections.items()])
+    tops: dict[str, Any] = {name: (m, Field(default_factory=m)) for name, m in {**sections, **tables}.items()}
+    model = create_model("Settings", __base__=core, **tops)
+    return cast("type[Settings]", model), tables
+
+
+if not TYPE_CHECKING:  # the composed classes, under the names every caller uses
+    _composed, _tables = compose()
+    Settings = _composed
+    TtlSettings = _tables["ttl"]
+    BudgetSettings = _tables["budget"]
+    WatchSettings = _tables["watch"]
+    McpSettings = _tables["mcp"]
 
 
 def config_file_candidates(explicit: str | os.PathLike[str] | None = None) -> list[Path]:

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from syncd.budget.pools import PoolName
 from syncd.errors import MalformedResponse
@@ -42,9 +42,6 @@ from syncd.store.content import content_hash
 from syncd.store.repo import EntryContent, Store, StoredEntry
 from syncd.store.rules import PLAIN, StoreRules
 from syncd.upstream.deadline import Deadline
-
-if TYPE_CHECKING:
-    from syncd.config import TtlSetting
 
 __all__ = [
     "ALL_STATUSES",
@@ -161,15 +158,16 @@ NO_HOOKS = KindHooks()
 class Kind:
     """One stored kind: ``name``, ``ttl.*`` setting, budget ``pool``, ``statuses`` and store ``rules``.
 
-    ``ttl``: the :class:`~syncd.config.TtlSettings` field of its lifetime (:data:`syncd.config.TtlSetting`,
-    the settings' own list); ``pool``: a pool its slice declares (``syncd/<slice>/pools.py``).
+    ``ttl``: the :class:`~syncd.config.TtlSettings` field of its lifetime (a shared one, ``search`` or
+    ``entity``, or one its slice's ``settings.py`` declares); ``pool``: a pool its slice declares
+    (``syncd/<slice>/pools.py``).
     ``hooks``: the kind's :class:`KindHooks` when it is declared with them at hand (a kind whose hooks
     need no lazy load); None for a slice's kind, whose hooks are in the slice's ``kinds_hooks.py``
     (:func:`syncd.registry.hooks_of` reads either).
     """
 
     name: str
-    ttl: TtlSetting
+    ttl: str
     pool: PoolName
     statuses: tuple[str, ...] = MISS_STATUSES
     rules: StoreRules = PLAIN

@@ -49,12 +49,13 @@ LAZY: Final[Mapping[str, frozenset[str]]] = MappingProxyType(
         # or listed (WALK_MODULES); a registration agency's records (AGENCIES), on the first one asked
         "syncd.registry": frozenset(
             {
-                "syncd.*.tools",
-                "syncd.*.tools_*",
+                "*.*.tools",
+                "*.*.tools_*",
                 "syncd.*.kinds_hooks",
                 "syncd.*.walk",
                 "syncd.*.walk_specs",
                 "syncd.*.queries_agency",
+                "*.*.slice",
             }
         ),
         # a slice's content-hash projection and change summary: its views, on the first hash or summary
@@ -63,6 +64,9 @@ LAZY: Final[Mapping[str, frozenset[str]]] = MappingProxyType(
         "syncd.daemon.ready": frozenset({"syncd.daemon.run"}),
         # a slice's daemon job (syncd.slice.Job, declared in its SLICE), when the job first runs
         "syncd.daemon.jobs": frozenset({"syncd.*.fetch"}),
+        # the settings are composed of every slice package's settings and pools (syncd.slices names
+        # the packages; a package may live outside syncd, as the test tree's toy slice does)
+        "syncd.config": frozenset({"*.*.settings", "*.*.pools"}),
         # Alembic, only to migrate (a store already at the shipped head is opened without it)
         "syncd.store.engine": frozenset(
             {"alembic", "alembic.config", "alembic.runtime.migration", "alembic.script"}

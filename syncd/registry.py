@@ -31,29 +31,23 @@ there). A slice's budget pools are declared in its ``pools.py`` and composed int
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from syncd.budget.pools import Pools
 from syncd.config import Settings
-from syncd.crossref.slice import SLICE as CROSSREF
-from syncd.datacite.slice import SLICE as DATACITE
-from syncd.doiorg.slice import SLICE as DOIORG
 from syncd.errors import InvalidInput
 from syncd.kinds import NO_HOOKS, DataFileRows, Kind, KindHooks
 from syncd.lazy import load
-from syncd.retractions.slice import SLICE as RETRACTIONS
 from syncd.road.records import RecordAnswer, RecordSource
 from syncd.road.services import AgencyRecords, ClientFactory, Services
 from syncd.slice import Job, Slice
+from syncd.slices import SLICE_PACKAGES, slice_module
 from syncd.store.repo import Store
 from syncd.store.rules import StoreRules
 from syncd.upstream.probe import Identify, Probe
-from syncd.zenodo.slice import SLICE as ZENODO
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     import httpx
 
     from syncd.tools.params import ToolSpec
@@ -89,6 +83,7 @@ __all__ = [
     "WATCHED_DOI_KIND",
     "WATCH_TYPES",
     "change_sources",
+    "compose",
     "data_files",
     "hooks_of",
     "kind_of",
@@ -102,9 +97,25 @@ __all__ = [
     "tool_specs",
 ]
 
-SLICES: tuple[Slice, ...] = (CROSSREF, ZENODO, DOIORG, DATACITE, RETRACTIONS)
-"""Every slice (each package's ``slice.py``), in the order of DESIGN.md's budget table: the one list
-every table below is derived from. Adding an upstream is adding its ``SLICE`` here."""
+
+def compose(packages: Sequence[str]) -> tuple[Slice, ...]:
+    """The :class:`~syncd.slice.Slice` of each slice package (its ``slice.py``'s ``SLICE``), in order.
+
+    Raises:
+        ImportError: a package has no ``slice.py`` or it cannot be imported.
+    """
+    found = []
+    for package in packages:
+        module = slice_module(__name__, package, "slice")
+        if module is None:
+            raise ImportError(f"the slice package {package} has no slice.py")
+        found.append(module.SLICE)
+    return tuple(found)
+
+
+SLICES: tuple[Slice, ...] = compose(SLICE_PACKAGES)
+"""Every slice (:data:`syncd.slices.SLICE_PACKAGES`, in that order): every table below is derived
+from it. Adding an upstream is its folder and one entry in that list."""
 
 KINDS: dict[str, Kind] = {kind.name: kind for s in SLICES for kind in s.kinds}
 """Every stored entry kind by name."""
@@ -321,11 +332,12 @@ def hooks_of(kind: Kind | str) -> KindHooks:
     Raises:
         ImportError: the slice's hooks module cannot be imported.
     """
-    if isinstance(kind, Kind) and kind.hooks is not None:
-        return kind.hooks
+    declared = KINDS.get(kind) if isinstance(kind, str) else kind
+    if declared is not None and declared.hooks is not None:
+        return declared.hooks
     name = kind if isinstance(kind, str) else kind.name
     slice_name = _SLICE_OF.get(name)
-    if slice_name is None:
+    if slice_name is None or slice_name not in HOOK_MODULES:
         return NO_HOOKS
     hooks: dict[str, KindHooks] = _hooks_module(slice_name).HOOKS
     return hooks.get(name, NO_HOOKS)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from syncd.budget.settings import BudgetSettings, PoolSettings
+from syncd.budget.settings import PoolSettings
 
 if TYPE_CHECKING:
     from syncd.config import Settings
@@ -61,15 +61,17 @@ class Pool:
 class Group:
     """Pools whose in-flight requests count against one limit together (every process).
 
-    ``name``: the group's name; ``setting``: the :class:`~syncd.budget.settings.BudgetSettings` field
-    overriding its limit (unset: the published one); ``published(settings)``: its published limit
-    (requests in flight). A take locks the rows of the whole group (PostgreSQL, in pool-name order),
-    so the shared count is exact.
+    ``name``: the group's name; ``setting``: the ``budget.<setting>`` field overriding its limit
+    (unset: the published one; composed into the settings from the group by
+    :func:`syncd.config.compose`), described by ``description``; ``published(settings)``: its
+    published limit (requests in flight). A take locks the rows of the whole group (PostgreSQL, in
+    pool-name order), so the shared count is exact.
     """
 
     name: GroupName
     setting: str
     published: Callable[[Settings], int]
+    description: str = ""
 
 
 class Pools:
@@ -80,8 +82,7 @@ class Pools:
         groups: the concurrency groups the pools name (each named by at least one pool).
 
     Raises:
-        ValueError: a name declared twice, a pool naming an undeclared group, a group no pool names,
-            or a pool or group setting :class:`~syncd.budget.settings.BudgetSettings` does not hold.
+        ValueError: a name declared twice, a pool naming an undeclared group, or a group no pool names.
     """
 
     def __init__(self, pools: Sequence[Pool], groups: Sequence[Group] = ()) -> None:
@@ -89,17 +90,12 @@ class Pools:
         self._groups = {g.name: g for g in groups}
         if len(self._pools) != len(pools) or len(self._groups) != len(groups):
             raise ValueError("a budget pool or group is declared twice")
-        fields = BudgetSettings.model_fields
         for pool in pools:
             if pool.group is not None and pool.group not in self._groups:
                 raise ValueError(f"budget pool {pool.name} names an undeclared group {pool.group}")
-            if pool.name not in fields:
-                raise ValueError(f"budget pool {pool.name} has no budget.{pool.name} settings section")
         for group in groups:
             if not any(p.group == group.name for p in pools):
                 raise ValueError(f"no budget pool is in the group {group.name}")
-            if group.setting not in fields:
-                raise ValueError(f"budget group {group.name} has no budget.{group.setting} setting")
 
     @property
     def names(self) -> tuple[PoolName, ...]:

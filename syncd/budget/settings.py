@@ -1,9 +1,9 @@
-"""The budget's settings: each pool's overrides (``budget.<pool>``) and the budget's own knobs.
+"""The budget's settings: one pool's overrides (``budget.<pool>``) and the budget's own knobs.
 
-A settings module (re-exported by :mod:`syncd.config`, which holds them in ``Settings.budget``): it
-names every pool, one field per pool a slice declares (:class:`syncd.budget.pools.Pool`; the registry's
-table refuses a pool without its field). The published limits the overrides lay over are the
-slices' own (``syncd/<slice>/pools.py``); :meth:`syncd.budget.pools.Pools.limits` applies them.
+A settings module (re-exported by :mod:`syncd.config`, which holds them in ``Settings.budget``). It
+names no pool: :func:`syncd.config.compose` adds a ``budget.<pool>`` table (:class:`PoolSettings`) for
+each pool a slice declares (``syncd/<slice>/pools.py``) and a ``budget.<setting>`` for each
+concurrency group; :meth:`syncd.budget.pools.Pools.limits` lays them over the published limits.
 """
 
 from __future__ import annotations
@@ -24,18 +24,6 @@ class PoolSettings(BaseModel):
 class BudgetSettings(BaseModel):
     """The shared request budget: one token bucket per pool, stored in the database."""
 
-    crossref_single: PoolSettings = Field(default_factory=PoolSettings)
-    crossref_list: PoolSettings = Field(default_factory=PoolSettings)
-    zenodo_general: PoolSettings = Field(default_factory=PoolSettings)
-    zenodo_search: PoolSettings = Field(default_factory=PoolSettings)
-    doi: PoolSettings = Field(default_factory=PoolSettings)
-    datacite: PoolSettings = Field(default_factory=PoolSettings)
-    crossref_in_flight: int | None = Field(
-        None,
-        ge=1,
-        description="Concurrent Crossref requests, single-record and list together, across every process "
-        "(default: polite pool 5, public pool 1; lowered further by x-concurrency-limit).",
-    )
     announce_ttl_s: float = Field(
         600.0,
         gt=0,

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from syncd import __version__
 from syncd.budget.buckets import Budget
 from syncd.config import Settings
+from syncd.crossref.settings import crossref_settings
 from syncd.errors import MalformedResponse, UpstreamRejected, UpstreamUnavailable
 from syncd.normalize.doi import doi_path_segment
 from syncd.upstream.http import Deadline, Response, UpstreamHTTP
@@ -161,16 +162,17 @@ class CrossrefClient:
     def __init__(
         self, settings: Settings, budget: Budget, transport: httpx.BaseTransport | None = None
     ) -> None:
-        self.base_url = settings.crossref.base_url
+        section = crossref_settings(settings)
+        self.base_url = section.base_url
         self.http = UpstreamHTTP(
             "crossref",
-            settings.crossref.base_url,
+            section.base_url,
             budget,
-            headers={"User-Agent": user_agent(settings.crossref.mailto), "Accept": "application/json"},
+            headers={"User-Agent": user_agent(section.mailto), "Accept": "application/json"},
             transport=transport,
             network=settings.network,
             rate_window_s=1.0,
-            expected_api_pool="polite" if settings.crossref.mailto else None,
+            expected_api_pool="polite" if section.mailto else None,
         )
 
     def close(self) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from syncd.config import Settings
+from syncd.crossref.settings import crossref_settings
 from syncd.logsetup import mask_email
 from syncd.upstream.probe import Identity, Probe
 
@@ -26,6 +27,6 @@ PROBES: tuple[Probe, ...] = (Probe("crossref", "crossref_list", "/works", _work_
 
 def identity(settings: Settings) -> Identity:
     """The masked ``crossref.mailto`` (the polite pool), else anonymous with the hint to set it."""
-    if settings.crossref.mailto:
-        return Identity("crossref", f"mailto:{mask_email(settings.crossref.mailto)}")
+    if crossref_settings(settings).mailto:
+        return Identity("crossref", f"mailto:{mask_email(crossref_settings(settings).mailto)}")
     return Identity("crossref", "anonymous", "set crossref.mailto to use the polite pool (higher limits)")

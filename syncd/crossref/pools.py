@@ -8,8 +8,13 @@ announces in its headers can only lower these (:mod:`syncd.budget.buckets`).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from syncd.budget.pools import Group, Pool, PoolLimits
-from syncd.config import Settings
+from syncd.crossref.settings import crossref_settings
+
+if TYPE_CHECKING:
+    from syncd.config import Settings
 
 __all__ = ["GROUPS", "LIST", "POOLS", "SINGLE"]
 
@@ -18,7 +23,7 @@ SERVICE = "Crossref"
 
 
 def _polite(settings: Settings) -> bool:
-    return bool(settings.crossref.mailto)
+    return bool(crossref_settings(settings).mailto)
 
 
 def single_limits(settings: Settings) -> PoolLimits:
@@ -40,7 +45,13 @@ def group_in_flight(settings: Settings) -> int:
     return 5 if _polite(settings) else 1
 
 
-GROUP = Group("crossref", "crossref_in_flight", group_in_flight)
+GROUP = Group(
+    "crossref",
+    "crossref_in_flight",
+    group_in_flight,
+    "Concurrent Crossref requests, single-record and list together, across every process "
+    "(default: polite pool 5, public pool 1; lowered further by x-concurrency-limit).",
+)
 """Crossref counts a client's single-record and list requests in flight together
 (``budget.crossref_in_flight`` overrides the limit)."""
 SINGLE = Pool("crossref_single", SERVICE, single_limits, group=GROUP.name)

@@ -23,6 +23,7 @@ from syncd.budget.buckets import Budget
 from syncd.config import Settings
 from syncd.datacite.params import doi_query
 from syncd.datacite.pools import DATACITE
+from syncd.datacite.settings import contact, datacite_settings
 from syncd.datacite.views import stored_body
 from syncd.errors import MalformedResponse, UpstreamRejected
 from syncd.upstream.http import Deadline, Response, UpstreamHTTP
@@ -104,9 +105,9 @@ class DataciteClient:
     ) -> None:
         self.http = UpstreamHTTP(
             "datacite",
-            settings.datacite.base_url,
+            datacite_settings(settings).base_url,
             budget,
-            headers={"User-Agent": user_agent(settings.datacite_mailto), "Accept": "application/json"},
+            headers={"User-Agent": user_agent(contact(settings)), "Accept": "application/json"},
             transport=transport,
             network=settings.network,
             rate_window_s=300.0,

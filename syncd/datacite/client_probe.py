@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from syncd.config import Settings
+from syncd.datacite.settings import contact
 from syncd.logsetup import mask_email
 from syncd.upstream.probe import Identity, Probe
 
@@ -28,9 +29,9 @@ PROBES: tuple[Probe, ...] = (Probe("datacite", "datacite", "/dois", _dois, {"pag
 
 def identity(settings: Settings) -> Identity:
     """The masked contact (``datacite.mailto``, else ``crossref.mailto``), else anonymous with the hint."""
-    contact = settings.datacite_mailto
-    if contact:
-        return Identity("datacite", f"mailto:{mask_email(contact)}")
+    address = contact(settings)
+    if address:
+        return Identity("datacite", f"mailto:{mask_email(address)}")
     return Identity(
         "datacite",
         "anonymous",

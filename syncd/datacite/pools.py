@@ -9,8 +9,13 @@ passes the tier in any window (``burst + per_s x 300 <= limit``): 20 or 10 at on
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from syncd.budget.pools import Pool, PoolLimits
-from syncd.config import Settings
+from syncd.datacite.settings import contact
+
+if TYPE_CHECKING:
+    from syncd.config import Settings
 
 __all__ = ["DATACITE", "DATACITE_PER_WINDOW", "DATACITE_WINDOW_S", "GROUPS", "POOLS"]
 
@@ -22,7 +27,7 @@ DATACITE_PER_WINDOW = {True: 1000, False: 500}
 
 def datacite_limits(settings: Settings) -> PoolLimits:
     """DataCite's tier as a bucket that never passes it: ``burst + per_s x 300 <= limit`` in any window."""
-    identified = settings.datacite_mailto is not None
+    identified = contact(settings) is not None
     burst = 20.0 if identified else 10.0
     return PoolLimits(
         per_s=(DATACITE_PER_WINDOW[identified] - burst) / DATACITE_WINDOW_S, burst=burst, in_flight=4

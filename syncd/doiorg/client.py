@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from syncd import __version__
 from syncd.budget.buckets import Budget
 from syncd.config import Settings
+from syncd.doiorg.settings import doi_settings
 from syncd.errors import MalformedResponse
 from syncd.upstream.http import Deadline, UpstreamHTTP
 
@@ -51,7 +52,7 @@ class DoiClient:
     ) -> None:
         self.http = UpstreamHTTP(
             "doi",
-            settings.doi.base_url,
+            doi_settings(settings).base_url,
             budget,
             headers={"User-Agent": f"syncd/{__version__}", "Accept": "application/json"},
             transport=transport,

@@ -5,8 +5,12 @@ doi.org publishes no limit; syncd keeps to 10/s, 5 in flight (DESIGN.md's budget
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from syncd.budget.pools import Pool, PoolLimits
-from syncd.config import Settings
+
+if TYPE_CHECKING:
+    from syncd.config import Settings
 
 __all__ = ["DOI", "GROUPS", "POOLS"]
 

@@ -24,6 +24,7 @@ from syncd.config import Settings
 from syncd.errors import MalformedResponse
 from syncd.upstream.http import Deadline, Response, UpstreamHTTP
 from syncd.upstream.identity import foreign_not_found, is_zenodo_not_found
+from syncd.zenodo.settings import zenodo_settings
 
 if TYPE_CHECKING:
     import httpx
@@ -82,12 +83,12 @@ class ZenodoClient:
         self, settings: Settings, budget: Budget, transport: httpx.BaseTransport | None = None
     ) -> None:
         headers = {"User-Agent": f"syncd/{__version__} (https://pypi.org/project/syncd/)"}
-        if settings.zenodo.token is not None:
-            headers["Authorization"] = f"Bearer {settings.zenodo.token.get_secret_value()}"
-        self.base_url = settings.zenodo.base_url
+        if zenodo_settings(settings).token is not None:
+            headers["Authorization"] = f"Bearer {zenodo_settings(settings).token.get_secret_value()}"
+        self.base_url = zenodo_settings(settings).base_url
         self.http = UpstreamHTTP(
             "zenodo",
-            settings.zenodo.base_url,
+            zenodo_settings(settings).base_url,
             budget,
             headers=headers,
             transport=transport,

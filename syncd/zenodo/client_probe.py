@@ -10,6 +10,7 @@ from typing import Any
 
 from syncd.config import Settings
 from syncd.upstream.probe import Identity, Probe
+from syncd.zenodo.settings import zenodo_settings
 
 __all__ = ["PROBES", "identity"]
 
@@ -25,4 +26,4 @@ PROBES: tuple[Probe, ...] = (Probe("zenodo", "zenodo_search", "/records", _hits,
 
 def identity(settings: Settings) -> Identity:
     """``token`` when ``zenodo.token`` is set (never shown), else ``guest`` (Zenodo's guest limits)."""
-    return Identity("zenodo", "token" if settings.zenodo.token is not None else "guest")
+    return Identity("zenodo", "token" if zenodo_settings(settings).token is not None else "guest")

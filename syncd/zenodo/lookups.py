@@ -49,6 +49,7 @@ from syncd.zenodo.lookups_pages import get_page
 from syncd.zenodo.lookups_terms import TERM_PATHS, get_term, term_content
 from syncd.zenodo.names import ZENODO_RECORD, ZENODO_SEARCH, ZENODO_VOCAB
 from syncd.zenodo.params_id import RecordRef
+from syncd.zenodo.settings import zenodo_settings
 
 __all__ = [
     "NotOnZenodo",
@@ -136,7 +137,7 @@ def get_record(
             asked,
             held if asked == target else None,
             deadline,
-            unconditional_every=svc.settings.zenodo.unconditional_every,
+            unconditional_every=zenodo_settings(svc.settings).unconditional_every,
         )
         vias.append(via)
         return fresh
@@ -314,7 +315,7 @@ def latest_of_series(
         known = None
     stale = known[0] if known is not None and known[0] != recid else None
     if known is not None:
-        before, after = policy.fresh_bounds(svc.settings.ttl.zenodo_record, now)
+        before, after = policy.fresh_bounds(policy.ttl_s(svc.settings.ttl, RECORD, "ok"), now)
         if before < known[1] <= after:  # fresh; naming this very version (its newer one deleted): none
             return stale
     if svc.read_only:

@@ -23,6 +23,7 @@ from syncd.zenodo.names import ZENODO_VERSIONS
 from syncd.zenodo.params import blank, window_check
 from syncd.zenodo.params_cursor import CursorState, continuations_for_record, decode_cursor, window_for
 from syncd.zenodo.params_id import RecordRef, parse_record_ref
+from syncd.zenodo.settings import zenodo_settings
 from syncd.zenodo.views import (
     miss_guidance,
     record_parts,
@@ -137,7 +138,11 @@ def _not_readable(services: Services, ref: RecordRef, lookup: lookups.RecordLook
     entry = lookup.entry
     kind = {"gone": "deleted", "not_found": "not_found", "restricted": "restricted"}[entry.status]
     data = _miss(
-        kind, ref.input_kind, entry.key, entry.body, token=services.settings.zenodo.token is not None
+        kind,
+        ref.input_kind,
+        entry.key,
+        entry.body,
+        token=zenodo_settings(services.settings).token is not None,
     )
     if lookup.last_known is not None:
         data["last_known"] = _last_known(lookup.last_known)
@@ -215,7 +220,11 @@ def _versions_listing(
     if entry.status != "ok":
         kind = {"gone": "deleted", "not_found": "not_found", "restricted": "restricted"}[entry.status]
         data = _miss(
-            kind, ref.input_kind, entry.key, entry.body, token=services.settings.zenodo.token is not None
+            kind,
+            ref.input_kind,
+            entry.key,
+            entry.body,
+            token=zenodo_settings(services.settings).token is not None,
         )
         data.update(pages.no_versions_fields(page, size))
         data["cache"] = lookup.provenance.as_dict()

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.both_backends
 NOW = 1_800_000_000.0
 """The injected budget clock of the counting test (epoch seconds; it stands still)."""
 POOL = "datacite"
-"""A pool name with a ``budget.<name>`` settings section (what :class:`Pools` asks of a declaration)."""
+"""A pool name with a ``budget.<name>`` settings section (composed from the DataCite slice's pools)."""
 
 
 def _published(settings: Settings) -> PoolLimits:
