@@ -135,7 +135,7 @@ def without_datacite(folder: Path, crossref: str, zenodo: str, doi: str) -> dict
         "SYNCD_ZENODO__BASE_URL": zenodo,
         "SYNCD_DOI__BASE_URL": doi,
     }
-    check = CliRunner().invoke(cli, ["check", str(bib), "--output", "--allow-unknown"], env=env)
+    check = CliRunner().invoke(cli, ["check", str(bib), "--output", "json"], env=env)
     return {
         "kinds": sorted(KINDS),
         "pools": list(POOLS.names),
