@@ -38,6 +38,8 @@ from pydantic_settings import (
 from syncd.budget.settings import BudgetSettings, PoolSettings
 from syncd.errors import InvalidInput
 from syncd.slices import SLICE_PACKAGES, SliceSettings, slice_module
+from syncd.store.paths import local_state_dir
+from syncd.upstream.network import NetworkSettings
 
 __all__ = [
     "ANSWER_MIN_CHARS",
@@ -72,48 +74,9 @@ NON_SETTING_ENV = frozenset(
 """``SYNCD_*`` variables that are not settings: the config file path and the test suite's switches."""
 
 
-def local_state_dir() -> Path:
-    """The syncd state directory of this machine: ``$XDG_DATA_HOME/syncd`` (``~/.local/share/syncd``).
-
-    Under systemd (``$STATE_DIRECTORY`` set by ``StateDirectory=``) it is ``$STATE_DIRECTORY``.
-    """
-    state_dir = os.environ.get("STATE_DIRECTORY")
-    if state_dir:
-        return Path(state_dir.split(":")[0])
-    xdg = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(xdg) / "syncd"
-
-
 def default_database_url() -> str:
     """The embedded SQLite default: ``syncd.db`` in :func:`local_state_dir`."""
     return f"sqlite:///{local_state_dir() / 'syncd.db'}"
-
-
-class NetworkSettings(BaseModel):
-    """How syncd reaches the upstreams: proxies and the certificate authorities TLS is checked against."""
-
-    proxy: str | None = Field(
-        None,
-        description="Proxy URL for every upstream request (http://proxy.lab.example:3128, with "
-        "user:password@ if needed); hosts in NO_PROXY and no_proxy are reached directly. Unset: "
-        "HTTPS_PROXY / HTTP_PROXY / ALL_PROXY from the environment when trust_env is true.",
-    )
-    no_proxy: list[str] = Field(
-        default_factory=list,
-        description='Hosts reached without the proxy, as NO_PROXY spells them: "example.org" (and its '
-        'subdomains), ".example.org" (subdomains only), "192.0.2.0/24", "*" (every host). Added to NO_PROXY.',
-    )
-    ca_bundle: str | None = Field(
-        None,
-        description="PEM file (or directory of hashed certificates) of the certificate authorities upstream "
-        "TLS certificates are checked against, e.g. an institution's intercepting-proxy CA; overrides "
-        "SSL_CERT_FILE / SSL_CERT_DIR.",
-    )
-    trust_env: bool = Field(
-        True,
-        description="Honour HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, NO_PROXY, SSL_CERT_FILE and SSL_CERT_DIR "
-        "from the environment.",
-    )
 
 
 class HttpSettings(BaseModel):

@@ -5,7 +5,7 @@ Pure functions, each returning the canonical form or raising :class:`~syncd.erro
 expected, the shape that was not met):
 
 * ORCID iD (``0000-0002-1825-0097``, bare or an ``orcid.org`` URL): ISO 7064 MOD 11-2 check character.
-* ISSN (``1932-6203``): ISO 3297 check digit (:func:`syncd.crossref.params.issn_key`).
+* ISSN (``1932-6203``): ISO 3297 check digit (:func:`syncd.normalize.issn.issn_key`).
 * ROR id (``02mhbdp94``, bare or a ``ror.org`` URL): ``0`` + 6 Crockford base32 characters + a
   2-digit ISO 7064 MOD 97-10 checksum.
 * DOI: :func:`syncd.normalize.doi.parse_doi` (its key, ASCII-lowercased).
@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import re
 
-from syncd.crossref.params import issn_key
 from syncd.errors import InvalidInput, SyncdError
 from syncd.normalize.doi import parse_doi
+from syncd.normalize.issn import issn_key
 
 __all__ = [
     "check_doi",

@@ -18,8 +18,8 @@ import httpx
 from mcp.server.lowlevel import Server
 
 from syncd.config import Settings
+from syncd.daemon.ops.activity import Activity
 from syncd.daemon.run import web_server
-from syncd.ops.activity import Activity
 from syncd.registry import mcp_specs, open_services, tool_specs
 from syncd.road.services import Services
 from syncd.store.repo import Store

@@ -76,7 +76,7 @@ import socket
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, delete, or_, select, update
 
@@ -112,11 +112,13 @@ from syncd.budget.rules import (
     stamp,
     window_cap,
 )
-from syncd.config import Settings
 from syncd.errors import BudgetExhausted, InvalidInput, StoreError, UpstreamOffline
 from syncd.proc import pid_alive
 from syncd.store.models import BudgetLease, BudgetPool, BudgetSend
 from syncd.store.repo import Store
+
+if TYPE_CHECKING:
+    from syncd.config import Settings
 
 __all__ = [
     "BREAKER_COOLDOWN_S",

@@ -4,7 +4,7 @@ The shared budget lives in the database (:mod:`syncd.budget.buckets`), so while 
 reached (:meth:`~syncd.store.repo.Store.unreachable`) no token could be taken and every lookup would
 fail although upstream is healthy. :class:`LabBudget` then takes its tokens from a local budget: the
 same :class:`~syncd.budget.buckets.Budget` over an SQLite file in this machine's state directory
-(:data:`FALLBACK_FILE` in :func:`~syncd.config.local_state_dir`), shared by every syncd process of this
+(:data:`FALLBACK_FILE` in :func:`~syncd.store.paths.local_state_dir`), shared by every syncd process of this
 machine (so the one-budget-per-machine promise holds), under the configured limits scaled by
 ``budget.fallback_share`` (default 0.5): other workstations of the lab may be falling back at the same
 time, each with its own share, so together they may send up to ``share x workstations`` of a limit.
@@ -21,20 +21,24 @@ import logging
 import math
 import threading
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from syncd.budget.buckets import Announcement, Budget, Grant, Lease, Outcome, PoolState
 from syncd.budget.pools import Pools
-from syncd.config import PoolSettings, Settings, local_state_dir
+from syncd.budget.settings import PoolSettings
 from syncd.errors import StoreError
+from syncd.store.paths import local_state_dir
 from syncd.store.repo import Store
+
+if TYPE_CHECKING:
+    from syncd.config import Settings
 
 __all__ = ["FALLBACK_FILE", "LabBudget", "fallback_settings"]
 
 log = logging.getLogger("syncd.budget")
 
 FALLBACK_FILE = "budget-fallback.db"
-"""The local budget's SQLite file, in :func:`~syncd.config.local_state_dir`."""
+"""The local budget's SQLite file, in :func:`~syncd.store.paths.local_state_dir`."""
 
 T = TypeVar("T")
 

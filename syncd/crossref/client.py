@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 from syncd import __version__
 from syncd.budget.buckets import Budget
-from syncd.config import Settings
 from syncd.crossref.settings import crossref_settings
 from syncd.errors import MalformedResponse, UpstreamRejected, UpstreamUnavailable
 from syncd.normalize.doi import doi_path_segment
@@ -25,6 +24,8 @@ from syncd.upstream.identity import foreign_not_found, is_crossref_not_found
 
 if TYPE_CHECKING:
     import httpx
+
+    from syncd.config import Settings
 
 __all__ = [
     "CrossrefClient",

@@ -6,12 +6,14 @@ of the polite pool.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from syncd.config import Settings
 from syncd.crossref.settings import crossref_settings
 from syncd.logsetup import mask_email
 from syncd.upstream.probe import Identity, Probe
+
+if TYPE_CHECKING:
+    from syncd.config import Settings
 
 __all__ = ["PROBES", "identity"]
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from syncd.crossref.contracts_lists import SELECT_FIELDS, SORT_FIELDS, SearchWorksInput
 from syncd.errors import InvalidInput, NotFound
+from syncd.normalize.issn import CHECK_DIGIT_HINT, ISSN_RE, issn_check_digit, issn_key
 
 __all__ = [
     "FUNDER_LIST_CEILING",
@@ -33,7 +34,6 @@ WORKS_OFFSET_CEILING = 10_000
 FUNDER_LIST_CEILING = 100_000
 """Offset window of the journal and funder name searches."""
 
-ISSN_RE = re.compile(r"^\d{4}-?\d{3}[\dX]$", re.IGNORECASE)
 _FUNDER_RE = re.compile(r"^(?:(?:https?://(?:dx\.)?doi\.org/|doi:)?10\.13039/)?(\d+)$", re.IGNORECASE)
 _PUB_DATE_SORTS = frozenset({"published", "published-print", "published-online"})
 _TERMS = (
@@ -54,40 +54,6 @@ def _bad(
     message: str, reason: str = "invalid_parameter", hint: str | None = None, **data: Any
 ) -> InvalidInput:
     return InvalidInput(message, reason=reason, hint=hint, **data)
-
-
-def issn_check_digit(first_seven: str) -> str:
-    """The ISSN check character of seven digits (ISO 3297: weights 8..2, modulus 11; 10 is ``X``).
-
-    ``issn_check_digit("1932620")`` is ``"3"`` (PLOS ONE, 1932-6203).
-    """
-    total = sum(int(d) * w for d, w in zip(first_seven, range(8, 1, -1), strict=True))
-    check = (11 - total % 11) % 11
-    return "X" if check == 10 else str(check)
-
-
-def issn_key(value: str) -> str:
-    """Canonical ISSN ``NNNN-NNNX`` (upper-case X), its check digit verified.
-
-    Raises:
-        InvalidInput: ``invalid_parameter`` when ``value`` is not an ISSN, or its check digit is wrong
-            (a mistyped ISSN; refused before any request).
-    """
-    v = value.strip()
-    if not ISSN_RE.match(v):
-        raise _bad(f"{value!r} is not an ISSN (NNNN-NNNX)", hint="Pass an ISSN such as 1932-6203.")
-    v = v.replace("-", "").upper()
-    expected = issn_check_digit(v[:7])
-    if v[7] != expected:
-        raise _bad(
-            f"{value!r} is not a valid ISSN: its check digit should be {expected}",
-            hint=_CHECK_DIGIT_HINT,
-            expectedCheckDigit=expected,
-        )
-    return f"{v[:4]}-{v[4:]}"
-
-
-_CHECK_DIGIT_HINT = "Check the ISSN for a typo; the last character is a check digit over the first seven."
 
 
 def journal_issn(value: str) -> str:
@@ -111,7 +77,7 @@ def journal_issn(value: str) -> str:
         raise NotFound(
             f"no Crossref journal with ISSN {shaped[:4]}-{shaped[4:]}: its check digit should be {expected}",
             reason="issn_not_found",
-            hint=_CHECK_DIGIT_HINT,
+            hint=CHECK_DIGIT_HINT,
             issn=f"{shaped[:4]}-{shaped[4:]}",
             expectedCheckDigit=expected,
         ) from None

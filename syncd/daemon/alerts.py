@@ -31,9 +31,8 @@ import json
 import logging
 import shlex
 import subprocess
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from syncd.config import Settings
 from syncd.normalize.changes import ALERT_TYPES
 from syncd.proc import pre_exec_die_with_parent
 from syncd.registry import SERIES_DOI_PREFIXES
@@ -42,6 +41,9 @@ from syncd.store.changes import StoredChange, latest_change_id, list_changes
 from syncd.store.references import citing_among
 from syncd.store.repo import Store
 from syncd.store.watches import get_sync_state, list_watches, save_sync_state
+
+if TYPE_CHECKING:
+    from syncd.config import Settings
 
 __all__ = [
     "CITED_TYPES",

@@ -11,14 +11,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from syncd.config import Settings
 from syncd.daemon.alerts import run_pass as alert_pass
+from syncd.daemon.ops.activity import Activity
 from syncd.daemon.sdnotify import notify
 from syncd.errors import StoreError
 from syncd.lazy import load
-from syncd.ops.activity import Activity
 from syncd.road.refresh import SweepReport, sweep
 from syncd.road.services import Services
 from syncd.slice import Job
@@ -27,6 +26,9 @@ from syncd.store.fileguard import FileGuard
 from syncd.store.leader import DaemonLock
 from syncd.watch.lists import apply_config
 from syncd.watch.sync import SyncReport, sync_all
+
+if TYPE_CHECKING:
+    from syncd.config import Settings
 
 __all__ = ["DaemonJobs", "alerts_pass", "sweep_pass", "sync_pass"]
 

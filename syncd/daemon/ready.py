@@ -14,17 +14,19 @@ from __future__ import annotations
 import errno
 import logging
 import socket
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.engine import make_url
 
-from syncd.config import Settings
 from syncd.daemon.sdnotify import notify
 from syncd.errors import StoreError, SyncdError
 from syncd.lazy import load
 from syncd.registry import IDENTITIES
 from syncd.store.engine import free_bytes, make_engine, upgrade_to_head
 from syncd.store.repo import MIN_FREE_BYTES, Store
+
+if TYPE_CHECKING:
+    from syncd.config import Settings
 
 __all__ = ["listen_socket", "open_store", "run_daemon"]
 

@@ -38,7 +38,7 @@ import logging
 import signal
 import socket
 from collections.abc import Awaitable, Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import h11
 import uvicorn
@@ -46,7 +46,6 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.schedulers.base import STATE_RUNNING
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from syncd.config import Settings
 from syncd.daemon.httpauth import (
     BearerAuth,
     NoOAuth,
@@ -56,10 +55,10 @@ from syncd.daemon.httpauth import (
     transport_security,
 )
 from syncd.daemon.jobs import DaemonJobs
+from syncd.daemon.ops.activity import SCHEDULER_BEAT_S, Activity
+from syncd.daemon.ops.routes import ops_routes
 from syncd.daemon.sdnotify import notify, watchdog_interval_s
 from syncd.errors import StoreError
-from syncd.ops.activity import SCHEDULER_BEAT_S, Activity
-from syncd.ops.routes import ops_routes
 from syncd.registry import JOBS, mcp_specs, open_services
 from syncd.road.services import Services
 from syncd.store.fileguard import file_guard
@@ -69,6 +68,9 @@ from syncd.store.watches import list_sync_states, list_watches
 from syncd.tools.server import build_server
 from syncd.watch.lists import apply_config
 from syncd.watch.sync import STOP as sync_stop
+
+if TYPE_CHECKING:
+    from syncd.config import Settings
 
 __all__ = [
     "AFTER_READY_JOBS",
@@ -186,7 +188,7 @@ def web_app(settings: Settings, services: Services, activity: Activity) -> Any:
     """The daemon's ASGI app: ``/mcp`` and the operator routes (``/healthz``, ``/metrics``, ``/status``).
 
     Every route sits behind the request guard and, when a token is set, the bearer auth; the operator
-    routes follow ``/mcp``'s Host/Origin rules too (:mod:`syncd.ops.routes`). Each tool answer is
+    routes follow ``/mcp``'s Host/Origin rules too (:mod:`syncd.daemon.ops.routes`). Each tool answer is
     counted by source in ``activity``.
 
     Raises:
@@ -212,7 +214,7 @@ def web_app(settings: Settings, services: Services, activity: Activity) -> Any:
 
 
 def web_server(settings: Settings, services: Services, activity: Activity | None = None) -> uvicorn.Server:
-    """The uvicorn server of :func:`web_app` (a fresh :class:`~syncd.ops.activity.Activity` when none given).
+    """The uvicorn server of :func:`web_app` (a fresh :class:`~.ops.activity.Activity` by default).
 
     Raises:
         SyncdError: a non-loopback bind without a bearer token (:func:`syncd.daemon.httpauth.check_bind`).

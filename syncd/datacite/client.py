@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 
 from syncd import __version__
 from syncd.budget.buckets import Budget
-from syncd.config import Settings
 from syncd.datacite.params import doi_query
 from syncd.datacite.pools import DATACITE
 from syncd.datacite.settings import contact, datacite_settings
@@ -30,6 +29,8 @@ from syncd.upstream.http import Deadline, Response, UpstreamHTTP
 
 if TYPE_CHECKING:
     import httpx
+
+    from syncd.config import Settings
 
 __all__ = [
     "POOL",

@@ -6,12 +6,14 @@ REST API's DOI search, one record); the identity: the contact its User-Agent car
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from syncd.config import Settings
 from syncd.datacite.settings import contact
 from syncd.logsetup import mask_email
 from syncd.upstream.probe import Identity, Probe
+
+if TYPE_CHECKING:
+    from syncd.config import Settings
 
 __all__ = ["PROBES", "identity"]
 

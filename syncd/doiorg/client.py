@@ -13,13 +13,14 @@ from typing import TYPE_CHECKING
 
 from syncd import __version__
 from syncd.budget.buckets import Budget
-from syncd.config import Settings
 from syncd.doiorg.settings import doi_settings
 from syncd.errors import MalformedResponse
 from syncd.upstream.http import Deadline, UpstreamHTTP
 
 if TYPE_CHECKING:
     import httpx
+
+    from syncd.config import Settings
 
 __all__ = ["DoiClient", "RaAnswer"]
 

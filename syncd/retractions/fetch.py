@@ -23,12 +23,11 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
 from syncd import __version__
-from syncd.config import Settings
 from syncd.errors import MalformedResponse, StoreError, SyncdError, UpstreamUnavailable
 from syncd.retractions.csvfile import RefusedFile
 from syncd.retractions.feed import flush_pending
@@ -39,6 +38,9 @@ from syncd.road.services import Services
 from syncd.store.repo import Store
 from syncd.store.watches import get_sync_state, save_sync_state
 from syncd.upstream.network import client_options, masked
+
+if TYPE_CHECKING:
+    from syncd.config import Settings
 
 __all__ = [
     "CHECK_S",

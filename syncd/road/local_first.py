@@ -25,16 +25,18 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import overload
+from typing import TYPE_CHECKING, overload
 
 from syncd.budget.buckets import Budget
-from syncd.config import TtlSettings
 from syncd.errors import BudgetExhausted, StoreError, StoreUnreachable, UpstreamError
 from syncd.kinds import Kind
 from syncd.road import policy
 from syncd.road.policy import Action, Decision, EntryFacts, Provenance, UpstreamFacts
 from syncd.store.repo import EntryContent, Store, StoredEntry
 from syncd.upstream.http import Deadline
+
+if TYPE_CHECKING:
+    from syncd.config import TtlSettings
 
 __all__ = [
     "Answer",

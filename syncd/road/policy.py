@@ -46,14 +46,16 @@ import enum
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from syncd.config import TtlSettings
 from syncd.errors import BudgetExhausted, UpstreamError, UpstreamOffline, UpstreamRateLimited, UpstreamTimeout
 from syncd.kinds import Kind
 from syncd.road.outcomes import CHANGED, UNCHANGED, Outcome, Result, Tally, failed
 from syncd.store.engine import READ_ONLY_HINT
 from syncd.store.staleness import Staleness
+
+if TYPE_CHECKING:
+    from syncd.config import TtlSettings
 
 __all__ = [
     "CHANGED",

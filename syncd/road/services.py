@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 from syncd.budget.buckets import Announcement, Budget, Grant, Lease, Outcome, PoolState
 from syncd.budget.fallback import LabBudget
 from syncd.budget.pools import Pools
-from syncd.config import Settings
 from syncd.errors import StoreError, UpstreamOffline
 from syncd.road.local_first import Runner
 from syncd.road.policy import READ_ONLY_REASON
@@ -45,6 +44,8 @@ from syncd.upstream.probe import Probe
 
 if TYPE_CHECKING:
     import httpx
+
+    from syncd.config import Settings
 
 __all__ = [
     "READ_ONLY_REASON",

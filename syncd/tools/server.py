@@ -30,7 +30,7 @@ import functools
 import logging
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 import anyio.to_thread
@@ -71,7 +71,6 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import TypeAdapter, ValidationError
 
 from syncd import __version__
-from syncd.config import Settings
 from syncd.contracts.common import wire_depth, wire_item_fields, wire_schema
 from syncd.errors import NotFound, SyncdError
 from syncd.road import policy
@@ -83,6 +82,9 @@ from syncd.tools.notify import SessionNotifier
 from syncd.tools.params import ToolArgs, ToolSpec
 from syncd.tools.resource import ResourceSpec
 from syncd.upstream.http import call_deadline
+
+if TYPE_CHECKING:
+    from syncd.config import Settings
 
 __all__ = [
     "CHANGES_SLICE",

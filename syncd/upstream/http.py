@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING, Any
 
 from syncd import __version__
 from syncd.budget.buckets import Announcement, Budget, Lease, Outcome
-from syncd.config import NetworkSettings
 from syncd.errors import (
     BudgetExhausted,
     InvalidInput,
@@ -57,6 +56,8 @@ from syncd.upstream.valid_text import has_escaped_surrogate, valid_unicode
 if TYPE_CHECKING:
     import httpx
     from tenacity import RetryCallState, Retrying
+
+    from syncd.config import NetworkSettings
 
 __all__ = [
     "DEFAULT_RETRY_AFTER_S",

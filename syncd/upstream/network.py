@@ -1,6 +1,6 @@
 """How the upstream clients reach the network: the proxy, the hosts that bypass it, the CA certificates.
 
-:func:`client_options` turns ``[network]`` (:class:`~syncd.config.NetworkSettings`) into the keyword
+:func:`client_options` turns ``[network]`` (:class:`NetworkSettings`) into the keyword
 arguments of :class:`httpx.Client` for one upstream base URL:
 
 * proxy: ``network.proxy``, else (``network.trust_env``) the environment's ``HTTPS_PROXY`` /
@@ -29,14 +29,15 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import certifi
+from pydantic import BaseModel, Field
 
-from syncd.config import NetworkSettings
 from syncd.errors import InvalidInput
 
 __all__ = [
     "CERTIFICATE_HINT",
     "CONFIG_HINT",
     "PROXY_HINT",
+    "NetworkSettings",
     "bypasses_proxy",
     "certificate_failure",
     "client_options",
@@ -44,6 +45,34 @@ __all__ = [
     "proxy_for",
     "ssl_verify",
 ]
+
+
+class NetworkSettings(BaseModel):
+    """How syncd reaches the upstreams: proxies and the certificate authorities TLS is checked against."""
+
+    proxy: str | None = Field(
+        None,
+        description="Proxy URL for every upstream request (http://proxy.lab.example:3128, with "
+        "user:password@ if needed); hosts in NO_PROXY and no_proxy are reached directly. Unset: "
+        "HTTPS_PROXY / HTTP_PROXY / ALL_PROXY from the environment when trust_env is true.",
+    )
+    no_proxy: list[str] = Field(
+        default_factory=list,
+        description='Hosts reached without the proxy, as NO_PROXY spells them: "example.org" (and its '
+        'subdomains), ".example.org" (subdomains only), "192.0.2.0/24", "*" (every host). Added to NO_PROXY.',
+    )
+    ca_bundle: str | None = Field(
+        None,
+        description="PEM file (or directory of hashed certificates) of the certificate authorities upstream "
+        "TLS certificates are checked against, e.g. an institution's intercepting-proxy CA; overrides "
+        "SSL_CERT_FILE / SSL_CERT_DIR.",
+    )
+    trust_env: bool = Field(
+        True,
+        description="Honour HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, NO_PROXY, SSL_CERT_FILE and SSL_CERT_DIR "
+        "from the environment.",
+    )
+
 
 CERTIFICATE_HINT = (
     "The TLS certificate could not be verified. If a proxy or firewall of your network intercepts TLS, "

@@ -20,7 +20,6 @@ from urllib.parse import urlsplit
 
 from syncd import __version__
 from syncd.budget.buckets import Budget
-from syncd.config import Settings
 from syncd.errors import MalformedResponse
 from syncd.upstream.http import Deadline, Response, UpstreamHTTP
 from syncd.upstream.identity import foreign_not_found, is_zenodo_not_found
@@ -28,6 +27,8 @@ from syncd.zenodo.settings import zenodo_settings
 
 if TYPE_CHECKING:
     import httpx
+
+    from syncd.config import Settings
 
 __all__ = ["LEGACY_JSON", "RDM_JSON", "ZENODO_WINDOW_S", "BytesAnswer", "RecordAnswer", "ZenodoClient"]
 

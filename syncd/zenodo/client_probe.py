@@ -6,11 +6,13 @@ else a guest.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from syncd.config import Settings
 from syncd.upstream.probe import Identity, Probe
 from syncd.zenodo.settings import zenodo_settings
+
+if TYPE_CHECKING:
+    from syncd.config import Settings
 
 __all__ = ["PROBES", "identity"]
 

@@ -192,22 +192,17 @@ PENDING_PACKAGE_LOOPS: dict[str, str] = {
     name: "one import loop through the road, the registry, the slices, the watch passes and the "
     "daemon's pages (issue 39 item 4 of the redesign): each leaves this list when no loop holds it"
     for name in (
-        "syncd.budget",
         "syncd.cli",
         "syncd.config",
         "syncd.crossref",
         "syncd.daemon",
         "syncd.datacite",
         "syncd.doiorg",
-        "syncd.identifiers",
-        "syncd.kinds",
-        "syncd.ops",
         "syncd.registry",
         "syncd.retractions",
         "syncd.road",
         "syncd.tools",
         "syncd.transfer",
-        "syncd.upstream",
         "syncd.watch",
         "syncd.zenodo",
     )

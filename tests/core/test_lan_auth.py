@@ -34,8 +34,8 @@ from syncd.daemon.httpauth import (
     token_file_warning,
     unbound_hosts,
 )
+from syncd.daemon.ops.activity import Activity
 from syncd.daemon.run import web_app
-from syncd.ops.activity import Activity
 from syncd.road.services import Services
 from tests.conftest import make_settings
 from tests.fakeupstream import FakeUpstream

@@ -17,6 +17,7 @@ from apscheduler.triggers.interval import IntervalTrigger
 from freezegun import freeze_time
 
 from syncd.config import Settings
+from syncd.daemon.ops.activity import Activity
 from syncd.daemon.run import (
     AFTER_READY_JOBS,
     JOB_DEFAULTS,
@@ -27,7 +28,6 @@ from syncd.daemon.run import (
 )
 from syncd.daemon.sdnotify import notify, watchdog_interval_s
 from syncd.logsetup import mask_email, setup_logging
-from syncd.ops.activity import Activity
 from syncd.store.repo import Store
 from syncd.store.watches import save_sync_state
 from syncd.watch import lists as watch_mod

@@ -18,9 +18,9 @@ from mcp import Client
 from prometheus_client.parser import text_string_to_metric_families
 from pydantic import SecretStr
 
+from syncd.daemon.ops.activity import Activity
 from syncd.daemon.run import web_app
 from syncd.errors import StoreError
-from syncd.ops.activity import Activity
 from syncd.road.refresh import sweep
 from syncd.road.services import Services
 from syncd.store.repo import Store

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from syncd.ops.activity import Activity
+from syncd.daemon.ops.activity import Activity
 from syncd.store.repo import Store
 from syncd.store.watches import add_watch, save_sync_state
 from tests.conftest import make_settings

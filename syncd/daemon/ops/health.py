@@ -22,8 +22,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from syncd.daemon.ops.activity import SCHEDULER_BEAT_S, Activity
 from syncd.errors import SyncdError
-from syncd.ops.activity import SCHEDULER_BEAT_S, Activity
 from syncd.retractions.fetch import HeldBack, held_back
 from syncd.store.changes import latest_change_id
 from syncd.store.repo import Store

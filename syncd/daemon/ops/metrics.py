@@ -1,10 +1,10 @@
 """``/metrics``: the Prometheus text format (``prometheus_client``) of the store, the budget and the jobs.
 
-:class:`StoreCollector` reads the store at scrape time (:func:`syncd.ops.facts.read_facts`): nothing
+:class:`StoreCollector` reads the store at scrape time (:func:`syncd.daemon.ops.facts.read_facts`): nothing
 is counted twice or kept in memory, and every process sharing the store is covered (the budget's
 request and 429 counters are written by each process's requests, migration 0011). The daemon's own
 jobs (sweeps, walks, alerts, answers by source) are instruments of its
-:class:`~syncd.ops.activity.Activity`. Both sit in the activity's registry; :func:`render` writes it.
+:class:`~syncd.daemon.ops.activity.Activity`. Both sit in the activity's registry; :func:`render` writes it.
 
 Families read at scrape time (``pool``, ``kind``, ``status``, ``type`` labels):
 
@@ -43,14 +43,14 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.exposition import choose_encoder
 from prometheus_client.registry import Collector
 
+from syncd.daemon.ops.activity import Activity
+from syncd.daemon.ops.facts import Facts, read_facts
 from syncd.errors import SyncdError
-from syncd.ops.activity import Activity
-from syncd.ops.facts import Facts, read_facts
 from syncd.road.services import Services
 
 __all__ = ["StoreCollector", "register", "render"]
 
-log = logging.getLogger("syncd.ops")
+log = logging.getLogger("syncd.daemon.ops")
 
 
 def _gauge(name: str, doc: str, labels: list[str] | None = None) -> GaugeMetricFamily:

@@ -1,10 +1,11 @@
 """``/status``: one small HTML page for a person, rendered on the server (no JavaScript, no assets).
 
-The same facts as ``/healthz`` and ``/metrics`` (:class:`~syncd.ops.health.Health`,
-:class:`~syncd.ops.facts.Facts`, the last sweep of :class:`~syncd.ops.activity.Activity`), the watch
-lists with their last successful walk, the last :data:`RECENT` changes and alerts of the change feed.
-Every value from the store (titles, DOIs, labels) is HTML-escaped; the page reloads itself every
-:data:`REFRESH_S` seconds (``<meta http-equiv="refresh">``).
+The same facts as ``/healthz`` and ``/metrics`` (:class:`~syncd.daemon.ops.health.Health`,
+:class:`~syncd.daemon.ops.facts.Facts`, the last sweep of
+:class:`~syncd.daemon.ops.activity.Activity`), the watch lists with their last successful walk,
+the last :data:`RECENT` changes and alerts of the change feed. Every value from the store (titles,
+DOIs, labels) is HTML-escaped; the page reloads itself every :data:`REFRESH_S` seconds
+(``<meta http-equiv="refresh">``).
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ from collections.abc import Iterable, Sequence
 from html import escape
 
 from syncd import __version__
-from syncd.ops.activity import SweepRecord
-from syncd.ops.facts import Facts
-from syncd.ops.health import Health
+from syncd.daemon.ops.activity import SweepRecord
+from syncd.daemon.ops.facts import Facts
+from syncd.daemon.ops.health import Health
 from syncd.road.policy import iso
 from syncd.store.changes import StoredChange
 

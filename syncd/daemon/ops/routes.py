@@ -18,12 +18,12 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
+from syncd.daemon.ops.activity import Activity
+from syncd.daemon.ops.facts import read_facts, recent_alerts, recent_changes
+from syncd.daemon.ops.health import check_health
+from syncd.daemon.ops.metrics import register, render
+from syncd.daemon.ops.status_page import RECENT, render_status
 from syncd.errors import SyncdError
-from syncd.ops.activity import Activity
-from syncd.ops.facts import read_facts, recent_alerts, recent_changes
-from syncd.ops.health import check_health
-from syncd.ops.metrics import register, render
-from syncd.ops.status_page import RECENT, render_status
 from syncd.road.services import Services
 
 __all__ = ["NO_STORE", "ops_routes"]

@@ -3,7 +3,7 @@
 One :class:`Activity` per daemon. Its Prometheus instruments live in the activity's own
 :class:`prometheus_client.CollectorRegistry` (never the library's global one, so two daemons in one
 test process do not mix), beside the collector that reads the store at scrape time
-(:class:`syncd.ops.metrics.StoreCollector`). Everything is safe to call from the scheduler's worker
+(:class:`syncd.daemon.ops.metrics.StoreCollector`). Everything is safe to call from the scheduler's worker
 threads.
 """
 
