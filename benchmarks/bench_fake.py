@@ -81,7 +81,7 @@ def _cold_calls(ctx: Context) -> list[float]:
     from benchmarks.bench_warm import open_services
     from benchmarks.harness import corpus_dois
     from syncd.registry import mcp_specs
-    from syncd.tools.server import build_server
+    from syncd.server.app import build_server
 
     svc, store, _url = open_services(ctx, "cold.db")
     dois = corpus_dois()

@@ -117,8 +117,8 @@ def _tool(db: Path, qs: list[str], warm: list[str], upgrade: bool = True) -> tup
 
     from syncd.config import Settings
     from syncd.registry import mcp_specs
+    from syncd.server.app import build_server
     from syncd.store.repo import Store
-    from syncd.tools.server import build_server
 
     dead = f"http://127.0.0.1:{free_port()}"  # nothing listens: offline
     settings = Settings(

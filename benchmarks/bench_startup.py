@@ -38,8 +38,8 @@ from mcp import Client
 from benchmarks.harness import ROOT, Context, Row, bench, free_port, median, ms, subprocess_env
 from syncd.config import McpSettings, Settings
 from syncd.registry import mcp_specs, open_services
+from syncd.server.app import build_server
 from syncd.store.repo import Store
-from syncd.tools.server import build_server
 from tests.corpus_path import CORPUS
 from tests.fakeupstream import FakeUpstream
 

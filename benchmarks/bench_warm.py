@@ -191,9 +191,9 @@ def warm_get_work(ctx: Context) -> list[Row]:
     from syncd.crossref import lookups as lk_crossref
     from syncd.normalize.doi import parse_doi
     from syncd.registry import mcp_specs, tool_specs
+    from syncd.server.app import build_server
     from syncd.store.content import document
     from syncd.tools.fit import answer_size, fit_answer
-    from syncd.tools.server import build_server
 
     reps = 400 if ctx.quick else 3000
     micro = 300 if ctx.quick else 2000

@@ -74,7 +74,7 @@ def write_transactions(ctx: Context) -> list[Row]:
 
     from benchmarks.bench_warm import open_services
     from syncd.registry import mcp_specs
-    from syncd.tools.server import build_server
+    from syncd.server.app import build_server
 
     svc, store, _url = open_services(ctx, "writes.db")
     fake = ctx.results["fake"]

@@ -87,7 +87,7 @@ def profile_warm(ctx: Context, calls: int = 1000) -> None:
 
     from benchmarks.bench_warm import open_services
     from syncd.registry import mcp_specs
-    from syncd.tools.server import build_server
+    from syncd.server.app import build_server
 
     dois = ctx.results.get("warm_dois")
     if not dois:

@@ -277,7 +277,7 @@ class Settings(BaseSettings):
         description="Daemon start and `syncd cache stats`: one cheap request per upstream (inside the "
         "budget) to tell a wrong base URL; false skips it.",
     )
-    # daemon: watch lists and their sync (syncd/watch/lists.py, syncd/watch/sync.py, each slice's walk.py)
+    # daemon: watch lists and their sync (syncd/passes/watches.py, syncd/passes/sync.py, each slice's walk.py)
     watch: WatchSettings = Field(default_factory=WatchSettings)
     sync_interval_s: float = Field(3600.0, gt=0, description="Daemon: seconds between watch-list syncs.")
 

@@ -82,7 +82,7 @@ Arrived = Callable[[Store, dict[str, Any], float], None]
 
 RevalidateOne = Callable[[Any, StoredEntry, Deadline], Any]
 """``(services, entry, deadline) -> outcome``: revalidate one stored entry now, its failure recorded
-beside it (:func:`syncd.road.refresh.revalidate`, answering a :class:`syncd.road.policy.Outcome`)."""
+beside it (:func:`syncd.passes.refresh.revalidate`, answering a :class:`syncd.road.policy.Outcome`)."""
 
 OnEntry = Callable[[StoredEntry, Any], None]
 """``(entry, outcome)``: told the outcome of each entry a revalidation went through (progress lines)."""

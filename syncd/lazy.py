@@ -26,8 +26,7 @@ __all__ = ["LAZY", "declared", "declares", "load"]
 
 LAZY: Final[Mapping[str, frozenset[str]]] = MappingProxyType(
     {
-        # the commands of `syncd`, each loaded when it runs (syncd.cli.COMMANDS names them); a slice's
-        # own command group is its commands.py
+        # the commands of `syncd`, each loaded when it runs (syncd.cli.COMMANDS names them)
         "syncd.cli": frozenset(
             {
                 "syncd.cli.cache_commands",
@@ -36,7 +35,7 @@ LAZY: Final[Mapping[str, frozenset[str]]] = MappingProxyType(
                 "syncd.cli.daemon_commands",
                 "syncd.cli.db_commands",
                 "syncd.cli.mcp_commands",
-                "syncd.*.commands",
+                "syncd.cli.retraction_commands",
                 "syncd.cli.watch_commands",
             }
         ),

@@ -1,6 +1,6 @@
 """Logging for the daemon and the CLI: one journald-friendly line per event, secrets redacted.
 
-Lines look like ``2026-12-01T04:37:12.345Z INFO syncd.watch.sync event=sync watch=3 requests=2 ...`` (the
+Lines look like ``2026-12-01T04:37:12.345Z INFO syncd.passes.sync event=sync watch=3 requests=2 ...`` (the
 time in UTC, ISO 8601 with milliseconds, level, logger, then the message, which by convention is
 ``event=<name>`` followed by ``key=value`` pairs). When stderr is connected to the journal
 (``$JOURNAL_STREAM`` names stderr's device and inode, as systemd sets it), each line starts with the
@@ -11,7 +11,7 @@ Redaction (:class:`RedactingFilter`), applied to every record: every secret of t
 ``SecretStr``: the Zenodo token, the endpoint's bearer token), wherever it appears, becomes ``***``;
 ``access_token=...`` and ``Authorization: Bearer ...`` values likewise; every ``mailto`` address
 (Crossref's, DataCite's) is shown only partly (``c***@example.org``). The same redaction applies to the log
-events sent to MCP clients (:func:`redact`, used by :mod:`syncd.tools.notify`).
+events sent to MCP clients (:func:`redact`, used by :mod:`syncd.server.notify`).
 """
 
 from __future__ import annotations

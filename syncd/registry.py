@@ -10,15 +10,16 @@ only reads the store (``syncd cache show``) loads no lookup, view or contract of
 Everything else reads the kinds from here: the road (:func:`syncd.road.local_first.local_first`) and the store
 receive a :class:`~syncd.kinds.Kind`, the refresh, import, verify and change-feed code look a kind up
 by name in :data:`KINDS` (and its hooks with :func:`hooks_of`); the passes over
-the watch lists (:mod:`syncd.watch.sync`) find each watch kind's walker in :data:`WALKERS` and who fetches a
-watched DOI in :data:`DOI_WALKERS` (each slice declares its own in its ``walk.py``); :mod:`syncd.watch.lists`
-and ``syncd watch add`` find how a watch kind is added and described in :data:`WATCH_TYPES`.
+the watch lists (:mod:`syncd.passes.sync`) find each watch kind's walker in :data:`WALKERS` and who
+fetches a watched DOI in :data:`DOI_WALKERS` (each slice declares its own in its ``walk.py``);
+:mod:`syncd.passes.watches` and ``syncd watch add`` find how a watch kind is added and described
+in :data:`WATCH_TYPES`.
 
 A slice with MCP tools adds one entry to :data:`TOOL_MODULES`: the names of its tool modules, each
 holding ``TOOLS``, a tuple of :class:`~syncd.tools.params.ToolSpec` (one row per tool: name, title,
 input model from the slice's ``args.py``, output model, body, annotations and its size-budget
 ``fit``), and optionally ``RESOURCES``, a tuple of :class:`~syncd.tools.resource.ResourceSpec`.
-The MCP server (:mod:`syncd.tools.server`) names no slice itself: it is handed the tools of the
+The MCP server (:mod:`syncd.server.app`) names no slice itself: it is handed the tools of the
 slices ``mcp.slices`` names and every resource (:func:`mcp_specs`). The tool modules are loaded on
 the first call (:mod:`syncd.lazy`), so importing the registry costs no MCP SDK. For a slice ``datacite``::
 
@@ -35,7 +36,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from syncd.budget.pools import Pools
-from syncd.config import Settings
 from syncd.errors import InvalidInput
 from syncd.kinds import NO_HOOKS, DataFileRows, Kind, KindHooks
 from syncd.lazy import load
@@ -50,9 +50,10 @@ from syncd.upstream.probe import Identify, Probe
 if TYPE_CHECKING:
     import httpx
 
+    from syncd.config import Settings
     from syncd.tools.params import ToolSpec
     from syncd.tools.resource import ResourceSpec
-    from syncd.watch.walker import DoiWalker, Walker, WatchType
+    from syncd.walks.walker import DoiWalker, Walker, WatchType
 
     WALKERS: dict[str, Walker]
     """The walker of each watch kind but ``doi`` (built on first use: :func:`_walkers`)."""
@@ -166,7 +167,7 @@ WALK_MODULES: dict[str, tuple[str, str]] = {s.name: s.walks for s in SLICES if s
 
 
 def _walkers() -> dict[str, Walker]:
-    """The walker of each watch kind but ``doi`` (:mod:`syncd.watch.sync` walks a watch by its kind's)."""
+    """The walker of each watch kind but ``doi`` (:mod:`syncd.passes.sync` walks a watch by its kind's)."""
     return {k: w for walk, _ in WALK_MODULES.values() for k, w in load(__name__, walk).WALKERS.items()}
 
 
@@ -439,7 +440,7 @@ def mcp_specs(settings: Settings) -> tuple[tuple[ToolSpec, ...], tuple[ResourceS
 
     The tools and resources of the slices ``mcp.slices`` names (:func:`tool_specs`,
     :func:`resource_specs`; only their tool modules are loaded: a server without the Crossref tools
-    serves no Crossref guide either): the arguments :func:`syncd.tools.server.build_server` takes
+    serves no Crossref guide either): the arguments :func:`syncd.server.app.build_server` takes
     after its dependency object (the server adds the change feed's own).
     """
     served = tuple(settings.mcp.slices)
@@ -451,7 +452,7 @@ def mcp_loaders(
 ) -> tuple[Callable[[], tuple[ToolSpec, ...]], Callable[[], tuple[ResourceSpec, ...]]]:
     """:func:`mcp_specs` as two functions, each loading the served slices' tool modules when called.
 
-    What ``syncd mcp`` hands :func:`syncd.tools.server.build_server`: the server calls them on the
+    What ``syncd mcp`` hands :func:`syncd.server.app.build_server`: the server calls them on the
     first request that needs a tool or a resource, so ``initialize`` is answered without them.
     """
     served = tuple(settings.mcp.slices)

@@ -22,9 +22,9 @@ from syncd.daemon.ops.activity import Activity
 from syncd.daemon.run import web_server
 from syncd.registry import mcp_specs, open_services, tool_specs
 from syncd.road.services import Services
+from syncd.server.app import CHANGES_SLICE, Deps, build_server, served_tools
 from syncd.store.repo import Store
 from syncd.tools.params import ToolSpec
-from syncd.tools.server import CHANGES_SLICE, Deps, build_server, served_tools
 from tests.e2e.test_processes import _free_port
 
 

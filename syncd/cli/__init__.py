@@ -76,7 +76,7 @@ COMMANDS: Final[dict[str, Command]] = {
         "Check a bibliography: print its retracted, corrected and unresolvable references.",
     ),
     "cited-by": Command(
-        "syncd.retractions.commands",
+        "syncd.cli.retraction_commands",
         "cited_by",
         "Stored works whose reference lists cite DOI, answered offline from the mirror's reference index.",
     ),
@@ -92,7 +92,7 @@ COMMANDS: Final[dict[str, Command]] = {
         "Serve the MCP tools over stdio (point Claude Desktop / Claude Code at `syncd mcp`).",
     ),
     "retractions": Command(
-        "syncd.retractions.commands",
+        "syncd.cli.retraction_commands",
         "retractions",
         "Import the Retraction Watch data and show the version held (the data retraction verdicts rest on).",
     ),

@@ -35,9 +35,9 @@ from syncd.cli.common import (
     store_kind_option,
 )
 from syncd.errors import InvalidInput, NotFound, SyncdError
+from syncd.passes.refresh import named_entries, sweep
 from syncd.registry import KINDS, POOLS, STORE_RULES, WATCHED_DOI_KIND, data_files, record_answer
 from syncd.road import policy
-from syncd.road.refresh import named_entries, sweep
 from syncd.store.maintenance import count_entries, delete_entries, list_entries, prune, vacuum, verify
 from syncd.store.watches import list_watches
 from syncd.transfer import WORKERS_MAX, default_workers, export_entries, import_paths, open_text

@@ -10,8 +10,8 @@ from syncd.cli.choices import NearChoice, comma_choices
 from syncd.cli.common import emit, handle_errors, json_option, print_rows, session
 from syncd.normalize.changes import UPDATE_TYPES, since_epoch
 from syncd.registry import CHANGE_SOURCES, SERIES_DOI_PREFIXES
+from syncd.server.changes import change_entries
 from syncd.store.changes import list_changes
-from syncd.tools.changes import change_entries
 
 __all__ = ["CHANGE_TYPES", "changes"]
 

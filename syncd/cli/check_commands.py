@@ -43,12 +43,12 @@ from syncd.cli.common import EXIT_FAILURE, emit, handle_errors, json_option, pri
 from syncd.crossref.lookups_batch import AGENCY as ANSWERING_AGENCY
 from syncd.crossref.lookups_batch import get_works
 from syncd.crossref.tools_batch import item_data
+from syncd.passes import watches as watch_mod
 from syncd.retractions.citations import COVERAGE_NOTE, cited_problems
 from syncd.retractions.lookups import Seen, verdicts_for, work_verdicts
 from syncd.retractions.verdict import Verdict
 from syncd.road.policy import iso
 from syncd.store.repo import Store
-from syncd.watch import lists as watch_mod
 
 __all__ = ["EXIT_RETRACTED", "FAIL_ON", "REPORTED", "check", "entry_status", "exit_code"]
 

@@ -7,8 +7,8 @@ import click
 
 from syncd.cli.common import handle_errors, session, setup_logs
 from syncd.registry import mcp_loaders
-from syncd.tools.server import build_server
-from syncd.tools.stdio import serve_stdio
+from syncd.server.app import build_server
+from syncd.server.stdio import serve_stdio
 
 __all__ = ["mcp"]
 

@@ -26,6 +26,8 @@ from syncd.cli.common import (
     writable,
 )
 from syncd.errors import InvalidInput, NotFound, SyncdError
+from syncd.passes import watches as watch_mod
+from syncd.passes.sync import DOI_WATCH, STOP, SyncReport, sync_all
 from syncd.registry import WATCH_TYPES
 from syncd.road.policy import iso
 from syncd.store.watches import (
@@ -37,8 +39,6 @@ from syncd.store.watches import (
     request_stop,
     walk_status,
 )
-from syncd.watch import lists as watch_mod
-from syncd.watch.sync import DOI_WATCH, STOP, SyncReport, sync_all
 
 EXIT_INTERRUPTED = 130
 """Exit code of a ``syncd watch sync`` stopped by Ctrl-C (128 + SIGINT)."""

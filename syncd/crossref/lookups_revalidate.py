@@ -6,7 +6,7 @@ Crossref sends no validators, so revalidating a work one by one costs a full ``/
 (``upstream_version``) is confirmed: only ``validated_at`` is bumped, for the whole group in one
 write transaction (:meth:`~syncd.store.entries.EntryStore.mark_validated_many`). Works whose stamp
 moved, or that the list did not return, are revalidated singly (the ``single`` revalidation the
-sweep hands over, :func:`syncd.road.refresh.revalidate`), which stores the new body only when its content
+sweep hands over, :func:`syncd.passes.refresh.revalidate`), which stores the new body only when its content
 hash changed.
 With ``k`` changed works out of ``n`` this costs ``ceil(n / GROUP) + k`` requests instead of ``n``.
 
@@ -84,7 +84,7 @@ def revalidate_works(
 ) -> BatchReport:
     """Revalidate stored Crossref works in groups of ``group`` (see the module docstring).
 
-    ``single``: the one-entry revalidation (``GET /works/{doi}``; :func:`syncd.road.refresh.revalidate`);
+    ``single``: the one-entry revalidation (``GET /works/{doi}``; :func:`syncd.passes.refresh.revalidate`);
     ``on_entry``: told each entry's outcome; ``deadline_s``: seconds each request may take.
     DOIs that cannot go into a ``doi:`` filter (:func:`~syncd.crossref.params_filter.filter_safe`) are
     revalidated alone. A list request upstream rejects (400, 5xx, unreadable body) is split in halves,

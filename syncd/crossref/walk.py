@@ -2,7 +2,7 @@
 
 Crossref query watches:
     A walk pages the route with ``cursor`` in ``indexed`` order (``sort=indexed&order=asc``, ``rows``
-    per page; :mod:`syncd.watch.cursor`). After every page its works are stored (through
+    per page; :mod:`syncd.walks.cursor`). After every page its works are stored (through
     :func:`syncd.crossref.lookups.work_content` and ``Store.put_content``, so unchanged works only get
     ``validated_at`` bumped) and *then* the position is written to ``sync_state``: the next cursor,
     and the **watermark** (the ``indexed`` time of the last work stored) with ``seen``/``total``.
@@ -13,7 +13,7 @@ Crossref query watches:
     same route with ``from-index-date:<that day>``, so only works Crossref re-indexed since (changed,
     or newly matching) are transferred. A stuck walk is told by its items, never by its cursor
     (Crossref's scroll id is the same on every page): no new DOI over
-    :data:`syncd.watch.cursor.STUCK_PAGES` pages, or past ``total-results``.
+    :data:`syncd.walks.cursor.STUCK_PAGES` pages, or past ``total-results``.
 
     Cursors die 5 minutes after they were issued. A cursor refused (``404``, ``400``, ``500``), an
     empty or last page from a resumed cursor while works are still due, or a saved cursor too old or a
@@ -64,8 +64,8 @@ from syncd.store.watches import (
     save_sync_state,
     start_walk,
 )
-from syncd.watch.cursor import CURSOR_TTL_S, SORT, CursorWalk, WalkGuard
-from syncd.watch.walker import (
+from syncd.walks.cursor import CURSOR_TTL_S, SORT, CursorWalk, WalkGuard
+from syncd.walks.walker import (
     STOP,
     STOP_REASONS,
     DoiWalker,
@@ -409,7 +409,7 @@ def fetch_dois(svc: Services, dois: Sequence[str], report: SyncReport, now: floa
     A list request that fails is left to the single lookups, unless the failure ends the pass.
 
     Raises:
-        UpstreamError: the list request failed with a :data:`~syncd.watch.walker.STOP_REASONS` reason.
+        UpstreamError: the list request failed with a :data:`~syncd.walks.walker.STOP_REASONS` reason.
         UpstreamError, BudgetExhausted: a single lookup failed.
     """
     for i in range(0, len(dois), DOI_GROUP):

@@ -4,7 +4,7 @@ A spec is ``{"route": "/works", "filter": "orcid:...,type:...", "query": "...", 
 every work a Crossref list route answers (``route`` may be ``/journals/{issn}/works``,
 ``/funders/{id}/works``, ``/members/{id}/works``, ``/prefixes/{prefix}/works``), walked by
 :func:`syncd.crossref.walk.sync_crossref_query`. :data:`WATCH_TYPES` is what
-:mod:`syncd.registry` hands to :mod:`syncd.watch.lists` and ``syncd watch add crossref``.
+:mod:`syncd.registry` hands to :mod:`syncd.passes.watches` and ``syncd watch add crossref``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 from syncd.errors import InvalidInput
 from syncd.identifiers import check_doi, check_issn, check_member, check_orcid, check_ror
-from syncd.watch.walker import WatchType
+from syncd.walks.walker import WatchType
 
 __all__ = ["CROSSREF_QUERY", "WATCH_TYPES", "crossref_spec", "describe_crossref"]
 

@@ -18,14 +18,14 @@ from syncd.daemon.ops.activity import Activity
 from syncd.daemon.sdnotify import notify
 from syncd.errors import StoreError
 from syncd.lazy import load
-from syncd.road.refresh import SweepReport, sweep
+from syncd.passes.refresh import SweepReport, sweep
+from syncd.passes.sync import SyncReport, sync_all
+from syncd.passes.watches import apply_config
 from syncd.road.services import Services
 from syncd.slice import Job
 from syncd.store.changes import prune_changes
 from syncd.store.fileguard import FileGuard
 from syncd.store.leader import DaemonLock
-from syncd.watch.lists import apply_config
-from syncd.watch.sync import SyncReport, sync_all
 
 if TYPE_CHECKING:
     from syncd.config import Settings

@@ -59,15 +59,15 @@ from syncd.daemon.ops.activity import SCHEDULER_BEAT_S, Activity
 from syncd.daemon.ops.routes import ops_routes
 from syncd.daemon.sdnotify import notify, watchdog_interval_s
 from syncd.errors import StoreError
+from syncd.passes.sync import STOP as sync_stop
+from syncd.passes.watches import apply_config
 from syncd.registry import JOBS, mcp_specs, open_services
 from syncd.road.services import Services
+from syncd.server.app import build_server
 from syncd.store.fileguard import file_guard
 from syncd.store.leader import POLL_S, DaemonLock
 from syncd.store.repo import Store
 from syncd.store.watches import list_sync_states, list_watches
-from syncd.tools.server import build_server
-from syncd.watch.lists import apply_config
-from syncd.watch.sync import STOP as sync_stop
 
 if TYPE_CHECKING:
     from syncd.config import Settings

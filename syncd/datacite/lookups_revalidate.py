@@ -74,7 +74,7 @@ def revalidate_works(
 ) -> BatchReport:
     """Revalidate stored DataCite works in groups of ``group`` (see the module docstring).
 
-    ``single``: the one-entry revalidation (:func:`syncd.road.refresh.revalidate`); ``on_entry``: told each
+    ``single``: the one-entry revalidation (:func:`syncd.passes.refresh.revalidate`); ``on_entry``: told each
     entry's outcome; ``deadline_s``: seconds each request may take. Stops early (``stopped``) when the
     budget is spent, the pool is rate limited or offline; the rest waits for the next sweep.
     """

@@ -39,7 +39,7 @@ from syncd.store.watches import (
     save_sync_state,
     start_walk,
 )
-from syncd.watch.walker import STOP, PageHook, SyncReport, Walker, deadline, ended_early, log_page, state_name
+from syncd.walks.walker import STOP, PageHook, SyncReport, Walker, deadline, ended_early, log_page, state_name
 
 __all__ = ["DATACITE_FLOOR", "WALKERS", "datacite_params", "next_token", "sync_datacite"]
 

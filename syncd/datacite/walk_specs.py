@@ -4,7 +4,7 @@ A spec is ``{"q": "<DataCite query>", "repository": "<client id>" | None, "rows"
 the works a DataCite ``/dois`` search answers (``q`` in DataCite's query-string syntax, ``*`` for
 every work of ``repository``), walked in ``updated:[A TO B]`` windows by cursor
 (:func:`syncd.datacite.walk.sync_datacite`). :data:`WATCH_TYPES` is what :mod:`syncd.registry`
-hands to :mod:`syncd.watch.lists` and ``syncd watch add``.
+hands to :mod:`syncd.passes.watches` and ``syncd watch add``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from syncd.errors import InvalidInput
-from syncd.watch.walker import WatchType
+from syncd.walks.walker import WatchType
 
 __all__ = ["DATACITE_QUERY", "PAGE_SIZE", "WATCH_TYPES", "datacite_spec", "describe_datacite"]
 

@@ -2,8 +2,8 @@
 
 A kind may revalidate many stored entries at once (its ``revalidate_many`` hook,
 :class:`syncd.kinds.RevalidateMany`; Crossref works: :mod:`syncd.crossref.lookups_revalidate`). The
-sweep (:func:`syncd.road.refresh.sweep`) hands each such kind its stale eligible entries when there are at
-least :data:`syncd.road.refresh.BATCH_MIN` of them. Entries a batch cannot settle are revalidated singly
+sweep (:func:`syncd.passes.refresh.sweep`) hands each such kind its stale eligible entries when there are at
+least :data:`syncd.passes.refresh.BATCH_MIN` of them. Entries a batch cannot settle are revalidated singly
 (:func:`revalidate_alone`). A group upstream rejects (:func:`splittable`) is split in halves
 (:func:`halves`), down to single revalidations, so one poison entry never stalls the others.
 

@@ -1,7 +1,7 @@
 """How revalidations ended: the typed :class:`Outcome` of one and the :class:`Tally` of many.
 
 Plain values (no I/O, no store): :func:`syncd.road.policy.outcome_of` decides the outcome of one refetch
-from the entry's facts; the sweep (:func:`syncd.road.refresh.sweep`), the batch revalidation and
+from the entry's facts; the sweep (:func:`syncd.passes.refresh.sweep`), the batch revalidation and
 ``syncd cache refresh`` count them. Re-exported by :mod:`syncd.road.policy`.
 """
 

@@ -454,7 +454,7 @@ def unstored_notice(prov: Provenance) -> str | None:
 def unstored_sentence(store_error: str | None) -> str | None:
     """The notice of an answer whose ``cache.store_error`` is ``store_error`` (None: stored, no notice).
 
-    Added once for every tool by the MCP server's answer envelope (:mod:`syncd.tools.server`).
+    Added once for every tool by the MCP server's answer envelope (:mod:`syncd.server.app`).
     """
     if store_error == UNREACHABLE_REASON:
         return (

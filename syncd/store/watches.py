@@ -55,7 +55,7 @@ __all__ = [
 HEARTBEAT_STALE_S = 180.0
 """A ``running`` walk whose last page ended longer ago than this (seconds) is ``interrupted``.
 
-One page is one request of at most ``syncd.watch.walker.REQUEST_DEADLINE_S`` (60 s) plus storing its items."""
+One page is one request of at most ``syncd.walks.walker.REQUEST_DEADLINE_S`` (60 s) plus storing its items."""
 HOST = socket.gethostname()[:255]
 """This machine's name, as walkers record it."""
 

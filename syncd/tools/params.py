@@ -1,7 +1,7 @@
 """The shared base of every MCP tool: :class:`ToolArgs` (input models) and :class:`ToolSpec` (one tool).
 
 Each tool is declared once, next to its slice: its input model in the slice's ``args`` module
-(:mod:`syncd.crossref.args`, :mod:`syncd.zenodo.args`; the change feed's in :mod:`syncd.tools.changes`),
+(:mod:`syncd.crossref.args`, :mod:`syncd.zenodo.args`; the change feed's in :mod:`syncd.server.changes`),
 and its :class:`ToolSpec` (name, title, input and output models, body, annotations and size-budget
 cuts) in the slice's ``tools`` module. One :class:`ToolArgs` model per tool is the single declaration
 of the tool's parameters: the

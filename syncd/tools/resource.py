@@ -1,6 +1,6 @@
 """MCP resources as syncd declares them: one :class:`ResourceSpec` per resource or URI template.
 
-A spec is served by :mod:`syncd.tools.server` (``resources/list``, ``resources/templates/list``,
+A spec is served by :mod:`syncd.server.app` (``resources/list``, ``resources/templates/list``,
 ``resources/read``); its ``read`` is called on a worker thread as ``read(deps)`` for a fixed URI,
 ``read(deps, **variables)`` for an RFC 6570 template (variables as
 :class:`mcp.shared.uri_template.UriTemplate` extracts them). A ``read`` that raises

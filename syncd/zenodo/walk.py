@@ -35,7 +35,7 @@ from syncd.store.watches import (
     save_sync_state,
     start_walk,
 )
-from syncd.watch.walker import (
+from syncd.walks.walker import (
     STOP,
     DoiWalker,
     PageHook,

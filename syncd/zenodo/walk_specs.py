@@ -3,7 +3,8 @@
 A community watch's spec is ``{"community": "<slug>", "q": "..."}``: the records of a community; a
 query watch's is ``{"q": "..."}``: the records a Zenodo search answers; both walked in ``updated``
 windows under Zenodo's 10,000-result limit (:func:`syncd.zenodo.walk.sync_zenodo`).
-:data:`WATCH_TYPES` is what :mod:`syncd.registry` hands to :mod:`syncd.watch.lists` and ``syncd watch add``.
+:data:`WATCH_TYPES` is what :mod:`syncd.registry` hands to :mod:`syncd.passes.watches` and
+``syncd watch add``.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from syncd.errors import InvalidInput
-from syncd.watch.walker import WatchType
+from syncd.walks.walker import WatchType
 
 __all__ = ["WATCH_TYPES", "ZENODO_COMMUNITY", "ZENODO_QUERY", "describe_zenodo", "zenodo_spec"]
 

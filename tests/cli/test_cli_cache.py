@@ -15,7 +15,7 @@ from syncd.cli import cli
 from syncd.cli.common import parse_duration, parse_size
 from syncd.config import Settings
 from syncd.registry import POOLS, open_services
-from syncd.watch.cursor import SORT
+from syncd.walks.cursor import SORT
 from tests.cli.test_cli import env  # noqa: F401  (fixture: SYNCD_* pointing at the fake and a temp DB)
 from tests.conftest import corpus_json
 from tests.fakeupstream import FakeUpstream

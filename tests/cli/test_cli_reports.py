@@ -16,7 +16,7 @@ from click.testing import CliRunner, Result
 from syncd.cli import cli
 from syncd.config import Settings
 from syncd.upstream.http import MAX_ATTEMPTS
-from syncd.watch.cursor import SORT
+from syncd.walks.cursor import SORT
 from tests.cli.test_cli import env  # noqa: F401  (fixture: SYNCD_* pointing at the fake and a temp DB)
 from tests.conftest import corpus_json
 from tests.fakeupstream import FakeUpstream

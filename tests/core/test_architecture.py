@@ -36,7 +36,8 @@ from syncd.registry import (
     resource_specs,
     tool_specs,
 )
-from syncd.tools import changes, server
+from syncd.server import app as server
+from syncd.server import changes
 from tests.helpers import every_tool
 
 ROOT = Path(__file__).resolve().parents[2] / "syncd"
@@ -189,22 +190,12 @@ def _package_graph() -> dict[str, set[str]]:
 
 
 PENDING_PACKAGE_LOOPS: dict[str, str] = {
-    name: "one import loop through the road, the registry, the slices, the watch passes and the "
-    "daemon's pages (issue 39 item 4 of the redesign): each leaves this list when no loop holds it"
+    name: "crossref_get_works gives each item's retraction verdict (crossref.tools_batch imports "
+    "retractions.lookups and the verdict contract) while the Retraction Watch slice reads Crossref works: "
+    "the verdict road becomes a feature above both (issue 39 item 3)"
     for name in (
-        "syncd.cli",
-        "syncd.config",
         "syncd.crossref",
-        "syncd.daemon",
-        "syncd.datacite",
-        "syncd.doiorg",
-        "syncd.registry",
         "syncd.retractions",
-        "syncd.road",
-        "syncd.tools",
-        "syncd.transfer",
-        "syncd.watch",
-        "syncd.zenodo",
     )
 }
 """Top-level packages still inside an import loop, with what removes them (kept failing if it grows)."""
@@ -260,7 +251,7 @@ def test_no_import_inside_a_function_except_the_declared_lazy_ones() -> None:
 def test_the_lazy_table_names_real_modules_and_the_commands_it_loads() -> None:
     """Each importer in LAZY is a syncd module, each syncd module it names exists (each ``*`` pattern
     matches one at least), and the modules of the ``syncd`` commands (syncd.cli.COMMANDS) are exactly
-    those LAZY declares for syncd.cli (a slice's own command group by the ``syncd.*.commands`` pattern).
+    those LAZY declares for syncd.cli.
     """
     assert {k for k in LAZY if "*" not in k} <= set(MODULES)
     keys = [re.compile(re.escape(k).replace(r"\*", "[A-Za-z0-9_]+")) for k in LAZY if "*" in k]
@@ -277,7 +268,7 @@ def test_load_refuses_a_module_the_table_does_not_declare() -> None:
     """syncd.lazy.load imports a declared module and raises LookupError for an undeclared one."""
     assert load("syncd.cli", "syncd.cli.db_commands").__name__ == "syncd.cli.db_commands"
     with pytest.raises(LookupError, match="does not declare"):
-        load("syncd.cli", "syncd.tools.server")
+        load("syncd.cli", "syncd.server.app")
     assert declares("syncd.registry", "syncd.datacite.tools") and declares(
         "syncd.registry", "syncd.crossref.tools_batch"
     )
@@ -402,11 +393,11 @@ KIND_FREE = (
     "syncd.road.policy",
     "syncd.kinds",
     "syncd.road.services",
-    "syncd.road.refresh",
+    "syncd.passes.refresh",
     "syncd.road.batch",
-    "syncd.watch.sync",
-    "syncd.watch.walker",
-    "syncd.watch.lists",
+    "syncd.passes.sync",
+    "syncd.walks.walker",
+    "syncd.passes.watches",
     "syncd.road.records",
 )
 """Modules (and packages) that must name no kind: the store, the road, the policy, the hook spec,
@@ -431,7 +422,7 @@ def test_the_pending_core_modules_name_kinds_only_where_listed() -> None:
     others = [
         m
         for m in MODULES
-        if m.startswith(("syncd.transfer", "syncd.cli", "syncd.tools.server", "syncd.tools.fit"))
+        if m.startswith(("syncd.transfer", "syncd.cli", "syncd.server.app", "syncd.tools.fit"))
         or m.startswith(("syncd.tools.errors", "syncd.budget", "syncd.daemon"))
     ]
     assert [f for m in others for f in _kind_mentions(m)] == []
@@ -494,7 +485,7 @@ def test_the_policy_takes_plain_facts_and_the_store_points_up_to_nothing() -> No
         "syncd.road.local_first",
         "syncd.kinds",
         "syncd.road.services",
-        "syncd.road.refresh",
+        "syncd.passes.refresh",
     )
     assert {
         m: sorted(d for d in deps if d.startswith(up))
@@ -581,12 +572,12 @@ def test_the_slices_hold_files_of_the_same_names_and_only_the_composition_import
 
 
 WALK_MACHINERY = (
-    "syncd.watch.sync",
-    "syncd.watch.walker",
-    "syncd.watch.lists",
-    "syncd.watch.cursor",
+    "syncd.passes.sync",
+    "syncd.walks.walker",
+    "syncd.passes.watches",
+    "syncd.walks.cursor",
     "syncd.road.batch",
-    "syncd.road.refresh",
+    "syncd.passes.refresh",
 )
 
 
@@ -599,7 +590,8 @@ def test_the_walk_and_batch_machinery_import_no_slice() -> None:
     slices = ("syncd.crossref", "syncd.zenodo", "syncd.doiorg", "syncd.datacite")
     found = {m: sorted(d for d in graph[m] if d.startswith(slices)) for m in WALK_MACHINERY}
     assert {m: d for m, d in found.items() if d} == {}
-    assert "syncd.registry" in graph["syncd.watch.sync"] and "syncd.registry" in graph["syncd.road.refresh"]
+    assert "syncd.registry" in graph["syncd.passes.sync"]
+    assert "syncd.registry" in graph["syncd.passes.refresh"]
 
 
 def test_transfer_imports_no_slice() -> None:
@@ -625,7 +617,7 @@ def test_the_mcp_machinery_imports_no_slice_and_serves_the_registrys_tools() -> 
     slices = ("syncd.crossref", "syncd.zenodo", "syncd.doiorg", "syncd.datacite")
     found = {m: sorted(d for d in deps if d.startswith(slices)) for m, deps in graph.items()}
     assert {m: d for m, d in found.items() if m.startswith("syncd.tools") and d} == {}
-    assert "syncd.registry" not in graph["syncd.tools.server"]
+    assert "syncd.registry" not in graph["syncd.server.app"]
     assert not hasattr(server, "TOOLS") and not hasattr(server, "RESOURCES")
     assert every_tool() == (*tool_specs(), *changes.TOOLS)
     assert server.served_resources(resource_specs()) == (*resource_specs(), *changes.RESOURCES)
@@ -652,9 +644,9 @@ def test_a_server_serves_the_tools_of_its_slices_only(settings: Settings) -> Non
 
 
 def test_importing_the_server_builds_no_tool_table() -> None:
-    """``import syncd.tools.server`` loads no slice's tool module (no tool table built at import)."""
-    loaded = _loaded("import syncd.tools.server")
-    assert "syncd.tools.server" in loaded
+    """``import syncd.server.app`` loads no slice's tool module (no tool table built at import)."""
+    loaded = _loaded("import syncd.server.app")
+    assert "syncd.server.app" in loaded
     tool_like = [m for m in loaded if m.count(".") == 2 and m.split(".")[2].split("_")[0] == "tools"]
     assert [m for m in tool_like if not m.startswith("syncd.tools.")] == []
 
@@ -667,7 +659,7 @@ def store_uses(source: str) -> list[int]:
 
 
 TOOL_MODULES_CHECKED = ("syncd.crossref.tools", "syncd.zenodo.tools", "syncd.doiorg.tools", "syncd.tools.")
-STORE_TOOL = "syncd.tools.changes"
+STORE_TOOL = "syncd.server.changes"
 """The change-feed tool: the one tool module that reads the store itself (the feed is the store's)."""
 PENDING_STORE_QUERIES: dict[str, str] = {}
 """Query modules that still use the store directly, each with what removes it (none since the DataCite
@@ -925,9 +917,11 @@ GENERIC_NAMES = frozenset({"doi"})
 """Upstream names that are also the field's term: the doi.org pool is called ``doi``, like every
 identifier's field; a ``"doi"`` literal is not read as naming the pool."""
 PENDING_UPSTREAM_NAMES: dict[str, str] = {
-    "syncd.cli": "the command table names the Retraction Watch slice's command group "
-    "(syncd.retractions.commands): it becomes the slice's declaration once the slice list can be read "
-    "without importing the slices (syncd --help loads no slice)",
+    "syncd.cli": "the command table names `syncd retractions` (the Retraction Watch slice's command "
+    "group): it becomes the slice's declaration once the slice list can be read without importing the "
+    "slices (syncd --help loads no slice) and the CLI's helpers stop importing the registry",
+    "syncd.cli.retraction_commands": "the `syncd retractions` group, kept in the CLI (a slice's module "
+    "importing syncd.cli.common made the CLI and the slice one import loop) until the line above is done",
 }
 """Core modules that still name an upstream, each with what removes it (kept failing when done)."""
 

@@ -23,8 +23,8 @@ from syncd.config import Settings
 from syncd.crossref import lookups as crossref
 from syncd.crossref.names import CROSSREF_WORK
 from syncd.normalize.doi import parse_doi
+from syncd.passes.refresh import sweep
 from syncd.registry import POOLS, open_services
-from syncd.road.refresh import sweep
 from syncd.store.repo import Store
 from tests.conftest import make_settings
 from tests.fakeupstream import FakeUpstream

@@ -1,8 +1,8 @@
-"""The pure decisions of a Crossref cursor walk (:mod:`syncd.watch.cursor`): watermark, resume, resend."""
+"""The pure decisions of a Crossref cursor walk (:mod:`syncd.walks.cursor`): watermark, resume, resend."""
 
 from __future__ import annotations
 
-from syncd.watch.cursor import CURSOR_TTL_S, CursorWalk, WalkGuard, indexed_ms, iso_ms
+from syncd.walks.cursor import CURSOR_TTL_S, CursorWalk, WalkGuard, indexed_ms, iso_ms
 from tests.conftest import corpus_json
 
 FUNDER_STAR = "crossref/work-list/funders-100000001-works_rows-30_cursor-star.json"

@@ -24,8 +24,8 @@ from syncd.crossref import lookups as crossref
 from syncd.crossref.names import CROSSREF_WORK
 from syncd.errors import SyncdError
 from syncd.normalize.doi import parse_doi
+from syncd.passes.refresh import sweep
 from syncd.registry import POOLS, open_services
-from syncd.road.refresh import sweep
 from syncd.road.services import Services
 from syncd.store.repo import Store
 from syncd.upstream.http import MAX_ATTEMPTS, MAX_REDIRECTS, Deadline, UpstreamHTTP

@@ -30,11 +30,13 @@ from mcp import Client
 from syncd import registry
 from syncd.config import Settings
 from syncd.kinds import Kind, KindHooks, OnEntry, RevalidateMany, RevalidateOne
+from syncd.passes import watches as watch_mod
+from syncd.passes.refresh import sweep
+from syncd.passes.sync import DOI_WATCH, sync_all
 from syncd.registry import open_services
 from syncd.road import policy
 from syncd.road.batch import BatchReport, count_outcome
 from syncd.road.local_first import local_first
-from syncd.road.refresh import sweep
 from syncd.road.services import Services
 from syncd.store.changes import list_changes
 from syncd.store.content import content_hash
@@ -43,9 +45,7 @@ from syncd.store.repo import Store, StoredEntry
 from syncd.store.rules import ChangeSummary, Side, StoreRules
 from syncd.store.watches import StoredWatch, add_watch
 from syncd.upstream.http import Deadline
-from syncd.watch import lists as watch_mod
-from syncd.watch.sync import DOI_WATCH, sync_all
-from syncd.watch.walker import PageHook, SyncReport
+from syncd.walks.walker import PageHook, SyncReport
 from tests.corpus_path import CORPUS
 from tests.helpers import mcp_server
 

@@ -13,11 +13,11 @@ import pytest
 
 from syncd.config import TtlSettings
 from syncd.kinds import ALL_STATUSES
+from syncd.passes.refresh import stops
 from syncd.registry import KINDS, hooks_of
 from syncd.road import policy
 from syncd.road.local_first import facts_of
 from syncd.road.policy import Action, Decision, EntryFacts, Outcome, Result, Tally, UpstreamFacts
-from syncd.road.refresh import stops
 from syncd.store.repo import StoredEntry
 
 NOW = 1_800_000_000.0

@@ -26,10 +26,10 @@ from syncd.config import Settings
 from syncd.errors import StoreError
 from syncd.registry import open_services
 from syncd.road.services import READ_ONLY_REASON, Services
+from syncd.server.changes import CHANGES_URI
 from syncd.store import engine as engine_mod
 from syncd.store.engine import is_read_only
 from syncd.store.repo import Store
-from syncd.tools.changes import CHANGES_URI
 from tests.cli.test_cli import env  # noqa: F401  (fixture: SYNCD_* pointing at the fake and a temp DB)
 from tests.conftest import make_settings
 from tests.e2e.test_faults_all_tools import (

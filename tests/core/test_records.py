@@ -1,6 +1,6 @@
 """The record sources behind ``syncd cache show/get/refresh/evict``: which slice an identifier belongs to
 (the registry decides, the command line never branches on the upstream) and fetch-if-missing for
-``cache refresh`` (:func:`syncd.road.refresh.named_entries`, generic over any source).
+``cache refresh`` (:func:`syncd.passes.refresh.named_entries`, generic over any source).
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ import pytest
 from syncd.errors import InvalidInput, NotFound
 from syncd.kinds import Kind
 from syncd.normalize.doi import ParsedDOI
+from syncd.passes.refresh import named_entries
 from syncd.registry import RECORD_KINDS, RECORD_SOURCES, resolve_record
 from syncd.road import policy
 from syncd.road.local_first import Lookup
 from syncd.road.records import RecordAnswer, RecordSource
-from syncd.road.refresh import named_entries
 from syncd.store.repo import StoredEntry
 from syncd.zenodo.params_id import RecordRef
 

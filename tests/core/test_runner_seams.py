@@ -21,7 +21,7 @@ from syncd.crossref.names import CROSSREF_JOURNAL, CROSSREF_WORK
 from syncd.doiorg.names import DOI_RA
 from syncd.errors import NotFound, UpstreamRateLimited
 from syncd.normalize.doi import parse_doi
-from syncd.road.refresh import revalidate
+from syncd.passes.refresh import revalidate
 from syncd.road.services import Services
 from syncd.zenodo import lookups as zenodo
 from syncd.zenodo.names import ZENODO_RECORD

@@ -16,11 +16,11 @@ from syncd.cli import cli
 from syncd.config import Settings
 from syncd.crossref.walk import crossref_params
 from syncd.crossref.walk_specs import crossref_spec
+from syncd.passes import watches as watch_mod
+from syncd.passes.sync import sync_watch
 from syncd.road.services import Services
 from syncd.store.watches import get_sync_state, save_sync_state
-from syncd.watch import lists as watch_mod
-from syncd.watch.cursor import STUCK_PAGES
-from syncd.watch.sync import sync_watch
+from syncd.walks.cursor import STUCK_PAGES
 from tests.cli.test_cli import env  # noqa: F401  (fixture: SYNCD_* pointing at the fake and a temp DB)
 from tests.conftest import corpus_json
 from tests.core.test_sync import daemon_cache  # noqa: F401  (fixture: the daemon's Services over the fake)

@@ -1,6 +1,6 @@
 """A revalidation sweep reads its stale entries a page at a time (bounded memory whatever the store).
 
-The daemon's sweep (:func:`syncd.road.refresh.sweep`) asks the store for ``SWEEP_PAGE`` stale entries at a
+The daemon's sweep (:func:`syncd.passes.refresh.sweep`) asks the store for ``SWEEP_PAGE`` stale entries at a
 time (keyset pages of ``Store.stale``), revalidates them, then reads the next page: it never holds
 more than one page of entries, and every stale entry up to the sweep's limit is checked once,
 oldest first.
@@ -15,9 +15,9 @@ import pytest
 
 from syncd.crossref.kinds import ENTITY_KINDS
 from syncd.crossref.names import CROSSREF_FUNDER
-from syncd.road import refresh
+from syncd.passes import refresh
+from syncd.passes.refresh import SWEEP_PAGE, sweep
 from syncd.road.outcomes import UNCHANGED, Outcome
-from syncd.road.refresh import SWEEP_PAGE, sweep
 from syncd.road.services import Services
 from syncd.store.repo import StoredEntry
 from tests.core.test_sync import daemon_cache  # noqa: F401  (fixture: the daemon's Services over the fake)

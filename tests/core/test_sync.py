@@ -16,14 +16,14 @@ from syncd.config import Settings
 from syncd.crossref.lookups_revalidate import revalidate_works
 from syncd.crossref.params_filter import batch_params
 from syncd.crossref.walk import crossref_params
+from syncd.passes import watches as watch_mod
+from syncd.passes.refresh import revalidate, sweep
+from syncd.passes.sync import sync_all, sync_watch
 from syncd.registry import open_services
-from syncd.road.refresh import revalidate, sweep
 from syncd.road.services import Services
 from syncd.store.repo import Store
 from syncd.store.watches import get_sync_state, list_watches
-from syncd.watch import lists as watch_mod
-from syncd.watch.cursor import SORT
-from syncd.watch.sync import sync_all, sync_watch
+from syncd.walks.cursor import SORT
 from syncd.zenodo.walk import ZENODO_FLOOR, zenodo_params
 from syncd.zenodo.walk_specs import zenodo_spec
 from tests.conftest import corpus_json, make_settings
@@ -372,7 +372,7 @@ def test_shutdown_stops_a_walk_at_a_page_boundary(daemon_cache: Services, fake: 
     """With the stop flag set (SIGTERM), a walk ends after the current page with its cursor saved,
     and the next pass resumes there.
     """
-    from syncd.watch.sync import STOP
+    from syncd.passes.sync import STOP
 
     store = daemon_cache.store
     w, _ = watch_mod.add(store, "crossref_query", {"route": "/funders/100000001/works", "rows": 30})

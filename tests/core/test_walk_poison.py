@@ -16,11 +16,11 @@ from urllib.parse import urlencode
 import pytest
 
 from syncd.crossref.walk import crossref_params
+from syncd.passes import watches as watch_mod
+from syncd.passes.sync import sync_watch
 from syncd.registry import open_services
 from syncd.road.services import Services
 from syncd.store.repo import Store
-from syncd.watch import lists as watch_mod
-from syncd.watch.sync import sync_watch
 from tests.conftest import corpus_json, make_settings
 from tests.fakeupstream import FakeUpstream
 

@@ -19,8 +19,8 @@ from sqlalchemy import event
 from syncd.config import Settings
 from syncd.crossref.lookups import get_work
 from syncd.normalize.doi import parse_doi
+from syncd.passes.refresh import sweep
 from syncd.registry import open_services
-from syncd.road.refresh import sweep
 from syncd.road.services import Services
 from syncd.store.repo import Store
 from tests.conftest import make_settings

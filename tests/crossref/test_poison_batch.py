@@ -15,7 +15,7 @@ from syncd.config import Settings
 from syncd.crossref.lookups import get_work
 from syncd.crossref.params_filter import filter_safe
 from syncd.normalize.doi import parse_doi
-from syncd.road.refresh import sweep
+from syncd.passes.refresh import sweep
 from syncd.road.services import Services
 from tests.cli.test_cli import env  # noqa: F401  (fixture: SYNCD_* pointing at the fake and a temp DB)
 from tests.conftest import corpus_json

@@ -11,10 +11,10 @@ from typing import Any
 from syncd.config import McpSettings
 from syncd.datacite import lookups
 from syncd.datacite.tools import get_work
+from syncd.passes import refresh
 from syncd.registry import CHANGE_SOURCES, change_sources, open_services
-from syncd.road import refresh
 from syncd.road.services import Services
-from syncd.tools.changes import TOOLS, ListChangesArgs
+from syncd.server.changes import TOOLS, ListChangesArgs
 from tests.datacite.upstream import Recorded
 
 KNB = "10.5063/f1m61h5x"

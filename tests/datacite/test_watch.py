@@ -18,12 +18,12 @@ from syncd.config import Settings, WatchSettings
 from syncd.datacite.walk import DATACITE_FLOOR, datacite_params
 from syncd.datacite.walk_specs import datacite_spec
 from syncd.errors import InvalidInput
+from syncd.passes import watches as watch_mod
+from syncd.passes.sync import sync_watch
 from syncd.registry import open_services
 from syncd.road.services import Services
 from syncd.store.repo import Store
 from syncd.store.watches import get_sync_state
-from syncd.watch import lists as watch_mod
-from syncd.watch.sync import sync_watch
 from tests.cli.test_cli import env  # noqa: F401  (fixture: SYNCD_* pointing at the fake and a temp DB)
 from tests.conftest import make_settings
 from tests.fakeupstream import FakeUpstream

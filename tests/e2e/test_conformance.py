@@ -56,7 +56,7 @@ APPLICABLE = (
 )
 """Scenarios that hold for any server: each must pass. ``resources-subscribe``/``-unsubscribe`` use the
 suite's ``test://watched-resource``: a scheme syncd does not serve, so the subscription is accepted and
-tracked with a warning that no update will come (:meth:`syncd.tools.server` ``subscribe``)."""
+tracked with a warning that no update will come (:meth:`syncd.server.app` ``subscribe``)."""
 HTTP_ONLY = ("dns-rebinding-protection", "server-sse-multiple-streams")
 """Applicable scenarios that test the Streamable HTTP transport itself (not run over the stdio bridge)."""
 

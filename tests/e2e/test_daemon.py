@@ -28,9 +28,9 @@ from syncd.daemon.run import (
 )
 from syncd.daemon.sdnotify import notify, watchdog_interval_s
 from syncd.logsetup import mask_email, setup_logging
+from syncd.passes import watches as watch_mod
 from syncd.store.repo import Store
 from syncd.store.watches import save_sync_state
-from syncd.watch import lists as watch_mod
 from syncd.zenodo.walk_specs import zenodo_spec
 
 NOW = dt.datetime(2026, 11, 29, 12, 0, tzinfo=dt.UTC)

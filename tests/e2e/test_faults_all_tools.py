@@ -81,10 +81,10 @@ from sqlalchemy import select
 from syncd.crossref.lookups import work_content
 from syncd.registry import open_services
 from syncd.road.services import Services
+from syncd.server.changes import CHANGES_URI
 from syncd.store.codec import decode_body
 from syncd.store.models import Blob, Entry
 from syncd.store.repo import Store
-from syncd.tools.changes import CHANGES_URI
 from syncd.upstream.http import MAX_ATTEMPTS, MAX_REDIRECTS
 from tests.conftest import CORPUS, FULL, Clock, corpus_json, make_settings, time_tool_bodies
 from tests.fakeupstream import FakeUpstream

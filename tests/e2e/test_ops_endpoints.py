@@ -21,7 +21,7 @@ from pydantic import SecretStr
 from syncd.daemon.ops.activity import Activity
 from syncd.daemon.run import web_app
 from syncd.errors import StoreError
-from syncd.road.refresh import sweep
+from syncd.passes.refresh import sweep
 from syncd.road.services import Services
 from syncd.store.repo import Store
 from syncd.store.watches import add_watch, save_sync_state

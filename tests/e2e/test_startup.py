@@ -120,7 +120,7 @@ _STATE = (
     "    contracts = [m for n, m in sys.modules.items() if n.endswith('.contracts') or '.contracts.' in n]\n"
     "    models = [v for m in contracts for v in vars(m).values() if isinstance(v, type)]\n"
     "    built = [v.__qualname__ for v in models if issubclass(v, BaseModel) and v.__pydantic_complete__]\n"
-    "    server = sys.modules.get('syncd.tools.server')\n"
+    "    server = sys.modules.get('syncd.server.app')\n"
     "    listed = server.catalogue.cache_info().currsize if server else None\n"
     "    return {'modules': sorted(sys.modules), 'built': built, 'catalogue': listed}\n"
 )
@@ -158,8 +158,8 @@ STORE_ONLY = (
     "lxml",
     "syncd.normalize.text",
     "syncd.normalize.html_text",
-    "syncd.watch.walker",
-    "syncd.watch.sync",
+    "syncd.walks.walker",
+    "syncd.passes.sync",
 )
 """What a command that sends no request loads in no case: the MCP SDK and syncd.tools, httpx and its
 transport (httpx is loaded by the first upstream request), tenacity's retry loop, rich (only for a
@@ -196,7 +196,7 @@ def test_the_slice_code_check_names_the_modules_a_store_only_command_must_not_lo
         "syncd.zenodo.params_id",
         "syncd.datacite.walk_specs",
         "syncd.doiorg.lookups",
-        "syncd.tools.server",
+        "syncd.server.app",
     ]
     assert _slice_code(loaded) == [
         "syncd.crossref.lookups_records",
@@ -320,7 +320,7 @@ def test_mcp_initialize_loads_no_tool_module_and_the_first_list_only_the_served_
     assert answer["result"]["serverInfo"]["name"] == "syncd"
     result = json.loads(state_file.read_text())
     loaded = result["modules"]
-    assert "mcp.server.lowlevel" in loaded and "syncd.tools.server" in loaded
+    assert "mcp.server.lowlevel" in loaded and "syncd.server.app" in loaded
     served_slices = set(TOOL_MODULES) if slices is None else set(slices) & set(TOOL_MODULES)
     served = {m for name in served_slices for m in TOOL_MODULES[name]}
     tool_like = {

@@ -4,7 +4,7 @@ Before, ``syncd mcp`` ran the SDK's stdio transport: a line its parser rejected 
 JSON nested 200+ deep, a 5,000-digit integer, a cut object, a batch, a non-object) was logged and
 never answered, so the client waited forever; a 100 KB-1 MB query reached httpx and came back as
 ``internal_error``. Now each hostile class has its declared answer (table in
-:mod:`syncd.tools.stdio`): -32700 for text that is not JSON, -32600 for JSON that is no JSON-RPC
+:mod:`syncd.server.stdio`): -32700 for text that is not JSON, -32600 for JSON that is no JSON-RPC
 request, -32602 ``invalid_arguments`` (with the argument named) for a value syncd refuses, a frame
 size limit, and ``invalid_parameter`` for a query too long to send. Proved three ways: the pure
 screen, a real ``syncd mcp`` subprocess fed raw frames, and the SDK client over stdio.
@@ -24,7 +24,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
-from syncd.tools.stdio import MAX_DEPTH, MAX_FRAME_BYTES, screen
+from syncd.server.stdio import MAX_DEPTH, MAX_FRAME_BYTES, screen
 
 INITIALIZE = {
     "jsonrpc": "2.0",

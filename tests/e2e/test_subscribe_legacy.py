@@ -29,9 +29,9 @@ from mcp.types import LoggingMessageNotificationParams, ResourceUpdatedNotificat
 from syncd.config import Settings
 from syncd.crossref.lookups import work_content
 from syncd.registry import open_services
+from syncd.server.changes import CHANGES_URI
+from syncd.server.notify import MAX_URIS
 from syncd.store.repo import Store
-from syncd.tools.changes import CHANGES_URI
-from syncd.tools.notify import MAX_URIS
 from tests.conftest import corpus_json
 from tests.helpers import mcp_server
 
@@ -115,7 +115,7 @@ async def test_a_2025_11_25_client_hears_of_a_change_recorded_by_another_process
             await inbox.until(lambda: inbox.updates and inbox.published())
             assert inbox.updates == [CHANGES_URI]
             line = next(p for p in inbox.logs if "event=change_published" in str(p.data))
-            assert line.level == "info" and line.logger == "syncd.tools.changes"
+            assert line.level == "info" and line.logger == "syncd.server.changes"
             listed = await c.call_tool("syncd_list_changes", {"since": "1h"})
             assert [ch["types"] for ch in listed.structured_content["changes"]] == [["retraction", "title"]]  # type: ignore[index]
             await c.unsubscribe_resource(CHANGES_URI)

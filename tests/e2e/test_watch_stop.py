@@ -23,6 +23,7 @@ from click.testing import CliRunner, Result
 
 from syncd.cli import cli
 from syncd.config import Settings
+from syncd.passes.sync import SyncReport, sync_watch
 from syncd.road.services import Services
 from syncd.store.repo import Store
 from syncd.store.watches import (
@@ -35,7 +36,6 @@ from syncd.store.watches import (
     save_sync_state,
     walk_status,
 )
-from syncd.watch.sync import SyncReport, sync_watch
 from tests.cli.test_cli import env  # noqa: F401  (fixture: SYNCD_* pointing at the fake and a temp DB)
 from tests.conftest import CORPUS
 from tests.core.test_sync import serve_chain

@@ -19,6 +19,7 @@ from syncd.cli import cli
 from syncd.config import Settings
 from syncd.crossref.lookups import work_content
 from syncd.daemon.alerts import run_pass
+from syncd.passes.watches import doi_specs
 from syncd.retractions.citations import cited_by_answer, cited_problems, rebuild_index
 from syncd.retractions.importer import import_bytes, import_path
 from syncd.road.services import Services
@@ -26,7 +27,6 @@ from syncd.store.maintenance import delete_entries
 from syncd.store.references import cites_of
 from syncd.store.repo import EntryContent, Store
 from syncd.store.watches import add_watch
-from syncd.watch.lists import doi_specs
 from tests.helpers import mcp_server
 from tests.retraction_helpers import SAMPLE, sample_bytes, store_work, work_file
 

@@ -13,13 +13,13 @@ from syncd.cli import cli
 from syncd.config import Settings
 from syncd.daemon.alerts import run_pass
 from syncd.errors import InvalidInput
+from syncd.passes.watches import doi_specs
 from syncd.retractions.csvfile import parse_bytes, parse_date, parse_doi
 from syncd.retractions.importer import git_head, import_bytes, import_path
 from syncd.retractions.storage import latest_dataset, rows_for
 from syncd.store.changes import list_changes
 from syncd.store.repo import Store
 from syncd.store.watches import add_watch
-from syncd.watch.lists import doi_specs
 from tests.retraction_helpers import SAMPLE, sample_bytes, store_work
 
 LANCET = "10.1016/s0140-6736(20)31180-6"

@@ -15,6 +15,7 @@ from sqlalchemy import update
 
 from syncd.config import Settings
 from syncd.daemon.alerts import run_pass
+from syncd.passes.watches import doi_specs
 from syncd.retractions.feed import PENDING, PENDING_KEEP_S, pending_changes
 from syncd.retractions.fetch import scheduled_pass
 from syncd.retractions.importer import import_path
@@ -22,7 +23,6 @@ from syncd.store.changes import list_changes
 from syncd.store.models import SyncState
 from syncd.store.repo import Store
 from syncd.store.watches import add_watch, list_watches, remove_watch
-from syncd.watch.lists import doi_specs
 from tests.retraction_helpers import SAMPLE, sample_bytes, store_work
 
 APSUSC = "10.1016/j.apsusc.2007.01.131"

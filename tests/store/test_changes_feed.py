@@ -28,13 +28,13 @@ from mcp import Client
 from syncd.config import Settings
 from syncd.crossref.lookups import work_content
 from syncd.daemon import alerts
+from syncd.passes import refresh
 from syncd.registry import open_services
-from syncd.road import refresh
 from syncd.road.services import Services
+from syncd.server.changes import CHANGES_URI
 from syncd.store.changes import list_changes
 from syncd.store.repo import Store
 from syncd.store.watches import add_watch
-from syncd.tools.changes import CHANGES_URI
 from syncd.tools.fit import answer_size
 from syncd.zenodo.lookups_fetch import record_content
 from tests.conftest import corpus_json, make_settings

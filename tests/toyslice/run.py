@@ -41,8 +41,8 @@ def toy(folder: Path) -> dict[str, Any]:
 
     from syncd.cli import cli
     from syncd.config import load_settings
+    from syncd.passes.refresh import sweep
     from syncd.registry import POOLS, open_services
-    from syncd.road.refresh import sweep
     from syncd.store.repo import Store
     from tests.helpers import mcp_server
     from tests.toyslice.settings import toy_settings
@@ -99,8 +99,8 @@ def without_datacite(folder: Path, crossref: str, zenodo: str, doi: str) -> dict
 
     from syncd.cli import cli
     from syncd.config import Settings
+    from syncd.passes.refresh import sweep
     from syncd.registry import KINDS, POOLS, open_services
-    from syncd.road.refresh import sweep
     from syncd.store.repo import Store
     from tests.helpers import mcp_server
 

@@ -18,9 +18,9 @@ import pytest
 from mcp import Client
 
 from syncd.config import Settings
+from syncd.passes.refresh import revalidate
 from syncd.registry import hooks_of
 from syncd.road.policy import Result
-from syncd.road.refresh import revalidate
 from syncd.road.services import Services
 from syncd.zenodo.names import ZENODO_AWARD, ZENODO_FUNDER
 from tests.conftest import corpus_json, make_settings

@@ -10,8 +10,8 @@ import pytest
 from mcp import Client
 
 from syncd.config import Settings
+from syncd.passes.refresh import revalidate
 from syncd.registry import open_services
-from syncd.road.refresh import revalidate
 from syncd.road.services import Services
 from syncd.store.maintenance import verify
 from syncd.store.repo import Store

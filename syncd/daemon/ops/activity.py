@@ -19,8 +19,8 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.types import CallToolResult
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-from syncd.road.refresh import SweepReport
-from syncd.watch.sync import SyncReport
+from syncd.passes.refresh import SweepReport
+from syncd.passes.sync import SyncReport
 
 __all__ = [
     "DURATION_BUCKETS_S",

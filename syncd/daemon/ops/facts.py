@@ -17,6 +17,7 @@ from sqlalchemy import func, select
 
 from syncd.daemon.alerts import CURSOR as ALERT_CURSOR
 from syncd.normalize.changes import ALERT_TYPES
+from syncd.passes.watches import describe
 from syncd.registry import KINDS, SERIES_DOI_PREFIXES
 from syncd.road import policy
 from syncd.road.services import Services
@@ -24,7 +25,6 @@ from syncd.store.changes import StoredChange, latest_change_id, list_changes
 from syncd.store.models import BudgetPool, Change
 from syncd.store.repo import Store
 from syncd.store.watches import get_sync_state, list_sync_states, list_watches, walk_status
-from syncd.watch.lists import describe
 
 __all__ = ["Facts", "PoolFacts", "WatchFacts", "read_facts", "recent_alerts", "recent_changes"]
 

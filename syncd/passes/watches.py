@@ -20,10 +20,10 @@ from typing import Any
 from syncd.errors import InvalidInput
 from syncd.identifiers import check_doi
 from syncd.normalize.doi import parse_doi
+from syncd.passes.sync import DOI_WATCH
 from syncd.registry import WATCH_TYPES
 from syncd.store.repo import Store
 from syncd.store.watches import StoredWatch, add_watch
-from syncd.watch.sync import DOI_WATCH
 
 __all__ = [
     "KINDS",

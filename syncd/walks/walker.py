@@ -4,11 +4,11 @@ A *walker* walks one watch of its kind (:class:`Walker`, e.g. :func:`syncd.cross
 for ``crossref_query`` watches); a *DOI walker* (:class:`DoiWalker`) fetches the watched DOIs its
 upstream holds. Each upstream slice declares its own in its ``walk.py``; :mod:`syncd.registry` lists
 them (:data:`~syncd.registry.WALKERS`, :data:`~syncd.registry.DOI_WALKERS`) and the passes over the
-watch lists (:mod:`syncd.watch.sync`) read them there.
+watch lists (:mod:`syncd.passes.sync`) read them there.
 
 A walk's durable position is its ``sync_state`` row (:func:`state_name`), written after every stored
 page (:func:`syncd.store.watches.page_done`), so a stop, a shutdown or a crash resumes from the last
-stored page. Walkers log under ``syncd.watch.sync`` (the logger ``journalctl`` lines and the docs name).
+stored page. Walkers log under ``syncd.passes.sync`` (the logger ``journalctl`` lines and the docs name).
 """
 
 from __future__ import annotations

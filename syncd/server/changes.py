@@ -3,7 +3,7 @@
 The tool and the resource answer from the store only (no upstream request). Clients subscribe to
 ``syncd://changes`` with ``subscriptions/listen`` (protocol 2026-07-28; ``Client.listen(
 resource_subscriptions=["syncd://changes"])``) or ``resources/subscribe`` (2025-11-25, delivered by
-:class:`~syncd.tools.notify.SessionNotifier`) and get ``notifications/resources/updated`` when a
+:class:`~syncd.server.notify.SessionNotifier`) and get ``notifications/resources/updated`` when a
 change is recorded: :class:`ChangeNotifier` publishes (and logs ``event=change_published``) on the
 server's subscription bus after every
 tool call that recorded one in this process (``Store.changes_recorded``), and every

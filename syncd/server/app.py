@@ -1,9 +1,9 @@
 """The MCP server (the official ``mcp`` SDK 2.x low-level ``Server``) exposing syncd's local-first tools.
 
-Served over stdio by ``syncd mcp`` (:mod:`syncd.tools.stdio`) and over Streamable HTTP (``/mcp``) by
+Served over stdio by ``syncd mcp`` (:mod:`syncd.server.stdio`) and over Streamable HTTP (``/mcp``) by
 ``syncd daemon``. Each tool is declared once, as a :class:`~syncd.tools.params.ToolSpec` in its
 slice's tools module, handed over by the composition root (:func:`syncd.registry.tool_specs`; the
-change feed's own in :mod:`syncd.tools.changes`), so the server names no upstream. Its input model
+change feed's own in :mod:`syncd.server.changes`), so the server names no upstream. Its input model
 gives the ``inputSchema`` and validates the call, its output model gives the ``outputSchema`` (in
 its wire form, :func:`~syncd.contracts.common.wire_schema`) and checks every successful answer, its
 ``fit`` cuts the answer to the budget (:mod:`syncd.tools.fit`). The catalogue is built from the
@@ -11,7 +11,7 @@ specs as the SDK's own ``Tool`` objects, once, with every field given at constru
 the SDK's is edited after construction. Each resource is a :class:`~syncd.tools.resource.ResourceSpec`.
 The slices' tools and resources are handed over by the composition root
 (:func:`syncd.registry.mcp_specs`, the slices ``mcp.slices`` names); the server adds the change
-feed's own (:mod:`syncd.tools.changes`). Importing this module loads no tool module and builds nothing.
+feed's own (:mod:`syncd.server.changes`). Importing this module loads no tool module and builds nothing.
 
 The dependency object given to :func:`build_server` is what the server's lifespan yields
 (``Server[Deps]``); every handler takes it from ``ctx.lifespan_context`` and hands it, unopened, to
@@ -20,7 +20,7 @@ the tool body. The bodies are synchronous and run on worker threads, each under 
 Both protocol eras the SDK serves are answered: 2026-07-28 clients subscribe with
 ``subscriptions/listen`` (the SDK's ``ListenHandler`` over the server's bus); 2025-11-25 clients with
 ``resources/subscribe`` / ``resources/unsubscribe`` and ``logging/setLevel``
-(:class:`~syncd.tools.notify.SessionNotifier`). A second ``initialize`` on a session that already
+(:class:`~syncd.server.notify.SessionNotifier`). A second ``initialize`` on a session that already
 completed one is refused (JSON-RPC -32600).
 """
 
@@ -74,11 +74,11 @@ from syncd import __version__
 from syncd.contracts.common import wire_depth, wire_item_fields, wire_schema
 from syncd.errors import NotFound, SyncdError
 from syncd.road import policy
+from syncd.server import changes
+from syncd.server.notify import SessionNotifier
 from syncd.store.repo import Store
-from syncd.tools import changes
 from syncd.tools.errors import error_result, to_error_info
 from syncd.tools.fit import clamp_arguments, fit_answer, with_notice
-from syncd.tools.notify import SessionNotifier
 from syncd.tools.params import ToolArgs, ToolSpec
 from syncd.tools.resource import ResourceSpec
 from syncd.upstream.http import call_deadline
@@ -372,8 +372,8 @@ class _Handlers:
 
         Raises:
             MCPError: -32602 for a URI of a scheme syncd serves that nothing matches, or past
-                :data:`~syncd.tools.notify.MAX_URIS` subscriptions of one session; -32603 past
-                :data:`~syncd.tools.notify.MAX_SESSIONS` sessions.
+                :data:`~syncd.server.notify.MAX_URIS` subscriptions of one session; -32603 past
+                :data:`~syncd.server.notify.MAX_SESSIONS` sessions.
         """
         uri = str(params.uri)
         served = any(spec.match(uri) is not None for spec in self.resources)

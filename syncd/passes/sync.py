@@ -4,7 +4,7 @@ A pass walks every watch (or those asked for): the DOI watches together, then ea
 through its kind's walker. Which walker walks which watch kind, and which upstream fetches a watched
 DOI, is read from the composition root (:data:`syncd.registry.WALKERS`,
 :data:`syncd.registry.DOI_WALKERS`); each upstream's walkers live in its slice (``<slice>/walk.py``,
-their walks described there) and share :mod:`syncd.watch.walker`. No upstream is named here.
+their walks described there) and share :mod:`syncd.walks.walker`. No upstream is named here.
 
 DOI watches:
     Each watched DOI goes to the DOI walker whose upstream claims it; the ones not stored yet are
@@ -12,7 +12,7 @@ DOI watches:
     stored as misses). Stored ones are left to revalidation.
 
 A failing walk is recorded in its ``sync_state`` row (``failed:<reason>``); a spent budget or an
-offline upstream (:data:`~syncd.watch.walker.STOP_REASONS`) ends the pass, the watches left waiting for
+offline upstream (:data:`~syncd.walks.walker.STOP_REASONS`) ends the pass, the watches left waiting for
 the next one. Every request goes through the clients of the :class:`~syncd.road.services.Services`
 bundle, so through the shared budget (the daemon's bundle is non-interactive and leaves the
 interactive reserve).
@@ -28,14 +28,14 @@ from syncd.errors import BudgetExhausted, InvalidInput, SyncdError, UpstreamErro
 from syncd.registry import DOI_WALKERS, WALKERS
 from syncd.road.services import Services
 from syncd.store.watches import StoredWatch, get_sync_state, list_watches, save_sync_state, walked_elsewhere
-from syncd.watch.walker import STOP, STOP_REASONS, PageHook, SyncReport, state_name
+from syncd.walks.walker import STOP, STOP_REASONS, PageHook, SyncReport, state_name
 
 __all__ = ["DOI_WATCH", "STOP", "SyncReport", "state_name", "sync_all", "sync_dois", "sync_watch"]
 
 log = logging.getLogger("syncd.sync")
 
 DOI_WATCH = "doi"
-"""The watch kind of one watched DOI (:mod:`syncd.watch.lists`): walked by the DOI walkers, grouped in a
+"""The watch kind of one watched DOI (:mod:`syncd.passes.watches`): walked by the DOI walkers, grouped in a
 pass."""
 
 
@@ -61,7 +61,7 @@ def sync_dois(
     ``report``: filled in place when given, so a caller keeps the counts of a pass that raised.
 
     Raises:
-        UpstreamError, BudgetExhausted: a walker could not go on (see :class:`syncd.watch.walker.DoiWalker`).
+        UpstreamError, BudgetExhausted: a walker could not go on (see :class:`syncd.walks.walker.DoiWalker`).
     """
     report = SyncReport(0, DOI_WATCH) if report is None else report
     due: list[list[str]] = [[] for _ in DOI_WALKERS]

@@ -8,7 +8,7 @@ the session's standalone channel: the stdio stream, or the Streamable HTTP GET s
 ``notifications/message`` at or above the level asked). :class:`SessionNotifier` keeps those
 sessions and delivers both from one task started in the server's lifespan:
 
-- a resource update published on the bus (:class:`~syncd.tools.changes.ChangeNotifier`) is sent once
+- a resource update published on the bus (:class:`~syncd.server.changes.ChangeNotifier`) is sent once
   to every session subscribed to its URI (updates not yet sent coalesce: one per URI);
 - a log record is redacted as on stderr (:func:`syncd.logsetup.redact`), queued (at most
   :data:`LOG_BACKLOG`; older ones are dropped and the drop is counted in the next message), and sent
