@@ -98,7 +98,7 @@ __all__ = [
     "served_tools",
 ]
 
-log = logging.getLogger("syncd.tools.server")
+log = logging.getLogger("syncd.tools.server")  # the lines keep the logger name they always had
 
 INSTRUCTIONS = (
     "syncd answers Crossref and Zenodo lookups from a local mirror first and asks upstream only when "

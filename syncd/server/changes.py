@@ -51,7 +51,7 @@ __all__ = [
     "resume_changes",
 ]
 
-log = logging.getLogger("syncd.tools.changes")
+log = logging.getLogger("syncd.tools.changes")  # the lines keep the logger name they always had
 
 CHANGES_URI = "syncd://changes"
 """The change feed resource (the newest :data:`RESOURCE_PAGE` changes as JSON)."""

@@ -53,7 +53,7 @@ __all__ = [
     "mcp_level",
 ]
 
-log = logging.getLogger("syncd.tools.notify")
+log = logging.getLogger("syncd.tools.notify")  # the lines keep the logger name they always had
 
 MCP_LEVELS: dict[str, int] = {
     "debug": logging.DEBUG,

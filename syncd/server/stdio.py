@@ -65,7 +65,7 @@ __all__ = [
     "serve_stdio",
 ]
 
-log = logging.getLogger("syncd.tools.stdio")
+log = logging.getLogger("syncd.tools.stdio")  # the lines keep the logger name they always had
 
 MAX_FRAME_BYTES = 4 * 1024 * 1024
 """Longest line accepted (bytes, newline excluded); the Streamable HTTP endpoint's default body limit."""

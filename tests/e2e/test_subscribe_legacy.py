@@ -115,7 +115,7 @@ async def test_a_2025_11_25_client_hears_of_a_change_recorded_by_another_process
             await inbox.until(lambda: inbox.updates and inbox.published())
             assert inbox.updates == [CHANGES_URI]
             line = next(p for p in inbox.logs if "event=change_published" in str(p.data))
-            assert line.level == "info" and line.logger == "syncd.server.changes"
+            assert line.level == "info" and line.logger == "syncd.tools.changes"
             listed = await c.call_tool("syncd_list_changes", {"since": "1h"})
             assert [ch["types"] for ch in listed.structured_content["changes"]] == [["retraction", "title"]]  # type: ignore[index]
             await c.unsubscribe_resource(CHANGES_URI)
