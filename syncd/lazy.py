@@ -54,6 +54,7 @@ LAZY: Final[Mapping[str, frozenset[str]]] = MappingProxyType(
                 "syncd.*.walk",
                 "syncd.*.walk_specs",
                 "syncd.*.queries_agency",
+                "syncd.*.verdicts",
                 "*.*.slice",
             }
         ),

@@ -40,7 +40,7 @@ from syncd.errors import InvalidInput
 from syncd.kinds import NO_HOOKS, DataFileRows, Kind, KindHooks
 from syncd.lazy import load
 from syncd.road.records import RecordAnswer, RecordSource
-from syncd.road.services import AgencyRecords, ClientFactory, Services
+from syncd.road.services import AgencyRecords, ClientFactory, Judged, Services, Verdicts
 from syncd.slice import Job, Slice
 from syncd.slices import SLICE_PACKAGES, slice_module
 from syncd.store.repo import Store
@@ -79,6 +79,7 @@ __all__ = [
     "SLICES",
     "STORE_RULES",
     "TOOL_MODULES",
+    "VERDICTS",
     "WALKERS",
     "WALK_MODULES",
     "WATCHED_DOI_KIND",
@@ -235,6 +236,25 @@ def _agency(module: str) -> AgencyRecords:
     return records
 
 
+def _verdicts() -> Verdicts | None:
+    """The verdicts of the slice declaring a verdicts module (its ``work_verdicts``), loaded on first use."""
+    modules = [s.verdicts for s in SLICES if s.verdicts]
+    if not modules:
+        return None
+
+    def verdicts(svc: Services, items: Sequence[Any]) -> Sequence[Judged | None]:
+        give: Verdicts = load(__name__, modules[0]).work_verdicts
+        return give(svc, items)
+
+    return verdicts
+
+
+VERDICTS: Verdicts | None = _verdicts()
+"""The works' retraction verdicts (:data:`syncd.road.services.Verdicts`), from the slice declaring them
+(the Retraction Watch slice): handed to every :class:`~syncd.road.services.Services` bundle, so the
+Crossref batch gives a verdict per item without importing that slice; None without such a slice."""
+
+
 AGENCIES: dict[str, AgencyRecords] = {
     name: _agency(module) for s in SLICES for name, module in s.agencies.items()
 }
@@ -280,6 +300,7 @@ def open_services(
         clock=clock,
         sleep=sleep,
         agencies=AGENCIES,
+        verdicts=VERDICTS,
         pools=POOLS,
         probes=PROBES,
     )

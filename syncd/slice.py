@@ -63,6 +63,8 @@ class Slice:
         pools: its budget pools; ``groups``: their concurrency groups.
         tools: its MCP tool modules, in ``tools/list`` order (each holds ``TOOLS``, maybe ``RESOURCES``).
         jobs: its passes on the refreshing daemon (:class:`Job`).
+        verdicts: module whose ``work_verdicts(services, items)`` gives a works batch's retraction
+            verdicts (:data:`syncd.road.services.Verdicts`; the Retraction Watch slice's), if any.
     """
 
     name: str
@@ -81,3 +83,4 @@ class Slice:
     groups: tuple[Group, ...] = ()
     tools: tuple[str, ...] = ()
     jobs: tuple[Job, ...] = ()
+    verdicts: str | None = None

@@ -4,7 +4,7 @@ The file is BibTeX, RIS, CSL-JSON or a plain list of DOIs (:mod:`syncd.bibliogra
 resolved by :func:`syncd.crossref.lookups_batch.get_works`, the lookup behind the
 ``crossref_get_works`` tool: stored works from the store, the rest 50 per Crossref list request.
 Each entry gets the retraction verdict ``crossref_get_works`` gives
-(:func:`syncd.retractions.lookups.work_verdicts`: Crossref updatedBy, stored notices, the imported
+(:func:`syncd.retractions.verdicts.work_verdicts`: Crossref updatedBy, stored notices, the imported
 Retraction Watch data, the title) and one status:
 
 =========================  ===========================================================  ========
@@ -45,8 +45,9 @@ from syncd.crossref.lookups_batch import get_works
 from syncd.crossref.tools_batch import item_data
 from syncd.passes import watches as watch_mod
 from syncd.retractions.citations import COVERAGE_NOTE, cited_problems
-from syncd.retractions.lookups import Seen, verdicts_for, work_verdicts
+from syncd.retractions.lookups import Seen, verdicts_for
 from syncd.retractions.verdict import Verdict
+from syncd.retractions.verdicts import work_verdicts
 from syncd.road.policy import iso
 from syncd.store.repo import Store
 

@@ -13,8 +13,8 @@ from typing import Any, Literal
 from pydantic import Field
 
 from syncd.contracts.common import CacheInfo
+from syncd.contracts.retraction import RetractionVerdict, RetractionWatchVersion
 from syncd.crossref.contracts import ContractModel, PublishedDate, Update
-from syncd.retractions.contracts import RetractionVerdict, RetractionWatchVersion
 
 __all__ = [
     "SELECT_FIELDS",

@@ -23,10 +23,8 @@ from syncd.crossref.lookups_batch import WorkItem, get_works
 from syncd.crossref.views import work_view
 from syncd.crossref.views_flags import update_flags
 from syncd.crossref.views_lines import AUTHOR_TOTAL, item_fields
-from syncd.retractions.lookups import work_verdicts
-from syncd.retractions.verdict import Verdict
 from syncd.road.policy import UNREACHABLE_REASON, iso, unstored_sentence
-from syncd.road.services import Services
+from syncd.road.services import Judged, Services
 from syncd.tools.errors import client_message, error_result
 from syncd.tools.fit import Cut, Fit, plain
 from syncd.tools.params import ToolSpec
@@ -86,11 +84,10 @@ def _found_data(item: WorkItem) -> dict[str, Any]:
     return {k: v for k, v in data.items() if v is not None}
 
 
-def item_data(item: WorkItem, verdict: Verdict | None = None) -> dict[str, Any]:
+def item_data(item: WorkItem, verdict: Judged | None = None) -> dict[str, Any]:
     """One ``WorksItem`` (JSON form, absent fields dropped) for a batch item: found, miss or error.
 
-    ``verdict``: its retraction verdict (:func:`syncd.retractions.lookups.work_verdicts`), given as
-    ``retraction``.
+    ``verdict``: its retraction verdict (:data:`syncd.road.services.Verdicts`), given as ``retraction``.
     """
     data = _item_data(item)
     if verdict is not None:
@@ -241,7 +238,8 @@ def get_works_tool(services: Services, dois: list[str], offset: int = 0) -> Call
     try:
         answer = get_works(services, dois)
         # with the lab database unreachable, the Retraction Watch rows it holds cannot be read
-        verdicts = [None] * len(answer.items) if answer.unreachable else work_verdicts(services, answer.items)
+        give = None if answer.unreachable else services.verdicts
+        verdicts = [None] * len(answer.items) if give is None else list(give(services, answer.items))
         items = [item_data(i, v) for i, v in zip(answer.items, verdicts, strict=True)]
     except Exception as exc:
         return error_result(exc)

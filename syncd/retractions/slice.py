@@ -17,5 +17,6 @@ SLICE = Slice(
     name="retractions",
     tools=("syncd.retractions.tools",),
     jobs=(Job("retractions", "syncd.retractions.fetch", CHECK_S),),
+    verdicts="syncd.retractions.verdicts",
 )
 """``syncd_cited_by``: the stored works whose reference lists cite a DOI."""

@@ -51,10 +51,13 @@ __all__ = [
     "READ_ONLY_REASON",
     "AgencyRecords",
     "ClientFactory",
+    "DataVersion",
+    "Judged",
     "ReadOnlyBudget",
     "Services",
     "UpstreamClient",
     "Upstreams",
+    "Verdicts",
 ]
 READ_ONLY_OFFLINE_S = 3600.0
 """How far ahead a read-only budget reports each pool offline (seconds, rolling)."""
@@ -210,12 +213,62 @@ local-first within the running call's deadline and budget: ``{"agency", "found",
 ``{"agency", "found": False, "reason"}`` (it could not be asked now). Never raises for one DOI."""
 
 
+class DataVersion(Protocol):
+    """The version of a data file a verdict rests on (the Retraction Watch file's)."""
+
+    @property
+    def sha256(self) -> str:
+        """The file's SHA-256 (hex)."""
+        ...
+
+    @property
+    def rows(self) -> int:
+        """Its rows."""
+        ...
+
+    @property
+    def imported_at(self) -> float:
+        """When it was imported (epoch seconds)."""
+        ...
+
+    @property
+    def source(self) -> str:
+        """Where it was read (a path or URL)."""
+        ...
+
+    @property
+    def commit(self) -> str | None:
+        """The git commit of the checkout it was read from, if any."""
+        ...
+
+
+class Judged(Protocol):
+    """A work's retraction verdict as the slice giving verdicts returns it (its JSON form on demand)."""
+
+    @property
+    def dataset(self) -> DataVersion | None:
+        """The data version the verdict rests on (None: no data imported)."""
+        ...
+
+    def as_dict(self, iso: Any = None) -> dict[str, Any]:
+        """JSON form; ``iso`` formats epoch seconds (:func:`syncd.road.policy.iso`)."""
+        ...
+
+
+Verdicts = Callable[["Services", Sequence[Any]], Sequence["Judged | None"]]
+"""``verdicts(services, items)``: the retraction verdict of each of a works batch's items, in order (None:
+an input that is not a DOI); from the store and the data it holds, no request beyond stored pages. Handed
+by the composition root from the slice that gives verdicts (the Retraction Watch slice's
+:func:`syncd.retractions.verdicts.work_verdicts`), so the Crossref batch gives them without importing it."""
+
+
 @dataclass(frozen=True, eq=False)
 class Services:
     """Everything a tool, lookup or sweep needs: settings, store, budget, upstream clients, runner.
 
     ``agencies``: each registration agency's :data:`AgencyRecords` by lower-cased agency name (from
-    the composition root; empty: no other agency is asked).
+    the composition root; empty: no other agency is asked). ``verdicts``: the :data:`Verdicts` of the
+    slice giving retraction verdicts (None: no such slice; items carry none).
     """
 
     settings: Settings
@@ -224,6 +277,7 @@ class Services:
     upstreams: Upstreams
     runner: Runner
     agencies: Mapping[str, AgencyRecords] = field(default_factory=dict)
+    verdicts: Verdicts | None = None
 
     @classmethod
     def open(
@@ -238,6 +292,7 @@ class Services:
         clock: Callable[[], float] | None = None,
         sleep: Callable[[float], None] | None = None,
         agencies: Mapping[str, AgencyRecords] | None = None,
+        verdicts: Verdicts | None = None,
         pools: Pools,
         probes: Sequence[Probe] = (),
     ) -> Services:
@@ -256,6 +311,7 @@ class Services:
                 tests inject one that moves their clock instead).
             agencies: each registration agency's records by lower-cased name
                 (:data:`syncd.registry.AGENCIES`).
+            verdicts: the works' retraction verdicts (:data:`syncd.registry.VERDICTS`).
             pools: the budget's pools, as the slices declare them (:data:`syncd.registry.POOLS`).
             probes: the upstreams' base-URL checks (:data:`syncd.registry.PROBES`; none: nothing checked).
         """
@@ -270,6 +326,7 @@ class Services:
             Upstreams.open(clients, settings, budget, transport, probes),
             Runner(store, budget, settings.ttl, read_only=read_only),
             dict(agencies or {}),
+            verdicts,
         )
 
     @property
