@@ -29,9 +29,9 @@ Commands::
 
 Exit codes: 0 success; 1 not found (nothing stored / upstream says it does not exist);
 2 bad usage or invalid input (an unknown option or value: the nearest name is suggested); 3 upstream
-or store failure. Errors go to stderr as one line ``error: <reason>: <message>``. Tables follow
-``--format table|tsv|csv|json`` (``--json`` for json); the default is a table on a terminal and TSV
-when piped (one row per line, nothing cut).
+or store failure; 130 interrupted (Ctrl-C, every command). Errors go to stderr as one line
+``error: <reason>: <message>``. Tables follow ``--format table|tsv|csv|json`` (``--json`` for json);
+the default is a table on a terminal and TSV when piped (one row per line, nothing cut).
 """
 
 from __future__ import annotations
@@ -45,9 +45,11 @@ import click
 from syncd import __version__
 from syncd.lazy import load
 
-__all__ = ["COMMANDS", "CONTEXT_SETTINGS", "Command", "LazyGroup", "cli", "main"]
+__all__ = ["COMMANDS", "CONTEXT_SETTINGS", "EXIT_INTERRUPTED", "Command", "LazyGroup", "cli", "main"]
 
 CONTEXT_SETTINGS: Final = {"help_option_names": ["-h", "--help"]}
+EXIT_INTERRUPTED: Final = 130
+"""Exit code of every command stopped by Ctrl-C (SIGINT; 128 + 2, as shells report it)."""
 
 
 @dataclass(frozen=True)
@@ -134,8 +136,10 @@ class LazyGroup(click.Group):
         """Run the command line; a usage error (an unknown option, a bad value) is one stderr line.
 
         ``error: invalid_parameter: <click's message>``, then ``Try '<command> --help'.``, exit 2:
-        the form of every other syncd error (click's own ``Usage:`` block otherwise). Outside
-        standalone mode (tests, embedding) click's behaviour is unchanged.
+        the form of every other syncd error (click's own ``Usage:`` block otherwise). Ctrl-C ends any
+        command with :data:`EXIT_INTERRUPTED` (130), never 1 (click's "Aborted!", which ``syncd check``
+        uses for "something is retracted"). Outside standalone mode (tests, embedding) click's
+        behaviour is unchanged.
         """
         if not standalone_mode:
             return super().main(*args, standalone_mode=False, **kwargs)
@@ -149,9 +153,15 @@ class LazyGroup(click.Group):
         except click.ClickException as exc:
             exc.show()
             sys.exit(exc.exit_code)
-        except click.Abort:
+        except click.Abort as exc:
+            if isinstance(exc.__cause__, KeyboardInterrupt):
+                click.echo("interrupted", err=True)
+                sys.exit(EXIT_INTERRUPTED)
             click.echo("Aborted!", err=True)
             sys.exit(1)
+        except KeyboardInterrupt:
+            click.echo("interrupted", err=True)
+            sys.exit(EXIT_INTERRUPTED)
         sys.exit(code if isinstance(code, int) else 0)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:

@@ -11,6 +11,7 @@ from types import FrameType
 
 import click
 
+from syncd.cli import EXIT_INTERRUPTED
 from syncd.cli.choices import NearChoice
 from syncd.cli.common import (
     EXIT_FAILURE,
@@ -39,9 +40,6 @@ from syncd.store.watches import (
     request_stop,
     walk_status,
 )
-
-EXIT_INTERRUPTED = 130
-"""Exit code of a ``syncd watch sync`` stopped by Ctrl-C (128 + SIGINT)."""
 
 # --- syncd watch ------------------------------------------------------------------------------------
 
