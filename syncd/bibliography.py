@@ -1,4 +1,4 @@
-"""Reference lists read from a file: BibTeX, RIS, CSL-JSON or a plain list of DOIs.
+r"""Reference lists read from a file: BibTeX, RIS, CSL-JSON or a plain list of DOIs.
 
 ``syncd check FILE`` reads one of these and resolves every DOI it names. Parsing is left to
 well-kept libraries: `bibtexparser <https://pypi.org/project/bibtexparser/>`_ 2.x
@@ -9,14 +9,20 @@ lines and ``#`` comments skipped, as ``syncd watch add doi --file`` reads them).
 
 Where the DOI comes from, per format: BibTeX ``doi`` (any case), else a ``url`` that is a doi.org
 URL; RIS ``DO``, else a doi.org ``UR``; CSL-JSON ``DOI``, else a doi.org ``URL``. An entry with none
-has ``doi`` None. The DOI text is kept as written: it is parsed later, with the tools' DOI parser,
-so a malformed one is reported, not dropped.
+has ``doi`` None. The DOI text is kept as written but for BibTeX's TeX escapes, which are decoded to
+the DOI a reader of the typeset reference sees (dblp writes ``10.1145/3290605.3300\_233``,
+``rw{\_}only``, ``{{10.1109/...}}``; :func:`tex_decoded`): it is parsed later, with the tools' DOI
+parser, so a malformed one is reported, not dropped.
+
+A RIS file whose last record lacks its closing ``ER  -`` tag (as hand-edited files and some exports
+end) has that record read all the same.
 
 The PubMed id (PMID), per format: BibTeX ``pmid``, else ``eprint`` when ``eprinttype`` is
-``pubmed`` (biblatex); RIS ``PM``, else ``AN`` (accession number) when it is written ``PMID: n`` or
-the record's database (``DB``/``DP``) is PubMed or MEDLINE (another database's accession number is
-not a PMID); CSL-JSON ``PMID``. A PMID is digits (``PMID:`` prefix dropped); anything else is None.
-``syncd check`` matches it to the Retraction Watch rows' ``OriginalPaperPubMedID``.
+``pubmed`` (biblatex); RIS ``PM``, else ``AN`` (accession number) when it is written ``PMID: n``, when
+the record's database (``DB``/``DP``) is PubMed or MEDLINE, or when it is bare digits and no database
+is named (another database's accession number is not a PMID); CSL-JSON ``PMID``. A PMID is digits
+(``PMID:`` prefix dropped); anything else is None. ``syncd check`` matches it to the Retraction
+Watch rows' ``OriginalPaperPubMedID``.
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ __all__ = [
     "parse_pmid",
     "parse_text",
     "read_bibliography",
+    "tex_decoded",
 ]
 
 Format = Literal["bibtex", "ris", "csl-json", "dois"]
@@ -62,6 +69,9 @@ _RIS_TAG = re.compile(r"^TY  - ", re.MULTILINE)
 _PMID = re.compile(r"^\s*(?:pmid\s*:?\s*)?(\d{1,9})\s*$", re.IGNORECASE)
 _PMID_LABELLED = re.compile(r"^\s*pmid\s*:?\s*\d", re.IGNORECASE)
 _PUBMED_DATABASES = ("pubmed", "medline", "nlm")
+_TEX_UNDERSCORE = re.compile(r"\\(?:textunderscore|string_)(?:\{\}|\s)?")
+_TEX_ESCAPED = re.compile(r"\\([_%&#$~{}])")
+_RIS_END = re.compile(r"^ER  -", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -115,6 +125,21 @@ def _doi_url(value: Any) -> str | None:
     return None
 
 
+def tex_decoded(value: str | None) -> str | None:
+    r"""A BibTeX field holding an identifier (a DOI, a URL), its TeX escapes decoded; None stays None.
+
+    ``\_``, ``{\_}``, ``\textunderscore{}``, ``\%``, ``\&``, ``\#`` become the character; the
+    grouping braces (``{{10.1109/X}}``, ``rw{\_}only``) go. ``10.1145/3290605.3300\_233`` (as dblp
+    writes it) is ``10.1145/3290605.3300_233``.
+    """
+    if value is None:
+        return None
+    text = _TEX_UNDERSCORE.sub("_", value)
+    text = _TEX_ESCAPED.sub(lambda m: "\x00" + m.group(1), text)  # an escaped brace is kept below
+    text = "".join(ch for i, ch in enumerate(text) if ch not in "{}" or (i and text[i - 1] == "\x00"))
+    return text.replace("\x00", "").strip() or None
+
+
 def _text(value: Any) -> str | None:
     if isinstance(value, list):
         value = value[0] if value else None
@@ -149,6 +174,8 @@ def _ris_pmid(entry: dict[str, Any]) -> str | None:
     database = " ".join(_text(entry.get(k)) or "" for k in ("name_of_database", "database_provider")).lower()
     if _PMID_LABELLED.match(accession) or any(d in database for d in _PUBMED_DATABASES):
         return parse_pmid(accession)
+    if not database.strip() and accession.isdigit():  # a bare number, no other database named
+        return parse_pmid(accession)
     return None
 
 
@@ -158,7 +185,7 @@ def _bibtex(text: str) -> Bibliography:
     out = Bibliography("bibtex", unparsed=len(library.failed_blocks))
     for n, entry in enumerate(library.entries, 1):
         fields = {k.lower(): v.value for k, v in entry.fields_dict.items()}
-        doi = _text(fields.get("doi")) or _doi_url(fields.get("url"))
+        doi = tex_decoded(_text(fields.get("doi"))) or _doi_url(tex_decoded(_text(fields.get("url"))))
         title = _text(fields.get("title"))
         out.references.append(
             Reference(
@@ -172,9 +199,18 @@ def _bibtex(text: str) -> Bibliography:
     return out
 
 
+def _closed(text: str) -> str:
+    """RIS ``text`` with an ``ER  -`` closing its last record when the file ends without one."""
+    starts = [m.start() for m in _RIS_TAG.finditer(text)]
+    ends = [m.start() for m in _RIS_END.finditer(text)]
+    if starts and (not ends or ends[-1] < starts[-1]):
+        return text.rstrip("\r\n") + "\nER  - \n"
+    return text
+
+
 def _ris(text: str) -> Bibliography:
     try:
-        entries = rispy.loads(text)
+        entries = rispy.loads(_closed(text))
     except Exception as exc:  # rispy raises plain IOError/ValueError subclasses on a broken file
         raise InvalidInput(f"cannot read the RIS file: {exc}", reason="invalid_parameter") from exc
     out = Bibliography("ris")

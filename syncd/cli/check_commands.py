@@ -357,9 +357,10 @@ def check(
     at Crossref and not in Retraction Watch) unless --allow-unknown, else 0. --cited also lists, for
     each entry held in the store, the works its reference list cites that are retracted or under an
     expression of concern (from the store and the Retraction Watch data; no request). Entries
-    without a DOI are matched by PubMed id (BibTeX pmid, RIS PM/AN, CSL-JSON PMID) to the Retraction
-    Watch data; one with neither is unknown. --deep also asks Crossref's reverse query
-    (filter=updates:DOI: notices pointing at the work) for works nothing else flags.
+    without a DOI are matched by PubMed id (BibTeX pmid, RIS PM or a PubMed AN, CSL-JSON PMID) to
+    the Retraction Watch data; one with neither (a book) is skipped: listed and counted, never a
+    reason for exit 3. --deep also asks Crossref's reverse query (filter=updates:DOI: notices
+    pointing at the work) for works nothing else flags. Ctrl-C exits 130.
     """
     bib = read_bibliography(file, fmt)  # type: ignore[arg-type]
     refs = [r for r in bib.references if r.doi]
