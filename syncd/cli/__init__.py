@@ -43,13 +43,12 @@ from typing import Any, Final
 import click
 
 from syncd import __version__
+from syncd.cli.exits import EXIT_INTERRUPTED
 from syncd.lazy import load
 
-__all__ = ["COMMANDS", "CONTEXT_SETTINGS", "EXIT_INTERRUPTED", "Command", "LazyGroup", "cli", "main"]
+__all__ = ["COMMANDS", "CONTEXT_SETTINGS", "Command", "LazyGroup", "cli", "main"]
 
 CONTEXT_SETTINGS: Final = {"help_option_names": ["-h", "--help"]}
-EXIT_INTERRUPTED: Final = 130
-"""Exit code of every command stopped by Ctrl-C (SIGINT; 128 + 2, as shells report it)."""
 
 
 @dataclass(frozen=True)
@@ -132,14 +131,23 @@ class LazyGroup(click.Group):
             raise TypeError(f"{spec.module}.{spec.attribute} is not a click command")
         return command
 
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command; Ctrl-C during it ends the process with :data:`EXIT_INTERRUPTED` (130).
+
+        Never 1 (click's ``Aborted!``), the code ``syncd check`` gives for a retracted entry.
+        """
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            click.echo("interrupted", err=True)
+            raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
+
     def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
         """Run the command line; a usage error (an unknown option, a bad value) is one stderr line.
 
         ``error: invalid_parameter: <click's message>``, then ``Try '<command> --help'.``, exit 2:
-        the form of every other syncd error (click's own ``Usage:`` block otherwise). Ctrl-C ends any
-        command with :data:`EXIT_INTERRUPTED` (130), never 1 (click's "Aborted!", which ``syncd check``
-        uses for "something is retracted"). Outside standalone mode (tests, embedding) click's
-        behaviour is unchanged.
+        the form of every other syncd error (click's own ``Usage:`` block otherwise); Ctrl-C is 130
+        (:meth:`invoke`). Outside standalone mode (tests, embedding) click's behaviour is unchanged.
         """
         if not standalone_mode:
             return super().main(*args, standalone_mode=False, **kwargs)
@@ -153,15 +161,9 @@ class LazyGroup(click.Group):
         except click.ClickException as exc:
             exc.show()
             sys.exit(exc.exit_code)
-        except click.Abort as exc:
-            if isinstance(exc.__cause__, KeyboardInterrupt):
-                click.echo("interrupted", err=True)
-                sys.exit(EXIT_INTERRUPTED)
+        except click.Abort:
             click.echo("Aborted!", err=True)
             sys.exit(1)
-        except KeyboardInterrupt:
-            click.echo("interrupted", err=True)
-            sys.exit(EXIT_INTERRUPTED)
         sys.exit(code if isinstance(code, int) else 0)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:

@@ -257,7 +257,7 @@ def _print_report(report: dict[str, Any]) -> None:
     c = report["counts"]
     click.echo(
         f"{report['entries']} entries ({report['format']}): {report['withDoi']} with a DOI, "
-        f"{report['pmidOnly']} with a PubMed id only, {report['skipped']} with neither (verdict unknown), "
+        f"{report['pmidOnly']} with a PubMed id only, {report['skipped']} with neither (skipped), "
         f"{report['unparsed']} unreadable blocks; "
         f"ok {c['ok']}, retracted {c['retracted']}, expression of concern {c['expression_of_concern']}, "
         f"corrected {c['corrected']}, reinstated {c['reinstated']}, not found {c['not_found']}, "

@@ -17,6 +17,7 @@ import click
 
 from syncd.budget.buckets import Budget
 from syncd.cli.choices import NearChoice
+from syncd.cli.exits import EXIT_FAILURE, EXIT_NOT_FOUND, EXIT_USAGE
 from syncd.config import Settings, load_settings
 from syncd.errors import InvalidInput, NotFound, StoreError, SyncdError
 from syncd.logsetup import setup_logging
@@ -55,7 +56,9 @@ __all__ = [
     "session",
     "settings_of",
     "setup_logs",
+    "spreadsheet_cell",
     "store_kind_option",
+    "text_cell",
     "writable",
 ]
 
@@ -63,10 +66,6 @@ log = logging.getLogger("syncd.cli")
 
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-EXIT_NOT_FOUND = 1
-EXIT_USAGE = 2
-EXIT_FAILURE = 3
 
 
 OUTPUT_FORMATS = ("table", "tsv", "csv", "json")
@@ -438,17 +437,51 @@ def kind_filter(value: str) -> str | None:
     return RECORD_KINDS.get(value)
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""Control characters but tab and line feed: C0 (ESC of a terminal escape included), DEL and C1."""
+_FORMULA_START = ("=", "+", "-", "@")
+"""What a spreadsheet reads as the start of a formula (OWASP, CSV injection, CWE-1236)."""
+
+
+def text_cell(value: object) -> str:
+    """One cell as text for people: None empty, booleans ``true``/``false``, control characters removed.
+
+    A title deposited with terminal escape bytes (ESC ``[2J``) never reaches the terminal as an escape.
+    """
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return _CONTROL.sub("", str(value))
+
+
+def spreadsheet_cell(value: object) -> str:
+    """One CSV/TSV cell: :func:`text_cell`, and a text starting as a formula made inert.
+
+    A text whose first character (after blanks, tabs and carriage returns) is ``=``, ``+``, ``-`` or ``@``
+    gets a leading ``'`` (OWASP's advice for CSV injection, CWE-1236), so a title deposited as
+    ``=HYPERLINK(...)`` is shown, never run, by the spreadsheet a lab opens the file in. Numbers are
+    left as they are.
+    """
+    text = text_cell(value)
+    if isinstance(value, str) and text.lstrip(" \t\r\n").startswith(_FORMULA_START):
+        return "'" + text
+    return text
+
+
 def _cell(value: object) -> str:
-    """One TSV cell: the value as text, tabs and line breaks turned into spaces (one row per line)."""
-    return "" if value is None else re.sub(r"[\t\r\n]+", " ", str(value))
+    """One TSV cell: :func:`spreadsheet_cell`, tabs and line breaks turned into spaces (one row per line)."""
+    return re.sub(r"[\t\r\n]+", " ", spreadsheet_cell(value))
 
 
 def print_rows(rows: list[dict[str, Any]], columns: list[str], title: str | None = None) -> None:
     """Print ``columns`` of ``rows`` in the :func:`output_format`.
 
-    ``table``: a rich table (``title`` above it); ``tsv``: a header line then one line per row, cells
-    tab-separated, nothing cut or wrapped; ``csv``: the same as CSV (RFC 4180 quoting); ``json``:
-    the rows' ``columns`` as a JSON list.
+    ``table``: a rich table (``title`` above it; cells as plain text, never rich markup, control
+    characters removed: :func:`text_cell`); ``tsv``: a header line then one line per row, cells
+    tab-separated, nothing cut or wrapped; ``csv``: the same as CSV (RFC 4180 quoting); both with
+    cells a spreadsheet cannot run (:func:`spreadsheet_cell`); ``json``: the rows' ``columns`` as a
+    JSON list, values as they are.
     """
     fmt = output_format()
     if fmt == "tsv":
@@ -459,7 +492,7 @@ def print_rows(rows: list[dict[str, Any]], columns: list[str], title: str | None
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(columns)
-        writer.writerows([["" if row.get(c) is None else row.get(c) for c in columns] for row in rows])
+        writer.writerows([[spreadsheet_cell(row.get(c)) for c in columns] for row in rows])
         click.echo(out.getvalue(), nl=False)
         return
     if fmt == "json":
@@ -468,12 +501,13 @@ def print_rows(rows: list[dict[str, Any]], columns: list[str], title: str | None
         return
     from rich.console import Console  # rich only for a table on a terminal (syncd.lazy.LAZY)
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(title=title)
     for i, col in enumerate(columns):
         table.add_column(col, overflow="fold", no_wrap=i == 0)
     for row in rows:
-        table.add_row(*("" if row.get(c) is None else str(row.get(c)) for c in columns))
+        table.add_row(*(Text(text_cell(row.get(c))) for c in columns))
     if not rows:
         table.add_row("(none)", *[""] * (len(columns) - 1))
     Console().print(table)

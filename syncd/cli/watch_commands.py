@@ -11,7 +11,6 @@ from types import FrameType
 
 import click
 
-from syncd.cli import EXIT_INTERRUPTED
 from syncd.cli.choices import NearChoice
 from syncd.cli.common import (
     EXIT_FAILURE,
@@ -26,6 +25,7 @@ from syncd.cli.common import (
     setup_logs,
     writable,
 )
+from syncd.cli.exits import EXIT_INTERRUPTED
 from syncd.errors import InvalidInput, NotFound, SyncdError
 from syncd.passes import watches as watch_mod
 from syncd.passes.sync import DOI_WATCH, STOP, SyncReport, sync_all

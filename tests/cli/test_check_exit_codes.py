@@ -16,7 +16,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from syncd.cli import EXIT_INTERRUPTED, cli
+from syncd.cli import cli
+from syncd.cli.exits import EXIT_INTERRUPTED
 from syncd.config import Settings
 from tests.cli.test_cli import env  # noqa: F401  (fixture: SYNCD_* pointing at the fake and a temp DB)
 from tests.fakeupstream import FakeUpstream

@@ -115,7 +115,7 @@ def test_failed_walk_keeps_its_counts_and_the_rest_show_not_run(
         "2",
         "crossref_query",
         "full",
-        "False",
+        "false",  # TSV booleans read true/false (issue 38 item 6), not Python's False
         "0",
         "0",
         "0",
