@@ -403,7 +403,7 @@ def compose(packages: Sequence[str] = SLICE_PACKAGES) -> tuple[type[Settings], d
         ),
     )
     tables: dict[str, type[BaseModel]] = {"ttl": ttl, "budget": budget, "watch": watch, "mcp": mcp}
-    sections = fields([(name, model) for d in declared for name, model in d.sections.items()])
+    sections = fields([(s.name, s.model) for d in declared for s in d.sections])
     tops: dict[str, Any] = {name: (m, Field(default_factory=m)) for name, m in {**sections, **tables}.items()}
     model = create_model("Settings", __base__=core, **tops)
     return cast("type[Settings]", model), tables

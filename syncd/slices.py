@@ -16,13 +16,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, Final, TypeVar
+from typing import Any, Final, Generic, TypeVar
 
 from pydantic import BaseModel
 
 from syncd.lazy import load
 
-__all__ = ["SLICE_PACKAGES", "SliceSettings", "TtlField", "section", "slice_module"]
+__all__ = ["SLICE_PACKAGES", "Section", "SliceSettings", "TtlField", "slice_module"]
 
 SLICE_PACKAGES: Final[tuple[str, ...]] = (
     "syncd.crossref",
@@ -45,12 +45,35 @@ class TtlField:
 
 
 @dataclass(frozen=True)
+class Section(Generic[M]):
+    """One settings table a slice adds: ``[name]`` in TOML, ``SYNCD_NAME__*`` in the environment.
+
+    Declared once in the slice's ``settings.py`` (``SECTION = Section("crossref", CrossrefSettings)``);
+    the slice reads its values with :meth:`of`.
+    """
+
+    name: str
+    model: type[M]
+
+    def of(self, settings: BaseModel) -> M:
+        """The ``[name]`` table of ``settings``, typed as the slice's model.
+
+        Raises:
+            TypeError: ``settings`` holds no such table (settings composed without the slice).
+        """
+        value = getattr(settings, self.name, None)
+        if not isinstance(value, self.model):
+            raise TypeError(f"the settings hold no [{self.name}] section of {self.model.__name__}")
+        return value
+
+
+@dataclass(frozen=True)
 class SliceSettings:
     """The settings one slice adds to :class:`~syncd.config.Settings` (TOML keys and ``SYNCD_*`` names).
 
     Attributes:
-        sections: top-level tables, name -> model: ``{"crossref": CrossrefSettings}`` is ``[crossref]``
-            and ``SYNCD_CROSSREF__*``.
+        sections: its top-level tables (:class:`Section`): ``Section("crossref", CrossrefSettings)`` is
+            ``[crossref]`` and ``SYNCD_CROSSREF__*``.
         ttls: ``ttl.<name>`` lifetimes of the slice's kinds (``ttl.crossref_work``).
         watch: ``watch.<name>`` entries of the config file's watch lists, name -> ``(type, default
             factory, description)`` (``watch.zenodo_communities``: ``(list[str], list, "...")``).
@@ -58,7 +81,7 @@ class SliceSettings:
             (the architecture test holds it equal to its :class:`~syncd.slice.Slice` having tools).
     """
 
-    sections: Mapping[str, type[BaseModel]] = field(default_factory=dict)
+    sections: tuple[Section[Any], ...] = ()
     ttls: Mapping[str, TtlField] = field(default_factory=dict)
     watch: Mapping[str, tuple[Any, Callable[[], Any], str]] = field(default_factory=dict)
     tool_set: bool = False
@@ -81,15 +104,3 @@ def slice_module(importer: str, package: str, role: str) -> ModuleType | None:
         if exc.name == f"{package}.{role}":
             return None
         raise
-
-
-def section(settings: BaseModel, name: str, model: type[M]) -> M:
-    """The ``[name]`` section of ``settings``, typed as the slice's ``model``.
-
-    Raises:
-        TypeError: ``settings`` holds no such section (a settings object composed without the slice).
-    """
-    value = getattr(settings, name, None)
-    if not isinstance(value, model):
-        raise TypeError(f"the settings hold no [{name}] section of {model.__name__}")
-    return value

@@ -13,7 +13,7 @@ from syncd.errors import InvalidInput
 from syncd.normalize.doi import parse_doi
 from syncd.retractions.citations import cited_by_answer, rebuild_index
 from syncd.retractions.importer import import_path
-from syncd.retractions.settings import retractions_settings
+from syncd.retractions.settings import SECTION as RETRACTIONS
 from syncd.retractions.storage import Dataset, datasets
 from syncd.road.policy import iso
 from syncd.store.repo import Store
@@ -63,7 +63,7 @@ def retractions_import(ctx: click.Context, path: str, accept_shrink: bool, as_js
     retractions.max_removed_share (2%) of the rows held are refused with exit 2 and nothing
     changed; --accept-shrink imports a file that shrinks on purpose.
     """
-    guard = retractions_settings(settings_of(ctx)).max_removed_share
+    guard = RETRACTIONS.of(settings_of(ctx)).max_removed_share
     with _store(ctx) as store:
         report = import_path(store, path, max_removed_share=guard, accept_shrink=accept_shrink)
     data = report.as_dict()

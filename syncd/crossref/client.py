@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from syncd import __version__
 from syncd.budget.buckets import Budget
-from syncd.crossref.settings import crossref_settings
+from syncd.crossref.settings import SECTION
 from syncd.errors import MalformedResponse, UpstreamRejected, UpstreamUnavailable
 from syncd.normalize.doi import doi_path_segment
 from syncd.upstream.http import Deadline, Response, UpstreamHTTP
@@ -163,7 +163,7 @@ class CrossrefClient:
     def __init__(
         self, settings: Settings, budget: Budget, transport: httpx.BaseTransport | None = None
     ) -> None:
-        section = crossref_settings(settings)
+        section = SECTION.of(settings)
         self.base_url = section.base_url
         self.http = UpstreamHTTP(
             "crossref",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from syncd.crossref.settings import crossref_settings
+from syncd.crossref.settings import SECTION
 from syncd.logsetup import mask_email
 from syncd.upstream.probe import Identity, Probe
 
@@ -29,6 +29,6 @@ PROBES: tuple[Probe, ...] = (Probe("crossref", "crossref_list", "/works", _work_
 
 def identity(settings: Settings) -> Identity:
     """The masked ``crossref.mailto`` (the polite pool), else anonymous with the hint to set it."""
-    if crossref_settings(settings).mailto:
-        return Identity("crossref", f"mailto:{mask_email(crossref_settings(settings).mailto)}")
+    if SECTION.of(settings).mailto:
+        return Identity("crossref", f"mailto:{mask_email(SECTION.of(settings).mailto)}")
     return Identity("crossref", "anonymous", "set crossref.mailto to use the polite pool (higher limits)")

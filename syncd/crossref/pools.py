@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from syncd.budget.pools import Group, Pool, PoolLimits
-from syncd.crossref.settings import crossref_settings
+from syncd.crossref.settings import SECTION
 
 if TYPE_CHECKING:
     from syncd.config import Settings
@@ -23,7 +23,7 @@ SERVICE = "Crossref"
 
 
 def _polite(settings: Settings) -> bool:
-    return bool(crossref_settings(settings).mailto)
+    return bool(SECTION.of(settings).mailto)
 
 
 def single_limits(settings: Settings) -> PoolLimits:

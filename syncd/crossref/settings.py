@@ -1,16 +1,16 @@
 """The Crossref slice's settings: ``[crossref]``, ``ttl.crossref_work``, ``[[watch.crossref]]``.
 
 Composed into :class:`~syncd.config.Settings` (:data:`SETTINGS`); read by the slice through
-:func:`crossref_settings`. The pools' ``budget.*`` tables come from :mod:`syncd.crossref.pools`.
+``SECTION.of``. The pools' ``budget.*`` tables come from :mod:`syncd.crossref.pools`.
 """
 
 from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from syncd.slices import SliceSettings, TtlField, section
+from syncd.slices import Section, SliceSettings, TtlField
 
-__all__ = ["SETTINGS", "CrossrefSettings", "CrossrefWatchSettings", "crossref_settings"]
+__all__ = ["SECTION", "SETTINGS", "CrossrefSettings", "CrossrefWatchSettings"]
 
 DAY = 86_400.0
 
@@ -40,19 +40,13 @@ class CrossrefWatchSettings(BaseModel):
     rows: int | None = Field(1000, ge=1, le=1000, description="Page size of the cursor walk.")
 
 
+SECTION = Section("crossref", CrossrefSettings)
+"""``[crossref]``: read with ``SECTION.of(settings)``."""
+
 SETTINGS = SliceSettings(
-    sections={"crossref": CrossrefSettings},
+    sections=(SECTION,),
     ttls={"crossref_work": TtlField(7 * DAY, "Crossref works (seconds).")},
     watch={"crossref": (list[CrossrefWatchSettings], list, "Watched Crossref queries.")},
     tool_set=True,
 )
 """What the Crossref slice adds to the settings."""
-
-
-def crossref_settings(settings: BaseModel) -> CrossrefSettings:
-    """The ``[crossref]`` section of ``settings``.
-
-    Raises:
-        TypeError: the settings were composed without the Crossref slice.
-    """
-    return section(settings, "crossref", CrossrefSettings)

@@ -22,7 +22,7 @@ from syncd import __version__
 from syncd.budget.buckets import Budget
 from syncd.datacite.params import doi_query
 from syncd.datacite.pools import DATACITE
-from syncd.datacite.settings import contact, datacite_settings
+from syncd.datacite.settings import SECTION, contact
 from syncd.datacite.views import stored_body
 from syncd.errors import MalformedResponse, UpstreamRejected
 from syncd.upstream.http import Deadline, Response, UpstreamHTTP
@@ -106,7 +106,7 @@ class DataciteClient:
     ) -> None:
         self.http = UpstreamHTTP(
             "datacite",
-            datacite_settings(settings).base_url,
+            SECTION.of(settings).base_url,
             budget,
             headers={"User-Agent": user_agent(contact(settings)), "Accept": "application/json"},
             transport=transport,

@@ -1,7 +1,7 @@
 """The DataCite slice's settings: ``[datacite]``, ``ttl.datacite``, ``watch.datacite_queries``.
 
 Composed into :class:`~syncd.config.Settings` (:data:`SETTINGS`); read by the slice through
-:func:`datacite_settings` and :func:`contact`. The pool's ``budget.datacite`` comes from
+``SECTION.of`` and :func:`contact`. The pool's ``budget.datacite`` comes from
 :mod:`syncd.datacite.pools`.
 """
 
@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from syncd.slices import SliceSettings, TtlField, section
+from syncd.slices import Section, SliceSettings, TtlField
 
-__all__ = ["SETTINGS", "DataciteSettings", "contact", "datacite_settings"]
+__all__ = ["SECTION", "SETTINGS", "DataciteSettings", "contact"]
 
 DAY = 86_400.0
 
@@ -27,22 +27,16 @@ class DataciteSettings(BaseModel):
     )
 
 
+SECTION = Section("datacite", DataciteSettings)
+"""``[datacite]``: read with ``SECTION.of(settings)``."""
+
 SETTINGS = SliceSettings(
-    sections={"datacite": DataciteSettings},
+    sections=(SECTION,),
     ttls={"datacite": TtlField(1 * DAY, "DataCite works (seconds).")},
     watch={"datacite_queries": (list[str], list, "DataCite search queries.")},
     tool_set=True,
 )
 """What the DataCite slice adds to the settings."""
-
-
-def datacite_settings(settings: BaseModel) -> DataciteSettings:
-    """The ``[datacite]`` section of ``settings``.
-
-    Raises:
-        TypeError: the settings were composed without the DataCite slice.
-    """
-    return section(settings, "datacite", DataciteSettings)
 
 
 def contact(settings: BaseModel) -> str | None:
@@ -51,4 +45,4 @@ def contact(settings: BaseModel) -> str | None:
     ``crossref.mailto`` is read when the settings hold a ``[crossref]`` section with one.
     """
     crossref = getattr(settings, "crossref", None)
-    return datacite_settings(settings).mailto or getattr(crossref, "mailto", None) or None
+    return SECTION.of(settings).mailto or getattr(crossref, "mailto", None) or None

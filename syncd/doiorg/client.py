@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from syncd import __version__
 from syncd.budget.buckets import Budget
-from syncd.doiorg.settings import doi_settings
+from syncd.doiorg.settings import SECTION
 from syncd.errors import MalformedResponse
 from syncd.upstream.http import Deadline, UpstreamHTTP
 
@@ -53,7 +53,7 @@ class DoiClient:
     ) -> None:
         self.http = UpstreamHTTP(
             "doi",
-            doi_settings(settings).base_url,
+            SECTION.of(settings).base_url,
             budget,
             headers={"User-Agent": f"syncd/{__version__}", "Accept": "application/json"},
             transport=transport,

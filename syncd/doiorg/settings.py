@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from syncd.slices import SliceSettings, section
+from syncd.slices import Section, SliceSettings
 
-__all__ = ["SETTINGS", "DoiSettings", "doi_settings"]
+__all__ = ["SECTION", "SETTINGS", "DoiSettings"]
 
 
 class DoiSettings(BaseModel):
@@ -15,14 +15,8 @@ class DoiSettings(BaseModel):
     base_url: str = Field("https://doi.org", description="doi.org base URL.")
 
 
-SETTINGS = SliceSettings(sections={"doi": DoiSettings})
+SECTION = Section("doi", DoiSettings)
+"""``[doi]``: read with ``SECTION.of(settings)``."""
+
+SETTINGS = SliceSettings(sections=(SECTION,))
 """What the doi.org slice adds to the settings (its lifetime is the shared ``ttl.entity``)."""
-
-
-def doi_settings(settings: BaseModel) -> DoiSettings:
-    """The ``[doi]`` section of ``settings``.
-
-    Raises:
-        TypeError: the settings were composed without the doi.org slice.
-    """
-    return section(settings, "doi", DoiSettings)

@@ -33,7 +33,7 @@ from syncd.retractions.csvfile import RefusedFile
 from syncd.retractions.feed import flush_pending
 from syncd.retractions.importer import ImportReport, import_bytes, import_path
 from syncd.retractions.names import CHECK_S
-from syncd.retractions.settings import retractions_settings
+from syncd.retractions.settings import SECTION
 from syncd.road.services import Services
 from syncd.store.repo import Store
 from syncd.store.watches import get_sync_state, save_sync_state
@@ -87,7 +87,7 @@ def _download(
         httpx.HTTPError: the request failed; UpstreamUnavailable: an HTTP status other than 200 and
             304; MalformedResponse: a body over ``retractions.max_bytes``.
     """
-    cfg = retractions_settings(settings)
+    cfg = SECTION.of(settings)
     headers = {"User-Agent": f"syncd/{__version__} (retraction-watch import)"}
     if checkpoint.get("etag"):
         headers["If-None-Match"] = checkpoint["etag"]
@@ -127,17 +127,17 @@ def fetch_when_due(
     Raises:
         StoreError: the store cannot be read or the state written (the next check retries).
     """
-    source = retractions_settings(settings).source
+    source = SECTION.of(settings).source
     if not source:
         return None
     now = time.time() if now is None else now
     state = get_sync_state(store, STATE)
     checkpoint = dict(state.checkpoint or {}) if state is not None else {}
     attempted = checkpoint.get("attempted_at")
-    if isinstance(attempted, (int, float)) and now - attempted < retractions_settings(settings).interval_s:
+    if isinstance(attempted, (int, float)) and now - attempted < SECTION.of(settings).interval_s:
         return None
     outcome: FetchOutcome
-    guard = retractions_settings(settings).max_removed_share
+    guard = SECTION.of(settings).max_removed_share
     data: bytes | None = None
     try:
         if source.startswith(("https://", "http://")):
@@ -195,5 +195,5 @@ def scheduled_pass(store: Store, settings: Settings) -> None:
 
 def daemon_pass(svc: Services) -> None:
     """The slice's daemon job (:class:`~syncd.slice.Job`): :func:`scheduled_pass` when a source is set."""
-    if retractions_settings(svc.settings).source:
+    if SECTION.of(svc.settings).source:
         scheduled_pass(svc.store, svc.settings)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from syncd.retractions.names import MAX_REMOVED_SHARE
-from syncd.slices import SliceSettings, section
+from syncd.slices import Section, SliceSettings
 
-__all__ = ["SETTINGS", "RetractionsSettings", "retractions_settings"]
+__all__ = ["SECTION", "SETTINGS", "RetractionsSettings"]
 
 DAY = 86_400.0
 """Seconds in a day: the Retraction Watch file is replaced at most daily."""
@@ -41,14 +41,8 @@ class RetractionsSettings(BaseModel):
     )
 
 
-SETTINGS = SliceSettings(sections={"retractions": RetractionsSettings}, tool_set=True)
+SECTION = Section("retractions", RetractionsSettings)
+"""``[retractions]``: read with ``SECTION.of(settings)``."""
+
+SETTINGS = SliceSettings(sections=(SECTION,), tool_set=True)
 """What the Retraction Watch slice adds to the settings."""
-
-
-def retractions_settings(settings: BaseModel) -> RetractionsSettings:
-    """The ``[retractions]`` section of ``settings``.
-
-    Raises:
-        TypeError: the settings were composed without the Retraction Watch slice.
-    """
-    return section(settings, "retractions", RetractionsSettings)

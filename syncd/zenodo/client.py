@@ -23,7 +23,7 @@ from syncd.budget.buckets import Budget
 from syncd.errors import MalformedResponse
 from syncd.upstream.http import Deadline, Response, UpstreamHTTP
 from syncd.upstream.identity import foreign_not_found, is_zenodo_not_found
-from syncd.zenodo.settings import zenodo_settings
+from syncd.zenodo.settings import SECTION
 
 if TYPE_CHECKING:
     import httpx
@@ -84,12 +84,12 @@ class ZenodoClient:
         self, settings: Settings, budget: Budget, transport: httpx.BaseTransport | None = None
     ) -> None:
         headers = {"User-Agent": f"syncd/{__version__} (https://pypi.org/project/syncd/)"}
-        if zenodo_settings(settings).token is not None:
-            headers["Authorization"] = f"Bearer {zenodo_settings(settings).token.get_secret_value()}"
-        self.base_url = zenodo_settings(settings).base_url
+        if SECTION.of(settings).token is not None:
+            headers["Authorization"] = f"Bearer {SECTION.of(settings).token.get_secret_value()}"
+        self.base_url = SECTION.of(settings).base_url
         self.http = UpstreamHTTP(
             "zenodo",
-            zenodo_settings(settings).base_url,
+            SECTION.of(settings).base_url,
             budget,
             headers=headers,
             transport=transport,

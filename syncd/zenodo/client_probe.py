@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from syncd.upstream.probe import Identity, Probe
-from syncd.zenodo.settings import zenodo_settings
+from syncd.zenodo.settings import SECTION
 
 if TYPE_CHECKING:
     from syncd.config import Settings
@@ -28,4 +28,4 @@ PROBES: tuple[Probe, ...] = (Probe("zenodo", "zenodo_search", "/records", _hits,
 
 def identity(settings: Settings) -> Identity:
     """``token`` when ``zenodo.token`` is set (never shown), else ``guest`` (Zenodo's guest limits)."""
-    return Identity("zenodo", "token" if zenodo_settings(settings).token is not None else "guest")
+    return Identity("zenodo", "token" if SECTION.of(settings).token is not None else "guest")

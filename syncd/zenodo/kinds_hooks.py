@@ -19,13 +19,13 @@ from syncd.zenodo.lookups_fetch import load_record, record_arrived, refetch_reco
 from syncd.zenodo.lookups_pages import refetch_page
 from syncd.zenodo.lookups_terms import fetch_term
 from syncd.zenodo.params_id import RecordRef
-from syncd.zenodo.settings import zenodo_settings
+from syncd.zenodo.settings import SECTION
 
 __all__ = ["ANSWERS", "HOOKS"]
 
 
 def _refetch_record(svc: Services, entry: StoredEntry, deadline: Deadline) -> StoredEntry:
-    every = zenodo_settings(svc.settings).unconditional_every
+    every = SECTION.of(svc.settings).unconditional_every
     return refetch_record(svc.upstreams.zenodo, svc.store, entry, deadline, unconditional_every=every)
 
 

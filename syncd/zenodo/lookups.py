@@ -49,7 +49,7 @@ from syncd.zenodo.lookups_pages import get_page
 from syncd.zenodo.lookups_terms import TERM_PATHS, get_term, term_content
 from syncd.zenodo.names import ZENODO_RECORD, ZENODO_SEARCH, ZENODO_VOCAB
 from syncd.zenodo.params_id import RecordRef
-from syncd.zenodo.settings import zenodo_settings
+from syncd.zenodo.settings import SECTION
 
 __all__ = [
     "NotOnZenodo",
@@ -137,7 +137,7 @@ def get_record(
             asked,
             held if asked == target else None,
             deadline,
-            unconditional_every=zenodo_settings(svc.settings).unconditional_every,
+            unconditional_every=SECTION.of(svc.settings).unconditional_every,
         )
         vias.append(via)
         return fresh

@@ -25,7 +25,7 @@ from syncd.zenodo.client import LEGACY_JSON
 from syncd.zenodo.contracts import FileEntry
 from syncd.zenodo.lookups_pages import get_page
 from syncd.zenodo.names import ZENODO_CONTAINER, ZENODO_PREVIEW
-from syncd.zenodo.settings import zenodo_settings
+from syncd.zenodo.settings import SECTION
 
 log = logging.getLogger(__name__)
 
@@ -167,7 +167,7 @@ def read_preview(
     if answer.status == 416:
         raise InvalidInput("offset_bytes is past the end of the file", reason="offset_out_of_range")
     total = answer.total_size if answer.total_size is not None else file_size
-    per_file = zenodo_settings(svc.settings).preview_bytes_per_file
+    per_file = SECTION.of(svc.settings).preview_bytes_per_file
     if offset == 0 and per_file > 0 and answer.data:
         keep = answer.data[:per_file]
         if (kept is None or len(keep) > kept.size) and svc.store.write_problem() is None:
@@ -179,6 +179,6 @@ def read_preview(
                     blob_key,
                     keep,
                     answer.content_type,
-                    zenodo_settings(svc.settings).preview_total_bytes,
+                    SECTION.of(svc.settings).preview_total_bytes,
                 )
     return answer.data, total, "upstream", None

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from syncd.budget.pools import Pool, PoolLimits
-from syncd.zenodo.settings import zenodo_settings
+from syncd.zenodo.settings import SECTION
 
 if TYPE_CHECKING:
     from syncd.config import Settings
@@ -23,7 +23,7 @@ SERVICE = "Zenodo"
 
 def general_limits(settings: Settings) -> PoolLimits:
     """Records, files, versions: 1.38/s, 15 at once with a token; else 0.55/s (~2,000/h), 25; 4 in flight."""
-    if zenodo_settings(settings).token is not None:
+    if SECTION.of(settings).token is not None:
         return PoolLimits(per_s=1.38, burst=15, in_flight=4)
     return PoolLimits(per_s=0.55, burst=25, in_flight=4)
 

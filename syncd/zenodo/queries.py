@@ -23,7 +23,7 @@ from syncd.zenodo.names import ZENODO_VERSIONS
 from syncd.zenodo.params import blank, window_check
 from syncd.zenodo.params_cursor import CursorState, continuations_for_record, decode_cursor, window_for
 from syncd.zenodo.params_id import RecordRef, parse_record_ref
-from syncd.zenodo.settings import zenodo_settings
+from syncd.zenodo.settings import SECTION
 from syncd.zenodo.views import (
     miss_guidance,
     record_parts,
@@ -142,7 +142,7 @@ def _not_readable(services: Services, ref: RecordRef, lookup: lookups.RecordLook
         ref.input_kind,
         entry.key,
         entry.body,
-        token=zenodo_settings(services.settings).token is not None,
+        token=SECTION.of(services.settings).token is not None,
     )
     if lookup.last_known is not None:
         data["last_known"] = _last_known(lookup.last_known)
@@ -224,7 +224,7 @@ def _versions_listing(
             ref.input_kind,
             entry.key,
             entry.body,
-            token=zenodo_settings(services.settings).token is not None,
+            token=SECTION.of(services.settings).token is not None,
         )
         data.update(pages.no_versions_fields(page, size))
         data["cache"] = lookup.provenance.as_dict()

@@ -1,16 +1,16 @@
 """The Zenodo slice's settings: ``[zenodo]``, ``ttl.zenodo_record``, ``watch.zenodo_*``.
 
 Composed into :class:`~syncd.config.Settings` (:data:`SETTINGS`); read by the slice through
-:func:`zenodo_settings`. The pools' ``budget.*`` tables come from :mod:`syncd.zenodo.pools`.
+``SECTION.of``. The pools' ``budget.*`` tables come from :mod:`syncd.zenodo.pools`.
 """
 
 from __future__ import annotations
 
 from pydantic import BaseModel, Field, SecretStr
 
-from syncd.slices import SliceSettings, TtlField, section
+from syncd.slices import Section, SliceSettings, TtlField
 
-__all__ = ["SETTINGS", "ZenodoSettings", "zenodo_settings"]
+__all__ = ["SECTION", "SETTINGS", "ZenodoSettings"]
 
 DAY = 86_400.0
 
@@ -34,8 +34,11 @@ class ZenodoSettings(BaseModel):
     )
 
 
+SECTION = Section("zenodo", ZenodoSettings)
+"""``[zenodo]``: read with ``SECTION.of(settings)``."""
+
 SETTINGS = SliceSettings(
-    sections={"zenodo": ZenodoSettings},
+    sections=(SECTION,),
     ttls={"zenodo_record": TtlField(1 * DAY, "Zenodo records (seconds).")},
     watch={
         "zenodo_communities": (list[str], list, "Zenodo community ids."),
@@ -44,12 +47,3 @@ SETTINGS = SliceSettings(
     tool_set=True,
 )
 """What the Zenodo slice adds to the settings."""
-
-
-def zenodo_settings(settings: BaseModel) -> ZenodoSettings:
-    """The ``[zenodo]`` section of ``settings``.
-
-    Raises:
-        TypeError: the settings were composed without the Zenodo slice.
-    """
-    return section(settings, "zenodo", ZenodoSettings)

@@ -51,7 +51,7 @@ from syncd.zenodo.lookups import get_record
 from syncd.zenodo.lookups_fetch import record_content, supersede_older
 from syncd.zenodo.names import ZENODO_RECORD
 from syncd.zenodo.params_id import RecordRef, parse_record_ref
-from syncd.zenodo.settings import zenodo_settings
+from syncd.zenodo.settings import SECTION
 from syncd.zenodo.walk_specs import ZENODO_COMMUNITY, ZENODO_QUERY
 
 __all__ = [
@@ -83,7 +83,7 @@ def _parse_iso(value: str) -> float:
 
 def zenodo_page_size(svc: Services) -> int:
     """Hits per page: 100 with a token, else 25 (Zenodo's guest page limit)."""
-    return 100 if zenodo_settings(svc.settings).token is not None else 25
+    return 100 if SECTION.of(svc.settings).token is not None else 25
 
 
 def zenodo_params(spec: dict[str, Any], start: str, end: str, page: int, size: int) -> dict[str, str]:

@@ -45,7 +45,7 @@ def toy(folder: Path) -> dict[str, Any]:
     from syncd.registry import POOLS, open_services
     from syncd.store.repo import Store
     from tests.helpers import mcp_server
-    from tests.toyslice.settings import toy_settings
+    from tests.toyslice.settings import SECTION
 
     config = folder / "syncd.toml"
     database = f"sqlite:///{folder / 'store.db'}"
@@ -79,7 +79,7 @@ def toy(folder: Path) -> dict[str, Any]:
     budget = runner.invoke(cli, ["cache", "budget", "--json"], env=env)
     search = runner.invoke(cli, ["cache", "search", "alpine", "--json"], env=env)
     return {
-        "section": toy_settings(settings).model_dump(),
+        "section": SECTION.of(settings).model_dump(),
         "pools": list(POOLS.names),
         "tools": listed,
         "first": first,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from syncd.slices import SliceSettings, TtlField, section
+from syncd.slices import Section, SliceSettings, TtlField
 
-__all__ = ["SETTINGS", "ToySettings", "toy_settings"]
+__all__ = ["SECTION", "SETTINGS", "ToySettings"]
 
 
 class ToySettings(BaseModel):
@@ -16,14 +16,12 @@ class ToySettings(BaseModel):
     signature: str = Field("syncd-toy", description="Sent as X-Toy-Signature with every request.")
 
 
+SECTION = Section("toy", ToySettings)
+"""``[toy]``: read with ``SECTION.of(settings)``."""
+
 SETTINGS = SliceSettings(
-    sections={"toy": ToySettings},
+    sections=(SECTION,),
     ttls={"toy_note": TtlField(3600.0, "Toy notes (seconds).")},
     tool_set=True,
 )
 """What the toy slice adds to the settings."""
-
-
-def toy_settings(settings: BaseModel) -> ToySettings:
-    """The ``[toy]`` section of ``settings``."""
-    return section(settings, "toy", ToySettings)

@@ -13,7 +13,7 @@ from syncd.store.content import content_hash
 from syncd.store.repo import StoredEntry
 from syncd.upstream.http import Deadline, UpstreamHTTP, current_deadline
 from tests.toyslice import pools
-from tests.toyslice.settings import toy_settings
+from tests.toyslice.settings import SECTION
 
 if TYPE_CHECKING:
     import httpx
@@ -30,7 +30,7 @@ class ToyClient:
     def __init__(
         self, settings: Settings, budget: Budget, transport: httpx.BaseTransport | None = None
     ) -> None:
-        section = toy_settings(settings)
+        section = SECTION.of(settings)
         self.http = UpstreamHTTP(
             "toy",
             section.base_url,
