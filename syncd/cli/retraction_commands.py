@@ -153,13 +153,20 @@ def cited_by(ctx: click.Context, doi: str | None, limit: int, rebuild: bool, as_
         if doi is None:
             if rebuilt is None:
                 raise InvalidInput("give a DOI, or --rebuild", reason="invalid_parameter")
-            click.echo(f"indexed the reference lists of {rebuilt} stored works")
+            click.echo(
+                f"indexed the reference lists of {rebuilt.works} stored works; {rebuilt.junk} reference "
+                "DOIs skipped as not DOIs (spaces, control characters, over 300 characters)"
+            )
             return
         answer = cited_by_answer(store, parse_doi(doi).key, limit)
     data = answer.as_dict(iso)
 
     def human() -> None:
-        print_rows(data["works"], ["doi", "title"], title=f"{answer.total} stored works cite {answer.doi}")
+        print_rows(
+            data["works"],
+            ["doi", "title", "selfCitation"],
+            title=f"{answer.total} stored works cite {answer.doi}",
+        )
         cov = data["coverage"]
         click.echo(
             f"among {cov['indexedWorks']} stored works with deposited reference lists "

@@ -18,7 +18,7 @@ from sqlalchemy import func, select
 from syncd.crossref.names import CROSSREF_WORK
 from syncd.crossref.rules import WORK_RULES
 from syncd.crossref.views import work_view
-from syncd.crossref.views_references import cited_dois
+from syncd.crossref.views_references import reference_dois
 from syncd.errors import MalformedResponse
 from syncd.retractions.lookups import Seen, verdicts_for
 from syncd.retractions.verdict import Verdict
@@ -35,6 +35,7 @@ __all__ = [
     "INDEX_STATE",
     "CitedBy",
     "CitedProblem",
+    "Rebuilt",
     "cited_by_answer",
     "cited_by_lookup",
     "cited_problems",
@@ -75,7 +76,14 @@ class CitedBy:
             "doi": self.doi,
             "total": self.total,
             "returned": len(self.works),
-            "works": [{"doi": w.doi or w.key, **({"title": w.title} if w.title else {})} for w in self.works],
+            "works": [
+                {
+                    "doi": w.doi or w.key,
+                    **({"title": w.title} if w.title else {}),
+                    **({"selfCitation": True} if (w.doi or w.key).lower() == self.doi else {}),
+                }
+                for w in self.works
+            ],
             "coverage": {"indexedWorks": self.indexed, "storedWorks": self.stored, "note": COVERAGE_NOTE},
         }
         if self.rebuilt_at:
@@ -112,12 +120,21 @@ def cited_by_answer(store: Store, doi: str, limit: int = 50) -> CitedBy:
     )
 
 
-def rebuild_index(store: Store, batch: int = 500, now: float | None = None) -> int:
+@dataclass(frozen=True)
+class Rebuilt:
+    """What :func:`rebuild_index` did: ``works`` indexed, ``junk`` reference DOIs skipped as not DOIs."""
+
+    works: int
+    junk: int
+
+
+def rebuild_index(store: Store, batch: int = 500, now: float | None = None) -> Rebuilt:
     """Index the reference list of every stored Crossref work (the ones stored before the index too).
 
-    Returns the works read. Raises StoreError when the store fails.
+    Returns the works read and the reference "DOIs" skipped as junk
+    (:func:`syncd.crossref.views_references.reference_dois`). Raises StoreError when the store fails.
     """
-    last, works = 0, 0
+    last, works, junk = 0, 0, 0
     while True:
         with store.read() as conn:
             ids = [
@@ -137,17 +154,19 @@ def rebuild_index(store: Store, batch: int = 500, now: float | None = None) -> i
             if entry is None or entry.status != "ok":
                 continue
             try:
-                pairs.append((entry_id, cited_dois(document(entry, WORK_RULES))))
+                cites, skipped = reference_dois(document(entry, WORK_RULES))
             except ValueError:
                 continue
+            pairs.append((entry_id, cites))
+            junk += skipped
         with store.write() as conn:
             for entry_id, cites in pairs:
                 write_cites(conn, entry_id, cites)
         works += len(pairs)
         last = ids[-1]
     now = time.time() if now is None else now
-    save_sync_state(store, INDEX_STATE, checkpoint={"rebuilt_at": now, "works": works}, now=now)
-    return works
+    save_sync_state(store, INDEX_STATE, checkpoint={"rebuilt_at": now, "works": works, "junk": junk}, now=now)
+    return Rebuilt(works, junk)
 
 
 def stored_verdicts(store: Store, dois: Sequence[str]) -> dict[str, Verdict]:

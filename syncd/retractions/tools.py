@@ -49,6 +49,9 @@ class CitingWork(_Model):
 
     doi: str = Field(description="The citing work's DOI.")
     title: str | None = Field(None, description="Its title, as stored.")
+    selfCitation: bool | None = Field(
+        None, description="True when it is the cited work itself (its own DOI in its reference list)."
+    )
 
 
 class Coverage(_Model):
@@ -79,7 +82,11 @@ def render_cited_by(data: dict[str, Any]) -> str:
     cov = data["coverage"]
     lines = [
         f"# Stored works citing {data['doi']}: {data['total']}",
-        *(f"- {w.get('title') or '(untitled)'} | doi:{w['doi']}" for w in data["works"]),
+        *(
+            f"- {w.get('title') or '(untitled)'} | doi:{w['doi']}"
+            + (" | self-citation" if w.get("selfCitation") else "")
+            for w in data["works"]
+        ),
         f"Among {cov['indexedWorks']} stored works with deposited reference lists ({cov['storedWorks']} "
         "Crossref works stored); Crossref's public API has no cited-by.",
     ]

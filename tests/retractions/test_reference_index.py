@@ -18,6 +18,7 @@ from mcp import Client
 from syncd.cli import cli
 from syncd.config import Settings
 from syncd.crossref.lookups import work_content
+from syncd.crossref.views_references import reference_dois
 from syncd.daemon.alerts import run_pass
 from syncd.passes.watches import doi_specs
 from syncd.retractions.citations import cited_by_answer, cited_problems, rebuild_index
@@ -83,7 +84,7 @@ def test_rebuild_indexes_works_stored_before_the_index(store: Store) -> None:
     content = work_content(CITING, message(CITING), None)
     store.put_content(EntryContent(**{**content.__dict__, "cites": None}))
     assert cited_by_answer(store, CITED).total == 0
-    assert rebuild_index(store, now=1_800_000_000.0) == 1
+    assert rebuild_index(store, now=1_800_000_000.0).works == 1
     answer = cited_by_answer(store, CITED)
     assert answer.total == 1 and answer.rebuilt_at == 1_800_000_000.0
 
@@ -178,3 +179,41 @@ def test_syncd_check_cited_reports_the_cited_retraction(tmp_path: Path) -> None:
     ]
     table = runner.invoke(cli, ["check", str(refs), "--cited"], env=env)
     assert f"{CITING} cites {CITED}: retracted" in table.stdout
+
+
+def test_junk_reference_dois_are_counted_and_skipped_and_doi_org_urls_unwrapped(store: Store) -> None:
+    """The Nature Reviews work's reference list with junk added, as deposits carry it: a "DOI" with a
+    space, one with a NUL, one of 600 characters and a number are skipped and counted by the rebuild; a
+    doi.org URL and a ``doi:`` form are unwrapped, so cited-by finds the Science paper through them.
+    """
+    m = message(CITING)
+    m["reference"] = [r for r in m["reference"] if r.get("DOI", "").lower() != CITED]
+    m["reference"] += [
+        {"key": "junk-space", "DOI": "10.1000/not a doi"},
+        {"key": "junk-nul", "DOI": "10.1000/cut\x00here"},
+        {"key": "junk-long", "DOI": "10.1000/" + "x" * 600},
+        {"key": "junk-number", "DOI": 42},
+        {"key": "url", "DOI": "https://doi.org/10.1126/SCIENCE.280.5362.421"},
+        {"key": "prefixed", "DOI": "doi:10.1126/science.280.5362.421"},
+    ]
+    dois, junk = reference_dois(m)
+    assert junk == 4 and dois.count(CITED) == 1
+    assert not [d for d in dois if " " in d or "\x00" in d or len(d) > 300]
+    store.put_content(work_content(CITING, m, None))
+    assert [w.doi for w in cited_by_answer(store, CITED).works] == [CITING]
+    assert rebuild_index(store, now=1_800_000_000.0) == rebuild_index(store, now=1_800_000_000.0)
+    rebuilt = rebuild_index(store, now=1_800_000_000.0)
+    assert (rebuilt.works, rebuilt.junk) == (1, 4)
+
+
+def test_a_self_citation_is_flagged_in_cited_by(store: Store) -> None:
+    """A work whose reference list holds its own DOI is listed as citing itself, flagged selfCitation,
+    beside the real citing work (unflagged).
+    """
+    store_work(store, CITING)
+    m = message(CITED)
+    m["reference"] = [{"key": "self", "DOI": CITED.upper()}]
+    store.put_content(work_content(CITED, m, None))
+    data = cited_by_answer(store, CITED).as_dict(str)
+    flags = {w["doi"].lower(): w.get("selfCitation", False) for w in data["works"]}
+    assert flags == {CITING: False, CITED: True}
