@@ -122,8 +122,13 @@ def _item_data(item: WorkItem) -> dict[str, Any]:
 
 
 def counts_of(items: list[dict[str, Any]]) -> dict[str, int]:
-    """The ``WorksCounts`` of item dicts (:func:`item_data`)."""
-    flags = [set(i.get("flags") or ()) for i in items]
+    """The ``WorksCounts`` of item dicts (:func:`item_data`).
+
+    An item counts at a level when Crossref's ``updatedBy`` flags it so, or when its retraction verdict
+    (``retraction.severity``) is that level: a retraction only the Retraction Watch data knows counts
+    as retracted, so the header never says ``retracted 0`` above an item judged retracted.
+    """
+    flags = [_levels(i) for i in items]
     reasons = [i.get("reason") for i in items if not i["found"]]
     return {
         "found": sum(1 for i in items if i["found"]),
@@ -134,6 +139,15 @@ def counts_of(items: list[dict[str, Any]]) -> dict[str, int]:
         "corrected": sum("corrected" in f for f in flags),
         "expressionOfConcern": sum("expression_of_concern" in f for f in flags),
     }
+
+
+def _levels(item: dict[str, Any]) -> set[str]:
+    """An item's levels: its ``flags``, and its verdict's severity when it is a counted level."""
+    levels = set(item.get("flags") or ())
+    severity = (item.get("retraction") or {}).get("severity")
+    if severity in ("retracted", "corrected", "expression_of_concern"):
+        levels.add(str(severity))
+    return levels
 
 
 def _item_line(item: dict[str, Any]) -> str:

@@ -217,3 +217,21 @@ def test_a_self_citation_is_flagged_in_cited_by(store: Store) -> None:
     data = cited_by_answer(store, CITED).as_dict(str)
     flags = {w["doi"].lower(): w.get("selfCitation", False) for w in data["works"]}
     assert flags == {CITING: False, CITED: True}
+
+
+async def test_get_works_counts_a_retraction_only_retraction_watch_knows(cache: Services) -> None:
+    """crossref_get_works on the Science paper (no update deposited at Crossref) with a Retraction Watch
+    row retracting it: the item's verdict is retracted and the header counts it (retracted 1), as the
+    item says; its Crossref flags stay empty.
+    """
+    import_bytes(cache.store, sample_bytes() + RW_ROW, "rw.csv")
+    store_work(cache.store, CITED)
+    async with Client(mcp_server(cache)) as client:
+        result = await client.call_tool("crossref_get_works", {"dois": [CITED]})
+    data = result.structured_content
+    assert data is not None
+    [item] = data["items"]
+    assert item["retraction"]["severity"] == "retracted" and not item.get("flags")
+    assert data["counts"]["retracted"] == 1
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert "retracted 1" in text
