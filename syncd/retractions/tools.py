@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from syncd.contracts.common import WithCache
 from syncd.normalize.doi import parse_doi
 from syncd.retractions.citations import cited_by_lookup
-from syncd.road.policy import iso
+from syncd.road.policy import iso, read_now
 from syncd.road.services import Services
 from syncd.tools.errors import error_result
 from syncd.tools.fit import Cut, Fit, plain
@@ -118,13 +118,7 @@ def cited_by_tool(services: Services, doi: str, limit: int = 50) -> CallToolResu
         answer = cited_by_lookup(services, parse_doi(doi).key, limit)
         data = answer.as_dict(iso)
         now = time.time()
-        data["cache"] = {
-            "source": "store",
-            "fetched_at": iso(now),
-            "validated_at": iso(now),
-            "age_s": 0.0,
-            "stale": False,
-        }
+        data["cache"] = read_now(now).as_dict(now)
     except Exception as exc:
         return error_result(exc)
     return CallToolResult(

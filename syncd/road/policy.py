@@ -87,6 +87,7 @@ __all__ = [
     "outcome_of",
     "preview_covers",
     "preview_rescues",
+    "read_now",
     "stale",
     "staleness",
     "ttl_s",
@@ -402,6 +403,14 @@ class Provenance:
             out["stored"] = False
             out["store_error"] = self.store_error
         return out
+
+
+def read_now(now: float) -> Provenance:
+    """An answer the store's own index or feed gives at ``now`` (epoch s), no entry behind it: fresh, age 0.
+
+    The reference index (``syncd_cited_by``) and the change feed (``syncd_list_changes``) answer so.
+    """
+    return Provenance("store", now, now, stale=False)
 
 
 def from_store(entry: EntryFacts) -> Provenance:

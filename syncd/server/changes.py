@@ -29,7 +29,7 @@ from syncd.contracts.changes import ChangeEntry, ChangesView
 from syncd.errors import InvalidInput, StoreError
 from syncd.normalize.changes import describe, since_epoch
 from syncd.registry import CHANGE_SOURCES, SERIES_DOI_PREFIXES, change_sources
-from syncd.road.policy import iso
+from syncd.road.policy import iso, read_now
 from syncd.road.services import Services
 from syncd.store.changes import StoredChange, latest_change_id, list_changes, watched_ids
 from syncd.store.repo import Store
@@ -183,13 +183,7 @@ def list_changes_tool(
                 "No change recorded in this window with these filters; syncd records a change when it "
                 "revalidates, syncs or fetches an entry it already holds. Widen since or drop filters."
             )
-        data["cache"] = {
-            "source": "store",
-            "fetched_at": iso(now),
-            "validated_at": iso(now),
-            "age_s": 0.0,
-            "stale": False,
-        }
+        data["cache"] = read_now(now).as_dict(now)
     except Exception as exc:
         return error_result(exc)
     return CallToolResult(
