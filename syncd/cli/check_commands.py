@@ -218,12 +218,15 @@ def _report(
 ) -> dict[str, Any]:
     statuses = [entry_status(i) for i in items]
     rows = [_row(r, i, s) for r, i, s in zip(refs, items, statuses, strict=True)]
+    for row, item in zip(rows, items, strict=True):
+        if _nothing_to_look_up(item):
+            row["severity"] = "skipped"  # a book: nothing to look up, never an unknown
     order = {s: n for n, s in enumerate(REPORTED)}
     reported = sorted(
         (r for r in rows if r["status"] in order), key=lambda r: (order[r["status"]], r["position"])
     )
     counts = {s: statuses.count(s) for s in (*REPORTED, "other_agency", "ok")}
-    severities = [(i.get("retraction") or {}).get("severity") for i in items]
+    severities = [r["severity"] for r in rows]
     return {
         "file": path,
         "format": bib.format,
@@ -252,7 +255,7 @@ def _print_report(report: dict[str, Any]) -> None:
     print_rows(
         report["reported"],
         ["position", "label", "status", "severity", "doi", "title", "detail"],
-        title=f"{Path(report['file']).name}: {len(report['reported'])} of {report['withDoi']} DOIs flagged",
+        title=f"{Path(report['file']).name}: {len(report['reported'])} of {report['entries']} entries listed",
     )
     c = report["counts"]
     click.echo(
@@ -284,7 +287,8 @@ def _print_report(report: dict[str, Any]) -> None:
                 click.echo(f"  {work['doi']} cites {c['doi']}: {c['severity']}")
     unknown = report["severities"].get("unknown", 0)
     if unknown:
-        click.echo(f"{unknown} entries could not be checked (verdict unknown): never read them as clean")
+        noun = "entry" if unknown == 1 else "entries"
+        click.echo(f"{unknown} {noun} could not be checked (verdict unknown): never read them as clean")
     for other in report["otherAgency"]:
         click.echo(f"  #{other['position']} {other['doi']}: registered with {other['registrationAgency']}")
     req = report["requests"]

@@ -460,11 +460,12 @@ def spreadsheet_cell(value: object) -> str:
 
     A text whose first character (after blanks, tabs and carriage returns) is ``=``, ``+``, ``-`` or ``@``
     gets a leading ``'`` (OWASP's advice for CSV injection, CWE-1236), so a title deposited as
-    ``=HYPERLINK(...)`` is shown, never run, by the spreadsheet a lab opens the file in. Numbers are
-    left as they are.
+    ``=HYPERLINK(...)`` is shown, never run, by the spreadsheet a lab opens the file in. Numbers, and
+    a lone ``-`` (a placeholder), are left as they are.
     """
     text = text_cell(value)
-    if isinstance(value, str) and text.lstrip(" \t\r\n").startswith(_FORMULA_START):
+    start = text.lstrip(" \t\r\n")
+    if isinstance(value, str) and start.startswith(_FORMULA_START) and len(start) > 1:
         return "'" + text
     return text
 

@@ -113,7 +113,7 @@ def test_check_reads_the_escaped_dblp_dois_and_flags_the_retracted(env: Settings
     path.write_text(DBLP, encoding="utf-8")
     done = CliRunner().invoke(cli, ["check", str(path), "--output", "json"], obj={})
     assert done.exit_code == 1, done.output
-    report = json.loads(done.output)
+    report = json.loads(done.stdout)
     by_doi = {r["doi"].lower(): r["status"] for r in report["reported"]}
     assert by_doi["10.1109/icetce.2011.5774727"] == "retracted"
     assert by_doi["10.1016/j.apsusc.2007.01.131"] == "retracted"

@@ -136,7 +136,7 @@ def test_sixty_entry_bibtex_reports_exactly_the_retracted_and_bad(
     unidentified = report["reported"][-2:]
     assert [r["title"] for r in unidentified] == ["A book with no DOI", "A thesis with no DOI"]
     assert {(r["severity"], r["reason"]) for r in unidentified} == {
-        ("unknown", "the entry names no DOI and no PubMed id: nothing to look up")
+        ("skipped", "the entry names no DOI and no PubMed id: nothing to look up")
     }
     for row in report["reported"][:3]:
         assert row["title"].startswith(RETRACTED[row["doi"]]) and "retraction" in row["detail"]

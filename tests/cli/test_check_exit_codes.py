@@ -47,13 +47,16 @@ def test_a_book_is_listed_and_skipped_and_the_check_exits_0(env: Settings, tmp_p
     path.write_text(BIB, encoding="utf-8")
     done = CliRunner().invoke(cli, ["check", str(path), "--output", "json"], obj={})
     assert done.exit_code == 0, done.output
-    report = json.loads(done.output)
+    report = json.loads(done.stdout)
     assert (report["entries"], report["withDoi"], report["skipped"]) == (2, 1, 1)
     assert report["counts"]["ok"] == 1 and report["counts"]["no_doi"] == 1
     [book] = report["reported"]
     assert (book["status"], book["label"]) == ("no_doi", "knuth1968art")
-    human = CliRunner().invoke(cli, ["check", str(path)], obj={})
+    assert book["severity"] == "skipped" and report["severities"] == {"none_found": 1, "skipped": 1}
+    human = CliRunner().invoke(cli, ["check", str(path), "--output", "table"], obj={})
     assert human.exit_code == 0, human.output
+    assert "lab.bib: 1 of 2 entries listed" in human.stdout
+    assert "could not be checked" not in human.stdout
 
 
 def test_ctrl_c_in_check_exits_130_not_1(env: Settings, fake: FakeUpstream, tmp_path: Path) -> None:  # noqa: F811

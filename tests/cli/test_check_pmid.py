@@ -98,8 +98,8 @@ def test_an_entry_known_only_by_pubmed_id_gets_its_verdict(
 def test_a_pubmed_id_rescues_a_doi_crossref_does_not_hold(fake: FakeUpstream, tmp_path: Path) -> None:
     """A DOI Crossref leaves out, written with the PubMed id Retraction Watch knows: retracted by the
     PubMed id's row; a PubMed id Retraction Watch does not know stays unknown with the reason, and an
-    entry with neither identifier is unknown too (exit 3 without a flagged entry, from the PubMed id's
-    entry: a file holding only the book is listed unknown but exits 0, nothing could be asked).
+    entry with neither identifier is listed as skipped (exit 3 without a flagged entry comes from the
+    PubMed id's entry: a file holding only the book exits 0, nothing could be asked).
     """
     assert run("retractions", "import", str(SAMPLE)).exit_code == 0
     path = tmp_path / "refs.bib"
@@ -116,11 +116,11 @@ def test_a_pubmed_id_rescues_a_doi_crossref_does_not_hold(fake: FakeUpstream, tm
     assert code == 3
     assert [(r["status"], r["severity"], r["reason"]) for r in report["reported"]] == [
         ("no_doi", "unknown", "no DOI to ask Crossref and PubMed id 12345678 not in Retraction Watch"),
-        ("no_doi", "unknown", "the entry names no DOI and no PubMed id: nothing to look up"),
+        ("no_doi", "skipped", "the entry names no DOI and no PubMed id: nothing to look up"),
     ]
     assert run("check", str(other), "--allow-unknown").exit_code == 0
     book = tmp_path / "book.bib"
     book.write_text("@book{c, title={C}}\n", encoding="utf-8")
     code, report = check_json(book)
     assert code == 0
-    assert [(r["status"], r["severity"]) for r in report["reported"]] == [("no_doi", "unknown")]
+    assert [(r["status"], r["severity"]) for r in report["reported"]] == [("no_doi", "skipped")]

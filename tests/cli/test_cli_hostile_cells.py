@@ -45,6 +45,7 @@ def test_the_cell_rules() -> None:
     assert spreadsheet_cell(True) == "true" and text_cell(False) == "false" and text_cell(None) == ""
     assert text_cell("a\x1b[31mred\x1b[0m\x9b") == "a[31mred[0m"
     assert spreadsheet_cell("Raptor genomes") == "Raptor genomes"
+    assert spreadsheet_cell("-") == "-"  # a lone dash is a placeholder, not a formula
 
 
 def test_cache_ls_csv_tsv_and_table_show_a_hostile_title_inert(env: Settings, fake: FakeUpstream) -> None:  # noqa: F811

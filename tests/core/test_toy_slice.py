@@ -8,6 +8,7 @@ composed from it; nothing under ``syncd/`` knows the toy slice.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -21,9 +22,11 @@ RAPTOR = "Raptor genomes reveal evolutionary signatures of predatory and nocturn
 
 def run(*args: str) -> dict[str, Any]:
     """``python -m tests.toyslice.run ARGS`` from the repository root: its JSON answer."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SYNCD_")}  # the suite's switches too
     done = subprocess.run(
         [sys.executable, "-m", "tests.toyslice.run", *args],
         cwd=ROOT,
+        env=env,
         capture_output=True,
         text=True,
         timeout=300,

@@ -160,7 +160,7 @@ def test_the_cli_refuses_with_exit_2_and_imports_with_accept_shrink(store: Store
         cli, ["retractions", "import", "--accept-shrink", "--json", str(tmp_path / "cut.csv")], env=env
     )
     assert forced.exit_code == 0, forced.output
-    assert json.loads(forced.output)["dataset"]["rows"] == 50
+    assert json.loads(forced.stdout)["dataset"]["rows"] == 50
 
 
 def test_the_daemon_read_holds_a_bad_file_back_and_says_why(

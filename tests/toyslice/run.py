@@ -87,8 +87,8 @@ def toy(folder: Path) -> dict[str, Any]:
         "requests": seen,
         "requests_before_sweep": requests_before_sweep,
         "sweep": {"checked": report.checked, "unchanged": report.unchanged},
-        "budget": json.loads(budget.output) if budget.exit_code == 0 else budget.output,
-        "search": json.loads(search.output) if search.exit_code == 0 else search.output,
+        "budget": json.loads(budget.stdout) if budget.exit_code == 0 else budget.output,
+        "search": json.loads(search.stdout) if search.exit_code == 0 else search.output,
     }
 
 
@@ -145,7 +145,7 @@ def without_datacite(folder: Path, crossref: str, zenodo: str, doi: str) -> dict
         "record": record,
         "sweep": {"checked": report.checked, "unchanged": report.unchanged},
         "check_exit": check.exit_code,
-        "check": json.loads(check.output) if check.output.startswith("{") else check.output,
+        "check": json.loads(check.stdout) if check.stdout.startswith("{") else check.output,
     }
 
 
