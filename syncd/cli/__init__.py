@@ -189,7 +189,8 @@ class LazyGroup(click.Group):
     "--config",
     type=click.Path(dir_okay=False),
     default=None,
-    help="Config file (TOML). Default: $SYNCD_CONFIG, ~/.config/syncd/syncd.toml, /etc/syncd/syncd.toml.",
+    help="Config file (TOML). Default: $SYNCD_CONFIG, $XDG_CONFIG_HOME/syncd/syncd.toml "
+    "(~/.config/syncd/syncd.toml), /etc/syncd/syncd.toml.",
 )
 @click.option("--log-level", default=None, help="Logging level (DEBUG, INFO, WARNING, ...).")
 @click.pass_context
