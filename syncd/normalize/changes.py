@@ -64,8 +64,15 @@ __all__ = [
 ]
 
 
-ALERT_TYPES = ("retraction", "withdrawal", "expression_of_concern", "deleted")
-"""Change types that raise an alert for a watched entry (:mod:`syncd.daemon.alerts`)."""
+ALERT_TYPES = (
+    "retraction",
+    "withdrawal",
+    "expression_of_concern",
+    "deleted",
+    "retraction_watch_removed",
+)
+"""Change types that raise an alert for a watched entry (:mod:`syncd.daemon.alerts`); the last is a
+Retraction Watch row the newest version no longer holds (a retraction withdrawn from the data)."""
 
 UPDATE_TYPES = frozenset(
     {

@@ -1,7 +1,9 @@
 """Retraction Watch changes in the change feed: for stored works, and for watched DOIs not stored yet.
 
 A row added or changed between two versions becomes one ``changes`` row (types ``retraction``,
-``expression_of_concern``, ``correction``, ``reinstatement`` or ``retraction_watch_updated``) on
+``expression_of_concern``, ``correction``, ``reinstatement`` or ``retraction_watch_updated``), and a row
+the new version no longer holds one of type :data:`REMOVED` (a retraction withdrawn from the data is
+news too: it alerts like a new retraction), on
 the entry of its original DOI: the Crossref work stored under that DOI, else any entry whose
 ``doi`` is it (a DataCite or Zenodo record, for a watched DOI). The daemon's alert pass
 (:mod:`syncd.daemon.alerts`) reads these like any other change, so a new retraction of a watched work is
@@ -36,6 +38,7 @@ __all__ = [
     "PENDING",
     "PENDING_KEEP_S",
     "PENDING_MAX",
+    "REMOVED",
     "flush_pending",
     "pending_changes",
     "record_changes",
@@ -45,6 +48,8 @@ log = logging.getLogger("syncd.retractions")
 
 CHANGE_FIELDS = ("nature", "notice_doi", "notice_date", "original_doi", "original_pmid", "title", "reasons")
 """Fields a change-feed item names when a row changed between versions."""
+REMOVED = "retraction_watch_removed"
+"""Change type of a row the new version no longer holds (its item names the row as it was)."""
 PENDING = "retractions:pending"
 """``sync_state`` row of the changes of watched DOIs not stored yet (``checkpoint = {"items": [...]}``)."""
 PENDING_KEEP_S = 30 * 86400.0
@@ -81,6 +86,20 @@ def _summary(
             kind = "retraction_watch_updated"
             item = {**item, "type": kind, "nature": row.nature}
     return kind, {"types": [kind], "items": [item], "doi": row.original_doi}
+
+
+def _removal(old: RetractionWatchRow, dataset: str) -> tuple[str, dict[str, Any]]:
+    """The change type and feed summary of a row the version ``dataset`` no longer holds."""
+    item = {
+        "type": REMOVED,
+        "nature": old.nature,
+        "doi": old.notice_doi,
+        "source": "retraction-watch",
+        "record_id": old.record_id,
+        "updated": old.notice_date,
+        "dataset": dataset,
+    }
+    return REMOVED, {"types": [REMOVED], "items": [item], "doi": old.original_doi}
 
 
 def _watched(conn: Connection) -> set[str]:
@@ -162,23 +181,26 @@ def record_changes(
     changed: Sequence[tuple[RetractionWatchRow, RetractionWatchRow | None]],
     sha: str,
     now: float,
+    *,
+    removed: Sequence[RetractionWatchRow] = (),
 ) -> tuple[int, int]:
-    """Feed rows for the added/changed rows (``(row, old)``, ``old`` None when added) of version ``sha``.
+    """Feed rows for the added, changed and ``removed`` rows of version ``sha``.
 
-    Written in ``conn``'s transaction (the import's). Returns ``(recorded, pending)``: change rows
-    written, and changes of watched DOIs without an entry kept pending (module docstring).
+    ``changed`` holds ``(row, old)`` pairs (``old`` None when added); ``removed`` the rows as the version
+    before held them. Written in ``conn``'s transaction (the import's). Returns ``(recorded, pending)``:
+    change rows written, and changes of watched DOIs without an entry kept pending (module docstring).
     """
-    dois = sorted({r.original_doi for r, _ in changed if r.original_doi})
+    summaries = [(row.original_doi, *_summary(row, old, sha[:12])) for row, old in changed]
+    summaries += [(old.original_doi, *_removal(old, sha[:12])) for old in removed]
+    dois = sorted({doi for doi, _, _ in summaries if doi})
     held = _held(conn, dois)
     unheld = [d for d in dois if d not in held]
     watched = _watched(conn) if unheld else set()
     held.update(_held(conn, [], [d for d in unheld if d in watched]))
     rows, pending = [], []
-    for row, old in changed:
-        doi = row.original_doi
+    for doi, kind, summary in summaries:
         if doi is None:
             continue
-        kind, summary = _summary(row, old, sha[:12])
         if doi in held:
             rows.append(_change_row(held[doi], doi, kind, summary, now))
         elif doi in watched:

@@ -2,9 +2,10 @@
 
 :func:`apply_version` writes a parsed file as the new version in one transaction: rows added,
 changed and removed against the version before, the ``retraction_datasets`` row, and one
-change-feed row (``changes``) per added or changed row whose original DOI names a work held in the
-store or a watched DOI (:mod:`syncd.retractions.feed`), so the daemon's alerts
-(:mod:`syncd.daemon.alerts`) see a new retraction of a watched work like any other. The first version is
+change-feed row (``changes``) per added, changed or removed row whose original DOI names a work held
+in the store or a watched DOI (:mod:`syncd.retractions.feed`), so the daemon's alerts
+(:mod:`syncd.daemon.alerts`) see a new retraction of a watched work like any other, and a retraction
+withdrawn from the data too. The first version is
 the baseline: it records no change (as the alerts' first pass does not alert the history).
 
 A row whose raw cells hash to the stored ``row_hash`` (:func:`~syncd.retractions.csvfile.cells_hash`)
@@ -175,6 +176,7 @@ def apply_version(
         removed = sorted(set(known) - present)
         added = [r for r in parsed.rows if r.record_id not in known]
         stored = _stored_fields(conn, [r.record_id for r in parsed.rows if r.record_id in known])
+        gone = _stored_fields(conn, removed) if based_on is not None else {}
         changed = [r for r in parsed.rows if r.record_id in stored and stored[r.record_id] != r.fields_json()]
         rehashed = [
             r for r in parsed.rows if r.record_id in stored and stored[r.record_id] == r.fields_json()
@@ -211,6 +213,7 @@ def apply_version(
             pairs = [(r, None) for r in added] + [
                 (r, RetractionWatchRow.from_json(stored[r.record_id])) for r in changed
             ]
-            recorded, pending = record_changes(conn, pairs, sha256, now)
+            removals = [RetractionWatchRow.from_json(gone[rid]) for rid in removed if rid in gone]
+            recorded, pending = record_changes(conn, pairs, sha256, now, removed=removals)
         row = conn.execute(select(versions).where(versions.c.id == dataset_id)).one()
     return _dataset(row), recorded, pending

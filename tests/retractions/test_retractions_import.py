@@ -207,3 +207,38 @@ def test_a_new_retraction_of_a_watched_work_is_alerted(
     [line] = [r.getMessage() for r in caplog.records if "event=alert" in r.getMessage()]
     assert "type=retraction" in line and "doi=10.1016/j.apsusc.2007.01.131" in line
     assert "notice=10.1016/j.apsusc.2017.07.145" in line
+
+
+def test_a_retraction_withdrawn_from_the_data_is_a_change_and_an_alert(
+    store: Store, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A next version without the Applied Surface Science retraction (record 11459; imported with
+    accept_shrink, 1 of 9 rows): a ``retraction_watch_removed`` change on the stored work names the row
+    as it was (its nature, notice DOI and date), and the alert pass raises it for the watched work.
+    """
+    work = "10.1016/j.apsusc.2007.01.131"
+    store_work(store, work)
+    [spec] = doi_specs([work])
+    add_watch(store, "doi", spec, "lab")
+    settings = Settings(database_url=f"sqlite:///{tmp_path / 'store.db'}")
+    import_path(store, SAMPLE)
+    assert run_pass(store, settings) == 0  # the first pass sets the cursor
+    lines = sample_bytes().split(b"\r\n")
+    (tmp_path / "next").mkdir()
+    (tmp_path / "next" / "retraction_watch.csv").write_bytes(
+        b"\r\n".join(x for x in lines if not x.startswith(b"11459,"))
+    )
+    report = import_path(store, tmp_path / "next", accept_shrink=True)
+    assert (report.dataset.removed, report.changes) == (1, 1)
+    [change] = list_changes(store)
+    assert change.types == ("retraction_watch_removed",) and change.doi == work
+    [item] = change.summary["items"]
+    assert (item["nature"], item["record_id"], item["doi"]) == (
+        "retraction",
+        "11459",
+        "10.1016/j.apsusc.2017.07.145",
+    )
+    with caplog.at_level(logging.WARNING, logger="syncd.alerts"):
+        assert run_pass(store, settings) == 1
+    [line] = [r.getMessage() for r in caplog.records if "event=alert" in r.getMessage()]
+    assert "type=retraction_watch_removed" in line and f"doi={work}" in line
