@@ -34,12 +34,22 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 import click
 
 from syncd.bibliography import FORMATS, Bibliography, Reference, read_bibliography
 from syncd.cli.choices import NearChoice
-from syncd.cli.common import EXIT_FAILURE, emit, handle_errors, json_option, print_rows, session
+from syncd.cli.common import (
+    EXIT_FAILURE,
+    emit,
+    handle_errors,
+    json_option,
+    output_format,
+    print_rows,
+    session,
+    text_cell,
+)
 from syncd.crossref.lookups_batch import AGENCY as ANSWERING_AGENCY
 from syncd.crossref.lookups_batch import get_works
 from syncd.crossref.tools_batch import item_data
@@ -51,7 +61,17 @@ from syncd.retractions.verdicts import work_verdicts
 from syncd.road.policy import iso
 from syncd.store.repo import Store
 
-__all__ = ["EXIT_RETRACTED", "FAIL_ON", "REPORTED", "check", "entry_status", "exit_code"]
+__all__ = [
+    "EXIT_RETRACTED",
+    "FAIL_ON",
+    "REPORTED",
+    "REPORT_COLUMNS",
+    "check",
+    "entry_status",
+    "exit_code",
+    "junit_report",
+    "markdown_report",
+]
 
 EXIT_RETRACTED = 1
 """Exit code of ``syncd check`` when any entry is at or above the ``--fail-on`` level."""
@@ -215,7 +235,8 @@ def _updates_query(verdicts: list[Verdict | None]) -> dict[str, Any]:
 
 def _report(
     path: str, bib: Bibliography, items: list[dict[str, Any]], refs: list[Reference]
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The report of a check (the ``--json`` document) and every entry's row, in file order."""
     statuses = [entry_status(i) for i in items]
     rows = [_row(r, i, s) for r, i, s in zip(refs, items, statuses, strict=True)]
     for row, item in zip(rows, items, strict=True):
@@ -227,7 +248,7 @@ def _report(
     )
     counts = {s: statuses.count(s) for s in (*REPORTED, "other_agency", "ok")}
     severities = [r["severity"] for r in rows]
-    return {
+    report = {
         "file": path,
         "format": bib.format,
         "entries": len(bib.references),
@@ -249,12 +270,83 @@ def _report(
             if r["status"] == "other_agency"
         ],
     }
+    return report, rows
+
+
+REPORT_COLUMNS = ("position", "label", "status", "severity", "doi", "title", "detail")
+"""The columns of a check's table, CSV, TSV and markdown report, in order."""
+
+
+def _markdown_cell(value: object) -> str:
+    """A markdown table cell: :func:`~syncd.cli.common.text_cell`, pipes escaped, one line."""
+    return " ".join(text_cell(value).replace("|", "\\|").split())
+
+
+def markdown_report(report: dict[str, Any]) -> str:
+    """The check as markdown for a pull-request comment: a heading, the summary line, the listed entries."""
+    c = report["counts"]
+    lines = [
+        f"### Bibliography check: `{Path(report['file']).name}`",
+        "",
+        f"{report['entries']} entries ({report['format']}): {report['withDoi']} with a DOI, "
+        f"{report['skipped']} skipped (no DOI, no PubMed id); ok {c['ok']}, retracted {c['retracted']}, "
+        f"expression of concern {c['expression_of_concern']}, corrected {c['corrected']}, "
+        f"not found {c['not_found']}, invalid {c['invalid_doi']}, unchecked {c['unchecked']}.",
+        "",
+    ]
+    if not report["reported"]:
+        return (
+            "\n".join([*lines, "No entry is retracted, concerned, corrected, missing or unchecked."]) + "\n"
+        )
+    lines += ["| " + " | ".join(REPORT_COLUMNS) + " |", "|" + "---|" * len(REPORT_COLUMNS)]
+    lines += [
+        "| " + " | ".join(_markdown_cell(row.get(col)) for col in REPORT_COLUMNS) + " |"
+        for row in report["reported"]
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def junit_report(
+    report: dict[str, Any], rows: list[dict[str, Any]], fail_on: str, allow_unknown: bool
+) -> str:
+    """The check as JUnit XML: one test case per reference, so a CI system lists each citation.
+
+    An entry at or above ``fail_on`` is a ``failure`` (its severity and signals as the message), one
+    whose verdict is unknown an ``error`` (a ``skipped`` with ``allow_unknown``), a book with nothing
+    to look up ``skipped``; the rest pass. Written with the standard library's ElementTree.
+    """
+    suite = ElementTree.Element("testsuite", name=f"syncd check {Path(report['file']).name}")
+    failures = errors = skipped = 0
+    for row in rows:
+        name = row.get("label") or f"entry {row['position']}"
+        case = ElementTree.SubElement(
+            suite,
+            "testcase",
+            classname="syncd.check",
+            name=text_cell(f"{name} {row.get('doi') or ''}".strip()),
+        )
+        severity = row.get("severity")
+        detail = text_cell(row.get("detail") or row.get("reason") or "")
+        if severity in FAIL_ON[fail_on]:
+            failures += 1
+            ElementTree.SubElement(case, "failure", message=f"{severity}: {detail}", type=str(severity))
+        elif severity == "skipped" or (severity == "unknown" and allow_unknown):
+            skipped += 1
+            ElementTree.SubElement(case, "skipped", message=detail)
+        elif severity == "unknown":
+            errors += 1
+            ElementTree.SubElement(case, "error", message=f"unknown: {detail}", type="unknown")
+    suite.set("tests", str(len(rows)))
+    suite.set("failures", str(failures))
+    suite.set("errors", str(errors))
+    suite.set("skipped", str(skipped))
+    return ElementTree.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"
 
 
 def _print_report(report: dict[str, Any]) -> None:
     print_rows(
         report["reported"],
-        ["position", "label", "status", "severity", "doi", "title", "detail"],
+        list(REPORT_COLUMNS),
         title=f"{Path(report['file']).name}: {len(report['reported'])} of {report['entries']} entries listed",
     )
     c = report["counts"]
@@ -333,7 +425,11 @@ def _print_report(report: dict[str, Any]) -> None:
     is_flag=True,
     help="Also list, for each entry held in the store, the works it cites that are retracted or concerned.",
 )
-@json_option(flag="--output")
+@json_option(
+    flag="--output",
+    reports=("markdown", "junit"),
+    help_more="markdown (a pull-request comment) or junit (JUnit XML, one test case per reference).",
+)
 @click.pass_context
 @handle_errors
 def check(
@@ -375,7 +471,7 @@ def check(
         items = [item_data(i, v) for i, v in zip(answer.items, verdicts, strict=True)]
         by_pmid = verdicts_for(svc.store, [Seen(None, pmid=r.pmid) for r in others])
         items += [_no_doi_item(r, v) for r, v in zip(others, by_pmid, strict=True)]
-        report = _report(file, bib, items, refs + others)
+        report, rows = _report(file, bib, items, refs + others)
         report["basis"] = _basis([*verdicts, *by_pmid])
         if deep:
             report["updatesQuery"] = _updates_query(verdicts)
@@ -388,7 +484,13 @@ def check(
             added = [watch_mod.add(svc.store, "doi", s, label) for s in watch_mod.doi_specs(found)]
             report["watched"] = len(added)
             report["watchedNew"] = sum(1 for _, created in added if created)
-    emit(report, as_json, lambda: _print_report(report))
+    fmt = output_format()
+    if fmt == "markdown":
+        click.echo(markdown_report(report), nl=False)
+    elif fmt == "junit":
+        click.echo(junit_report(report, rows, fail_on, allow_unknown), nl=False)
+    else:
+        emit(report, as_json, lambda: _print_report(report))
     judged = [i for i in items if not _nothing_to_look_up(i)]
     code = exit_code([(i.get("retraction") or {}).get("severity") for i in judged], fail_on, allow_unknown)
     if code:

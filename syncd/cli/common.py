@@ -84,13 +84,16 @@ def output_format() -> str:
     return "table" if sys.stdout.isatty() else "tsv"
 
 
-def json_option(func: F | None = None, *, flag: str = "--format") -> Any:
+def json_option(
+    func: F | None = None, *, flag: str = "--format", reports: tuple[str, ...] = (), help_more: str = ""
+) -> Any:
     """Option bundle: ``--format table|tsv|csv|json`` and its short form ``--json``.
 
     The command receives ``as_json`` (True with ``--json`` or ``--format json``); the format itself is
     kept for :func:`print_rows` (:func:`output_format`). ``flag``: the option's name where the command
-    has a ``--format`` of its own (``syncd check --format bibtex`` takes ``--output``); used bare
-    (``@json_option``) or called (``@json_option(flag="--output")``).
+    has a ``--format`` of its own (``syncd check --format bibtex`` takes ``--output``); ``reports``:
+    formats of the command's own besides the tables' (``syncd check``'s ``markdown`` and ``junit``),
+    described by ``help_more``; used bare (``@json_option``) or called (``@json_option(flag="--output")``).
     """
 
     def deco(command: F) -> F:
@@ -105,10 +108,10 @@ def json_option(func: F | None = None, *, flag: str = "--format") -> Any:
         with_format = click.option(
             flag,
             "output_format",
-            type=NearChoice(OUTPUT_FORMATS, "format"),
+            type=NearChoice((*OUTPUT_FORMATS, *reports), "format"),
             default=None,
             help="table (default on a terminal), tsv (default when piped: one row per line, tab-separated, "
-            "nothing cut), csv or json.",
+            "nothing cut), csv or json" + (f"; {help_more}" if help_more else "."),
         )
         return with_json(with_format(wrapper))  # type: ignore[return-value]
 
