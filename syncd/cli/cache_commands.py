@@ -33,10 +33,12 @@ from syncd.cli.common import (
     resolve_id,
     session,
     store_kind_option,
+    text_cell,
 )
 from syncd.errors import InvalidInput, NotFound, SyncdError
 from syncd.passes.refresh import named_entries, sweep
 from syncd.registry import KINDS, POOLS, STORE_RULES, WATCHED_DOI_KIND, data_files, record_answer
+from syncd.retractions.citations import stored_verdicts
 from syncd.road import policy
 from syncd.store.maintenance import count_entries, delete_entries, list_entries, prune, vacuum, verify
 from syncd.store.watches import list_watches
@@ -137,6 +139,31 @@ def cache_show(ctx: click.Context, ident: str, kind: str, as_json: bool) -> None
     print_rows([{"field": k, "value": v} for k, v in data.items()], ["field", "value"])
 
 
+VERDICT_SHOWN = ("retracted", "expression_of_concern", "corrected", "reinstated")
+"""Verdict severities ``cache get`` shows for a work (every signal: Crossref, stored notices, the
+imported Retraction Watch data, the title; the same verdict ``syncd check`` gives)."""
+
+
+def _verdict_line(verdict: dict[str, Any]) -> str:
+    """``retraction verdict: retracted (retraction-watch-data record 999000001, notice 10.x, 2023-05-06)``."""
+    shown = [s for s in verdict.get("signals") or [] if not s.get("lifted")]
+    parts = [
+        " ".join(
+            str(x)
+            for x in (
+                s.get("source"),
+                f"record {s['recordId']}" if s.get("recordId") else None,
+                f"notice {s['noticeDoi']}" if s.get("noticeDoi") else None,
+                s.get("date"),
+            )
+            if x
+        )
+        for s in shown
+    ]
+    basis = f" ({'; '.join(parts)})" if parts else ""
+    return text_cell(f"retraction verdict: {verdict.get('severity')}{basis}")
+
+
 def _title(data: dict[str, Any]) -> str | None:
     """The title ``cache get`` shows: the view's ``title`` (Crossref, Zenodo), else its first ``titles``.
 
@@ -161,16 +188,23 @@ def cache_get(ctx: click.Context, ident: str, kind: str, as_json: bool, refresh:
     source, parsed = resolve_id(ident, kind)
     with session(ctx) as svc:
         data = record_answer(source).answer(svc, parsed, ident, force=refresh)
+        if data.get("kind") == WATCHED_DOI_KIND and data.get("key"):  # a work: the one retraction verdict
+            key = str(data["key"]).lower()
+            verdict = stored_verdicts(svc.store, [key]).get(key)
+            if verdict is not None and verdict.severity in VERDICT_SHOWN:
+                data["retraction"] = verdict.as_dict(policy.iso)
     if as_json:
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
         return
     from rich.console import Console  # syncd.lazy.LAZY: store-only commands never load rich
 
     console = Console(soft_wrap=True)  # piped: long titles stay on one line
-    console.print(f"[bold]{_title(data) or '(untitled)'}[/bold]")
-    console.print(f"{data['kind']} {data['key']}")
+    console.print(text_cell(_title(data) or "(untitled)"), style="bold", markup=False, highlight=False)
+    console.print(text_cell(f"{data['kind']} {data['key']}"), markup=False, highlight=False)
     if data.get("flags"):  # retracted / corrected / expression_of_concern, as crossref_get_works flags them
         console.print(f"flags: {', '.join(data['flags'])}", style="bold red", soft_wrap=True, highlight=False)
+    if data.get("retraction"):
+        console.print(_verdict_line(data["retraction"]), style="bold red", markup=False, highlight=False)
     if data.get("notice"):
         console.print(f"notice: {data['notice']}", soft_wrap=True, markup=False, highlight=False)
     c = data["cache"]
