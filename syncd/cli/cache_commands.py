@@ -203,8 +203,9 @@ def cache_get(ctx: click.Context, ident: str, kind: str, as_json: bool, refresh:
     console.print(text_cell(f"{data['kind']} {data['key']}"), markup=False, highlight=False)
     if data.get("flags"):  # retracted / corrected / expression_of_concern, as crossref_get_works flags them
         console.print(f"flags: {', '.join(data['flags'])}", style="bold red", soft_wrap=True, highlight=False)
-    if data.get("retraction"):
-        console.print(_verdict_line(data["retraction"]), style="bold red", markup=False, highlight=False)
+    verdict = data.get("retraction") or {}
+    if verdict and verdict.get("severity") not in (data.get("flags") or ()):  # news beyond Crossref's flags
+        console.print(_verdict_line(verdict), style="bold red", markup=False, highlight=False)
     if data.get("notice"):
         console.print(f"notice: {data['notice']}", soft_wrap=True, markup=False, highlight=False)
     c = data["cache"]

@@ -133,14 +133,19 @@ def exit_code(severities: list[str | None], fail_on: str, allow_unknown: bool) -
 
 
 def _detail(item: dict[str, Any]) -> str | None:
+    """The detail cell of an entry: its verdict's signals, and why Crossref's record was not read."""
     verdict = item.get("retraction") or {}
     if verdict.get("severity") == "unknown":
         return f"unknown: {verdict.get('reason')}"
     shown = [s for s in verdict.get("signals") or [] if not s.get("lifted")]
     if shown:
-        return "; ".join(
+        signals = "; ".join(
             f"{s['type']} {s.get('noticeDoi') or ''} ({s['source']})".replace("  ", " ") for s in shown
         )
+        unread = item.get("reason") if not item.get("found") and item.get("doi") else None
+        if unread and unread not in ("doi_not_found", "invalid_parameter"):
+            return f"{signals}; Crossref's record not read ({unread})"
+        return signals
     updates = "; ".join(f"{u['type']} {u['doi']}" for u in item.get("updatedBy") or [])
     return updates or item.get("message")
 

@@ -16,6 +16,8 @@ from syncd.cli import cli
 from syncd.config import Settings
 from tests.cli.test_check_exit_codes import BIB
 from tests.cli.test_cli import env  # noqa: F401  (fixture: SYNCD_* pointing at the fake and a temp DB)
+from tests.fakeupstream import FakeUpstream
+from tests.retraction_helpers import SAMPLE
 
 RETRACTED = """
 @inproceedings{zhang2011,
@@ -66,3 +68,25 @@ def test_markdown_lists_the_retraction_in_a_table(env: Settings, tmp_path: Path)
     assert rows[0] == "| position | label | status | severity | doi | title | detail |"
     assert rows[1].startswith("| 3 | zhang2011 | retracted | retracted | 10.1109/icetce.2011.5774727 |")
     assert rows[2].startswith("| 2 | knuth1968art | no_doi | skipped |")
+
+
+def test_a_retraction_known_with_crossref_down_says_the_record_was_not_read(
+    env: Settings,  # noqa: F811
+    fake: FakeUpstream,
+    tmp_path: Path,
+) -> None:
+    """Crossref answering 503: the Lancet paper is still retracted from the imported Retraction Watch
+    rows, and its detail (text, CSV) says Crossref's record was not read and why, as ``--json`` does.
+    """
+    assert CliRunner().invoke(cli, ["retractions", "import", str(SAMPLE)], obj={}).exit_code == 0
+    fake.fault("status", service="crossref", status=503)
+    refs = tmp_path / "refs.txt"
+    refs.write_text("10.1016/S0140-6736(20)31180-6\n", encoding="utf-8")
+    try:
+        done = CliRunner().invoke(cli, ["check", str(refs), "--output", "csv"], obj={})
+    finally:
+        fake.clear_faults()
+    assert done.exit_code == 1, done.output
+    [row] = [line for line in done.stdout.splitlines() if "31180-6" in line]
+    assert "retracted" in row and "(retraction-watch-data)" in row
+    assert "Crossref's record not read (upstream_unavailable)" in row
