@@ -41,7 +41,8 @@ LAZY: Final[Mapping[str, frozenset[str]]] = MappingProxyType(
         ),
         # rich, only to draw a table, a progress bar or `cache get` on a terminal
         "syncd.cli.common": frozenset({"rich.console", "rich.progress", "rich.table", "rich.text"}),
-        "syncd.cli.cache_commands": frozenset({"rich.console"}),
+        # rich, and the verdict road only for `cache get` of a work
+        "syncd.cli.cache_commands": frozenset({"rich.console", "syncd.*.citations"}),
         # the slices' MCP tool modules (syncd.registry.TOOL_MODULES names them), loaded when the MCP
         # server is built: a slice's tools.py or tools_<topic>.py; its kinds' hooks, on the first hook
         # asked for (syncd.registry.HOOK_MODULES); its walkers and watch types, on the first watch walked

@@ -38,7 +38,6 @@ from syncd.cli.common import (
 from syncd.errors import InvalidInput, NotFound, SyncdError
 from syncd.passes.refresh import named_entries, sweep
 from syncd.registry import KINDS, POOLS, STORE_RULES, WATCHED_DOI_KIND, data_files, record_answer
-from syncd.retractions.citations import stored_verdicts
 from syncd.road import policy
 from syncd.store.maintenance import count_entries, delete_entries, list_entries, prune, vacuum, verify
 from syncd.store.watches import list_watches
@@ -189,10 +188,13 @@ def cache_get(ctx: click.Context, ident: str, kind: str, as_json: bool, refresh:
     with session(ctx) as svc:
         data = record_answer(source).answer(svc, parsed, ident, force=refresh)
         if data.get("kind") == WATCHED_DOI_KIND and data.get("key"):  # a work: the one retraction verdict
+            # loaded here, not at the top: `cache show/ls/search/stats` never load the verdict road
+            from syncd.retractions.citations import stored_verdicts
+
             key = str(data["key"]).lower()
-            verdict = stored_verdicts(svc.store, [key]).get(key)
-            if verdict is not None and verdict.severity in VERDICT_SHOWN:
-                data["retraction"] = verdict.as_dict(policy.iso)
+            judged = stored_verdicts(svc.store, [key]).get(key)
+            if judged is not None and judged.severity in VERDICT_SHOWN:
+                data["retraction"] = judged.as_dict(policy.iso)
     if as_json:
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
         return
