@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, Final, Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
@@ -24,14 +24,18 @@ from syncd.lazy import load
 
 __all__ = ["SLICE_PACKAGES", "Section", "SliceSettings", "TtlField", "slice_module"]
 
-SLICE_PACKAGES: Final[tuple[str, ...]] = (
+SLICE_PACKAGES: tuple[str, ...] = (
     "syncd.crossref",
     "syncd.zenodo",
     "syncd.doiorg",
     "syncd.datacite",
     "syncd.retractions",
 )
-"""Every slice package, in the order of DESIGN.md's budget table (the order of pools, clients, checks)."""
+"""Every slice package, in the order of DESIGN.md's budget table (the order of pools, clients, checks).
+
+Read once, when :mod:`syncd.config` and :mod:`syncd.registry` are first imported: a process composing
+syncd of other slices (the toy slice's test, an embedding application) sets this before that, and
+never after (the settings and tables already built would not follow)."""
 
 M = TypeVar("M", bound=BaseModel)
 
