@@ -6,9 +6,11 @@ whose text is the message plus a ``Recovery:`` line. Codes follow the anchors' f
 NotFound -32001, ServiceUnavailable -32000, RateLimited -32003, Timeout -32004,
 ValidationError -32007, SerializationError -32070, InternalError -32603.
 
-Arguments that violate a tool's input schema are not a tool result but the JSON-RPC
-invalid-params error -32602 with ``data.reason = "invalid_arguments"`` (anchors.md, "Arguments are
-repaired before validation"): :func:`invalid_arguments` builds it.
+Arguments that violate a tool's input schema are a tool execution error too (SEP-1303, final in
+protocol 2025-11-25): ``isError: true`` with ``data.reason = "invalid_arguments"``, ``data.fields`` (the
+arguments refused) and code -32602 inside the envelope, so the client hands the message to the model,
+which can correct the call. :func:`invalid_arguments` builds the exception; a JSON-RPC -32602 error
+is kept for protocol-level problems (an unknown tool, resource or prompt; a hostile stdio frame).
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, CallToolResult, TextContent
 from pydantic import ValidationError
 
@@ -219,26 +220,22 @@ def error_result(exc: Exception, rename: Mapping[str, str] | None = None) -> Cal
 ARGUMENTS_HINT = "Check the tool's input schema: types, bounds, allowed names and forms."
 
 
-def invalid_arguments(tool: str, exc: ValidationError) -> MCPError:
-    """The JSON-RPC error (-32602) for arguments of ``tool`` that its input model refused.
+def invalid_arguments(tool: str, exc: ValidationError) -> InvalidInput:
+    """The refusal of arguments of ``tool`` that its input model refused (answered as a tool error).
 
-    ``data`` is the contracts' error data: ``reason`` ``invalid_arguments``, ``recovery.hint``,
-    ``retryable`` false, and ``fields`` (the parameters refused). The values themselves are not
-    echoed beyond pydantic's message.
+    Its envelope (:func:`error_result`) carries code -32602, ``reason`` ``invalid_arguments``,
+    ``recovery.hint``, ``retryable`` false and ``fields`` (the arguments refused, sorted); the message
+    names each refused argument with pydantic's reason. The values themselves are not echoed beyond
+    pydantic's message.
     """
     errors = exc.errors(include_url=False, include_input=False)
     fields = sorted({str(err["loc"][0]) for err in errors if err.get("loc")})
     details = "; ".join(
         f"{'.'.join(str(p) for p in err.get('loc', ())) or '(arguments)'}: {err.get('msg')}" for err in errors
     )
-    data = ErrorData(
+    return InvalidInput(
+        f"invalid arguments for {tool}: {details}",
         reason="invalid_arguments",
-        recovery=Recovery(hint=ARGUMENTS_HINT),
-        retryable=False,
+        hint=ARGUMENTS_HINT,
         fields=fields,
-    )
-    return MCPError(
-        code=INVALID_PARAMS,
-        message=f"invalid arguments for {tool}: {details}",
-        data=data.model_dump(mode="json", exclude_none=True),
     )

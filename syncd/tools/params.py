@@ -14,8 +14,8 @@ Arguments are repaired before validation, as the contracts say (``../shared/spec
 expected, a number becomes a string where a string is expected (``zenodo_get_record id=5244404``),
 ``null`` at an optional key means absent, ``"true"``/``"false"`` become booleans, and a list or
 object sent as JSON text is parsed. A value still of the wrong type, out of its bounds, not among
-the declared names, or not of the declared form is refused by :meth:`ToolSpec.parse` with the
-JSON-RPC invalid-params error ``-32602`` and ``data.reason = "invalid_arguments"``.
+the declared names, or not of the declared form is refused by :meth:`ToolSpec.parse` with
+``data.reason = "invalid_arguments"``, answered as a tool error (``isError: true``, SEP-1303).
 """
 
 from __future__ import annotations
@@ -246,9 +246,9 @@ class ToolSpec:
         """The validated, repaired arguments of one call.
 
         Raises:
-            MCPError: code -32602 with ``data.reason = "invalid_arguments"`` and ``data.fields``
-                when an argument is of the wrong type, out of bounds, not a declared name or not
-                of the declared form.
+            InvalidInput: ``reason`` ``invalid_arguments`` with ``data.fields`` when an argument is
+                of the wrong type, out of bounds, not a declared name or not of the declared form
+                (the server answers it as a tool error, ``isError: true``, SEP-1303).
         """
         try:
             return self.args.model_validate(dict(arguments or {}))

@@ -1,9 +1,11 @@
 """Tool arguments through a real MCP client session: Crossref's alias names, the contracts' repairs, and
-the invalid-params refusal (JSON-RPC -32602, reason invalid_arguments) for every tool.
+the schema refusal (a tool error, ``isError``, code -32602 in its envelope, reason invalid_arguments) for
+every tool.
 
 Contract: the shared spec/anchors.md ("Arguments are repaired before validation": a numeric string
 becomes a number, a number becomes a string, ``null`` at an optional key means absent; a genuinely wrong
-type is rejected with -32602 InvalidParams, reason invalid_arguments) and issue 13 kind 2 (out of range,
+type is rejected with -32602 InvalidParams, reason invalid_arguments), answered as a tool execution error
+since issue 40 (SEP-1303: the model reads it and can correct the call), and issue 13 kind 2 (out of range,
 a name not allowed, an ISSN/prefix/DOI of the wrong form). Each refusal is made before any upstream
 request. Values asserted are the recorded corpus bodies served by the fake upstream.
 """
@@ -262,19 +264,23 @@ INVALID = [
 async def test_invalid_arguments_are_invalid_params(
     cache: Any, fake: FakeUpstream, tool: str, args: dict[str, Any], field: str
 ) -> None:
-    """A wrong type, a value out of bounds, a name not allowed or a value of the wrong form is refused as the
-    JSON-RPC error -32602 whose data says reason invalid_arguments, names the parameter, carries a hint and
-    is not retryable; no upstream request is made.
+    """A wrong type, a value out of bounds, a name not allowed or a value of the wrong form is refused as a
+    tool error the model reads (``isError``, SEP-1303) whose envelope has code -32602 and data saying
+    reason invalid_arguments, naming the parameter, carrying a hint and not retryable; the text names the
+    parameter too; no upstream request is made.
     """
     before = fake.count()
     res = await call(cache, tool, args)
-    assert isinstance(res, MCPError), res
-    assert res.code == -32602
-    assert res.data["reason"] == "invalid_arguments"
-    assert res.data["fields"] == [field]
-    assert res.data["retryable"] is False
-    assert res.data["recovery"]["hint"]
-    assert res.message.startswith(f"invalid arguments for {tool}: {field}")
+    assert not isinstance(res, MCPError), res
+    assert res.is_error is True
+    error = res.structured_content["error"]
+    assert error["code"] == -32602
+    assert error["data"]["reason"] == "invalid_arguments"
+    assert error["data"]["fields"] == [field]
+    assert error["data"]["retryable"] is False
+    assert error["data"]["recovery"]["hint"]
+    assert error["message"].startswith(f"invalid arguments for {tool}: {field}")
+    assert res.content[0].text.startswith(f"Error (invalid_arguments): invalid arguments for {tool}: {field}")
     assert fake.count() == before
 
 

@@ -39,10 +39,8 @@ async def call(cache: Services, name: str, args: dict[str, Any]) -> Any:
 
 
 def reason(res: Any) -> str:
-    """The declared reason of an error result, or of an invalid-params (-32602) refusal."""
-    if isinstance(res, MCPError):
-        assert res.code == -32602, res.message
-        return str(res.data["reason"])
+    """The declared reason of an error result (schema refusals included: SEP-1303 tool errors)."""
+    assert not isinstance(res, MCPError), res.message
     assert res.is_error is True, res.structured_content
     return res.structured_content["error"]["data"]["reason"]
 

@@ -197,10 +197,14 @@ async def test_misses_and_bad_inputs_are_item_reasons(client_of: Any, fake: Fake
 
 
 async def test_empty_or_oversized_lists_are_invalid_arguments(client_of: Any, fake: FakeUpstream) -> None:
-    """An empty list and 101 DOIs are refused with -32602 invalid_arguments, before any request."""
+    """An empty list and 101 DOIs are refused as a tool error (isError, SEP-1303) whose reason is
+    invalid_arguments and whose fields name ``dois``, before any request.
+    """
     for dois in ([], [RAPTOR] * 101):
         res = await client_of("crossref_get_works", {"dois": dois})
-        assert isinstance(res, MCPError) and res.code == -32602 and res.data["reason"] == "invalid_arguments"
+        error = res.structured_content["error"]
+        assert res.is_error is True and error["code"] == -32602
+        assert error["data"]["reason"] == "invalid_arguments" and error["data"]["fields"] == ["dois"]
     assert fake.count() == 0
 
 

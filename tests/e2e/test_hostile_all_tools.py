@@ -9,9 +9,10 @@ declares; ``internal_error`` never appears. Per-tool rules: a ``crossref_get_wor
 top-level ``cache`` but one per found item, every other item a reason ``crossref_get_work`` declares,
 and counts adding up to ``requested``; ``syncd_list_changes`` answers from the store (``source:
 store``). Arguments that break
-the tool's input schema after repair (out-of-bounds ints, wrong types, over-long strings) are the
-JSON-RPC invalid-params error -32602 with ``data.reason`` ``invalid_arguments`` (anchors.md): those are
-counted separately and asserted to be that refusal (``test_schema_refusals_carry_a_reason``).
+the tool's input schema after repair (out-of-bounds ints, wrong types, over-long strings) are a tool
+error (``isError``, SEP-1303) with ``data.reason`` ``invalid_arguments`` and the refused ``fields``: those are
+counted separately and asserted to be that refusal (``test_schema_refusals_carry_a_reason``); no call
+is answered with a JSON-RPC error.
 After each run ``PRAGMA integrity_check`` is ok and the
 tables are intact. A second pair of runs sends hostile queries to the two searches with upstream
 stopped, so they reach the local full-text index. Hostile upstream text (HTML, ``<script>``, control
@@ -414,12 +415,14 @@ def _check(world: World, declared: dict[str, set[str]], tool: str, args: dict[st
     args = {k: (cursor if v == "CURSOR_7391177" else v) for k, v in args.items()}
     res = world.call(tool, args)
     COUNTS["cases"] += 1
-    if isinstance(res, MCPError):  # the input model's refusal (see test_schema_refusals_carry_a_reason)
-        assert res.code == -32602 and res.data["reason"] == "invalid_arguments", (tool, args, res.message)
-        assert res.data["recovery"]["hint"] and res.data["fields"], (tool, args, res.data)
+    assert not isinstance(res, MCPError), (tool, args, res.message)
+    sc = res.structured_content
+    if res.is_error and sc["error"]["data"]["reason"] == "invalid_arguments":  # the input model's refusal
+        data = sc["error"]["data"]
+        assert sc["error"]["code"] == -32602, (tool, args, data)
+        assert data["recovery"]["hint"] and data["fields"], (tool, args, data)
         COUNTS["schema_refusals"] += 1
         return
-    sc = res.structured_content
     if not res.is_error:
         assert sc is not None, (tool, args)
         if tool in BATCH:
@@ -539,15 +542,19 @@ def test_nul_in_offline_crossref_query_is_not_a_store_failure(world: World, quer
     ],
 )
 def test_schema_refusals_carry_a_reason(world: World, tool: str, args: dict[str, Any]) -> None:
-    """An argument out of the schema's bounds or of the wrong type is the JSON-RPC invalid-params error
-    -32602 whose data carries reason invalid_arguments, the refused parameter and a recovery hint.
+    """An argument out of the schema's bounds or of the wrong type is a tool error (``isError``, SEP-1303,
+    so the model reads it) whose envelope carries code -32602, reason invalid_arguments, the refused
+    parameter and a recovery hint, and whose text names the parameter.
     """
     res = world.call(tool, args)
-    assert isinstance(res, MCPError), res
-    assert res.code == -32602
-    assert res.data["reason"] == "invalid_arguments"
-    assert res.data["fields"] == sorted(args.keys() - {"id", "key", "doi", "dois"} or args.keys())
-    assert res.data["recovery"]["hint"]
+    assert not isinstance(res, MCPError), res
+    assert res.is_error is True
+    error = res.structured_content["error"]
+    assert error["code"] == -32602
+    assert error["data"]["reason"] == "invalid_arguments"
+    assert error["data"]["fields"] == sorted(args.keys() - {"id", "key", "doi", "dois"} or args.keys())
+    assert error["data"]["recovery"]["hint"]
+    assert all(f in res.content[0].text for f in error["data"]["fields"])
 
 
 # ------------------------------------------------------------------- the change feed's window and cursor

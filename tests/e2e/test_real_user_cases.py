@@ -22,15 +22,13 @@ async def call(cache: Services, name: str, args: dict[str, Any]) -> Any:
     async with Client(mcp_server(cache)) as client:
         try:
             return await client.call_tool(name, args)
-        except MCPError as exc:  # invalid arguments: the JSON-RPC error -32602
+        except MCPError as exc:  # a protocol-level refusal (never expected here)
             return exc
 
 
 def reason(res: Any) -> str:
-    """The declared reason of an error result, or of an invalid-params (-32602) refusal."""
-    if isinstance(res, MCPError):
-        assert res.code == -32602, res.message
-        return str(res.data["reason"])
+    """The declared reason of an error result (schema refusals included: SEP-1303 tool errors)."""
+    assert not isinstance(res, MCPError), res.message
     assert res.is_error is True, res.content[0].text
     return res.structured_content["error"]["data"]["reason"]
 

@@ -219,7 +219,8 @@ def test_real_syncd_mcp_answers_every_hostile_frame(tmp_path: Path) -> None:
     query = by_id["query"]["result"]
     assert query["isError"] and query["structuredContent"]["error"]["data"]["reason"] == "invalid_parameter"
     assert "at most 8192" in query["structuredContent"]["error"]["message"]
-    assert by_id["cursor"]["error"]["code"] == -32602
+    cursor = by_id["cursor"]["result"]
+    assert cursor["isError"] and cursor["structuredContent"]["error"]["data"]["reason"] == "invalid_arguments"
     assert by_id["changes"]["result"]["structuredContent"]["count"] == 0
     assert by_id["last"]["result"] == {}
     assert b"Traceback" not in stderr and b"internal_error" not in stderr
@@ -229,7 +230,8 @@ def test_real_syncd_mcp_answers_every_hostile_frame(tmp_path: Path) -> None:
 @pytest.mark.anyio
 async def test_sdk_client_over_stdio_gets_declared_errors(tmp_path: Path) -> None:
     """Through the SDK client over stdio: a 1 MB query is invalid_parameter (not internal_error), a
-    200 KB cursor and arguments nested 200 deep are -32602 invalid_arguments, and the session goes on.
+    200 KB cursor is a tool error invalid_arguments (SEP-1303), arguments nested 200 deep (a frame the
+    stdio screen refuses before any tool) are -32602 invalid_arguments, and the session goes on.
     """
     env = _config(tmp_path)
     params = StdioServerParameters(command=sys.executable, args=["-m", "syncd", "mcp"], env=env)
@@ -240,9 +242,9 @@ async def test_sdk_client_over_stdio_gets_declared_errors(tmp_path: Path) -> Non
         res = await client.call_tool("crossref_search_works", {"query": "q" * 1_000_000})
         assert res.is_error and res.structured_content is not None
         assert res.structured_content["error"]["data"]["reason"] == "invalid_parameter"
-        with pytest.raises(MCPError) as cursor:
-            await client.call_tool("syncd_list_changes", {"cursor": "c" * 200_000})
-        assert cursor.value.error.code == -32602
+        cursor = await client.call_tool("syncd_list_changes", {"cursor": "c" * 200_000})
+        assert cursor.is_error and cursor.structured_content is not None
+        assert cursor.structured_content["error"]["data"]["reason"] == "invalid_arguments"
         with pytest.raises(MCPError) as deep:
             await client.call_tool("crossref_search_works", {"query": nested})
         assert deep.value.error.code == -32602

@@ -105,16 +105,29 @@ async def test_unknown_doi_is_doi_not_found(cache: Services, fake: FakeUpstream)
 
 
 async def test_not_a_doi_is_refused_before_any_request(cache: Services, fake: FakeUpstream) -> None:
-    """A non-DOI string is the invalid-params error -32602 (invalid_arguments) and reaches no upstream
-    (BC-07).
+    """A non-DOI string is a tool error the model can read (isError, SEP-1303) with reason
+    invalid_arguments naming ``doi``, and reaches no upstream (BC-07).
+    """
+    async with Client(mcp_server(cache)) as client:
+        refused = await client.call_tool("crossref_get_work", {"doi": "THISISNOTAREALDOI"})
+    assert refused.is_error is True and refused.structured_content is not None
+    error = refused.structured_content["error"]
+    assert error["code"] == -32602
+    assert error["data"]["reason"] == "invalid_arguments"
+    assert error["data"]["fields"] == ["doi"]
+    assert "invalid arguments for crossref_get_work: doi" in refused.content[0].text
+    assert fake.count() == 0
+
+
+async def test_unknown_tool_is_a_protocol_error(cache: Services) -> None:
+    """A tool name the server does not serve is the JSON-RPC error -32602 naming it (SEP-1303: a
+    protocol-level problem, not a tool result).
     """
     async with Client(mcp_server(cache)) as client:
         with pytest.raises(MCPError) as refused:
-            await client.call_tool("crossref_get_work", {"doi": "THISISNOTAREALDOI"})
+            await client.call_tool("crossref_get_everything", {})
     assert refused.value.code == -32602
-    assert refused.value.data["reason"] == "invalid_arguments"
-    assert refused.value.data["fields"] == ["doi"]
-    assert fake.count() == 0
+    assert refused.value.message == "Unknown tool: crossref_get_everything"
 
 
 async def test_stale_entry_revalidated_unchanged_leaves_row(
