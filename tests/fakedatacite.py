@@ -18,7 +18,8 @@ Mounted at ``fake.datacite_url`` (``http://127.0.0.1:PORT/datacite``). What it a
 * ``GET /repositories``: the recorded ``ids=`` page when ``ids`` is given, else the glacier search page;
 * ``GET /events``: the recorded Event Data of 10.5061/dryad.8515 for ``doi=10.5061/dryad.8515``, else none;
 * content negotiation ``GET /dois/{mime}/{doi}`` is served from the recorded exchanges by the fake's
-  exchange routing; anything else is DataCite's recorded 404 body.
+  exchange routing, and from the recorded negotiated bodies ``datacite/citation/<type>-<subtype>_<doi>``
+  (the DOI's first ``/`` written ``-``); anything else is DataCite's recorded 404 body.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ class DataciteCorpus:
         self.not_found = (
             b'{"errors":[{"status":"404","title":"The resource you are looking for doesn\'t exist."}]}'
         )
+        self.negotiated: dict[str, bytes] = {}
         if not base.exists():
             self.search = self.repositories = self.repository_ids = self.events = None
             return
@@ -72,6 +74,10 @@ class DataciteCorpus:
         )
         error = base / "error/dois_10.4124_05f6c379-dd68-4cdb-880d-33d3e9576d52_1_404.json"
         self.not_found = error.read_bytes()
+        for path in sorted(base.glob("citation/*.json")):  # <type>-<subtype>_<doi, / as ->.json
+            mime, _, doi = path.stem.partition("_")
+            kind, _, subtype = mime.partition("-")
+            self.negotiated[f"/dois/{kind}/{subtype}/{doi.replace('-', '/', 1)}".lower()] = path.read_bytes()
 
     def _keep(self, record: dict[str, Any], included: list[Any], *, replace: bool = True) -> None:
         doi = str((record.get("attributes") or {}).get("doi") or record.get("id") or "").lower()
@@ -84,6 +90,9 @@ class DataciteCorpus:
         """``(status, headers, body)`` for a DataCite request, or None for the fake's other routes."""
         if npath == "/dois":
             return 200, _JSON, json.dumps(self._dois(query)).encode()
+        if npath.lower() in self.negotiated:
+            kind = npath.split("/")[2] + "/" + npath.split("/")[3]
+            return 200, (("content-type", f"{kind}; charset=utf-8"),), self.negotiated[npath.lower()]
         if npath == "/events" and self.events is not None:
             recorded = query.get("doi") == "10.5061/dryad.8515"
             body = self.events if recorded else {"data": [], "meta": {"total": 0}, "links": {}}

@@ -6,7 +6,9 @@ received. The key paths every real ``ok`` answer carries were derived from the r
 is not required: a ``journal-issue`` or ``component`` work may have none, e.g.
 10.1002/humu.2018.39.issue-6 in the recorded member-98 works page); every journal carries ``ISSN``
 and ``title``, every funder ``id`` and ``name``, every member ``id`` and ``primary-name``, every
-prefix ``prefix`` and ``member``, every list page ``items`` and ``total-results``. A body without
+prefix its owner's ``name`` (Crossref answers some prefixes with a thin record, ``member`` and ``name``
+or ``name`` alone, without the ``prefix`` URI: ``crossref_get_prefix`` relays the prefix asked), every
+list page ``items`` and ``total-results``. A body without
 them (``{}``, ``{"status": "ok"}``, an envelope with an empty ``message``) is refused as hollow.
 
 The content-hash projection and the change summary are the views' (:mod:`syncd.crossref.views`,
@@ -81,7 +83,7 @@ ENTITY_RULES: dict[str, StoreRules] = {
         (CROSSREF_JOURNAL, (("ISSN",), ("title",))),
         (CROSSREF_FUNDER, (("id",), ("name",))),
         (CROSSREF_MEMBER, (("id",), ("primary-name",))),
-        (CROSSREF_PREFIX, (("prefix",), ("member",))),
+        (CROSSREF_PREFIX, (("name",),)),
     )
 }
 """The entity kinds by name: journals, funders, members, prefixes."""

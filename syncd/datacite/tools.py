@@ -12,6 +12,7 @@ answers through :mod:`syncd.datacite.lookups` and :mod:`syncd.datacite.queries`,
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -51,6 +52,7 @@ from syncd.datacite.tools_render import (
     result,
 )
 from syncd.datacite.views_reference import reference
+from syncd.errors import SyncdError
 from syncd.road.services import Services
 from syncd.tools.errors import error_result
 from syncd.tools.fit import Cut, Fit, Resume, dropped, plain
@@ -73,6 +75,19 @@ __all__ = [
 ]
 
 
+def _error(exc: Exception) -> CallToolResult:
+    """The tool error of ``exc``; a ``rate_limited`` one carries ``retryAfter`` as the contract gives it.
+
+    ``error.data.retryAfter``: the wait in whole seconds (rounded up, at least 1), from the upstream's
+    ``Retry-After`` (or the budget's own wait) that syncd holds as ``retry_after_s``.
+    """
+    if isinstance(exc, SyncdError) and exc.reason == "rate_limited":
+        wait = exc.data.get("retry_after_s")
+        if isinstance(wait, int | float) and not isinstance(wait, bool):
+            exc.data.setdefault("retryAfter", max(1, math.ceil(wait)))
+    return error_result(exc)
+
+
 class GetWorkResult(WorkView, WithCache):
     """``datacite_get_work`` output: the contract's fields plus ``cache`` provenance."""
 
@@ -93,7 +108,7 @@ def get_work(services: Services, doi: str) -> CallToolResult:
         parsed = parse_datacite_doi(doi)
         data = queries.work_answer(lookups.get_work(services, parsed))
     except Exception as exc:
-        return error_result(exc)
+        return _error(exc)
     return result(data, render_work(data))
 
 
@@ -128,7 +143,7 @@ def trace_relations(
     try:
         data = trace_answer(services, doi, depth, relation_types, include_event_data, max_nodes)
     except Exception as exc:
-        return error_result(exc)
+        return _error(exc)
     return result(data, render_trace(data))
 
 
@@ -164,7 +179,7 @@ def search_repositories(services: Services, arguments: dict[str, Any]) -> CallTo
     try:
         data = repositories_answer(services, arguments)
     except Exception as exc:
-        return error_result(exc)
+        return _error(exc)
     return result(data, render_repositories(data))
 
 
@@ -189,7 +204,7 @@ def search_works(services: Services, arguments: dict[str, Any]) -> CallToolResul
     try:
         data = search_works_answer(services, arguments, SORTS)
     except Exception as exc:
-        return error_result(exc)
+        return _error(exc)
     return result(data, render_search(data))
 
 
@@ -201,16 +216,16 @@ def get_citation(
     Formats: text (a CSL style and locale; default apa), CSL JSON, BibTeX, RIS, DataCite JSON or
     XML, Schema.org, Codemeta or JATS.
 
-    Text in the common CSL styles and CSL JSON are rendered locally from the stored record (offline
-    too); the other formats are DataCite's own rendering. A DOI DataCite holds no public record of
-    returns found: false with missReason, registrationAgency and where it can be formatted. Errors:
-    invalid_doi, unsupported_style, unsupported_locale, style_requires_text, format_unavailable,
-    render_failed, rate_limited.
+    Every format is DataCite's own rendering (content negotiation, one request); when DataCite cannot be
+    reached, text in the common CSL styles and CSL JSON are rendered from the stored record. A DOI
+    DataCite holds no public record of returns found: false with missReason, registrationAgency and
+    where it can be formatted. Errors: invalid_doi, unsupported_style, unsupported_locale,
+    style_requires_text, format_unavailable, render_failed, rate_limited.
     """
     try:
         data = citation_answer(services, doi, format, style, locale)
     except Exception as exc:
-        return error_result(exc)
+        return _error(exc)
     return result(data, render_citation(data))
 
 

@@ -512,7 +512,11 @@ TOPICS: dict[str, tuple[str, tuple[Entry, ...], tuple[str, ...]]] = {
     "citation_locales": (
         "CSL locales",
         tuple(_e(v) for v in LOCALES),
-        ("A bare language selects its primary dialect.",),
+        (
+            "A bare language selects its primary dialect.",
+            "CSL's tl-PH and hy-AM are not listed and are rejected (unsupported_locale), as are tl and hy: "
+            "DataCite renders them as APA en-US.",
+        ),
     ),
     "identifier_formats": ("Identifier forms accepted", _IDENTIFIER_FORMATS, ()),
     "coverage": (
@@ -522,7 +526,10 @@ TOPICS: dict[str, tuple[str, tuple[Entry, ...], tuple[str, ...]]] = {
                 "works",
                 description="GET /dois (records, searches), stored as datacite_work / datacite_search",
             ),
-            _e("citations", description="GET /dois/{mime}/{doi}, or rendered locally from a stored record"),
+            _e(
+                "citations",
+                description="GET /dois/{mime}/{doi}; offline, rendered locally from a stored record",
+            ),
             _e("repositories", description="GET /repositories"),
             _e("events", description="GET /events (Event Data)"),
         ),

@@ -2,8 +2,9 @@
 
 :func:`math_text` is what :func:`syncd.normalize.text.jats_to_text` emits for an inline or display
 formula: the TeX of an ``annotation`` whose ``encoding`` names TeX, else a linear reading of the
-presentation markup (``x_{i}^{2}``, ``(a)/(b)``, ``√(x)``, fences with their separators, prescripts
-ahead of the base), else the ``alttext`` attribute. It reads a tree built by the JATS tokenizer
+presentation markup (``x_{i}^{2}``, ``(Np)/(N−p)``, ``√(x)``, fences with their separators, prescripts
+ahead of the base; a fraction operand or script base grouped unless one token or already bracketed),
+else the ``alttext`` attribute. It reads a tree built by the JATS tokenizer
 (names local and lowercased); :func:`local_name` and :func:`element_children` are the tree helpers
 both walks share. Pure, never raises on such a tree.
 """
@@ -43,6 +44,62 @@ def _paren(s: str) -> str:
     return s if _SIMPLE.fullmatch(s) else f"({s})"
 
 
+_OPENERS = {"(": ")", "[": "]", "{": "}", "⟨": "⟩", "〈": "〉", "⌊": "⌋", "⌈": "⌉", "|": "|", "‖": "‖"}
+"""A fence token's opening character and the one that closes it (``|`` and ``‖`` close themselves)."""
+
+
+def _unwrapped(el: etree._Element) -> etree._Element:
+    """``el`` without the ``mrow`` wrappers of one child each (``<mrow><mrow><mo>(</mo></mrow></mrow>``)."""
+    while local_name(el) == "mrow":
+        kids = list(element_children(el))
+        if len(kids) != 1:
+            break
+        el = kids[0]
+    return el
+
+
+def _fence(el: etree._Element) -> str:
+    """The text of an ``mo`` fence token (possibly wrapped), ``""`` for anything else."""
+    el = _unwrapped(el)
+    return "".join(el.itertext()).strip() if local_name(el) == "mo" else ""
+
+
+def _bracketed(el: etree._Element) -> bool:
+    """Whether ``el`` is bracketed: an ``mfenced``, or an ``mrow`` whose first fence closes at its end.
+
+    ``(a+b)`` and ``|u|`` are; ``(a)+(b)`` and ``|a|+|b|`` are not: their first fence closes before the end.
+    """
+    if local_name(el) == "mfenced":
+        return True
+    kids = list(element_children(el)) if local_name(el) == "mrow" else []
+    if len(kids) < 2 or _fence(kids[0]) not in _OPENERS:
+        return False
+    stack: list[str] = []
+    for i, kid in enumerate(kids):
+        mark = _fence(kid)
+        if stack and mark == _OPENERS[stack[-1]]:
+            stack.pop()
+            if not stack:
+                return i == len(kids) - 1
+        elif mark in _OPENERS:
+            stack.append(mark)
+    return False
+
+
+def _operand(el: etree._Element, text: str) -> str:
+    """A fraction operand or script base, grouped unless it is one token or already bracketed.
+
+    One token: a token element (``mi``, ``mn``, ``mo``...), alone or in ``mrow`` wrappers of one child
+    (``a/2``, ``Airy_2``); bracketed: :func:`_bracketed` (``|u|^2``, ``(a+b)/2``). Anything else is put
+    in parentheses: ``<mfrac><mrow><mi>N</mi><mi>p</mi></mrow>…`` reads ``(Np)/(N−p)``, as the anchor
+    renders it.
+    """
+    inner = _unwrapped(el)
+    if not text or local_name(inner) in _MML_TOKENS or _bracketed(inner):
+        return text
+    return f"({text})"
+
+
 def math_text(el: etree._Element) -> str:
     """Read a MathML ``<math>`` element: its TeX annotation if present, else a linear form, else alttext."""
     for node in el.iter("annotation"):
@@ -56,7 +113,8 @@ def math_text(el: etree._Element) -> str:
 
 def _mml(el: etree._Element) -> str:
     name = local_name(el)
-    kids = [_mml(c) for c in element_children(el)]
+    nodes = list(element_children(el))
+    kids = [_mml(c) for c in nodes]
     if name in _MML_TOKENS:
         return "".join(el.itertext()).strip()
     if name in ("annotation", "annotation-xml", "mphantom", "none", "mprescripts"):
@@ -66,13 +124,13 @@ def _mml(el: etree._Element) -> str:
     if name == "semantics":
         return kids[0] if kids else ""
     if name in ("msub", "munder") and len(kids) >= 2:
-        return f"{_paren(kids[0])}_{_group(kids[1])}"
+        return f"{_operand(nodes[0], kids[0])}_{_group(kids[1])}"
     if name in ("msup", "mover") and len(kids) >= 2:
-        return f"{_paren(kids[0])}^{_group(kids[1])}"
+        return f"{_operand(nodes[0], kids[0])}^{_group(kids[1])}"
     if name in ("msubsup", "munderover") and len(kids) >= 3:
-        return f"{_paren(kids[0])}_{_group(kids[1])}^{_group(kids[2])}"
+        return f"{_operand(nodes[0], kids[0])}_{_group(kids[1])}^{_group(kids[2])}"
     if name == "mfrac" and len(kids) >= 2:
-        return f"{_paren(kids[0])}/{_paren(kids[1])}"
+        return f"{_operand(nodes[0], kids[0])}/{_operand(nodes[1], kids[1])}"
     if name == "msqrt":
         return f"√({''.join(kids)})"
     if name == "mroot" and len(kids) >= 2:

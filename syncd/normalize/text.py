@@ -407,8 +407,9 @@ def _formula_gap(run: str, before: str, after: str) -> str:
     The deposit's whitespace there (layout runs included) is kept as a space, so ``time scale
     <inline-formula>…</inline-formula> with`` reads ``time scale $\mathbb{T}$ with``; a formula
     that abuts a word with no whitespace is set apart from it (``neutron-rich<math>…</math>and`` reads
-    ``neutron-rich ^{33}Si and``); one that abuts punctuation with none stays tight (``(p,q)-Laplacian``,
-    ``(<math>…</math>)``). Two formulas in a row are kept apart.
+    ``neutron-rich ^{33}Si and``), and so is one after a hyphen (``anti-<inline-formula>`` reads
+    ``anti- $$k_{\bot }$$``, as the anchor renders it); one that abuts other punctuation with none stays
+    tight (``(p,q)-Laplacian``, ``(<math>…</math>)``). Two formulas in a row are kept apart.
     """
     if (
         _M_FORMULA_OPEN in run
@@ -420,7 +421,8 @@ def _formula_gap(run: str, before: str, after: str) -> str:
         if before in "([{":
             return ""
         soft = _M_SOFT in run[: run.index(_M_FORMULA_OPEN)]
-        return " " if soft or before.isalnum() or before in _SENTENCE_PUNCT else ""
+        hyphen = before in "-\u2010\u2011"  # ``anti-<inline-formula>`` reads ``anti- $$k_{\bot }$$``
+        return " " if soft or hyphen or before.isalnum() or before in _SENTENCE_PUNCT else ""
     if after in ")]}":  # formula before, prose after
         return ""
     soft = _M_SOFT in run[run.rindex(_M_FORMULA_CLOSE) :]

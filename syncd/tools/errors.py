@@ -171,7 +171,7 @@ def to_error_info(exc: SyncdError, rename: Mapping[str, str] | None = None) -> E
         **extra,
     )
     message = _numbers_in(
-        client_message(exc), {k: v for k, v in extra.items() if k not in ("pool", "service")}
+        client_message(exc), {k: v for k, v in extra.items() if k not in ("pool", "service", "retryAfter")}
     )
     return ErrorInfo(code=code, message=message, data=data)
 

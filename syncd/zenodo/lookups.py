@@ -294,9 +294,18 @@ def concept_fallback_note(store: Store, asked: RecordRef, entry: StoredEntry) ->
 
 
 def latest_of_series(
-    svc: Services, recid: str, concept_recid: str | None, deadline: Deadline | None = None
+    svc: Services,
+    recid: str,
+    concept_recid: str | None,
+    deadline: Deadline | None = None,
+    *,
+    name_itself: bool = False,
 ) -> str | None:
     """The newest version's record id of the series of version ``recid`` (not itself the latest).
+
+    ``name_itself``: when ``recid`` is the newest version, answer ``recid`` rather than None (the
+    series' ``latest_recid`` of ``zenodo_list_versions``, which names the latest whichever version
+    was asked; ``zenodo_get_record``'s ``versions.latest_recid`` names only another version).
 
     Local first: the stored concept -> latest mapping (``concepts`` table) answers while it is fresh
     (``ttl.zenodo_record``, the lifetime of the record it names): another version, or None when it
@@ -313,7 +322,7 @@ def latest_of_series(
         known = svc.store.concept_latest(concept_recid) if concept_recid else None
     except StoreError:  # the store cannot be read: Zenodo is asked
         known = None
-    stale = known[0] if known is not None and known[0] != recid else None
+    stale = known[0] if known is not None and (name_itself or known[0] != recid) else None
     if known is not None:
         before, after = policy.fresh_bounds(policy.ttl_s(svc.settings.ttl, RECORD, "ok"), now)
         if before < known[1] <= after:  # fresh; naming this very version (its newer one deleted): none
@@ -330,7 +339,7 @@ def latest_of_series(
         log.info("event=latest_version recid=%s found=%s answer=no_record_id", recid, stale or "none")
         return stale
     if latest == recid:  # Zenodo says this version is the newest after all: nothing to name
-        return None
+        return recid if name_itself else None
     if concept_recid:
         try:  # a side write: the answer names the latest even when the store cannot keep it
             svc.store.set_concept(concept_recid, latest, now=now)

@@ -9,6 +9,7 @@ arguments, call :func:`record_answer` or :func:`versions_answer` and render. Con
 from __future__ import annotations
 
 import json
+import logging
 import time
 from typing import Any
 
@@ -31,6 +32,8 @@ from syncd.zenodo.views import (
     tombstone_view,
 )
 from syncd.zenodo.views_citation import render_citation, resolve_style
+
+log = logging.getLogger("syncd.zenodo.queries")
 
 FILE_CAP = 25
 
@@ -56,6 +59,16 @@ def doi_elsewhere(services: Services, doi: str) -> str:
     if agency.lower() == "crossref":
         return f"It is a Crossref DOI: call {call}."
     return f"It is registered with {agency}, not Zenodo or Crossref; read it at https://doi.org/{doi}."
+
+
+def named_doi(ref: RecordRef, id: str) -> str:
+    """The DOI a ``not_on_zenodo`` answer names (the input's trailing punctuation left out).
+
+    The stripped form when the input carried trailing ``.``/``,``/``;`` (both forms missed), so a
+    sentence's period is not glued to the identifier (``DOI 10.1038/nature12373 is not registered``,
+    not ``10.1038/nature12373. is``); else the DOI as given, else ``id``.
+    """
+    return ref.stripped_doi or ref.doi or id
 
 
 def _not_on_zenodo(services: Services, input_kind: str, doi: str) -> dict[str, Any]:
@@ -212,7 +225,7 @@ def _versions_listing(
     try:
         lookup = lookups.get_record(services, ref)
     except lookups.NotOnZenodo as exc:
-        data = _not_on_zenodo(services, ref.input_kind, ref.doi or id)
+        data = _not_on_zenodo(services, ref.input_kind, named_doi(ref, id))
         data.update(pages.no_versions_fields(page, size))
         data["cache"] = exc.provenance.as_dict()
         return data, f"Versions of {id}: not on Zenodo"
@@ -235,7 +248,13 @@ def _versions_listing(
 
 
 def _series(services: Services, ref: RecordRef, raw: list[dict[str, Any]], total: int) -> dict[str, Any]:
-    """The series fields: from the first listed version, or (a page past the end) from the record."""
+    """The series fields: from the first listed version, or (a page past the end) from the record.
+
+    On a page past the end the listing has already answered (its total and notice): the record only
+    adds the series fields, so a record that cannot be read now (a body that is not a record, Zenodo
+    or the budget unusable, a miss) leaves them out instead of failing the page, as the anchor answers
+    that page from ``/versions`` and ``/versions/latest`` alone.
+    """
     if raw:
         parts, _ = record_parts(raw[0])
         return pages.series_fields(parts, with_latest=False)
@@ -243,7 +262,11 @@ def _series(services: Services, ref: RecordRef, raw: list[dict[str, Any]], total
         return {}
     stored = lookups.held_record(services, ref)  # local first
     if stored is None:
-        stored = lookups.get_record(services, ref).entry
+        try:
+            stored = lookups.get_record(services, ref).entry
+        except SyncdError as exc:
+            log.info("event=versions_series_unread id=%s reason=%s", ref.recid or ref.doi, exc.reason)
+            return {}
     if stored.status != "ok":
         return {}
     parts, _ = record_parts(document(stored))
@@ -272,7 +295,7 @@ def record_answer(
     try:
         lookup = lookups.get_record(services, ref)
     except lookups.NotOnZenodo as exc:
-        data = _not_on_zenodo(services, ref.input_kind, ref.doi or id)
+        data = _not_on_zenodo(services, ref.input_kind, named_doi(ref, id))
         data["cache"] = exc.provenance.as_dict()
     else:
         if lookup.entry.status == "ok":
@@ -310,7 +333,9 @@ def versions_answer(services: Services, id: str, page: int = 1, size: int = 25) 
         asked = versions[0].recid if versions else (stored.key if stored is not None else ref.recid)
         concept = data.get("concept_recid")
         if asked:
-            latest = lookups.latest_of_series(services, asked, str(concept) if concept else None)
+            latest = lookups.latest_of_series(
+                services, asked, str(concept) if concept else None, name_itself=True
+            )
     if latest:
         data["latest_recid"] = latest
     data.update(pages.versions_fields(total, page, size, versions))

@@ -29,7 +29,7 @@ from syncd.zenodo.client import LEGACY_JSON
 from syncd.zenodo.names import ZENODO_CONTAINER
 from syncd.zenodo.params import blank
 from syncd.zenodo.params_id import RecordRef, parse_record_ref
-from syncd.zenodo.queries import doi_elsewhere
+from syncd.zenodo.queries import doi_elsewhere, named_doi
 from syncd.zenodo.views import (
     download_url,
     record_parts,
@@ -48,10 +48,11 @@ def _resolve_ok(services: Services, ref: RecordRef) -> tuple[StoredEntry, Any]:
     except NotFound as exc:
         if exc.reason != "not_on_zenodo" or ref.doi is None:
             raise
+        doi = named_doi(ref, ref.doi)
         raise NotFound(
-            f"DOI {ref.doi} is not registered to a Zenodo record.",
+            f"DOI {doi} is not registered to a Zenodo record.",
             reason="record_not_found",
-            hint=doi_elsewhere(services, ref.doi),
+            hint=doi_elsewhere(services, doi),
         ) from exc
     entry = lookup.entry
     if entry.status == "gone":

@@ -17,6 +17,8 @@ import pytest
 from mcp import Client
 
 from syncd.config import Settings
+from syncd.datacite.views import document as datacite_document
+from syncd.datacite.views_citation import render_csl_json
 from syncd.registry import open_services
 from syncd.road.services import Services
 from syncd.store.repo import Store
@@ -51,6 +53,9 @@ def _search_page() -> dict[str, Any]:
     return page
 
 
+HEPDATA = "10.17182/hepdata.77274.v1"
+"""The recorded DataCite record with 1,000 creators."""
+
 LARGEST: list[tuple[str, dict[str, Any]]] = [
     ("crossref_get_work", {"doi": ATLAS, "limit": 500}),
     ("crossref_search_works", {"query": "engineering", "rows": 100, "authorLimit": 500}),
@@ -68,7 +73,7 @@ LARGEST: list[tuple[str, dict[str, Any]]] = [
     ("zenodo_lookup_vocabulary", {"vocabulary": "licenses", "size": 25}),
     ("datacite_get_work", {"doi": "10.17182/hepdata.77274.v1"}),  # 1,000 creators
     ("datacite_search_works", {"text": "glacier", "limit": 100}),
-    ("datacite_get_citation", {"doi": "10.17182/hepdata.77274.v1", "format": "csl_json"}),
+    ("datacite_get_citation", {"doi": HEPDATA, "format": "csl_json"}),
     ("datacite_list_reference", {"topic": "fields_of_science"}),
     ("datacite_search_repositories", {"query": "glacier", "limit": 100}),
     ("datacite_trace_relations", {"doi": "10.17182/hepdata.77274.v1", "max_nodes": 100}),
@@ -90,6 +95,11 @@ async def test_largest_request_of_every_tool_fits_the_budget(fake: FakeUpstream,
     fake.set_body("crossref", "/works", _search_page())
     for works in ("/funders/10.13039/100000001/works", "/journals/1803-2427/works"):  # 100-work pages
         fake.set_body("crossref", works, _search_page())
+    # DataCite's content negotiation of the 1,000-creator record (no recording holds it): its CSL JSON
+    # as the renderer that reproduces DataCite's (the recorded 10.5061/dryad.8515 one) writes it
+    hepdata = corpus_json("datacite/work/10.17182_hepdata.77274.v1.json")
+    csl = render_csl_json(datacite_document(hepdata) or {})
+    fake.set_body("datacite", f"/dois/application/vnd.citationstyles.csl+json/{HEPDATA}", csl)
     store, svc = _services(fake, db_url)
     try:
         async with Client(mcp_server(svc)) as client:

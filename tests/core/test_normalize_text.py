@@ -89,11 +89,12 @@ def test_mathml_uses_tex_annotation() -> None:
 
 def test_mathml_without_annotation_reads_as_linear_text() -> None:
     """§3.6: 10.1186/s13661-014-0236-x has MathML with no TeX annotation; it becomes ``D^{1,p}(R^N)``,
-    a fraction ``Np/(N−p)`` and sub/superscripts, with ``(p,q)-Laplacian`` kept whole.
+    a fraction ``(Np)/(N−p)`` (operands grouped as the anchor groups them) and sub/superscripts, with
+    ``(p,q)-Laplacian`` kept whole.
     """
     text = jats_to_text(message("10.1186_s13661-014-0236-x")["abstract"])
     assert "nontrivial solution in D^{1,p}(R^N)∩D^{1,q}(R^N) for the following (p,q)-Laplacian" in text
-    assert "p^⋆:=Np/(N−p)" in text
+    assert "p^⋆:=(Np)/(N−p)" in text
     assert "Δ_mu:=div(|∇u|^{m−2}∇u) is the m-Laplacian operator" in text
 
 

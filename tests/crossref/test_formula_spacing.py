@@ -67,9 +67,9 @@ async def test_abstract_formulas_next_to_words_and_punctuation(cache: Services) 
     # the heading stays and sections join with single spaces, as the anchor renders them (issue 25 item 1)
     assert sc["abstract"].startswith(
         "Abstract In this paper we prove the existence of a nontrivial solution in D^{1,p}(R^N)∩D^{1,q}(R^N) "
-        "for the following (p,q)-Laplacian problem: {−Δ_pu−Δ_qu=λg(x)(|u|)^{r−1}u+(|u|)^{p^⋆−2}u,"
+        "for the following (p,q)-Laplacian problem: {−Δ_pu−Δ_qu=λg(x)|u|^{r−1}u+|u|^{p^⋆−2}u,"
     )
-    assert "where 1<q≤p<r+1<p^⋆:=Np/(N−p), p<N, λ>0 is a parameter" in sc["abstract"]
+    assert "where 1<q≤p<r+1<p^⋆:=(Np)/(N−p), p<N, λ>0 is a parameter" in sc["abstract"]
 
 
 async def test_title_formulas_abutting_words_are_set_apart(cache: Services, fake: FakeUpstream) -> None:

@@ -1,9 +1,10 @@
 """``datacite_get_citation`` and ``datacite_list_reference`` over the recorded bodies.
 
-APA text rendered locally from the stored record is DataCite's own rendering of 10.5061/dryad.8515
-(byte for byte, HTML and text); CSL JSON locally too; RIS is DataCite's negotiation (its recorded
-renderer failures); a Crossref DOI is the typed miss pointing at Crossref's own content negotiation; the
-argument errors come before any request; the reference topics hold the contract's counts.
+APA text is DataCite's content negotiation, and offline the stored record renders DataCite's own
+rendering of 10.5061/dryad.8515 (byte for byte, HTML and text); CSL JSON offline too; RIS is
+DataCite's negotiation (its recorded renderer failures); a Crossref DOI is the typed miss pointing
+at Crossref's own content negotiation; the argument errors come before any request; the reference
+topics hold the contract's counts.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from syncd.datacite.tools import get_citation, list_reference
+from syncd.datacite.tools import get_citation, get_work, list_reference
 from syncd.datacite.views_reference import TOPICS, reference
 from syncd.road.services import Services
 from tests.datacite.upstream import Recorded, recorded_json
@@ -27,22 +28,32 @@ def _call(svc: Services, doi: str, **kwargs: Any) -> dict[str, Any]:
     return result.structured_content
 
 
-def test_apa_is_rendered_locally_as_datacite_renders_it(dc: Services, upstream: Recorded) -> None:
-    """The record is read once; its APA citation (HTML) equals DataCite's recorded rendering, and the
-    text form is the same with tags stripped and entities decoded. No negotiation request is sent.
+def test_apa_is_datacites_rendering_and_the_stored_record_renders_it_offline(
+    dc: Services, upstream: Recorded
+) -> None:
+    """APA text is DataCite's content negotiation (one request, the recorded rendering); with DataCite
+    down, the record datacite_get_work stored renders the same citation locally, byte for byte (HTML),
+    the text form with tags stripped and entities decoded, flagged stale.
     """
     upstream.add_work("10.5061/dryad.8515")
+    upstream.add_render("text-x-bibliography_10.5061-dryad.8515_default.exchange.json")
     data = _call(dc, "10.5061/dryad.8515")
     assert data["citationHtml"] == DEFAULT_8515["body_text"]
-    assert data["citation"].startswith("Ollomo, B., Durand, P.") and "&amp;" not in data["citation"]
-    assert (data["style"], data["renderedLocally"], data["mediaType"]) == ("apa", True, "text/x-bibliography")
-    assert [path for _, path, _ in upstream.calls] == ["/dois"]
+    assert (data["style"], data["renderedLocally"]) == ("apa", False)
+    assert data["mediaType"] == "text/x-bibliography"
+    assert [p for _, p, _ in upstream.calls] == ["/dois/text/x-bibliography/10.5061/dryad.8515"]
+    get_work(dc, "10.5061/dryad.8515")  # the record is stored
+    upstream.down = True
+    offline = _call(dc, "10.5061/dryad.8515")
+    assert offline["citationHtml"] == DEFAULT_8515["body_text"] and offline["renderedLocally"] is True
+    assert offline["citation"].startswith("Ollomo, B., Durand, P.") and "&amp;" not in offline["citation"]
+    assert offline["cache"]["stale"] is True and offline["cache"]["upstream_error"] == "upstream_unavailable"
 
 
-def test_csl_json_locally_and_offline(dc: Services, upstream: Recorded) -> None:
-    """CSL JSON from the stored record, also with DataCite down: type dataset, 8 authors, DOI upper-case."""
+def test_csl_json_offline_from_the_stored_record(dc: Services, upstream: Recorded) -> None:
+    """CSL JSON from the stored record with DataCite down: type dataset, 8 authors, DOI upper-case."""
     upstream.add_work("10.5061/dryad.8515")
-    _call(dc, "10.5061/dryad.8515")
+    get_work(dc, "10.5061/dryad.8515")
     upstream.down = True
     item = json.loads(_call(dc, "10.5061/dryad.8515", format="csl_json")["citation"])
     assert (item["type"], len(item["author"]), item["DOI"]) == ("dataset", 8, "10.5061/DRYAD.8515")

@@ -1,7 +1,8 @@
 """A strict DataCite + doi.org upstream over the recorded corpus, at the ``httpx.MockTransport`` seam.
 
 Routes answer only the requests the slice is meant to send (origin, path and query predicate);
-anything else is a 599 the test sees as a failure. Bodies are the recorded ones in
+a content-negotiation path nothing was set for is DataCite's recorded 404; anything else is a 599 the
+test sees as a failure. Bodies are the recorded ones in
 ``tests/corpus/datacite/`` (``SOURCES.md`` says what is exact and what the fixture author trimmed).
 A recorded ``GET /dois/{doi}`` body (``work/``) answers the list read ``GET /dois?query=doi:"<doi>"``
 as the one record of a list page: ``{"data": [data], "included": included, "meta": {"total": 1}}``
@@ -62,6 +63,9 @@ class Recorded:
         self.user_agents: list[str] = []
         self.down = False
         self.doi_org_down = False
+        self.throttled: dict[str, str] | None = None
+        """When set, every DataCite request answers 429 with these headers (e.g. ``Retry-After``) and
+        the body the anchor's tests construct (no 429 has ever been recorded)."""
 
     def add_work(self, doi: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
         """Serve ``doi``'s record: ``body`` (a list page) or its recorded ``work/`` body as a list page."""
@@ -97,6 +101,9 @@ class Recorded:
             return httpx.Response(200, json=[{"DOI": doi, "status": "DOI does not exist"}])
         if url.host != "api.datacite.org":
             return httpx.Response(599)
+        if self.throttled is not None:
+            too_many = {"errors": [{"status": "429", "title": "Too Many Requests"}]}
+            return httpx.Response(429, json=too_many, headers=self.throttled)
         if url.path == "/dois" and "query" in params and _DOI_PHRASE.match(params["query"]):
             doi = _DOI_PHRASE.match(params["query"]).group(1).replace('\\"', '"').lower()  # type: ignore[union-attr]
             page = self.works.get(doi, {"data": [], "included": [], "meta": {"total": 0}, "links": {}})
@@ -117,4 +124,14 @@ class Recorded:
         if key in self.renders:
             status, text = self.renders[key]
             return httpx.Response(status, text=text)
+        if url.path.startswith(("/dois/text/", "/dois/application/")):  # content negotiation not held
+            return httpx.Response(404, text=(CORPUS / "datacite/error/negotiation_404.json").read_text())
         return httpx.Response(599)
+
+    def add_render(self, exchange: str) -> tuple[str, str]:
+        """Serve the recorded content-negotiation exchange ``non-json/<exchange>``; its ``(path, query)``."""
+        recorded = recorded_json(f"non-json/{exchange}")
+        url = httpx.URL(recorded["request"]["uri"])
+        key = (url.raw_path.decode().split("?")[0], url.query.decode())
+        self.renders[key] = (int(recorded["status"]), str(recorded["body_text"]))
+        return key
