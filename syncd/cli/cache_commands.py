@@ -115,7 +115,8 @@ def cache_stats(ctx: click.Context, as_json: bool) -> None:
             click.echo(f"Upstream {c['service']}: not checked ({c['skipped']})")
         else:
             answered = f"HTTP {c['status']}" if c["status"] is not None else "no HTTP answer"
-            click.echo(f"Upstream {c['service']}: FAILED ({c['reason']}, {answered}): {c['hint']}")
+            why = c.get("cause") or c["reason"]  # a certificate or proxy failure named as such
+            click.echo(f"Upstream {c['service']}: FAILED ({why}, {answered}): {c['hint']}")
 
 
 @cache.command("show")
