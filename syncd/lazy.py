@@ -75,8 +75,9 @@ LAZY: Final[Mapping[str, frozenset[str]]] = MappingProxyType(
         # httpx (and tenacity's retry loop) on the first upstream request: a command that sends none,
         # `syncd cache show/ls/search`, never loads them
         "syncd.upstream.http": frozenset({"httpx", "tenacity"}),
-        # httpx's proxy URL check, only where a proxy is configured
-        "syncd.upstream.network": frozenset({"httpx"}),
+        # httpx's proxy URL check, only where a proxy is configured; socksio (the syncd[socks] extra),
+        # only to tell whether a SOCKS proxy can be used
+        "syncd.upstream.network": frozenset({"httpx", "socksio"}),
         # psutil, on the first look at whether a lease or walk holder still runs
         "syncd.proc": frozenset({"psutil"}),
         # SQLAlchemy's PostgreSQL dialect, on the first PostgreSQL write (a SQLite store never loads it)

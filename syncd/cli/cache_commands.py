@@ -66,6 +66,7 @@ def cache_stats(ctx: click.Context, as_json: bool) -> None:
         now = time.time()
         counts = store.counts(policy.staleness(policy.ttls(svc.settings.ttl, KINDS.values()), now))
         pools = pool_rows(svc.budget, now)
+        backing_off, backing = store.backing_off(now)
         data = {
             "database_size_bytes": store.size_bytes(),
             "read_only": svc.read_only,
@@ -73,6 +74,7 @@ def cache_stats(ctx: click.Context, as_json: bool) -> None:
             "entries": counts,
             "budget": pools,
             "upstreams": checks,
+            "backing_off": {"count": backing_off, "entries": backing},
         }
     if as_json:
         click.echo(json.dumps(data, indent=2))
@@ -108,6 +110,12 @@ def cache_stats(ctx: click.Context, as_json: bool) -> None:
         ["pool", "tokens", "burst", "per_s", "in flight", "blocked for (s)", "offline"],
         "Request budget",
     )
+    if backing:
+        print_rows(
+            [{**b, "retry in (s)": f"{b['retry_in_s']:g}", "failures": str(b["failures"])} for b in backing],
+            ["kind", "key", "last_error", "failures", "retry in (s)"],
+            f"Backing off ({backing_off}: revalidation keeps failing; `cache refresh ID` asks now)",
+        )
     for c in checks:
         if c["ok"]:
             click.echo(f"Upstream {c['service']}: ok (HTTP 200, {c['ms']:g} ms) at {c['base_url']}")
@@ -115,7 +123,8 @@ def cache_stats(ctx: click.Context, as_json: bool) -> None:
             click.echo(f"Upstream {c['service']}: not checked ({c['skipped']})")
         else:
             answered = f"HTTP {c['status']}" if c["status"] is not None else "no HTTP answer"
-            click.echo(f"Upstream {c['service']}: FAILED ({c['reason']}, {answered}): {c['hint']}")
+            why = c.get("cause") or c["reason"]  # a certificate or proxy failure named as such
+            click.echo(f"Upstream {c['service']}: FAILED ({why}, {answered}): {c['hint']}")
 
 
 @cache.command("show")
@@ -324,7 +333,7 @@ def cache_refresh(
             entries = list_entries(store, limit=limit or None)
         elif stale_only:
             ttls = policy.ttls(svc.settings.ttl, KINDS.values())
-            entries = store.stale(policy.staleness(ttls, now), limit or 1_000_000)
+            entries = store.stale(policy.staleness(ttls, now), limit or 1_000_000, backing_off=True)
         else:  # not stored yet: fetched like `cache get --refresh`
             named = named_entries(svc, parsed)
             entries, fetched, missing = named.entries, named.fetched, named.not_found

@@ -13,11 +13,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
     "ENVELOPE_FIELDS",
+    "NORMALIZED_FROM",
     "CacheInfo",
     "ErrorData",
     "ErrorInfo",
     "Recovery",
     "WithCache",
+    "note_normalized",
     "wire_depth",
     "wire_item_fields",
     "wire_schema",
@@ -107,6 +109,25 @@ class WithCache(BaseModel):
 
     cache: CacheInfo | None = Field(None, description="Where this answer came from and how fresh it is.")
     error: ErrorInfo | None = Field(None, description="Present when the call failed. Absent on success.")
+    normalized_from: str | None = Field(
+        None,
+        description="The identifier as written when syncd folded look-alike characters of it (a U+2010-"
+        "U+2015 or U+2212 dash, a division slash) for the key it answered. Absent otherwise.",
+    )
+
+
+NORMALIZED_FROM = "normalized_from"
+"""The answer field naming the identifier as written when it was folded (:class:`WithCache`)."""
+
+
+def note_normalized(data: dict[str, Any], written: str | None) -> dict[str, Any]:
+    """``data`` with ``normalized_from`` set to ``written`` when the identifier was folded (else as is).
+
+    ``written`` is :attr:`syncd.normalize.doi.ParsedDOI.normalized_from` (or a Zenodo reference's).
+    """
+    if written is not None:
+        data[NORMALIZED_FROM] = written
+    return data
 
 
 _NULL = {"type": "null"}

@@ -246,6 +246,9 @@ def fetch_work(
     """Ask Crossref for ``doi`` now (conditionally when ``entry`` holds validators) and store the answer.
 
     A 304 bumps ``validated_at`` only; a 404 stores a ``not_found`` miss (never over a stored work).
+    A 404 on a DOI whose non-ASCII dash was folded (:attr:`ParsedDOI.retry_form`) is asked once more
+    as written (a few DOIs were registered with U+2010 in them); what that answers is stored under
+    the folded key.
 
     Raises:
         UpstreamError, BudgetExhausted: upstream could not be used; nothing was written.
@@ -256,6 +259,9 @@ def fetch_work(
         etag=entry.etag if entry else None,
         last_modified=entry.last_modified if entry else None,
     )
+    if answer.status == "not_found" and doi.retry_form is not None:
+        log.info("event=retry_as_written key=%s", doi.key)
+        answer = crossref.get_work(doi.retry_form, deadline)
     if answer.status == "not_modified" and entry is not None:
         store.mark_validated(entry.id, etag=answer.etag, last_modified=answer.last_modified)
         return store.get_by_id(entry.id) or entry

@@ -15,7 +15,7 @@ from typing import Any
 
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
-from syncd.contracts.common import WithCache
+from syncd.contracts.common import WithCache, note_normalized
 from syncd.crossref import queries as crossref_queries
 from syncd.crossref import queries_work
 from syncd.crossref import tools_fit as fits
@@ -113,7 +113,9 @@ def get_work(
     malformed_response, request_timeout.
     """
     try:
-        data = queries_work.work_answer(services, parse_doi(doi), offset, limit)
+        parsed = parse_doi(doi)
+        data = queries_work.work_answer(services, parsed, offset, limit)
+        note_normalized(data, parsed.normalized_from)
     except Exception as exc:
         return error_result(exc)
     return CallToolResult(content=[TextContent(type="text", text=render_work(data))], structured_content=data)
@@ -177,10 +179,11 @@ def get_references(services: Services, doi: str, offset: int, limit: int) -> Cal
     upstream_unavailable, malformed_response, request_timeout.
     """
     try:
-        data, prov = crossref_queries.get_references(services, parse_doi(doi), offset, limit)
+        parsed = parse_doi(doi)
+        data, prov = crossref_queries.get_references(services, parsed, offset, limit)
     except Exception as exc:
         return error_result(exc)
-    return _answer(data, prov, render_references)
+    return _answer(note_normalized(data, parsed.normalized_from), prov, render_references)
 
 
 def search_journals(services: Services, args: dict[str, Any]) -> CallToolResult:

@@ -23,6 +23,7 @@ from syncd.datacite.views_reference import (
     TOPICS,
     fos_id,
 )
+from syncd.normalize.doi import trim_pasted
 from syncd.tools.params import ToolArgs
 
 __all__ = [
@@ -136,7 +137,7 @@ def _fos_one(value: Any) -> Any:
 
 
 def _doi_shape(value: str) -> str:
-    if not DOI_SHAPE.match(value):
+    if not DOI_SHAPE.match(trim_pasted(value)):  # zero-width characters pasted before the DOI too
         raise ValueError(
             "doi must be a DOI: bare 10.5061/dryad.234, doi:10.5061/dryad.234 or https://doi.org/10.5061/dryad.234"
         )

@@ -147,14 +147,21 @@ def _miss_content(svc: Services, key: str, deadline: Deadline) -> EntryContent:
     return WORK.content(key, "not_found", json.dumps(body), content_hash(body), doi=key)
 
 
-def fetch_work(svc: Services, key: str, deadline: Deadline) -> StoredEntry:
+def fetch_work(svc: Services, key: str, deadline: Deadline, as_written: str | None = None) -> StoredEntry:
     """Ask DataCite for the DOI ``key`` now and store the answer (the record, or the classified miss).
+
+    ``as_written``: the DOI as the caller wrote it when a non-ASCII dash of it was folded for ``key``
+    (:attr:`syncd.normalize.doi.ParsedDOI.retry_form`); asked once more when DataCite holds no
+    record of ``key``, its record stored under ``key``.
 
     Raises:
         UpstreamError, BudgetExhausted: DataCite could not be used; nothing was written.
     """
     found = svc.upstreams.datacite.get_works([key], deadline)
     body = found.get(key)
+    if body is None and as_written is not None:
+        log.info("event=retry_as_written key=%s", key)
+        body = svc.upstreams.datacite.get_works([as_written], deadline).get(as_written.lower())
     content = work_content(key, body) if body is not None else _miss_content(svc, key, deadline)
     stored, changed = svc.store.put_content(content)
     log.debug("event=stored kind=datacite_work key=%s changed=%s", key, changed)
@@ -221,7 +228,7 @@ def get_work(
         svc.runner,
         WORK,
         doi.key,
-        lambda: fetch_work(svc, doi.key, deadline),
+        lambda: fetch_work(svc, doi.key, deadline, doi.retry_form),
         deadline=deadline,
         held=held,
         force=force,

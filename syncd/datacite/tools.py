@@ -18,7 +18,7 @@ from typing import Any
 
 from mcp.types import CallToolResult, ToolAnnotations
 
-from syncd.contracts.common import WithCache
+from syncd.contracts.common import WithCache, note_normalized
 from syncd.datacite import lookups, queries
 from syncd.datacite.args import (
     SORTS,
@@ -106,7 +106,7 @@ def get_work(services: Services, doi: str) -> CallToolResult:
     """
     try:
         parsed = parse_datacite_doi(doi)
-        data = queries.work_answer(lookups.get_work(services, parsed))
+        data = note_normalized(queries.work_answer(lookups.get_work(services, parsed)), parsed.written)
     except Exception as exc:
         return _error(exc)
     return result(data, render_work(data))

@@ -22,7 +22,16 @@ from typing import Literal
 
 from syncd.errors import InvalidInput
 
-__all__ = ["MAX_DOI_INPUT_LENGTH", "InputForm", "ParsedDOI", "doi_path_segment", "is_zenodo_doi", "parse_doi"]
+__all__ = [
+    "MAX_DOI_INPUT_LENGTH",
+    "InputForm",
+    "ParsedDOI",
+    "doi_path_segment",
+    "fold_lookalikes",
+    "is_zenodo_doi",
+    "parse_doi",
+    "trim_pasted",
+]
 
 MAX_DOI_INPUT_LENGTH = 1000
 """Inputs longer than this (in characters, before cleaning) are refused outright."""
@@ -34,11 +43,18 @@ InputForm = Literal["bare", "doi_prefix", "url", "percent_encoded"]
 _INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"))
 _TRIM = " \t\r\n\f\v\u00a0\u2007\u202f\u3000"
 
+# Arrow blocks (U+2190-U+21FF, U+27F0-U+27FF, U+2900-U+297F, U+2B00-U+2BFF): the "opens in a new
+# window" marks web pages put after a link, copied with it. Trimmed at the end with every other symbol
+# glyph (Unicode category So: emoji, the link mark U+1F517) and format character (Cf: zero-width).
+_ARROW_BLOCKS = ((0x2190, 0x21FF), (0x27F0, 0x27FF), (0x2900, 0x297F), (0x2B00, 0x2BFF))
+_DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212"
+"""Non-ASCII dashes folded to ``-`` for the key (U+2010-U+2015, U+2212); see :attr:`ParsedDOI.written`."""
+
 # Look-alike punctuation that PDFs, word processors and web fonts put in place of the ASCII characters
 # Crossref DOIs are made of (hyphens, slashes, full stops; full-width forms): mapped back before checks.
 _LOOKALIKES = str.maketrans(
     {
-        **dict.fromkeys("\u2010\u2011\u2012\u2013\u2212\ufe63\uff0d", "-"),
+        **dict.fromkeys(_DASHES + "\ufe63\uff0d", "-"),
         **dict.fromkeys("\u2215\u2044\uff0f", "/"),
         **dict.fromkeys("\u2024\uff0e", "."),
         **{chr(0xFF10 + d): str(d) for d in range(10)},
@@ -58,6 +74,33 @@ _DOI = re.compile(r"^10\.[0-9]{4,9}/\S+$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _ZENODO = re.compile(r"^10\.5281/zenodo\.([0-9]+)$", re.IGNORECASE)
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+_ENCODED_HASH = "%23"
+
+
+def _is_trailing_glyph(ch: str) -> bool:
+    """Whether ``ch`` is pasted decoration, never the last character of an identifier."""
+    if ch in _TRIM or ch.isspace():
+        return True
+    code = ord(ch)
+    if any(lo <= code <= hi for lo, hi in _ARROW_BLOCKS):
+        return True
+    return unicodedata.category(ch) in ("So", "Cf", "Zs")
+
+
+def trim_pasted(raw: str) -> str:
+    """``raw`` without the decoration copy and paste brings along, for every slice's identifier parser.
+
+    Zero-width characters (U+200B, U+200C, U+200D, U+2060, U+FEFF) are removed wherever they occur;
+    whitespace (NBSP, U+202F, U+3000 included) is trimmed at both ends; at the end, any run of
+    arrow glyphs (``↗`` U+2197, ``→``, ``⇗``, ``⟶``, ``⤴``, ``⬈``), other symbol glyphs (Unicode category
+    ``So``: ``🔗``, ``⧉``) and format characters, with the spaces between them, is dropped:
+    ``"10.1016/J.CELL.2011.03.022\u00a0↗"`` -> ``"10.1016/J.CELL.2011.03.022"``.
+    """
+    s = raw.translate(_INVISIBLE).strip(_TRIM)
+    end = len(s)
+    while end and _is_trailing_glyph(s[end - 1]):
+        end -= 1
+    return s[:end]
 
 
 @dataclass(frozen=True)
@@ -71,11 +114,32 @@ class ParsedDOI:
         input_form: how the DOI arrived: ``"url"`` (a doi.org resolver URL, decoded once),
             ``"percent_encoded"`` (a fully encoded bare DOI such as ``10.1175%2F...``, decoded once),
             ``"doi_prefix"`` (``doi:``, ``DOI``, ``info:doi/`` wrapper) or ``"bare"``.
+        written: the DOI as the caller wrote it (wrappers removed, case kept) when look-alike folding
+            changed it (a U+2010-U+2015 or U+2212 dash, a division slash, full-width digits), else
+            ``None``. Tool answers echo it as ``normalized_from``; a 404 on ``doi`` is asked once more
+            with it when it holds a non-ASCII dash (:attr:`retry_form`).
     """
 
     doi: str
     key: str
     input_form: InputForm
+    written: str | None = None
+
+    @property
+    def normalized_from(self) -> str | None:
+        """The DOI as written when the key was folded from it (``written``), for a tool answer."""
+        return self.written
+
+    @property
+    def retry_form(self) -> str | None:
+        """The DOI as written when a non-ASCII dash of it was folded: asked once more after a 404.
+
+        A few DOIs were registered with U+2010 (or another dash) in their suffix; folded to ``-``
+        they answer 404. ``None`` when no dash was folded.
+        """
+        if self.written is None or not any(ch in _DASHES for ch in self.written):
+            return None
+        return self.written
 
 
 def _refuse(raw: str, why: str) -> InvalidInput:
@@ -103,14 +167,17 @@ def _strip_unbalanced_closer(doi: str) -> str:
 def parse_doi(raw: str) -> ParsedDOI:
     r"""Clean and validate a DOI argument (real-user-cases convention 1).
 
-    Steps, in order: trim whitespace/NBSP and remove zero-width characters (U+200B, U+200C, U+200D,
-    U+2060, U+FEFF); drop quotes and brackets around the DOI (a DOI starts with ``10.``; a trailing
+    Steps, in order: trim whitespace/NBSP, remove zero-width characters (U+200B, U+200C, U+200D,
+    U+2060, U+FEFF) and drop trailing arrow and symbol glyphs (:func:`trim_pasted`); drop quotes
+    and brackets around the DOI (a DOI starts with ``10.``; a trailing
     ``>``, like ``)``/``]``, only when unbalanced); refuse a DOI that ends with an ellipsis (cut short);
     unwrap ``https?://(dx.|www.)?doi.org/`` (query string and fragment dropped), else
     ``doi:``, ``DOI `` or ``info:doi/``; percent-decode exactly once when the input was a resolver URL or
     is a fully encoded bare DOI (``%2F`` and no literal ``/``; a resolver URL ending in a SICI's
-    ``;2-#`` keeps its ``#`` check character); Unicode NFC; look-alike hyphens, slashes, full stops and
-    full-width digits mapped to ASCII (U+2010-U+2013, U+2212, U+2215, U+2044, U+FF0D, U+FF0F, ...);
+    ``;2-#`` keeps its ``#`` check character), else read a bare DOI's trailing ``%23`` as the ``#`` it
+    encodes (``...;2-%23`` and ``...;2-#`` are one DOI); Unicode NFC; look-alike hyphens, slashes, full
+    stops and full-width digits mapped to ASCII (U+2010-U+2015, U+2212, U+2215, U+2044, U+FF0D, U+FF0F,
+    ...; the DOI as written kept in :attr:`ParsedDOI.written`);
     drop one trailing sentence ``.``, ``,`` or ``;``; drop a trailing ``)``/``]``/``>`` only when it is
     unbalanced within the suffix. Every other character (``< > ; ( ) [ ] # :``) is kept.
 
@@ -129,10 +196,10 @@ def parse_doi(raw: str) -> ParsedDOI:
         raise _refuse(repr(raw), "not a string")
     if len(raw) > MAX_DOI_INPUT_LENGTH:
         raise _refuse(raw, f"longer than {MAX_DOI_INPUT_LENGTH} characters")
-    s = raw.translate(_INVISIBLE).strip(_TRIM)
+    s = trim_pasted(raw)
     while s and s[0] in _OPENERS and not s.startswith("10."):
         s = s[1:].lstrip(_TRIM)
-    s = s.rstrip(_CLOSING_QUOTES + _TRIM)
+    s = trim_pasted(s.rstrip(_CLOSING_QUOTES + _TRIM))
     if s.endswith(_TRUNCATED):
         raise _refuse(raw, "it ends with an ellipsis, so it was cut short; paste the whole DOI")
     form: InputForm = "bare"
@@ -156,8 +223,11 @@ def parse_doi(raw: str) -> ParsedDOI:
         if "/" not in s and "%2f" in s.lower():
             form = "percent_encoded"
             s = urllib.parse.unquote(s, errors="replace")
+        elif s.endswith(_ENCODED_HASH):  # "%23" typed for a trailing "#": the same DOI as with "#"
+            s = s[: -len(_ENCODED_HASH)] + "#"
 
-    s = unicodedata.normalize("NFC", s.strip(_TRIM)).translate(_LOOKALIKES)
+    unfolded = unicodedata.normalize("NFC", trim_pasted(s))
+    s = unfolded.translate(_LOOKALIKES)
     if s.endswith((".", ",", ";")):
         s = s[:-1].rstrip(_CLOSING_QUOTES)  # "10.1/x”; -> 10.1/x
     s = _strip_unbalanced_closer(s)
@@ -166,7 +236,25 @@ def parse_doi(raw: str) -> ParsedDOI:
         raise _refuse(raw, "contains control characters")
     if not _DOI.match(s):
         raise _refuse(raw, 'must be "10." + 4-9 digits + "/" + a suffix without spaces')
-    return ParsedDOI(doi=s, key=s.translate(_ASCII_LOWER), input_form=form)
+    written = _written(unfolded, s)
+    return ParsedDOI(doi=s, key=s.translate(_ASCII_LOWER), input_form=form, written=written)
+
+
+def fold_lookalikes(text: str) -> str:
+    """``text`` in Unicode NFC with look-alike dashes, slashes, full stops and full-width digits as ASCII.
+
+    The folding :func:`parse_doi` applies for the key (U+2010-U+2015 and U+2212 to ``-``, U+2215 to
+    ``/``, ...), for a parser that keeps more of its input than :func:`parse_doi` does.
+    """
+    return unicodedata.normalize("NFC", text).translate(_LOOKALIKES)
+
+
+def _written(unfolded: str, folded: str) -> str | None:
+    """The unfolded DOI, cut like the folded one was (trailing punctuation), when folding changed it."""
+    if unfolded == folded or len(unfolded) < len(folded):
+        return None
+    written = unfolded[: len(folded)]
+    return written if written != folded and written.translate(_LOOKALIKES) == folded else None
 
 
 def doi_path_segment(doi: str) -> str:

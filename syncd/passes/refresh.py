@@ -102,16 +102,21 @@ def sweep(
     The stale entries are read and revalidated :data:`SWEEP_PAGE` at a time (keyset pages of
     ``Store.stale``), so a sweep holds one page of entries whatever ``limit`` and the store's size.
     Stops early when the budget is spent or the kind's pool goes offline (the rest wait for the
-    next sweep), so a sweep never turns into a retry loop against a failing upstream.
+    next sweep), so a sweep never turns into a retry loop against a failing upstream. An entry whose
+    revalidation keeps failing for the same reason backs off (``retry_at``,
+    :meth:`syncd.store.entries.EntryStore.mark_error`: 600 s, then doubled, at most a day): the
+    stale pages leave it out until then. ``entries`` (a manual refresh) are asked whatever their
+    backoff, which they forget.
     """
     started = time.monotonic()
     report = SweepReport()
     now = time.time() if now is None else now
-    if entries is not None:
+    if entries is not None:  # a manual refresh: asked now, their backoff forgotten
+        svc.store.clear_backoff([e.id for e in entries])
         pages: Iterator[list[StoredEntry]] = iter([list(entries)])
     else:
         ttls = policy.ttls(svc.settings.ttl, KINDS.values(), background=True)
-        pages = _stale_pages(svc, policy.staleness(ttls, now), limit)
+        pages = _stale_pages(svc, policy.staleness(ttls, now), limit, now)
     for page in pages:
         _sweep_page(svc, page, report, on_entry)
         if report.stopped:
@@ -138,7 +143,7 @@ SWEEP_PAGE = 100
 """Stale entries a sweep reads and revalidates at a time (its memory: one page of entries)."""
 
 
-def _stale_pages(svc: Services, staleness: Staleness, limit: int) -> Iterator[list[StoredEntry]]:
+def _stale_pages(svc: Services, staleness: Staleness, limit: int, now: float) -> Iterator[list[StoredEntry]]:
     """Up to ``limit`` stale entries, oldest first, in pages of :data:`SWEEP_PAGE` (each read when asked).
 
     An entry revalidated by this sweep that is still stale at the bounds' moment (a sweep run "later",
@@ -149,7 +154,7 @@ def _stale_pages(svc: Services, staleness: Staleness, limit: int) -> Iterator[li
     seen: set[int] = set()
     left = limit
     while left > 0:
-        page = svc.store.stale(staleness, min(SWEEP_PAGE, left), after)
+        page = svc.store.stale(staleness, min(SWEEP_PAGE, left), after, now=now)
         if not page:
             return
         after = (page[-1].validated_at, page[-1].id)

@@ -57,7 +57,33 @@ CONFIRM_CHUNK = 500
 
 def _confirmed(now: float) -> dict[str, Any]:
     """The ``validations`` values of a confirmation at ``now`` (epoch seconds): checked, no error."""
-    return {"validated_at": now, "checks": Validation.checks + 1, "last_error": None, "last_error_at": None}
+    return {
+        "validated_at": now,
+        "checks": Validation.checks + 1,
+        "last_error": None,
+        "last_error_at": None,
+        **NO_BACKOFF,
+    }
+
+
+NO_BACKOFF: dict[str, Any] = {"failures": 0, "retry_at": None}
+"""The ``validations`` values of an entry with no failure streak (a success, a manual refresh)."""
+
+BACKOFF_BASE_S = 300.0
+"""Seconds a sweep leaves an entry alone after its first failed revalidation, doubled per failure
+(with the same reason) in a row: 600 s after the first, 1,200 s after the second, ... The daemon's
+default sweep interval (``revalidate_interval_s``): a record upstream keeps answering malformed is
+asked in sweeps 0, 2, 6, 14, ... instead of every one."""
+BACKOFF_MAX_S = 86_400.0
+"""The longest backoff (seconds): a broken record is still asked once a day."""
+NO_BACKOFF_REASONS = frozenset({"rate_limited", "upstream_unavailable", "request_timeout"})
+"""Failures that say nothing of the record (the budget, the service, the network): no backoff (the
+sweep stops, and the pool's breaker spaces the next tries)."""
+
+
+def backoff_s(failures: int) -> float:
+    """Seconds a sweep waits after ``failures`` failed revalidations in a row (at least 1): bounded."""
+    return min(BACKOFF_MAX_S, BACKOFF_BASE_S * 2.0 ** max(1, failures))
 
 
 class EntryStore(StoreSession):
@@ -145,7 +171,13 @@ class EntryStore(StoreSession):
             return [r[0] for r in rows]
 
     def stale(
-        self, staleness: Staleness, limit: int, after: tuple[float, int] | None = None
+        self,
+        staleness: Staleness,
+        limit: int,
+        after: tuple[float, int] | None = None,
+        *,
+        now: float | None = None,
+        backing_off: bool = False,
     ) -> list[StoredEntry]:
         """Entries past their lifetime at the bounds' moment, oldest ``validated_at`` first (then id).
 
@@ -156,10 +188,16 @@ class EntryStore(StoreSession):
             limit: most entries returned.
             after: ``(validated_at, id)`` of the last entry of the previous page: this page starts
                 after it (keyset paging, so a caller reads a long list a page at a time).
+            now: the sweep's moment (epoch seconds; default the clock): an entry backing off
+                (``retry_at`` after it, :meth:`mark_error`) is left out...
+            backing_off: ... unless this is True (a manual refresh asks every stale entry).
         """
         if not staleness.before:
             return []
         query = select_entries().where(staleness.clause())
+        if not backing_off:
+            now = time.time() if now is None else now
+            query = query.where(or_(Validation.retry_at.is_(None), Validation.retry_at <= now))
         if after is not None:
             query = query.where(tuple_(Validation.validated_at, Entry.id) > tuple_(*after))
         query = query.order_by(Validation.validated_at, Entry.id).limit(limit)
@@ -465,6 +503,7 @@ class EntryStore(StoreSession):
                 last_error=None,
                 last_error_at=None,
                 volatile=content.volatile,
+                **NO_BACKOFF,
             )
         )
         if content.cites is not None or content.status != "ok":  # the reference index follows the body
@@ -563,14 +602,61 @@ class EntryStore(StoreSession):
             )
 
     def mark_error(self, entry_id: int, reason: str, now: float | None = None) -> None:
-        """Record a failed revalidation (``reason`` code) beside the entry; the body is untouched."""
+        """Record a failed revalidation (``reason`` code) beside the entry; the body is untouched.
+
+        The entry backs off: ``failures`` counts the failures in a row with this ``reason`` (a
+        different reason starts again at 1) and ``retry_at`` is ``now`` + :func:`backoff_s` of it,
+        before which :meth:`stale` does not return the entry (a sweep leaves it alone). A reason of
+        :data:`NO_BACKOFF_REASONS` (the pool's, not the record's) sets no backoff.
+        """
         now = time.time() if now is None else now
         with self.write() as conn:
-            conn.execute(
-                update(Validation)
-                .where(Validation.entry_id == entry_id)
-                .values(last_error=reason, last_error_at=now)
-            )
+            row = conn.execute(
+                select(Validation.last_error, Validation.failures).where(Validation.entry_id == entry_id)
+            ).first()
+            values: dict[str, Any] = {"last_error": reason, "last_error_at": now, **NO_BACKOFF}
+            if reason not in NO_BACKOFF_REASONS:
+                failures = (row.failures or 0) + 1 if row is not None and row.last_error == reason else 1
+                values.update(failures=failures, retry_at=now + backoff_s(failures))
+            conn.execute(update(Validation).where(Validation.entry_id == entry_id).values(**values))
+
+    def clear_backoff(self, entry_ids: Sequence[int]) -> None:
+        """Forget the failure streak of ``entry_ids`` (a manual refresh asks them now, backoff or not)."""
+        with self.write() as conn:
+            for chunk in range(0, len(entry_ids), CONFIRM_CHUNK):
+                ids = list(entry_ids[chunk : chunk + CONFIRM_CHUNK])
+                conn.execute(update(Validation).where(Validation.entry_id.in_(ids)).values(**NO_BACKOFF))
+
+    def backing_off(self, now: float | None = None, limit: int = 20) -> tuple[int, list[dict[str, Any]]]:
+        """Entries a sweep leaves alone until their ``retry_at`` (their revalidation keeps failing).
+
+        Returns:
+            How many there are, and up to ``limit`` of them, soonest retry first, each
+            ``{"kind", "key", "last_error", "failures", "retry_at", "retry_in_s"}`` (``retry_at`` epoch
+            seconds; ``retry_in_s`` seconds from ``now``).
+        """
+        now = time.time() if now is None else now
+        where = Validation.retry_at > now
+        with self.read() as conn:
+            total = conn.execute(select(func.count()).select_from(Validation).where(where)).scalar_one()
+            rows = conn.execute(
+                select(Entry.kind, Entry.key, Validation.last_error, Validation.failures, Validation.retry_at)
+                .join(Validation, Validation.entry_id == Entry.id)
+                .where(where)
+                .order_by(Validation.retry_at, Entry.id)
+                .limit(limit)
+            ).all()
+        return int(total), [
+            {
+                "kind": r.kind,
+                "key": r.key,
+                "last_error": r.last_error,
+                "failures": r.failures,
+                "retry_at": r.retry_at,
+                "retry_in_s": round(r.retry_at - now, 1),
+            }
+            for r in rows
+        ]
 
     def set_concept(self, concept_recid: str, latest_recid: str, now: float | None = None) -> None:
         """Remember that the latest version of Zenodo concept ``concept_recid`` is ``latest_recid``."""

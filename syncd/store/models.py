@@ -211,6 +211,9 @@ class Validation(Base):
     ``If-None-Match``/``If-Modified-Since``. ``volatile`` is a JSON object of the upstream fields
     that move without the content changing (Crossref ``is-referenced-by-count``, ``indexed``; Zenodo
     ``stats``), refreshed in place on every revalidation and laid over the stored body when read.
+    ``failures`` counts the failed revalidations in a row with the reason ``last_error`` names, and
+    ``retry_at`` (epoch seconds, None: none) is when a sweep may ask the entry again (migration 0016,
+    :meth:`syncd.store.entries.EntryStore.mark_error`).
     """
 
     __tablename__ = "validations"
@@ -224,6 +227,8 @@ class Validation(Base):
     last_error = col(String(64), nullable=True)
     last_error_at = col(Float, nullable=True)
     volatile = col(Text, nullable=True)
+    failures = col(Integer, default=0, server_default="0", nullable=False)
+    retry_at = col(Float, nullable=True)
 
 
 class Concept(Base):

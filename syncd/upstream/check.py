@@ -18,9 +18,11 @@ datacite  ``GET /dois?page[size]=1``  datacite      JSON with a ``data`` list an
 A pool that is offline (breaker open) or blocked by a 429 is not asked (``skipped``), nor is any
 when the store is read-only (no budget can be taken). Each result is logged as one line
 ``event=upstream_check service=crossref ok=true status=200 ms=84`` (a failure at WARNING, with the
-hint that the base URL may be wrong). A client that cannot be built from the ``[network]`` settings (a
-CA bundle that holds no certificate, a proxy httpx cannot use) fails its check with reason
-``invalid_config`` and the setting named in the hint.
+hint that the base URL may be wrong; a TLS certificate that could not be verified, or a proxy that
+refused, is named as such with its fix instead). A client that cannot be built from the
+``[network]`` settings (a CA bundle that holds no certificate, a proxy httpx cannot use, a SOCKS
+proxy without the ``syncd[socks]`` extra) fails its check with reason ``invalid_config`` and the
+setting named in the hint.
 """
 
 from __future__ import annotations
@@ -47,7 +49,9 @@ class UpstreamCheck:
 
     ``ok`` is True (the service's own answer), False (failed: ``reason``, ``hint``) or None
     (``skipped``: ``offline``, ``blocked``, ``rate_limited``, ``store_read_only``, or the store's
-    error reason when the budget could not be written). ``status`` is the
+    error reason when the budget could not be written). ``cause`` is ``certificate`` (the TLS
+    certificate could not be verified) or ``proxy`` (the proxy refused) when that is what failed,
+    with the hint naming the fix. ``status`` is the
     HTTP status when one came back, ``ms`` the time the request took (milliseconds).
     """
 
@@ -59,10 +63,17 @@ class UpstreamCheck:
     reason: str | None = None
     hint: str | None = None
     skipped: str | None = None
+    cause: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """Plain dict (``cache stats --json``)."""
         return asdict(self)
+
+
+NAMED_CAUSES = frozenset({"certificate", "proxy"})
+"""Failures a check names as such (the TLS certificate not verified, the proxy refusing), with the
+request's own hint (``SSL_CERT_FILE``, ``REQUESTS_CA_BUNDLE``, ``network.ca_bundle``; the proxy
+settings), instead of "base_url may be wrong"."""
 
 
 def _wrong_url_hint(probe: Probe, base_url: str) -> str:
@@ -90,6 +101,8 @@ def _check_one(probe: Probe, http: UpstreamHTTP, base_url: str, deadline_s: floa
     except UpstreamError as exc:
         ms = round((time.monotonic() - start) * 1000, 1)
         status = exc.data.get("status")
+        cause = exc.data.get("cause")
+        named = cause in NAMED_CAUSES  # not the base URL's fault: say what failed, and its fix
         return UpstreamCheck(
             probe.service,
             base_url,
@@ -97,7 +110,8 @@ def _check_one(probe: Probe, http: UpstreamHTTP, base_url: str, deadline_s: floa
             status=status if isinstance(status, int) else None,
             ms=ms,
             reason=exc.reason,
-            hint=_wrong_url_hint(probe, base_url),
+            hint=f"{exc.message}. {exc.hint}" if named else _wrong_url_hint(probe, base_url),
+            cause=str(cause) if named else None,
         )
     except InvalidInput as exc:  # the client cannot be built: a CA bundle or proxy setting (invalid_config)
         return UpstreamCheck(probe.service, base_url, False, reason=exc.reason, hint=exc.message)

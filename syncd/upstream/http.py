@@ -49,6 +49,8 @@ from syncd.upstream.network import (
     certificate_failure,
     masked,
     proxy_for,
+    proxy_origin,
+    socks_check,
     ssl_verify,
 )
 from syncd.upstream.valid_text import has_escaped_surrogate, valid_unicode
@@ -158,6 +160,7 @@ class UpstreamHTTP:
         self._transport = transport
         self._network = network
         self.proxy: str | None = proxy_for(network, base_url) if transport is None else None
+        self._proxy_origin = proxy_origin(network, base_url) if self.proxy else ""
         self._client: httpx.Client | None = None
         self._client_lock = threading.Lock()
 
@@ -169,12 +172,14 @@ class UpstreamHTTP:
         that sends this upstream no request never pays.
 
         Raises:
-            InvalidInput: the CA certificates cannot be used (reason ``invalid_config``).
+            InvalidInput: the CA certificates cannot be used, or the proxy is a SOCKS proxy and the
+                ``syncd[socks]`` extra is not installed (reason ``invalid_config``).
         """
         import httpx  # loaded by the first request (syncd.lazy.LAZY): a store-only command never pays it
 
         with self._client_lock:
             if self._client is None:
+                socks_check(self.proxy, self._proxy_origin)
                 transport = self._transport or httpx.HTTPTransport(
                     retries=0, proxy=self.proxy, verify=ssl_verify(self._network), trust_env=False
                 )

@@ -8,7 +8,11 @@ arguments of :class:`httpx.Client` for one upstream base URL:
   upper or lower case); none when the host is listed in ``NO_PROXY`` (environment) or
   ``network.no_proxy`` (:func:`bypasses_proxy`, curl's rules);
 * certificates: ``network.ca_bundle`` (a PEM file, or a directory of hashed certificates), else
-  (``trust_env``) ``SSL_CERT_FILE`` / ``SSL_CERT_DIR``, else certifi's bundle (httpx's default).
+  (``trust_env``) ``SSL_CERT_FILE``, ``REQUESTS_CA_BUNDLE`` (what ``requests`` users and conda
+  environments already export) or ``SSL_CERT_DIR``, else certifi's bundle (httpx's default).
+* a SOCKS proxy (``socks5://``, ``socks5h://``) needs the ``syncd[socks]`` extra (httpx's SOCKS
+  support, ``socksio``); without it every request is refused as ``invalid_config`` naming the
+  variable or setting that set the proxy and the extra (:func:`socks_check`), never sent direct.
 
 httpx's own environment handling is switched off (``trust_env=False``) so that these rules are the
 only ones: a host in ``network.no_proxy`` is reached directly even when ``HTTPS_PROXY`` is set.
@@ -37,12 +41,15 @@ __all__ = [
     "CERTIFICATE_HINT",
     "CONFIG_HINT",
     "PROXY_HINT",
+    "SOCKS_EXTRA",
     "NetworkSettings",
     "bypasses_proxy",
     "certificate_failure",
     "client_options",
     "masked",
     "proxy_for",
+    "proxy_origin",
+    "socks_check",
     "ssl_verify",
 ]
 
@@ -65,18 +72,19 @@ class NetworkSettings(BaseModel):
         None,
         description="PEM file (or directory of hashed certificates) of the certificate authorities upstream "
         "TLS certificates are checked against, e.g. an institution's intercepting-proxy CA; overrides "
-        "SSL_CERT_FILE / SSL_CERT_DIR.",
+        "SSL_CERT_FILE / REQUESTS_CA_BUNDLE / SSL_CERT_DIR.",
     )
     trust_env: bool = Field(
         True,
-        description="Honour HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, NO_PROXY, SSL_CERT_FILE and SSL_CERT_DIR "
-        "from the environment.",
+        description="Honour HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, NO_PROXY, SSL_CERT_FILE, REQUESTS_CA_BUNDLE "
+        "and SSL_CERT_DIR from the environment.",
     )
 
 
 CERTIFICATE_HINT = (
     "The TLS certificate could not be verified. If a proxy or firewall of your network intercepts TLS, "
-    "point SSL_CERT_FILE or the network.ca_bundle setting (SYNCD_NETWORK__CA_BUNDLE) at its CA "
+    "point SSL_CERT_FILE (or REQUESTS_CA_BUNDLE) or the network.ca_bundle setting "
+    "(SYNCD_NETWORK__CA_BUNDLE) at its CA "
     "certificate (PEM); otherwise check the system clock and the installed CA certificates."
 )
 PROXY_HINT = (
@@ -152,6 +160,8 @@ def _ssl_context(network: NetworkSettings) -> ssl.SSLContext:
         source, origin = network.ca_bundle, "network.ca_bundle"
     elif network.trust_env and os.environ.get("SSL_CERT_FILE"):
         source, origin = os.environ["SSL_CERT_FILE"], "SSL_CERT_FILE"
+    elif network.trust_env and os.environ.get("REQUESTS_CA_BUNDLE"):
+        source, origin = os.environ["REQUESTS_CA_BUNDLE"], "REQUESTS_CA_BUNDLE"
     elif network.trust_env and os.environ.get("SSL_CERT_DIR"):
         source, origin = os.environ["SSL_CERT_DIR"], "SSL_CERT_DIR"
     if source is None:
@@ -209,6 +219,53 @@ def proxy_for(network: NetworkSettings | None, base_url: str) -> str | None:
             f"proxy {masked(proxy)} cannot be used: {exc}", reason="invalid_config", hint=CONFIG_HINT
         ) from exc
     return proxy
+
+
+def proxy_origin(network: NetworkSettings | None, base_url: str) -> str:
+    """The setting or environment variable the proxy of ``base_url`` comes from, for a message.
+
+    ``network.proxy (SYNCD_NETWORK__PROXY)`` when set, else the first variable set of
+    ``<SCHEME>_PROXY``, ``<scheme>_proxy``, ``ALL_PROXY``, ``all_proxy`` (as :func:`proxy_for` reads
+    them); ``the environment`` when none is.
+    """
+    if network is not None and network.proxy:
+        return "network.proxy (SYNCD_NETWORK__PROXY)"
+    scheme = urlsplit(base_url).scheme or "https"
+    for name in (f"{scheme.upper()}_PROXY", f"{scheme}_proxy", "ALL_PROXY", "all_proxy"):
+        if os.environ.get(name):
+            return name
+    return "the environment"
+
+
+SOCKS_EXTRA = "syncd[socks]"
+"""The extra that installs SOCKS proxy support (httpx's ``socks`` extra: ``socksio``)."""
+
+
+def socks_check(proxy: str | None, origin: str) -> None:
+    """Refuse a SOCKS ``proxy`` when SOCKS support (``socksio``, the ``syncd[socks]`` extra) is missing.
+
+    Args:
+        proxy: the proxy URL requests go through (:func:`proxy_for`), or None.
+        origin: where it was set (:func:`proxy_origin`), named in the message.
+
+    Raises:
+        InvalidInput: ``invalid_config``: a ``socks5://``/``socks5h://`` proxy without ``socksio``
+            installed; the message names ``origin`` and the extra; nothing is sent (never direct).
+    """
+    if proxy is None or not urlsplit(proxy).scheme.lower().startswith("socks"):
+        return
+    try:
+        import socksio  # noqa: F401  # only where a SOCKS proxy is set (syncd.lazy.LAZY)
+    except ImportError:
+        raise InvalidInput(
+            f"{origin} names a SOCKS proxy ({masked(proxy)}), but SOCKS support is not installed: "
+            f"pip install '{SOCKS_EXTRA}', or unset {origin.split(' ', 1)[0]}",
+            reason="invalid_config",
+            hint=f"Install SOCKS support with pip install '{SOCKS_EXTRA}' (or point {origin} at an HTTP "
+            "proxy, or add the upstream hosts to NO_PROXY); no request was sent.",
+            setting=origin.split(" ", 1)[0],
+            extra=SOCKS_EXTRA,
+        ) from None
 
 
 def ssl_verify(network: NetworkSettings | None) -> ssl.SSLContext:

@@ -32,6 +32,7 @@ from typing import Literal
 from urllib.parse import unquote, urlsplit
 
 from syncd.errors import InvalidInput
+from syncd.normalize.doi import fold_lookalikes, parse_doi, trim_pasted
 
 __all__ = ["MAX_ID_LENGTH", "InputKind", "RecordRef", "parse_record_ref"]
 
@@ -74,12 +75,15 @@ class RecordRef:
             in them; see ``stripped_doi``.
         stripped_doi: ``doi`` without trailing ``.``/``,``/``;``, set only when that differs from
             ``doi`` and is still a DOI. The anchor tries ``doi`` first and this form only on a miss.
+        normalized_from: the DOI as written when look-alike folding changed it (a U+2010-U+2015 or
+            U+2212 dash...), as :attr:`syncd.normalize.doi.ParsedDOI.written`; else ``None``.
     """
 
     input_kind: InputKind
     recid: str | None
     doi: str | None
     stripped_doi: str | None = None
+    normalized_from: str | None = None
 
 
 def _invalid(message: str) -> InvalidInput:
@@ -125,15 +129,25 @@ def _lower(doi: str) -> str:
 
 
 def _classify_doi(doi: str, input_kind: InputKind, raw: str) -> RecordRef:
-    """Classify a bare DOI (no ``doi:``, no URL) as a Zenodo recid or an external DOI."""
-    stripped = _TRAILING_PUNCT_RE.sub("", doi)
-    zenodo = _ZENODO_DOI_RE.fullmatch(stripped)
+    """Classify a bare DOI (no ``doi:``, no URL) as a Zenodo recid or an external DOI.
+
+    The DOI is read by the parser every slice shares (:func:`syncd.normalize.doi.parse_doi`: look-alike
+    dashes folded, a trailing ``%23`` read as ``#``); a trailing ``.``/``,``/``;`` it drops stays in
+    ``doi`` (tried first) with ``stripped_doi`` the form without it.
+    """
+    try:
+        parsed = parse_doi(doi)
+    except InvalidInput:
+        raise _invalid(f'"{_echo(doi)}" is not a well-formed DOI (expected 10.NNNN/suffix).') from None
+    zenodo = _ZENODO_DOI_RE.fullmatch(parsed.key)
+    kind: InputKind = "url" if input_kind == "url" else "external_doi"
     if zenodo:
         return RecordRef("url" if input_kind == "url" else "zenodo_doi", zenodo.group(1), None)
-    if not _DOI_RE.fullmatch(doi):
-        raise _invalid(f'"{_echo(doi)}" is not a well-formed DOI (expected 10.NNNN/suffix).')
-    alt = _lower(stripped) if stripped != doi and _DOI_RE.fullmatch(stripped) else None
-    return RecordRef("url" if input_kind == "url" else "external_doi", None, _lower(doi), alt)
+    whole = _lower(fold_lookalikes(trim_pasted(doi)))
+    tail = whole[len(parsed.key) :] if whole.startswith(parsed.key) else ""
+    if tail and _TRAILING_PUNCT_RE.fullmatch(tail) and _DOI_RE.fullmatch(whole):
+        return RecordRef(kind, None, whole, parsed.key, parsed.written)
+    return RecordRef(kind, None, parsed.key, None, parsed.written)
 
 
 def _parse_url(url: str, raw: str) -> RecordRef:
@@ -189,7 +203,7 @@ def parse_record_ref(raw: str) -> RecordRef:
         raise _invalid("The id must be a string.")
     if len(raw.strip()) > MAX_ID_LENGTH:
         raise _invalid(f"The id is longer than {MAX_ID_LENGTH} characters.")
-    s = _strip_wrapping(raw)
+    s = _strip_wrapping(trim_pasted(raw))
     if not s:
         raise _invalid("The id is empty.")
 

@@ -13,6 +13,7 @@ import logging
 import time
 from typing import Any
 
+from syncd.contracts.common import note_normalized
 from syncd.doiorg.lookups import registration_agency
 from syncd.errors import SyncdError
 from syncd.road.services import Services
@@ -303,7 +304,7 @@ def record_answer(
         else:
             data = _not_readable(services, ref, lookup)
         data["cache"] = lookup.provenance.as_dict()
-    return data
+    return note_normalized(data, ref.normalized_from)
 
 
 def versions_answer(services: Services, id: str, page: int = 1, size: int = 25) -> tuple[dict[str, Any], str]:

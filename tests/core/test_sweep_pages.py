@@ -41,8 +41,8 @@ def test_a_sweep_reads_its_stale_entries_a_page_at_a_time(
     reads: list[tuple[int, Any]] = []
     stale = store.stale
 
-    def spy(staleness: Any, limit: int, after: Any = None) -> list[StoredEntry]:
-        page = stale(staleness, limit, after)
+    def spy(staleness: Any, limit: int, after: Any = None, **kw: Any) -> list[StoredEntry]:
+        page = stale(staleness, limit, after, **kw)
         reads.append((len(page), after))
         return page
 

@@ -96,7 +96,7 @@ def test_migration_0015_moves_the_lines_and_rebuilds_the_undated_ones(tmp_path: 
     assert '"issued"' not in old[JOR] and '"issued"' not in old[RAPTOR]
     store = Store.open(f"sqlite:///{copy}")
     try:
-        assert current_revision(store.engine) == head_revision() == "0015"
+        assert current_revision(store.engine) == head_revision() == "0016"
         lines = _lines(store)
         assert lines[JOR] == old[JOR]
         _, preprint = _work(RAPTOR)

@@ -62,7 +62,7 @@ def test_concurrent_upgrades_of_an_empty_database(empty_pg_url: str) -> None:
     for t in threads:
         t.join(30)
     assert results == [head_revision()] * 4
-    assert current_revision(engines[0]) == head_revision() == "0015"
+    assert current_revision(engines[0]) == head_revision() == "0016"
     with engines[0].connect() as conn:
         index = conn.execute(
             text("SELECT indexdef FROM pg_indexes WHERE indexname = 'ix_entries_search_tsv'")
