@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
-from mcp import Client
+from mcp import Client, MCPError
 from pydantic import TypeAdapter
 
 from syncd.config import McpSettings
@@ -158,8 +158,9 @@ async def test_mcp_slices_select_the_listed_and_callable_tools(cache: Any) -> No
         "datacite_list_reference",
     ]
     async with Client(mcp_server(only)) as client:
-        result = await client.call_tool("crossref_get_prefix", {"prefix": "10.1016"})
-    assert result.is_error is True
+        with pytest.raises(MCPError) as refused:
+            await client.call_tool("crossref_get_prefix", {"prefix": "10.1016"})
+    assert refused.value.code == -32602 and refused.value.message == "Unknown tool: crossref_get_prefix"
 
 
 async def test_annotations_say_which_tools_reach_an_upstream(cache: Any) -> None:
