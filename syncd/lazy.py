@@ -77,6 +77,8 @@ LAZY: Final[Mapping[str, frozenset[str]]] = MappingProxyType(
         "syncd.upstream.http": frozenset({"httpx", "tenacity"}),
         # httpx's proxy URL check, only where a proxy is configured
         "syncd.upstream.network": frozenset({"httpx"}),
+        # DuckDB (the optional `parquet` extra), only to write `syncd cache export --format parquet`
+        "syncd.transfer.parquet": frozenset({"duckdb"}),
         # psutil, on the first look at whether a lease or walk holder still runs
         "syncd.proc": frozenset({"psutil"}),
         # SQLAlchemy's PostgreSQL dialect, on the first PostgreSQL write (a SQLite store never loads it)
