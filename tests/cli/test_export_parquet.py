@@ -33,6 +33,8 @@ RAPTOR = "10.1101/598821"
 RAPTOR_TITLE = "Raptor genomes reveal evolutionary signatures of predatory and nocturnal lifestyles"
 ZENODO = "10.5281/zenodo.5244404"
 DRYAD = "10.5061/dryad.8515"
+pytestmark = pytest.mark.both_backends(full_only=True)  # the export on PostgreSQL too, in the full run
+
 README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
 
 
