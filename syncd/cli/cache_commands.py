@@ -465,9 +465,10 @@ def cache_export(
 ) -> None:
     """Write stored entries as JSON Lines of the raw upstream bodies, or the store as Parquet (--format).
 
-    JSON Lines go to --output (stdout by default), one entry per line. ``--format parquet DIR`` writes
-    the works, records, DataCite works, references, Retraction Watch rows and changes into the new
-    directory DIR, one Parquet table each, with their schema in DIR/schema.json.
+    JSON Lines go to --output or the argument (stdout by default), one entry per line.
+    ``--format parquet DIR`` writes the works, records, DataCite works, references, Retraction Watch
+    rows and changes into the new directory DIR, one Parquet table each, with their schema in
+    DIR/schema.json.
     """
     if file_format == "parquet":
         if destination is None:
