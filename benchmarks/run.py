@@ -45,6 +45,7 @@ MODULES = (
     "bench_retractions",
     "bench_rules2026",
     "bench_footprint",
+    "bench_parquet",
 )
 """The benchmark modules, imported in turn; one that fails to import gives a row saying so. Of
 ``bench_footprint`` only ``sweep rss`` (28.5) runs unnamed; its older rows run when named."""
@@ -64,6 +65,7 @@ TARGETS: dict[str, str] = {
     "24.3": "`tools/list` size and portability (issue 24 item 3)",
     "23.1": "Retraction Watch import, 70 MB / 69,000 rows (issue 23 item 1)",
     "27.1": "Crossref's 2026 rules: daemon + three MCP sessions at full load, 0 429s (issue 27)",
+    "44.2": "`syncd cache export --format parquet`: works/s and Parquet size on the 1M-work store (issue 44)",
 }
 """Issue 15's targets 1-6 (target 7 is this file); start-up (issue 28 item 1), the catalogue (24.3)."""
 
@@ -81,6 +83,7 @@ TARGET_OF = {
     "catalogue": "24.3",
     "retractions": "23.1",
     "rules2026": "27.1",
+    "parquet": "44.2",
 }
 """Benchmark name -> the target its rows belong to (rows already naming a ``15.N`` target, or one of
 ``TARGETS``, keep it)."""

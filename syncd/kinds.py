@@ -21,6 +21,8 @@ The hooks (every one optional; a kind supplies what it has):
 ``arrived``         what the store learns after an item of the kind was stored (a concept's latest)
 ``revalidate_many`` revalidate many stored entries of the kind at once (Crossref works: their
                     ``indexed`` stamps through ``filter=doi:`` list requests; :class:`RevalidateMany`)
+``export``          the kind's own table of ``syncd cache export --format parquet``: its name, the
+                    columns it adds and how a stored entry fills them (:class:`ExportRows`)
 =================== ================================================================================
 
 An upstream that publishes a data file of one of its kinds (Crossref's public data file of works) also
@@ -50,6 +52,8 @@ __all__ = [
     "Arrived",
     "Built",
     "DataFileRows",
+    "ExportColumn",
+    "ExportRows",
     "Kind",
     "KindHooks",
     "Load",
@@ -137,8 +141,38 @@ class DataFileRows:
 
 
 @dataclass(frozen=True)
+class ExportColumn:
+    """One column a kind adds to its Parquet table: ``name``, its DuckDB SQL ``type``, what it holds.
+
+    ``type`` is a DuckDB type name as the export declares it to the writer and a reader sees it
+    (``VARCHAR``, ``INTEGER``, ``BIGINT``, ``BOOLEAN``, ``DOUBLE``, ``DATE``, ``VARCHAR[]``); ``doc``
+    names the upstream field it comes from (the export's schema file and the README quote it).
+    """
+
+    name: str
+    type: str
+    doc: str
+
+
+@dataclass(frozen=True)
+class ExportRows:
+    """How the entries of one kind become rows of their own Parquet table (the ``export`` hook).
+
+    ``table``: the table's name (its directory in the export, ``crossref_works``); ``columns``: the
+    columns the kind adds after the ones every entry table has (key, status, DOI, title, times, body);
+    ``row(body, entry)``: those columns' values for one stored entry (``body`` its decoded JSON, None
+    for a miss or a body that is not JSON), a dict by column name (a missing name is NULL). ``row``
+    never raises for an odd body: a field of an unexpected shape is NULL.
+    """
+
+    table: str
+    columns: tuple[ExportColumn, ...]
+    row: Callable[[Any, StoredEntry], dict[str, Any]]
+
+
+@dataclass(frozen=True)
 class KindHooks:
-    """A kind's behaviour (every hook optional): ``refetch``, ``load``, ``arrived``, ``revalidate_many``.
+    """A kind's behaviour (every hook optional): refetch, load, arrived, revalidate_many, export.
 
     Declared per kind name in the slice's ``kinds_hooks.py`` (``HOOKS``) and read through
     :func:`syncd.registry.hooks_of`, which loads that module on the first hook asked for.
@@ -148,6 +182,7 @@ class KindHooks:
     load: Load | None = None
     arrived: Arrived | None = None
     revalidate_many: RevalidateMany | None = None
+    export: ExportRows | None = None
 
 
 NO_HOOKS = KindHooks()

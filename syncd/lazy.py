@@ -78,6 +78,8 @@ LAZY: Final[Mapping[str, frozenset[str]]] = MappingProxyType(
         # httpx's proxy URL check, only where a proxy is configured; socksio (the syncd[socks] extra),
         # only to tell whether a SOCKS proxy can be used
         "syncd.upstream.network": frozenset({"httpx", "socksio"}),
+        # DuckDB (the optional `parquet` extra), only to write `syncd cache export --format parquet`
+        "syncd.transfer.parquet": frozenset({"duckdb"}),
         # psutil, on the first look at whether a lease or walk holder still runs
         "syncd.proc": frozenset({"psutil"}),
         # SQLAlchemy's PostgreSQL dialect, on the first PostgreSQL write (a SQLite store never loads it)

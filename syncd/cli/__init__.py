@@ -14,7 +14,7 @@ Commands::
     syncd cache refresh       revalidate IDs, --stale or --all through the budget
     syncd cache evict ID...   delete stored entries
     syncd cache prune         delete by age, misses, size cap
-    syncd cache export        JSON Lines of the raw upstream bodies
+    syncd cache export        JSON Lines of the raw upstream bodies, or Parquet tables (--format parquet DIR)
     syncd cache import FILE   syncd exports and Crossref public data files
     syncd cache verify        integrity check, orphans, FTS consistency (--repair)
     syncd cache vacuum        checkpoint the WAL, optimize the FTS index, VACUUM

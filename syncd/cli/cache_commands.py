@@ -37,11 +37,19 @@ from syncd.cli.common import (
 )
 from syncd.errors import InvalidInput, NotFound, SyncdError
 from syncd.passes.refresh import named_entries, sweep
-from syncd.registry import KINDS, POOLS, STORE_RULES, WATCHED_DOI_KIND, data_files, record_answer
+from syncd.registry import KINDS, POOLS, STORE_RULES, WATCHED_DOI_KIND, data_files, hooks_of, record_answer
 from syncd.road import policy
 from syncd.store.maintenance import count_entries, delete_entries, list_entries, prune, vacuum, verify
+from syncd.store.repo import Store
 from syncd.store.watches import list_watches
-from syncd.transfer import WORKERS_MAX, default_workers, export_entries, import_paths, open_text
+from syncd.transfer import (
+    WORKERS_MAX,
+    default_workers,
+    export_entries,
+    export_parquet,
+    import_paths,
+    open_text,
+)
 
 
 @click.group()
@@ -418,7 +426,7 @@ def cache_prune(
     cap = parse_size(max_size) if max_size else None
     with session(ctx) as svc:
         store = svc.store
-        protect = {(WATCHED_DOI_KIND, w.spec["doi"]) for w in list_watches(store, "doi")}
+        protect = _watched(store)
         result = prune(
             store,
             now=time.time(),
@@ -445,14 +453,48 @@ def cache_prune(
 
 
 @cache.command("export")
+@click.argument("destination", metavar="[DIR]", required=False, type=click.Path(path_type=Path))
+@click.option(
+    "--format",
+    "file_format",
+    type=NearChoice(["jsonl", "parquet"], "format"),
+    default="jsonl",
+    show_default=True,
+    help="jsonl: one file of JSON Lines; parquet: a directory DIR of Parquet files, one per table "
+    "(needs the syncd[parquet] extra).",
+)
 @click.option(
     "--output", "-o", default="-", show_default=True, help="File to write (.gz: gzip); - for stdout."
 )
 @store_kind_option
 @click.pass_context
 @handle_errors
-def cache_export(ctx: click.Context, output: str, store_kind: str) -> None:
-    """Write stored entries as JSON Lines of the raw upstream bodies (one entry per line)."""
+def cache_export(
+    ctx: click.Context, destination: Path | None, file_format: str, output: str, store_kind: str
+) -> None:
+    """Write stored entries as JSON Lines of the raw upstream bodies, or the store as Parquet (--format).
+
+    JSON Lines go to --output or the argument (stdout by default), one entry per line.
+    ``--format parquet DIR`` writes the works, records, DataCite works, references, Retraction Watch
+    rows and changes into the new directory DIR, one Parquet table each, with their schema in
+    DIR/schema.json.
+    """
+    if file_format == "parquet":
+        if destination is None:
+            raise InvalidInput(
+                "--format parquet needs the directory DIR to write", reason="invalid_parameter"
+            )
+        if output != "-" or store_kind != "all":
+            raise InvalidInput(
+                "--output and --kind are for JSON Lines: --format parquet writes every table into DIR",
+                reason="invalid_parameter",
+            )
+        _export_parquet(ctx, destination)
+        return
+    if destination is not None:
+        if output != "-":
+            raise InvalidInput("give the file once: DIR or --output", reason="invalid_parameter")
+        output = str(destination)
     with session(ctx) as svc:
         store = svc.store
         total = count_entries(store, kind_filter(store_kind))
@@ -468,6 +510,26 @@ def cache_export(ctx: click.Context, output: str, store_kind: str) -> None:
                 out.close()
     if output != "-":
         click.echo(f"exported {n} entries to {output}", err=True)
+
+
+def _watched(store: Store) -> set[tuple[str, str]]:
+    """``(kind, key)`` of the entries a DOI watch names (kept by prune, marked by the Parquet export)."""
+    return {(WATCHED_DOI_KIND, w.spec["doi"]) for w in list_watches(store, "doi")}
+
+
+def _export_parquet(ctx: click.Context, directory: Path) -> None:
+    """``cache export --format parquet DIR``: every kind with an ``export`` hook and the store's tables."""
+    exports = {name: hooks.export for name in KINDS if (hooks := hooks_of(name)).export is not None}
+    with session(ctx) as svc:
+        store = svc.store
+        total = sum(count_entries(store, name) for name in exports)
+        with ProgressBar(True, "exporting", total) as bar:
+            report = export_parquet(store, directory, exports, watched=_watched(store), on_entry=bar.advance)
+    tables = ", ".join(f"{name} {rows}" for name, rows in report.rows.items())
+    click.echo(
+        f"exported to {directory} ({report.bytes:,} bytes in {sum(report.files.values())} files): {tables}",
+        err=True,
+    )
 
 
 @cache.command("import")

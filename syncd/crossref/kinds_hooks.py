@@ -8,7 +8,7 @@ imports the lookups, views and contracts these hooks run.
 
 from __future__ import annotations
 
-from syncd.crossref import lookups_datafile, lookups_records
+from syncd.crossref import lookups_datafile, lookups_records, views_export
 from syncd.crossref.kinds import ENTITY_KINDS, LIST, WORK
 from syncd.crossref.lookups import fetch_entity, fetch_work, load_work, refetch_list
 from syncd.crossref.lookups_revalidate import REVALIDATE_MANY
@@ -36,7 +36,9 @@ def _refetch_list(svc: Services, entry: StoredEntry, deadline: Deadline) -> Stor
 
 
 HOOKS: dict[str, KindHooks] = {
-    WORK.name: KindHooks(refetch=_refetch_work, load=load_work, revalidate_many=REVALIDATE_MANY),
+    WORK.name: KindHooks(
+        refetch=_refetch_work, load=load_work, revalidate_many=REVALIDATE_MANY, export=views_export.EXPORT
+    ),
     LIST.name: KindHooks(refetch=_refetch_list),
     **{name: KindHooks(refetch=_refetch_entity) for name in ENTITY_KINDS},
 }

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from syncd.datacite import views_export
 from syncd.datacite.kinds import LIST, WORK
 from syncd.datacite.lookups import fetch_list, fetch_work, get_work, load_work, miss_of
 from syncd.datacite.lookups_revalidate import REVALIDATE_MANY
@@ -40,7 +41,9 @@ def _refetch_list(svc: Services, entry: StoredEntry, deadline: Deadline) -> Stor
 
 
 HOOKS: dict[str, KindHooks] = {
-    WORK.name: KindHooks(refetch=_refetch_work, load=load_work, revalidate_many=REVALIDATE_MANY),
+    WORK.name: KindHooks(
+        refetch=_refetch_work, load=load_work, revalidate_many=REVALIDATE_MANY, export=views_export.EXPORT
+    ),
     LIST.name: KindHooks(refetch=_refetch_list),
 }
 """Each DataCite kind's hooks by kind name: works refetched by DOI and confirmed in groups, list pages

@@ -1,8 +1,10 @@
 """Export and import of stored entries as JSON Lines, and import of Crossref's public data file.
 
-Three modules, one job each: :mod:`syncd.transfer.export` (``syncd cache export``),
-:mod:`syncd.transfer.imports` (``syncd cache import``, its exact and bulk paths) and
-:mod:`syncd.transfer.formats` (gzip, JSON Lines, JSON documents, chunked reading ahead).
+Four modules, one job each: :mod:`syncd.transfer.export` (``syncd cache export``),
+:mod:`syncd.transfer.parquet` (``syncd cache export --format parquet DIR``: the store as Parquet tables,
+written with DuckDB, the optional ``syncd[parquet]`` extra), :mod:`syncd.transfer.imports`
+(``syncd cache import``, its exact and bulk paths) and :mod:`syncd.transfer.formats` (gzip, JSON Lines,
+JSON documents, chunked reading ahead).
 
 Export format (one JSON object per line, optionally gzip-compressed when the file name ends in
 ``.gz``)::
@@ -42,14 +44,17 @@ from syncd.transfer.imports import (
     import_paths,
     prepare_line,
 )
+from syncd.transfer.parquet import ParquetReport, export_parquet
 
 __all__ = [
     "IMPORT_BATCH",
     "WORKERS_MAX",
     "ImportReport",
+    "ParquetReport",
     "default_workers",
     "export_entries",
     "export_line",
+    "export_parquet",
     "import_item",
     "import_paths",
     "open_text",

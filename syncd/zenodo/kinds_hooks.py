@@ -13,7 +13,7 @@ from syncd.road.records import RecordAnswer
 from syncd.road.services import Services
 from syncd.store.repo import StoredEntry
 from syncd.upstream.deadline import Deadline
-from syncd.zenodo import lookups_records
+from syncd.zenodo import lookups_records, views_export
 from syncd.zenodo.kinds import PAGE_KINDS, RECORD, TERM_KINDS
 from syncd.zenodo.lookups_fetch import load_record, record_arrived, refetch_record
 from syncd.zenodo.lookups_pages import refetch_page
@@ -38,7 +38,9 @@ def _refetch_term(svc: Services, entry: StoredEntry, deadline: Deadline) -> Stor
 
 
 HOOKS: dict[str, KindHooks] = {
-    RECORD.name: KindHooks(refetch=_refetch_record, load=load_record, arrived=record_arrived),
+    RECORD.name: KindHooks(
+        refetch=_refetch_record, load=load_record, arrived=record_arrived, export=views_export.EXPORT
+    ),
     **{name: KindHooks(refetch=_refetch_page) for name in PAGE_KINDS},
     **{name: KindHooks(refetch=_refetch_term) for name in TERM_KINDS},
 }

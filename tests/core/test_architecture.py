@@ -591,17 +591,19 @@ def test_the_walk_and_batch_machinery_import_no_slice() -> None:
 
 
 def test_transfer_imports_no_slice() -> None:
-    """``syncd.transfer`` (export, import, file formats) imports no slice module: a data file's objects are
-    built by their kind's row builder (:class:`syncd.kinds.DataFileRows`), which the CLI hands in from the
-    registry's ``DATA_FILES``; an exported line goes through its kind's hooks, looked up in the registry.
+    """``syncd.transfer`` (export, Parquet export, import, file formats) imports no slice module: a data
+    file's objects are built by their kind's row builder (:class:`syncd.kinds.DataFileRows`), which the CLI
+    hands in from the registry's ``DATA_FILES``; an exported line goes through its kind's hooks, looked up
+    in the registry; a kind's Parquet columns are its ``export`` hook (:class:`syncd.kinds.ExportRows`).
     """
     graph = _graph()
     slices = ("syncd.crossref", "syncd.zenodo", "syncd.doiorg", "syncd.datacite", "syncd.retractions")
     transfer = {m: sorted(d for d in deps if d.startswith(slices)) for m, deps in graph.items()}
     transfer = {m: d for m, d in transfer.items() if m.startswith("syncd.transfer")}
-    assert len(transfer) == 5
+    assert len(transfer) == 6
     assert {m: d for m, d in transfer.items() if d} == {}
     assert "syncd.kinds" in graph["syncd.transfer.imports"]
+    assert "syncd.kinds" in graph["syncd.transfer.parquet"]
 
 
 def test_the_mcp_machinery_imports_no_slice_and_serves_the_registrys_tools() -> None:
