@@ -23,9 +23,11 @@ import difflib
 import logging
 import os
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field, SecretStr, ValidationError, create_model, field_validator
 from pydantic_settings import (
@@ -54,6 +56,7 @@ __all__ = [
     "Settings",
     "StoreSettings",
     "TtlSettings",
+    "Unconfigured",
     "WatchSettings",
     "check_config_keys",
     "compose",
@@ -61,6 +64,7 @@ __all__ = [
     "default_database_url",
     "load_settings",
     "local_state_dir",
+    "unconfigured",
     "unknown_env_vars",
 ]
 
@@ -490,6 +494,50 @@ def unknown_env_vars(environ: dict[str, str] | None = None) -> list[str]:
         near = difflib.get_close_matches(upper, siblings or sorted(known), n=1, cutoff=0.5)
         problems.append(f"{name} (did you mean {near[0]}?)" if near else name)
     return problems
+
+
+@dataclass(frozen=True)
+class Unconfigured:
+    """What syncd runs on when nothing configured it (no config file, no ``SYNCD_*`` setting).
+
+    Attributes:
+        database_url: the store used (the default: ``syncd.db`` in the local state directory).
+        hosts: the upstream hosts asked (``host[:port]`` of every ``base_url`` setting), sorted.
+    """
+
+    database_url: str
+    hosts: tuple[str, ...]
+
+    def sentence(self) -> str:
+        """One line for a log or a report naming the database, the hosts, and the likely cause."""
+        return (
+            f"no config file and no SYNCD_* setting: using the database {self.database_url} and the public "
+            f"upstreams {', '.join(self.hosts)}; an MCP client that starts `syncd mcp` may not have passed "
+            "its environment (set SYNCD_CONFIG or the SYNCD_* variables in the client's server entry)"
+        )
+
+
+def unconfigured(
+    settings: Settings, config: str | os.PathLike[str] | None = None, environ: Mapping[str, str] | None = None
+) -> Unconfigured | None:
+    """:class:`Unconfigured` when ``settings`` came from defaults alone, else None.
+
+    Defaults alone means: no config file given (``config``, ``$SYNCD_CONFIG``) or found in the lookup
+    order (:func:`config_file_candidates`), and no environment variable naming a setting (the test
+    suite's ``SYNCD_TEST_*`` switches and misspelt names do not count).
+    """
+    environ = os.environ if environ is None else environ
+    if config or environ.get("SYNCD_CONFIG") or any(p.is_file() for p in config_file_candidates()):
+        return None
+    known = _env_names(Settings, "SYNCD_")
+    if any(name.upper() in known for name in environ):
+        return None
+    hosts = {
+        urlsplit(url).netloc
+        for name in type(settings).model_fields
+        if isinstance(url := getattr(getattr(settings, name), "base_url", None), str)
+    }
+    return Unconfigured(settings.database_url, tuple(sorted(hosts)))
 
 
 def _env_names(model: type[BaseModel], prefix: str) -> set[str]:

@@ -35,6 +35,7 @@ from syncd.cli.common import (
     store_kind_option,
     text_cell,
 )
+from syncd.config import unconfigured
 from syncd.errors import InvalidInput, NotFound, SyncdError
 from syncd.passes.refresh import named_entries, sweep
 from syncd.registry import KINDS, POOLS, STORE_RULES, WATCHED_DOI_KIND, data_files, hooks_of, record_answer
@@ -67,6 +68,7 @@ def cache_stats(ctx: click.Context, as_json: bool) -> None:
     Each upstream's base URL is checked with one cheap request (unless check_upstreams_at_start is false).
     """
     with session(ctx) as svc:
+        defaults = unconfigured(svc.settings, ctx.ensure_object(dict).get("config"))
         store = svc.store
         checks = []
         if svc.settings.check_upstreams_at_start:
@@ -83,6 +85,7 @@ def cache_stats(ctx: click.Context, as_json: bool) -> None:
             "budget": pools,
             "upstreams": checks,
             "backing_off": {"count": backing_off, "entries": backing},
+            "unconfigured": None if defaults is None else defaults.sentence(),
         }
     if as_json:
         click.echo(json.dumps(data, indent=2))
@@ -92,6 +95,8 @@ def cache_stats(ctx: click.Context, as_json: bool) -> None:
         ["kind", "status", "entries", "fresh", "stale"],
         "Stored entries",
     )
+    if data["unconfigured"]:
+        click.echo(f"Configuration: {data['unconfigured']}")
     size = data["database_size_bytes"]
     click.echo(f"Database size: {size:,} bytes" if size is not None else "Database size: n/a")
     if data["read_only"]:
