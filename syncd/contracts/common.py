@@ -17,6 +17,7 @@ __all__ = [
     "CacheInfo",
     "ErrorData",
     "ErrorInfo",
+    "Normalized",
     "Recovery",
     "WithCache",
     "note_normalized",
@@ -109,6 +110,17 @@ class WithCache(BaseModel):
 
     cache: CacheInfo | None = Field(None, description="Where this answer came from and how fresh it is.")
     error: ErrorInfo | None = Field(None, description="Present when the call failed. Absent on success.")
+
+
+class Normalized(BaseModel):
+    """Mixin for the answers of tools that take one identifier as people paste it (a DOI, a record id).
+
+    Only those tools carry ``normalized_from``: the others' output schemas stay as the anchors' plus
+    ``cache``.
+    """
+
+    model_config = ConfigDict(defer_build=True)
+
     normalized_from: str | None = Field(
         None,
         description="The identifier as written when syncd folded look-alike characters of it (a U+2010-"
@@ -117,7 +129,7 @@ class WithCache(BaseModel):
 
 
 NORMALIZED_FROM = "normalized_from"
-"""The answer field naming the identifier as written when it was folded (:class:`WithCache`)."""
+"""The answer field naming the identifier as written when it was folded (:class:`Normalized`)."""
 
 
 def note_normalized(data: dict[str, Any], written: str | None) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from typing import Any
 
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
-from syncd.contracts.common import WithCache, note_normalized
+from syncd.contracts.common import Normalized, WithCache, note_normalized
 from syncd.crossref import queries as crossref_queries
 from syncd.crossref import queries_work
 from syncd.crossref import tools_fit as fits
@@ -68,7 +68,7 @@ __all__ = [
 ]
 
 
-class GetWorkResult(WorkView, WithCache):
+class GetWorkResult(WorkView, Normalized, WithCache):
     """``crossref_get_work`` output: the contract's work fields plus ``cache`` provenance."""
 
 
@@ -76,7 +76,7 @@ class SearchWorksResult(SearchWorksView, WithCache):
     """``crossref_search_works`` output plus ``cache`` provenance."""
 
 
-class ReferencesResult(ReferencesView, WithCache):
+class ReferencesResult(ReferencesView, Normalized, WithCache):
     """``crossref_get_references`` output plus ``cache`` provenance."""
 
 

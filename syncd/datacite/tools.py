@@ -18,7 +18,7 @@ from typing import Any
 
 from mcp.types import CallToolResult, ToolAnnotations
 
-from syncd.contracts.common import WithCache, note_normalized
+from syncd.contracts.common import Normalized, WithCache, note_normalized
 from syncd.datacite import lookups, queries
 from syncd.datacite.args import (
     SORTS,
@@ -88,7 +88,7 @@ def _error(exc: Exception) -> CallToolResult:
     return error_result(exc)
 
 
-class GetWorkResult(WorkView, WithCache):
+class GetWorkResult(WorkView, Normalized, WithCache):
     """``datacite_get_work`` output: the contract's fields plus ``cache`` provenance."""
 
 

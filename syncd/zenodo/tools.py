@@ -31,7 +31,7 @@ from typing import Any
 
 from mcp.types import ToolAnnotations
 
-from syncd.contracts.common import WithCache
+from syncd.contracts.common import Normalized, WithCache
 from syncd.tools.fit import Cut, Fit, page_items
 from syncd.tools.params import ToolSpec
 from syncd.zenodo.args import (
@@ -72,7 +72,7 @@ __all__ = [
 ]
 
 
-class GetRecordResult(GetRecordView, WithCache):
+class GetRecordResult(GetRecordView, Normalized, WithCache):
     """``zenodo_get_record`` output: the contract's fields plus ``cache`` provenance."""
 
 
