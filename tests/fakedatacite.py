@@ -6,6 +6,8 @@ Mounted at ``fake.datacite_url`` (``http://127.0.0.1:PORT/datacite``). What it a
   of those DOIs (``datacite/work/*.json``, each ``GET /dois/{doi}`` body's ``data`` with its
   included client, and the full list-endpoint records of ``datacite/work-list/``), newest recording
   first; DOIs it does not hold are left out, as DataCite does;
+* ``GET /dois?ids=<a>,<b>`` (trace hydration): the same held records of those DOIs, case-insensitive,
+  in the order asked, cut to ``fields[dois]`` when given (``included`` only with ``include``);
 * ``GET /dois?query=[(<q>) AND ]updated:[A TO B]&page[cursor]=...`` (a watch's window walk): the held
   records whose ``attributes.updated`` lies in ``[A, B]`` (and whose ``client`` is ``client-id`` when
   given; ``q`` other than ``*`` must appear in the record's JSON text, case-insensitive), by
@@ -102,7 +104,33 @@ class DataciteCorpus:
             return 200, _JSON, json.dumps(body).encode()
         return None
 
+    def _ids(self, query: dict[str, str]) -> dict[str, Any]:
+        """An ``ids=a,b`` page: the held records of those DOIs (case-insensitive, asked order, unknown
+        ones dropped), cut to ``fields[dois]`` when given; ``included`` only with ``include``.
+        """
+        ids = [d.strip().lower() for d in query["ids"].split(",") if d.strip()]
+        fields = set(query["fields[dois]"].split(",")) if "fields[dois]" in query else None
+        hits = [self.records[d] for d in dict.fromkeys(ids) if d in self.records]
+        data: list[dict[str, Any]] = []
+        included: list[Any] = []
+        for record, clients in hits:
+            if fields is not None:
+                record = {
+                    **record,
+                    "attributes": {k: v for k, v in record["attributes"].items() if k in fields},
+                    "relationships": {
+                        k: v for k, v in (record.get("relationships") or {}).items() if k in fields
+                    },
+                }
+            data.append(record)
+            if "include" in query:
+                included += [c for c in clients if c not in included]
+        size = int(query.get("page[size]") or 25)
+        return {"data": data[:size], "included": included, "meta": {"total": len(data)}, "links": {}}
+
     def _dois(self, query: dict[str, str]) -> dict[str, Any]:
+        if "ids" in query:
+            return self._ids(query)
         q = query.get("query", "")
         if q.startswith("doi:"):
             dois = [d.replace('\\"', '"').replace("\\\\", "\\").lower() for d in _PHRASE.findall(q)]

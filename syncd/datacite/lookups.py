@@ -252,14 +252,27 @@ class Page:
     provenance: Provenance
 
 
+def _linking_copy(record: dict[str, Any]) -> bool:
+    """Whether a ``/dois`` record is another agency's linking copy (``relationships.client`` is null)."""
+    relationships = record.get("relationships")
+    client = relationships.get("client") if isinstance(relationships, dict) else None
+    return isinstance(client, dict) and "data" in client and client["data"] is None
+
+
 def _upsert_records(store: Store, body: dict[str, Any]) -> int:
-    """Store the records of a ``/dois`` page as partial works where nothing is stored; never over one."""
+    """Store the records of a ``/dois`` page as partial works where nothing is stored; never over one.
+
+    A linking copy (``relationships.client.data: null``, another agency's DOI an ``ids=`` page
+    answers) is not a DataCite work and is never stored.
+    """
     included = body.get("included") if isinstance(body.get("included"), list) else None
     written = 0
     for record in body.get("data") or []:
         attributes = record.get("attributes") if isinstance(record, dict) else None
         doi = attributes.get("doi") if isinstance(attributes, dict) else None
         if not isinstance(doi, str) or store.get(DATACITE_WORK, doi.lower()) is not None:
+            continue
+        if _linking_copy(record):
             continue
         try:
             content = work_content(doi.lower(), stored_body(record, included), partial=True)

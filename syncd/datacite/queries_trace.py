@@ -10,7 +10,12 @@ First hop (:mod:`syncd.datacite.queries_trace_graph` reads each source):
    failure degrades to ``coverage.eventData.status: "unavailable"`` with a notice.
 
 Nodes (root first, then in discovery order, up to ``max_nodes``) are hydrated from the stored works,
-else from one ``doi:(a OR b ...)`` request per 50 DOIs whose whole records are stored as works.
+else from ``GET /dois?ids=<a>,<b>...&fields[dois]=doi,titles,types,publicationYear,citationCount,
+versionCount,client&page[size]=10`` (10 DOIs a request; ``../shared/spec/datacite.md`` §trace step 4):
+``ids=`` also answers another agency's DOI with its linking copy (``client: null``), which the
+search index behind ``query=doi:"…"`` does not find. A DOI holding a comma (``ids=`` splits on it)
+is asked through a ``doi:("…")`` query with the same fields. Each page is a cached list call
+(:func:`syncd.datacite.lookups.list_page`); its DataCite records are stored as partial works.
 
 Second hop (``depth: 2``, only when the first hop left room under ``max_nodes`` and the call
 deadline has at least :data:`SECOND_HOP_SHARE` of its time left): the first :data:`FRONTIER` (10)
@@ -29,17 +34,26 @@ from __future__ import annotations
 from typing import Any
 
 from syncd.datacite import lookups
-from syncd.datacite.params import parse_datacite_doi
+from syncd.datacite.params import doi_query, parse_datacite_doi
 from syncd.datacite.queries_trace_graph import Graph, event_edges, own_edges, reverse_edges
 from syncd.datacite.rules import WORK_RULES
-from syncd.datacite.views import client_of, first_title, publication_year
+from syncd.datacite.views import client_of, document, first_title, publication_year, stored_body
 from syncd.errors import BudgetExhausted, UpstreamError
 from syncd.road.services import Services
 from syncd.store.content import document as stored_document
 from syncd.store.repo import StoredEntry
 from syncd.upstream.http import Deadline, current_deadline
 
-__all__ = ["EDGE_CAP", "FRONTIER", "HYDRATE_SHARE", "SECOND_HOP_SHARE", "trace_answer"]
+__all__ = [
+    "EDGE_CAP",
+    "FRONTIER",
+    "HYDRATE_BATCH",
+    "HYDRATE_FIELDS",
+    "HYDRATE_SHARE",
+    "SECOND_HOP_SHARE",
+    "hydrate_params",
+    "trace_answer",
+]
 
 EDGE_CAP = 1_000
 """Most edges returned."""
@@ -49,6 +63,10 @@ SECOND_HOP_SHARE = 20 / 45
 """Share of the call deadline that must be left to start the second hop (the anchor: 25 s of 45 spent)."""
 HYDRATE_SHARE = 5 / 45
 """Share of the call deadline that must be left to send a hydration batch (the anchor: 40 s of 45)."""
+HYDRATE_BATCH = 10
+"""Most DOIs asked in one hydration request (``ids=`` of at most 10, ``page[size]=10``)."""
+HYDRATE_FIELDS = "doi,titles,types,publicationYear,citationCount,versionCount,client"
+"""``fields[dois]`` of a hydration request: what a node shows, and the client that says DataCite's."""
 
 
 def _time_left(deadline: Deadline, share: float) -> bool:
@@ -62,27 +80,82 @@ def _whole(entry: StoredEntry | None) -> dict[str, Any] | None:
     return stored_document(entry, WORK_RULES) or None
 
 
+def hydrate_params(dois: list[str]) -> dict[str, str]:
+    """The ``/dois`` parameters hydrating ``dois`` (lower-cased, at most :data:`HYDRATE_BATCH`).
+
+    ``ids=<a>,<b>...`` when no DOI holds a comma, else ``query=doi:("a" OR ...)`` (DataCite's ``ids=``
+    splits on commas); both with ``sort=-created``, ``fields[dois]`` = :data:`HYDRATE_FIELDS`,
+    affiliations and publisher as objects, ``page[size]=10``.
+
+    Raises:
+        ValueError: more than :data:`HYDRATE_BATCH` DOIs.
+    """
+    if len(dois) > HYDRATE_BATCH:
+        raise ValueError(f"at most {HYDRATE_BATCH} DOIs per hydration request")
+    lookup = {"query": doi_query(dois)} if any("," in d for d in dois) else {"ids": ",".join(dois)}
+    return {
+        **lookup,
+        "sort": "-created",
+        "fields[dois]": HYDRATE_FIELDS,
+        "affiliation": "true",
+        "publisher": "true",
+        "page[size]": str(HYDRATE_BATCH),
+    }
+
+
+def _batches(dois: list[str]) -> list[list[str]]:
+    """``dois`` in requests of at most :data:`HYDRATE_BATCH`: the comma-free ones, then those with a comma."""
+    plain = [d for d in dois if "," not in d]
+    comma = [d for d in dois if "," in d]
+    return [
+        part[i : i + HYDRATE_BATCH] for part in (plain, comma) for i in range(0, len(part), HYDRATE_BATCH)
+    ]
+
+
+def _hydrated_docs(page: dict[str, Any], wanted: set[str]) -> dict[str, dict[str, Any]]:
+    """The flattened record of each wanted DOI a hydration page answers (the first, newest, copy)."""
+    included = page.get("included") if isinstance(page.get("included"), list) else None
+    docs: dict[str, dict[str, Any]] = {}
+    for record in page.get("data") or []:
+        attributes = record.get("attributes") if isinstance(record, dict) else None
+        doi = attributes.get("doi") if isinstance(attributes, dict) else None
+        key = doi.lower() if isinstance(doi, str) else ""
+        if key in wanted and key not in docs:
+            docs[key] = document(stored_body(record, included)) or {}
+    return docs
+
+
 def _hydrate(svc: Services, nodes: list[dict[str, Any]], deadline: Deadline, share: float) -> int:
-    """Fill the DOI nodes not yet hydrated from the stored works, else one request per 50 DOIs (stored).
+    """Fill the DOI nodes not yet hydrated from the stored works, else ``ids=`` requests of 10 DOIs.
 
     Best effort: no batch once less than ``share`` of the deadline is left, nor after a failed one.
-    Returns how many DOI nodes stay unhydrated for want of time.
+    A DOI the answers leave out stays unhydrated. Returns how many DOI nodes stay unhydrated for want
+    of time.
     """
     wanted = [n for n in nodes if n["idType"] == "DOI" and n["depth"] > 0 and not n["hydrated"]]
-    missing = [n["id"] for n in wanted if lookups.stored_work(svc, n["id"]) is None]
-    late = 0
-    for i in range(0, len(missing), 50):
-        if not _time_left(deadline, share):
-            late = len(missing) - i
-            break
-        try:
-            lookups.fetch_works(svc, missing[i : i + 50], deadline)
-        except (UpstreamError, BudgetExhausted):
-            break
+    docs: dict[str, dict[str, Any]] = {}
+    missing: list[str] = []
     for node in wanted:
         entry = lookups.stored_work(svc, node["id"])
-        if entry is not None and entry.status == "ok":
-            _describe(node, stored_document(entry, WORK_RULES) or {})
+        if entry is None:
+            missing.append(node["id"])
+        elif entry.status == "ok":
+            docs[node["id"]] = stored_document(entry, WORK_RULES) or {}
+    missing = list(dict.fromkeys(missing))
+    batches = _batches(missing)
+    late = 0
+    for i, batch in enumerate(batches):
+        if not _time_left(deadline, share):
+            late = sum(len(b) for b in batches[i:])
+            break
+        try:
+            page = lookups.list_page(svc, "/dois", hydrate_params(batch), deadline)
+        except (UpstreamError, BudgetExhausted):
+            break
+        docs.update(_hydrated_docs(page.body, set(batch)))
+    for node in wanted:
+        if node["id"] in docs:
+            _describe(node, docs[node["id"]])
     return late
 
 

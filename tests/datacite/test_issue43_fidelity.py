@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from syncd.datacite import lookups
 from syncd.datacite.tools import get_citation, get_work, list_reference, trace_relations
 from syncd.road.services import Services
 from tests.datacite.upstream import Recorded, recorded_json
@@ -92,8 +93,10 @@ def test_trace_of_dryad_8515_hydrates_the_citing_article_as_the_anchor_does(
     dc: Services, upstream: Recorded
 ) -> None:
     """10.5061/dryad.8515 (recorded record and Event Data) with 10.1371/journal.ppat.1000446 answered as
-    the linking copy the anchor's test serves (``client: null``): the article node is hydrated, not a
-    DataCite DOI, and carries the copy's title, type, year and counts, field for field the anchor's node.
+    the linking copy the anchor's test serves (``client: null``): the article node is hydrated through
+    one ``GET /dois?ids=10.1371/journal.ppat.1000446`` request (the spec's fields, ``page[size]=10``),
+    not a DataCite DOI, and carries the copy's title, type, year and counts, field for field the
+    anchor's node; the linking copy is not stored as a DataCite work.
     """
     ppat = "10.1371/journal.ppat.1000446"
     copy = {
@@ -128,3 +131,19 @@ def test_trace_of_dryad_8515_hydrates_the_citing_article_as_the_anchor_does(
         "versionCount": 0,
     }
     assert nodes[0]["title"] == "Data from: A new malaria agent in African hominids." and nodes[0]["hydrated"]
+    hydration = [params for _, path, params in upstream.calls if path == "/dois" and "ids" in params]
+    assert hydration == [
+        {
+            "ids": ppat,
+            "sort": "-created",
+            "fields[dois]": "doi,titles,types,publicationYear,citationCount,versionCount,client",
+            "affiliation": "true",
+            "publisher": "true",
+            "page[size]": "10",
+        }
+    ]
+    assert not any(
+        params.get("query", "").startswith("doi:") and ppat in params["query"]
+        for _, _, params in upstream.calls
+    )
+    assert lookups.stored_work(dc, ppat) is None

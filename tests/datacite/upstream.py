@@ -48,7 +48,8 @@ class Recorded:
     """The upstream: ``works`` (DOI -> list-page body), ``ra`` (DOI -> doi.org body), counters, a switch.
 
     A batch read ``query=doi:("a" OR "b" ...)`` is answered from ``works`` too (the records held, in
-    the order asked; the others left out, as DataCite does).
+    the order asked; the others left out, as DataCite does), and so is an ``ids=a,b`` read
+    (:meth:`_ids`: ``fields[dois]`` applied, a linking copy served as held).
     ``down``: every request fails with a connection error (upstream unreachable); ``doi_org_down``:
     only doi.org's do. ``calls`` lists
     ``(host, path, params)`` of each request answered.
@@ -108,6 +109,8 @@ class Recorded:
             doi = _DOI_PHRASE.match(params["query"]).group(1).replace('\\"', '"').lower()  # type: ignore[union-attr]
             page = self.works.get(doi, {"data": [], "included": [], "meta": {"total": 0}, "links": {}})
             return httpx.Response(200, json=page)
+        if url.path == "/dois" and "ids" in params:
+            return httpx.Response(200, json=self._ids(params))
         batch = _DOI_BATCH.match(params.get("query", "")) if url.path == "/dois" else None
         if batch is not None:
             pages = [
@@ -127,6 +130,33 @@ class Recorded:
         if url.path.startswith(("/dois/text/", "/dois/application/")):  # content negotiation not held
             return httpx.Response(404, text=(CORPUS / "datacite/error/negotiation_404.json").read_text())
         return httpx.Response(599)
+
+    def _ids(self, params: dict[str, str]) -> dict[str, Any]:
+        """DataCite's ``ids=`` page: the held records of the comma-separated ids (case-insensitive, in
+        the order asked, unknown ones dropped), cut to ``fields[dois]`` when given (attributes and
+        relationships of those names; ``client`` is a relationship), ``included`` only with ``include``.
+        """
+        ids = [d.strip().lower() for d in params["ids"].split(",") if d.strip()]
+        fields = set(params["fields[dois]"].split(",")) if "fields[dois]" in params else None
+        data: list[dict[str, Any]] = []
+        included: list[Any] = []
+        for doi in dict.fromkeys(ids):
+            if doi not in self.works:
+                continue
+            for record in self.works[doi]["data"]:
+                if fields is not None:
+                    record = {
+                        **record,
+                        "attributes": {k: v for k, v in record["attributes"].items() if k in fields},
+                        "relationships": {
+                            k: v for k, v in (record.get("relationships") or {}).items() if k in fields
+                        },
+                    }
+                data.append(record)
+            if "include" in params:
+                included += [c for c in self.works[doi].get("included", []) if c not in included]
+        size = int(params.get("page[size]") or 25)
+        return {"data": data[:size], "included": included, "meta": {"total": len(data)}, "links": {}}
 
     def add_render(self, exchange: str) -> tuple[str, str]:
         """Serve the recorded content-negotiation exchange ``non-json/<exchange>``; its ``(path, query)``."""
