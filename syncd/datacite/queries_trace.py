@@ -33,7 +33,7 @@ from syncd.datacite.params import parse_datacite_doi
 from syncd.datacite.queries_trace_graph import Graph, event_edges, own_edges, reverse_edges
 from syncd.datacite.rules import WORK_RULES
 from syncd.datacite.views import client_of, first_title, publication_year
-from syncd.errors import BudgetExhausted, UpstreamError
+from syncd.errors import BudgetExhausted, NotFound, UpstreamError
 from syncd.road.services import Services
 from syncd.store.content import document as stored_document
 from syncd.store.repo import StoredEntry
@@ -77,7 +77,7 @@ def _hydrate(svc: Services, nodes: list[dict[str, Any]], deadline: Deadline, sha
             break
         try:
             lookups.fetch_works(svc, missing[i : i + 50], deadline)
-        except (UpstreamError, BudgetExhausted):
+        except (NotFound, UpstreamError, BudgetExhausted):
             break
     for node in wanted:
         entry = lookups.stored_work(svc, node["id"])
