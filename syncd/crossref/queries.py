@@ -46,6 +46,7 @@ from syncd.normalize.doi import ParsedDOI
 from syncd.road import policy
 from syncd.road.policy import Provenance
 from syncd.road.services import Services
+from syncd.store.repo import StoredEntry
 from syncd.store.search import RANK_BOUND, SEARCH_COUNT_CAP
 from syncd.upstream.http import Deadline, current_deadline
 
@@ -269,15 +270,78 @@ def _check_works_args(
         )
 
 
+LINKED_ISSNS_MAX = 2
+"""Most linked ISSNs (from a work's ``issn-type``) looked up after an ISSN's ``/journals/{issn}`` 404."""
+
+
+def linked_issns(svc: Services, issn: str, deadline: Deadline) -> list[str]:
+    """The other ISSNs a work of ``issn`` lists with it, print first; [] when none can be had.
+
+    One probe, ``GET /works?filter=issn:{issn}&rows=1`` (local-first, inside the budget): the first
+    work whose ``ISSN``/``issn-type`` holds ``issn`` names its linked ISSN(s) (an e-ISSN's print ISSN).
+    A probe that fails (upstream unusable, budget spent, a refusal) gives [] (the miss stays plain).
+    """
+    try:
+        page = list_page(svc, "/works", {"filter": f"issn:{issn}", "rows": "1"}, deadline)
+    except (NotFound, UpstreamError, BudgetExhausted):
+        return []
+    for item in page.message.get("items") or []:
+        if not isinstance(item, dict):
+            continue
+        typed = [t for t in item.get("issn-type") or [] if isinstance(t, dict) and t.get("value")]
+        typed.sort(key=lambda t: t.get("type") != "print")
+        listed = [str(t["value"]) for t in typed] + [str(i) for i in item.get("ISSN") or [] if i]
+        issns = list(dict.fromkeys(i.strip().upper() for i in listed if _issn_ok(i)))
+        if issn in issns:
+            return [i for i in issns if i != issn]
+    return []
+
+
+def _by_linked_issn(
+    svc: Services, spec: EntitySearch, key: str, prov: Provenance, deadline: Deadline, notices: list[str]
+) -> tuple[StoredEntry, str, Provenance]:
+    """The journal under an ISSN linked to ``key`` (whose ``/journals/{key}`` is a miss).
+
+    Raises:
+        NotFound: ``issn_not_found`` (``linkedIssns`` and the hint naming them when a work lists any).
+    """
+    linked = linked_issns(svc, key, deadline)[:LINKED_ISSNS_MAX]
+    for other in linked:
+        try:
+            stored, other_prov = get_entity(svc, CROSSREF_JOURNAL, other, deadline)
+        except (UpstreamError, BudgetExhausted):
+            continue
+        if stored.status == "ok":
+            notices.append(
+                f"Crossref has no journal under ISSN {key}; its works list it with ISSN {other}, "
+                f"so this is the journal Crossref holds under {other}."
+            )
+            return stored, other, other_prov
+    if not linked:
+        raise spec.not_found(key, prov)
+    message, reason, _, field = spec.missing
+    raise NotFound(
+        f"{message.format(key=key)}; its works also list ISSN {', '.join(linked)}, under which no "
+        "Crossref journal could be answered",
+        reason=reason,
+        hint=f"Ask for the linked ISSN with issn={linked[0]}, or search by title with query.",
+        **{field: key},
+        linkedIssns=linked,
+        cache=prov.as_dict(),
+    )
+
+
 def _by_id(
-    svc: Services, spec: EntitySearch, raw_id: str, deadline: Deadline
+    svc: Services, spec: EntitySearch, raw_id: str, deadline: Deadline, notices: list[str]
 ) -> tuple[dict[str, Any], Target, Provenance]:
     key = spec.key_of(raw_id)
     if spec.kind == CROSSREF_JOURNAL:
         key = stored_journal_key(svc, key)  # a stored journal asked by its other ISSN
     stored, prov = get_entity(svc, spec.kind, key, deadline)
     if stored.status != "ok":
-        raise spec.not_found(key, prov)
+        if spec.kind != CROSSREF_JOURNAL:
+            raise spec.not_found(key, prov)
+        stored, key, prov = _by_linked_issn(svc, spec, key, prov, deadline, notices)
     message = message_of(stored)
     record = spec.one(message)
     list_key, count_key, total_key, _, _ = spec.keys
@@ -353,7 +417,7 @@ def search_entities(
     raw_id = args.get(spec.id_arg)
     target: Target | None
     if raw_id and str(raw_id).strip():
-        data, target, prov = _by_id(svc, spec, str(raw_id), deadline)
+        data, target, prov = _by_id(svc, spec, str(raw_id), deadline, notices)
     else:
         data, target, prov = _by_query(svc, spec, args, include, deadline, notices)
     provs = [prov]

@@ -24,7 +24,7 @@ from syncd.datacite.params import doi_query
 from syncd.datacite.pools import DATACITE
 from syncd.datacite.settings import SECTION, contact
 from syncd.datacite.views import stored_body
-from syncd.errors import MalformedResponse, UpstreamRejected
+from syncd.errors import MalformedResponse, NotFound, UpstreamRejected
 from syncd.upstream.http import Deadline, Response, UpstreamHTTP
 
 if TYPE_CHECKING:
@@ -122,12 +122,20 @@ class DataciteClient:
         """``GET {route}`` (``/dois``, ``/repositories``) with ``params``: a JSON:API list answer.
 
         Raises:
+            NotFound: ``not_found``, HTTP 404 (DataCite answered: the resource does not exist there,
+                ``{"errors": [{"status": "404", ...}]}``); never reported as DataCite unreachable.
             UpstreamRejected: HTTP 400 (``body`` holds DataCite's error object: ``parse_exception``,
                 ``token_mgr_error``, ``failed to parse date field``).
             MalformedResponse: the body is not ``{"data": [...]}``.
             UpstreamError, BudgetExhausted: see :meth:`UpstreamHTTP.get`.
         """
-        resp = self.http.get(POOL, route, deadline=deadline, params=dict(params))
+        resp = self.http.get(POOL, route, deadline=deadline, params=dict(params), accept=(200, 404))
+        if resp.status == 404:
+            raise NotFound(
+                f"DataCite answered HTTP 404 for {route}: no such resource",
+                hint="Check the identifier or the datacite.base_url setting; DataCite itself answered.",
+                status=404,
+            )
         _records(resp.json)
         return ListAnswer(resp.json, resp.text)
 

@@ -29,7 +29,7 @@ from syncd.datacite.params import parse_datacite_doi
 from syncd.datacite.queries_trace_graph import target
 from syncd.datacite.rules import WORK_RULES
 from syncd.datacite.views import client_of, first_title, publication_year
-from syncd.errors import BudgetExhausted, SyncdError, UpstreamError
+from syncd.errors import BudgetExhausted, NotFound, SyncdError, UpstreamError
 from syncd.normalize.doi import is_zenodo_doi
 from syncd.road.local_first import Lookup
 from syncd.road.services import Services
@@ -111,7 +111,7 @@ def agency_records(svc: Services, dois: Sequence[str]) -> dict[str, dict[str, An
         chunk = unheld[i : i + BATCH_MAX]
         try:
             fetched.update(lookups.fetch_works(svc, chunk, deadline))
-        except (UpstreamError, BudgetExhausted) as exc:
+        except (NotFound, UpstreamError, BudgetExhausted) as exc:
             log.info("event=agency_batch_failed size=%d reason=%s", len(chunk), exc.reason)
             break
         for key in (k for k in chunk if k not in fetched):

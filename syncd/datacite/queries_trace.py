@@ -38,7 +38,7 @@ from syncd.datacite.params import doi_query, parse_datacite_doi
 from syncd.datacite.queries_trace_graph import Graph, event_edges, own_edges, reverse_edges
 from syncd.datacite.rules import WORK_RULES
 from syncd.datacite.views import client_of, document, first_title, publication_year, stored_body
-from syncd.errors import BudgetExhausted, UpstreamError
+from syncd.errors import BudgetExhausted, NotFound, UpstreamError
 from syncd.road.services import Services
 from syncd.store.content import document as stored_document
 from syncd.store.repo import StoredEntry
@@ -150,7 +150,7 @@ def _hydrate(svc: Services, nodes: list[dict[str, Any]], deadline: Deadline, sha
             break
         try:
             page = lookups.list_page(svc, "/dois", hydrate_params(batch), deadline)
-        except (UpstreamError, BudgetExhausted):
+        except (NotFound, UpstreamError, BudgetExhausted):
             break
         docs.update(_hydrated_docs(page.body, set(batch)))
     for node in wanted:
