@@ -39,6 +39,40 @@ _WINDOW = re.compile(r"^(?:\((?P<q>.*)\) AND )?updated:\[(?P<a>\S+) TO (?P<b>\S+
 _JSON = (("content-type", "application/json; charset=utf-8"),)
 
 
+Held = dict[str, tuple[list[dict[str, Any]], list[Any]]]
+"""DOI -> its records and the clients they include."""
+
+
+def ids_page(query: dict[str, str], held: Held) -> dict[str, Any]:
+    """DataCite's ``ids=a,b`` page over ``held`` (DOI -> its records and their included clients): the
+    records of the comma-separated ids (case-insensitive, in the order asked, unknown ones dropped), cut
+    to ``fields[dois]`` when given (attributes and relationships of those names; ``client`` is a
+    relationship), ``included`` only with ``include``, at most ``page[size]`` (25).
+    """
+    ids = [d.strip().lower() for d in query["ids"].split(",") if d.strip()]
+    fields = set(query["fields[dois]"].split(",")) if "fields[dois]" in query else None
+    data: list[dict[str, Any]] = []
+    included: list[Any] = []
+    for doi in dict.fromkeys(ids):
+        if doi not in held:
+            continue
+        records, clients = held[doi]
+        for record in records:
+            if fields is not None:
+                record = {
+                    **record,
+                    "attributes": {k: v for k, v in record["attributes"].items() if k in fields},
+                    "relationships": {
+                        k: v for k, v in (record.get("relationships") or {}).items() if k in fields
+                    },
+                }
+            data.append(record)
+        if "include" in query:
+            included += [c for c in clients if c not in included]
+    size = int(query.get("page[size]") or 25)
+    return {"data": data[:size], "included": included, "meta": {"total": len(data)}, "links": {}}
+
+
 class DataciteCorpus:
     """The recorded DataCite records and pages under ``root/datacite`` (absent: every answer is a 404)."""
 
@@ -105,28 +139,8 @@ class DataciteCorpus:
         return None
 
     def _ids(self, query: dict[str, str]) -> dict[str, Any]:
-        """An ``ids=a,b`` page: the held records of those DOIs (case-insensitive, asked order, unknown
-        ones dropped), cut to ``fields[dois]`` when given; ``included`` only with ``include``.
-        """
-        ids = [d.strip().lower() for d in query["ids"].split(",") if d.strip()]
-        fields = set(query["fields[dois]"].split(",")) if "fields[dois]" in query else None
-        hits = [self.records[d] for d in dict.fromkeys(ids) if d in self.records]
-        data: list[dict[str, Any]] = []
-        included: list[Any] = []
-        for record, clients in hits:
-            if fields is not None:
-                record = {
-                    **record,
-                    "attributes": {k: v for k, v in record["attributes"].items() if k in fields},
-                    "relationships": {
-                        k: v for k, v in (record.get("relationships") or {}).items() if k in fields
-                    },
-                }
-            data.append(record)
-            if "include" in query:
-                included += [c for c in clients if c not in included]
-        size = int(query.get("page[size]") or 25)
-        return {"data": data[:size], "included": included, "meta": {"total": len(data)}, "links": {}}
+        """An ``ids=a,b`` page of the held records (:func:`ids_page`)."""
+        return ids_page(query, {doi: ([record], clients) for doi, (record, clients) in self.records.items()})
 
     def _dois(self, query: dict[str, str]) -> dict[str, Any]:
         if "ids" in query:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from syncd.crossref.contracts import Update
+from syncd.crossref.views_entries import _updates, parse_date_parts
 from syncd.crossref.views_flags import update_flags
 from syncd.kinds import ExportColumn, ExportRows
 from syncd.store.repo import StoredEntry
@@ -58,26 +58,16 @@ def _int(value: Any) -> int | None:
 
 
 def _date(message: dict[str, Any]) -> tuple[int | None, str | None]:
-    """``(year, 'YYYY[-MM[-DD]]')`` of ``published`` (else ``issued``) ``date-parts``, or Nones."""
+    """``(year, 'YYYY[-MM[-DD]]')`` of ``published`` (else ``issued``), or Nones.
+
+    Read by the work view's own :func:`~syncd.crossref.views_entries.parse_date_parts`.
+    """
     for field in ("published", "issued"):
-        node = message.get(field)
-        parts = node.get("date-parts") if isinstance(node, dict) else None
-        first = parts[0] if isinstance(parts, list) and parts and isinstance(parts[0], list) else []
-        numbers = [p for p in first[:3] if isinstance(p, int) and not isinstance(p, bool)]
-        if numbers and len(numbers) == len(first[:3]):
-            text = f"{numbers[0]:04d}" + "".join(f"-{n:02d}" for n in numbers[1:])
-            return numbers[0], text
+        date = parse_date_parts(message.get(field))
+        if date is not None:
+            text = f"{date.year:04d}" + "".join(f"-{n:02d}" for n in (date.month, date.day) if n is not None)
+            return date.year, text
     return None, None
-
-
-def _updates(values: Any) -> list[Update]:
-    """The ``updated-by``/``update-to`` entries with a DOI and a type, as the work view reads them."""
-    out = []
-    for u in values if isinstance(values, list) else []:
-        if isinstance(u, dict) and isinstance(u.get("DOI"), str) and isinstance(u.get("type"), str):
-            source = u.get("source") if isinstance(u.get("source"), str) else None
-            out.append(Update.model_construct(doi=u["DOI"], type=u["type"], source=source))
-    return out
 
 
 def _cited_by(message: dict[str, Any], volatile: str | None) -> int | None:
@@ -104,8 +94,8 @@ def work_row(body: Any, entry: StoredEntry) -> dict[str, Any]:
     message: dict[str, Any] = inner if isinstance(inner, dict) else body
     year, published = _date(message)
     funders = [f for f in message.get("funder") or [] if isinstance(f, dict)]
-    updated_by = _updates(message.get("updated-by"))
-    update_to = _updates(message.get("update-to"))
+    updated_by = _updates(message.get("updated-by")) or []
+    update_to = _updates(message.get("update-to")) or []
     indexed = message.get("indexed")
     member = message.get("member")
     return {

@@ -20,6 +20,7 @@ from typing import Any
 import httpx
 
 from tests.corpus_path import CORPUS
+from tests.fakedatacite import ids_page
 
 __all__ = ["DATACITE", "DOI_ORG", "Recorded", "recorded_json"]
 
@@ -136,27 +137,8 @@ class Recorded:
         the order asked, unknown ones dropped), cut to ``fields[dois]`` when given (attributes and
         relationships of those names; ``client`` is a relationship), ``included`` only with ``include``.
         """
-        ids = [d.strip().lower() for d in params["ids"].split(",") if d.strip()]
-        fields = set(params["fields[dois]"].split(",")) if "fields[dois]" in params else None
-        data: list[dict[str, Any]] = []
-        included: list[Any] = []
-        for doi in dict.fromkeys(ids):
-            if doi not in self.works:
-                continue
-            for record in self.works[doi]["data"]:
-                if fields is not None:
-                    record = {
-                        **record,
-                        "attributes": {k: v for k, v in record["attributes"].items() if k in fields},
-                        "relationships": {
-                            k: v for k, v in (record.get("relationships") or {}).items() if k in fields
-                        },
-                    }
-                data.append(record)
-            if "include" in params:
-                included += [c for c in self.works[doi].get("included", []) if c not in included]
-        size = int(params.get("page[size]") or 25)
-        return {"data": data[:size], "included": included, "meta": {"total": len(data)}, "links": {}}
+        held = {doi: (work["data"], work.get("included", [])) for doi, work in self.works.items()}
+        return ids_page(params, held)
 
     def add_render(self, exchange: str) -> tuple[str, str]:
         """Serve the recorded content-negotiation exchange ``non-json/<exchange>``; its ``(path, query)``."""
