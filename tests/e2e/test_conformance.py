@@ -15,6 +15,8 @@ every applicable scenario except those testing the HTTP transport itself (:data:
 the bridge would test the bridge) runs against real ``syncd mcp`` processes too, and the bridge's log
 shows syncd answered (its warning on ``resources-subscribe``). Skipped, saying so, when the suite, the
 bridge or a Node.js >= 22 is missing; :func:`test_stdio_serves_the_stateless_era` needs none of them.
+The runs over the bridge are ``full`` (``SYNCD_TEST_FULL=1``, as ``.ci/run`` sets): each starts a node
+bridge and ``syncd mcp`` children, the slowest cases of the module.
 """
 
 from __future__ import annotations
@@ -338,6 +340,7 @@ def test_scenario_passes_on_streamable_http(endpoint: str, runs: _Runs, era: str
     assert not _failures(results[scenario])
 
 
+@pytest.mark.full  # a node bridge and syncd mcp children per scenario: in .ci/run's full run
 @pytest.mark.parametrize(("era", "scenario"), [c for c in CASES if c[1] not in HTTP_ONLY])
 def test_scenario_passes_over_stdio(
     stdio_endpoint: tuple[str, Path], era: str, scenario: str, tmp_path: Path
